@@ -1,0 +1,53 @@
+# xdptables — see README.md
+GO      ?= go
+BIN     := bin/xdptables
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: all build test unit deps demo fuzz vet clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xdptables
+
+# deps installs the reference tools the kernel tests compare against.
+deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  missing=""; \
+	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset; do \
+	    command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; \
+	  done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  fi; \
+	fi
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+# test runs unit tests everywhere and kernel tests as root. As root a
+# skipped test is a failure, so that CI cannot pass by skipping.
+test: deps vet build
+	@$(GO) test -count=1 -v ./... > .test.log 2>&1; rc=$$?; \
+	grep -E '^(=== RUN|--- FAIL|FAIL|ok|panic)' .test.log | grep -v '^=== RUN' ; \
+	grep -E -- '--- SKIP' .test.log | sed 's/^/skipped: /'; \
+	if [ $$rc -ne 0 ]; then grep -B2 -A20 -- '--- FAIL' .test.log | head -300; exit $$rc; fi; \
+	if [ "$$(id -u)" = 0 ] && grep -q -- '--- SKIP' .test.log; then \
+	  echo "FAIL: tests were skipped while running as root"; exit 1; fi; \
+	echo "all tests passed"
+
+unit:
+	$(GO) test -count=1 ./compat/... ./translate/... ./ipset/...
+
+fuzz:
+	$(GO) test ./compat -run '^$$' -fuzz FuzzParse -fuzztime 60s
+	$(GO) test ./compat -run '^$$' -fuzz FuzzRestore -fuzztime 60s
+
+demo: deps build
+	./demo/demo.sh $(BIN)
+
+clean:
+	rm -rf bin .test.log

@@ -1,0 +1,51 @@
+// Command xdptables is a multi-call binary: called as iptables,
+// ip6tables, iptables-save, iptables-restore, ip6tables-save,
+// ip6tables-restore or ipset (also with Debian's "-nft" infix) it acts as
+// that tool; called as xdptables it offers its own subcommands.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "0.1.0-dev"
+
+// personalities maps the names we answer to onto their entry points.
+var personalities = map[string]func(args []string) int{
+	"iptables":          func(a []string) int { return iptablesMain(v4, a) },
+	"ip6tables":         func(a []string) int { return iptablesMain(v6, a) },
+	"iptables-save":     func(a []string) int { return saveMain(v4, a) },
+	"ip6tables-save":    func(a []string) int { return saveMain(v6, a) },
+	"iptables-restore":  func(a []string) int { return restoreMain(v4, a) },
+	"ip6tables-restore": func(a []string) int { return restoreMain(v6, a) },
+}
+
+// personality maps an argv[0] base name to a canonical tool name:
+// "iptables-nft-restore" → "iptables-restore", "iptables-nft" → "iptables".
+func personality(name string) string {
+	name = filepath.Base(name)
+	name = strings.Replace(name, "-nft", "", 1)
+	if _, ok := personalities[name]; ok {
+		return name
+	}
+	return ""
+}
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+func run(argv []string) int {
+	if p := personality(argv[0]); p != "" {
+		return personalities[p](argv[1:])
+	}
+	return xdptablesMain(argv[1:])
+}
+
+func errorf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, format, a...)
+}

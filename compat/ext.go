@@ -1,0 +1,202 @@
+package compat
+
+import (
+	"sort"
+	"strings"
+)
+
+// OptDef declares one long option of a match or target.
+type OptDef struct {
+	Name string
+	Arg  int // NoArg, RequiredArg, OptionalArg
+	ID   int
+	// Invert allows a preceding "!" (checked by the framework for X6
+	// extensions; other extensions check p.Invert themselves).
+	Invert bool
+	// Multi allows the option more than once (X6 extensions).
+	Multi bool
+	// Mandatory makes the X6 final check require the option.
+	Mandatory bool
+}
+
+// OptArg is one occurrence of an extension option, handed to Parse.
+type OptArg struct {
+	Def    *OptDef
+	Arg    string
+	HasArg bool
+	Invert bool
+	Rule   *Rule
+	Family Family
+	Table  string
+	// Ext is the name the extension was loaded under (for messages).
+	Ext string
+	g   *getopt
+}
+
+// NextArg consumes the following word when it is a value (not an
+// option or "!"), as extensions with two-word options do.
+func (p *OptArg) NextArg() (string, bool) {
+	if p.g == nil || !p.g.hasArg() {
+		return "", false
+	}
+	return p.g.take(), true
+}
+
+// Parser is the parsing side of an extension.
+type Parser interface {
+	// Parse handles one option occurrence.
+	Parse(p *OptArg) error
+	// Final runs after the whole command line was read; seen holds the
+	// IDs of the options given.
+	Final(r *Rule, seen OptSet) error
+}
+
+// OptSet is the set of option IDs given to one extension instance.
+type OptSet uint64
+
+// Has reports whether option id was given.
+func (s OptSet) Has(id int) bool { return s&(1<<uint(id)) != 0 }
+
+// MatchExt is a match that can be parsed.
+type MatchExt interface {
+	Match
+	Parser
+}
+
+// TargetExt is a target that can be parsed.
+type TargetExt interface {
+	Target
+	Parser
+}
+
+// ExtSpec describes a match or target extension.
+type ExtSpec struct {
+	Name string
+	// Family restricts the extension to IPv4 or IPv6; 0 allows both.
+	Family  Family
+	Options []OptDef
+	// X6 turns on the generic checks of xtables' x6 option parser
+	// ("can only be used once", "cannot be inverted", mandatory options).
+	X6 bool
+	// NewMatch / NewTarget create a fresh instance (one is set).
+	NewMatch  func(f Family) MatchExt
+	NewTarget func(f Family) TargetExt
+}
+
+var (
+	matchSpecs  = map[string]*ExtSpec{}
+	targetSpecs = map[string]*ExtSpec{}
+)
+
+// RegisterMatch makes a match known under its name (and family).
+func RegisterMatch(s *ExtSpec) { matchSpecs[specKey(s.Name, s.Family)] = s }
+
+// RegisterTarget makes a target known.
+func RegisterTarget(s *ExtSpec) { targetSpecs[specKey(s.Name, s.Family)] = s }
+
+func specKey(name string, f Family) string {
+	if f == 0 {
+		return name
+	}
+	return name + "/" + strconv8(uint8(f))
+}
+
+func strconv8(v uint8) string { return string(rune('0'+v/10)) + string(rune('0'+v%10)) }
+
+func lookupSpec(m map[string]*ExtSpec, name string, f Family) *ExtSpec {
+	if s, ok := m[specKey(name, f)]; ok {
+		return s
+	}
+	return m[name]
+}
+
+// FindMatch returns the match extension called name for family f.
+func FindMatch(name string, f Family) *ExtSpec { return lookupSpec(matchSpecs, name, f) }
+
+// FindTarget returns the target extension called name for family f.
+func FindTarget(name string, f Family) *ExtSpec { return lookupSpec(targetSpecs, name, f) }
+
+// MatchNames lists the registered match names (for help and tests).
+func MatchNames() []string { return specNames(matchSpecs) }
+
+// TargetNames lists the registered target names.
+func TargetNames() []string { return specNames(targetSpecs) }
+
+func specNames(m map[string]*ExtSpec) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range m {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			out = append(out, s.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// loadedExt is an extension instance on the command line being parsed.
+type loadedExt struct {
+	spec   *ExtSpec
+	name   string // as loaded (-m NAME)
+	match  MatchExt
+	target TargetExt
+	seen   OptSet
+}
+
+func (l *loadedExt) parser() Parser {
+	if l.match != nil {
+		return l.match
+	}
+	return l.target
+}
+
+func (l *loadedExt) parse(p *OptArg) error {
+	d := p.Def
+	if l.spec.X6 {
+		if !d.Multi && l.seen.Has(d.ID) {
+			return Paramf("%s: option \"--%s\" can only be used once.\n", l.name, d.Name)
+		}
+		if p.Invert && !d.Invert {
+			return Paramf("%s: option \"--%s\" cannot be inverted.\n", l.name, d.Name)
+		}
+	}
+	l.seen |= 1 << uint(d.ID)
+	return l.parser().Parse(p)
+}
+
+func (l *loadedExt) final(r *Rule) error {
+	if l.spec.X6 {
+		for i := range l.spec.Options {
+			d := &l.spec.Options[i]
+			if d.Mandatory && !l.seen.Has(d.ID) {
+				return Paramf("%s: option \"--%s\" must be specified\n", l.name, d.Name)
+			}
+		}
+	}
+	return l.parser().Final(r, l.seen)
+}
+
+// SaveQuote quotes s the way xtables_save_string does: words made only of
+// letters, digits, '-' and '_' stay bare; anything else is put in double
+// quotes with '"', '\\' and '\” escaped by a backslash.
+func SaveQuote(s string) string {
+	bare := s != ""
+	for i := 0; i < len(s) && bare; i++ {
+		c := s[i]
+		bare = c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+	}
+	if bare {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' || s[i] == '\'' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}

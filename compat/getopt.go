@@ -1,0 +1,155 @@
+package compat
+
+import "strings"
+
+// Argument kinds of a long option, as in getopt_long(3).
+const (
+	NoArg       = 0
+	RequiredArg = 1
+	OptionalArg = 2
+)
+
+// LongOpt is one entry of a getopt_long option table.
+type LongOpt struct {
+	Name   string
+	HasArg int
+	// Val is the short option character for the base options; for
+	// extension options the parser sets its own identity through Ext.
+	Val int
+	Ext *loadedExt
+	ID  int // option id within its extension
+}
+
+// getopt emulates glibc getopt_long with an optstring starting with "-:"
+// (non-options returned in order as code 1, missing arguments as ':').
+// iptables relies on its exact behaviour: clusters of short options,
+// attached optional arguments, unique-prefix long options.
+type getopt struct {
+	args      []string
+	optind    int
+	nextchar  string
+	shortArgs map[byte]int // short option -> NoArg/RequiredArg/OptionalArg
+}
+
+// Results of getopt.next.
+const (
+	goEnd       = -1
+	goNonOption = 1
+	goMissing   = ':'
+	goUnknown   = '?'
+)
+
+type goResult struct {
+	c      int      // option character, goNonOption, goMissing, goUnknown, goEnd, or 0 for a long option
+	long   *LongOpt // the long option when one matched
+	arg    string
+	hasArg bool
+	optopt byte // for goUnknown/goMissing on a short option
+}
+
+func (g *getopt) next(longs []LongOpt) goResult {
+	if g.nextchar == "" {
+		if g.optind >= len(g.args) {
+			return goResult{c: goEnd}
+		}
+		a := g.args[g.optind]
+		if a == "--" {
+			g.optind = len(g.args)
+			return goResult{c: goEnd}
+		}
+		if len(a) < 2 || a[0] != '-' {
+			g.optind++
+			return goResult{c: goNonOption, arg: a, hasArg: true}
+		}
+		if strings.HasPrefix(a, "--") {
+			g.optind++
+			return g.long(a[2:], longs)
+		}
+		g.nextchar = a[1:]
+		g.optind++
+	}
+	ch := g.nextchar[0]
+	g.nextchar = g.nextchar[1:]
+	has, ok := g.shortArgs[ch]
+	if !ok {
+		return goResult{c: goUnknown, optopt: ch}
+	}
+	switch has {
+	case NoArg:
+		return goResult{c: int(ch)}
+	case OptionalArg:
+		if g.nextchar != "" {
+			arg := g.nextchar
+			g.nextchar = ""
+			return goResult{c: int(ch), arg: arg, hasArg: true}
+		}
+		return goResult{c: int(ch)}
+	default:
+		if g.nextchar != "" {
+			arg := g.nextchar
+			g.nextchar = ""
+			return goResult{c: int(ch), arg: arg, hasArg: true}
+		}
+		if g.optind >= len(g.args) {
+			return goResult{c: goMissing, optopt: ch}
+		}
+		arg := g.args[g.optind]
+		g.optind++
+		return goResult{c: int(ch), arg: arg, hasArg: true}
+	}
+}
+
+func (g *getopt) long(spec string, longs []LongOpt) goResult {
+	name, val, hasVal := strings.Cut(spec, "=")
+	var found *LongOpt
+	ambiguous := false
+	for i := range longs {
+		lo := &longs[i]
+		if lo.Name == name {
+			found, ambiguous = lo, false
+			break
+		}
+		if strings.HasPrefix(lo.Name, name) {
+			if found == nil {
+				found = lo
+			} else if found.HasArg != lo.HasArg || found.Val != lo.Val || found.Ext != lo.Ext || found.ID != lo.ID {
+				ambiguous = true
+			}
+		}
+	}
+	if found == nil || ambiguous {
+		return goResult{c: goUnknown}
+	}
+	switch found.HasArg {
+	case NoArg:
+		if hasVal {
+			return goResult{c: goUnknown}
+		}
+		return goResult{long: found}
+	case OptionalArg:
+		return goResult{long: found, arg: val, hasArg: hasVal}
+	default:
+		if hasVal {
+			return goResult{long: found, arg: val, hasArg: true}
+		}
+		if g.optind >= len(g.args) {
+			return goResult{c: goMissing}
+		}
+		arg := g.args[g.optind]
+		g.optind++
+		return goResult{long: found, arg: arg, hasArg: true}
+	}
+}
+
+// hasArg mirrors iptables' xs_has_arg: the next word exists and looks
+// like a value rather than an option or a negation.
+func (g *getopt) hasArg() bool {
+	return g.nextchar == "" && g.optind < len(g.args) &&
+		!strings.HasPrefix(g.args[g.optind], "-") && !strings.HasPrefix(g.args[g.optind], "!")
+}
+
+func (g *getopt) take() string {
+	s := g.args[g.optind]
+	g.optind++
+	return s
+}

@@ -1,0 +1,214 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TCPMatch is -m tcp (also loaded implicitly by -p tcp).
+type TCPMatch struct {
+	Src, Dst  PortRange
+	Option    uint8
+	OptionInv bool
+	HasOption bool
+	FlagMask  uint8
+	FlagCmp   uint8
+	FlagsInv  bool
+	HasFlags  bool
+	seenSrc   bool
+	seenDst   bool
+}
+
+const (
+	tcpOptSport = iota
+	tcpOptDport
+	tcpOptSyn
+	tcpOptFlags
+	tcpOptOption
+)
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name: "tcp",
+		Options: []OptDef{
+			{Name: "source-port", Arg: RequiredArg, ID: tcpOptSport},
+			{Name: "sport", Arg: RequiredArg, ID: tcpOptSport},
+			{Name: "destination-port", Arg: RequiredArg, ID: tcpOptDport},
+			{Name: "dport", Arg: RequiredArg, ID: tcpOptDport},
+			{Name: "syn", Arg: NoArg, ID: tcpOptSyn},
+			{Name: "tcp-flags", Arg: RequiredArg, ID: tcpOptFlags},
+			{Name: "tcp-option", Arg: RequiredArg, ID: tcpOptOption},
+		},
+		NewMatch: func(Family) MatchExt { return &TCPMatch{Src: AnyPorts, Dst: AnyPorts} },
+	})
+}
+
+func (m *TCPMatch) Name() string { return "tcp" }
+
+var tcpFlagNames = []struct {
+	name string
+	bit  uint8
+}{{"FIN", 0x01}, {"SYN", 0x02}, {"RST", 0x04}, {"PSH", 0x08}, {"ACK", 0x10}, {"URG", 0x20}, {"ALL", 0x3f}, {"NONE", 0}}
+
+func parseTCPFlags(s string) (uint8, error) {
+	var v uint8
+	for _, f := range strings.Split(s, ",") {
+		found := false
+		for _, n := range tcpFlagNames {
+			if strings.EqualFold(f, n.name) {
+				v |= n.bit
+				found = true
+				break
+			}
+		}
+		if !found {
+			return 0, Paramf("Unknown TCP flag `%s'", f)
+		}
+	}
+	return v, nil
+}
+
+// TCPFlagsString prints flags as "FIN,SYN" or "NONE".
+func TCPFlagsString(f uint8) string {
+	var parts []string
+	for _, n := range tcpFlagNames[:6] {
+		if f&n.bit != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "NONE"
+	}
+	return strings.Join(parts, ",")
+}
+
+func (m *TCPMatch) Parse(p *OptArg) error {
+	switch p.Def.ID {
+	case tcpOptSport, tcpOptDport:
+		which, seen, dst := "source-port", &m.seenSrc, &m.Src
+		if p.Def.ID == tcpOptDport {
+			which, seen, dst = "destination-port", &m.seenDst, &m.Dst
+		}
+		if *seen {
+			return Paramf("Only one `--%s' allowed", which)
+		}
+		r, err := ParsePortRange(p.Arg, "tcp")
+		if err != nil {
+			return err
+		}
+		r.Invert = p.Invert
+		*dst, *seen = r, true
+	case tcpOptSyn:
+		if m.HasFlags {
+			return Paramf("Only one of `--syn' or `--tcp-flags'  allowed")
+		}
+		m.FlagMask, m.FlagCmp, m.FlagsInv, m.HasFlags = 0x17, 0x02, p.Invert, true
+	case tcpOptFlags:
+		if m.HasFlags {
+			return Paramf("Only one of `--syn' or `--tcp-flags'  allowed")
+		}
+		cmp, ok := p.NextArg()
+		if !ok {
+			return Paramf("--tcp-flags requires two args.")
+		}
+		mask, err := parseTCPFlags(p.Arg)
+		if err != nil {
+			return err
+		}
+		c, err := parseTCPFlags(cmp)
+		if err != nil {
+			return err
+		}
+		m.FlagMask, m.FlagCmp, m.FlagsInv, m.HasFlags = mask, c, p.Invert, true
+	case tcpOptOption:
+		if m.HasOption {
+			return Paramf("Only one `--tcp-option' allowed")
+		}
+		v, ok := strtoui(p.Arg, 1, 255)
+		if !ok {
+			return Paramf("Bad TCP option \"%s\"", p.Arg)
+		}
+		m.Option, m.OptionInv, m.HasOption = uint8(v), p.Invert, true
+	}
+	return nil
+}
+
+func (m *TCPMatch) Final(*Rule, OptSet) error { return nil }
+
+// Native reports whether iptables-nft expresses this match with native
+// payload expressions (and so merges it with a neighbour on read-back).
+func (m *TCPMatch) Native() bool {
+	return !m.HasOption && (m.seenSrc || m.seenDst || m.HasFlags)
+}
+
+// Merge combines consecutive native tcp matches as iptables-nft's
+// read-back does: later values win.
+func (m *TCPMatch) Merge(next Match) (Match, bool) {
+	n, ok := next.(*TCPMatch)
+	if !ok || !m.Native() || !n.Native() {
+		return nil, false
+	}
+	c := *m
+	if n.seenSrc {
+		c.Src, c.seenSrc = n.Src, true
+	}
+	if n.seenDst {
+		c.Dst, c.seenDst = n.Dst, true
+	}
+	if n.HasFlags {
+		c.FlagMask, c.FlagCmp, c.FlagsInv, c.HasFlags = n.FlagMask, n.FlagCmp, n.FlagsInv, true
+	}
+	return &c, true
+}
+
+func savePorts(b *strings.Builder, opt string, r PortRange) {
+	if r.Min == 0 && r.Max == 0xffff {
+		return
+	}
+	if r.Invert {
+		b.WriteString(" !")
+	}
+	b.WriteString(" --" + opt + " ")
+	b.WriteString(r.SaveString())
+}
+
+func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
+	savePorts(b, "sport", m.Src)
+	savePorts(b, "dport", m.Dst)
+	if m.HasOption {
+		if m.OptionInv {
+			b.WriteString(" !")
+		}
+		fmt.Fprintf(b, " --tcp-option %d", m.Option)
+	}
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+		if m.FlagsInv {
+			b.WriteString(" !")
+		}
+		b.WriteString(" --tcp-flags " + TCPFlagsString(m.FlagMask) + " " + TCPFlagsString(m.FlagCmp))
+	}
+}
+
+func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
+	b.WriteString(" tcp")
+	ListPorts(b, "spt", m.Src, "tcp", numeric)
+	ListPorts(b, "dpt", m.Dst, "tcp", numeric)
+	if m.HasOption {
+		inv := ""
+		if m.OptionInv {
+			inv = "!"
+		}
+		fmt.Fprintf(b, " option=%s%d", inv, m.Option)
+	}
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+		b.WriteString(" flags:")
+		if m.FlagsInv {
+			b.WriteByte('!')
+		}
+		if numeric {
+			fmt.Fprintf(b, "0x%02X/0x%02X", m.FlagMask, m.FlagCmp)
+		} else {
+			b.WriteString(TCPFlagsString(m.FlagMask) + "/" + TCPFlagsString(m.FlagCmp))
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package compat
+
+import "strings"
+
+// UDPMatch is -m udp (also loaded implicitly by -p udp).
+type UDPMatch struct {
+	Src, Dst PortRange
+	seenSrc  bool
+	seenDst  bool
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name: "udp",
+		Options: []OptDef{
+			{Name: "source-port", Arg: RequiredArg, ID: tcpOptSport},
+			{Name: "sport", Arg: RequiredArg, ID: tcpOptSport},
+			{Name: "destination-port", Arg: RequiredArg, ID: tcpOptDport},
+			{Name: "dport", Arg: RequiredArg, ID: tcpOptDport},
+		},
+		NewMatch: func(Family) MatchExt { return &UDPMatch{Src: AnyPorts, Dst: AnyPorts} },
+	})
+}
+
+func (m *UDPMatch) Name() string { return "udp" }
+
+func (m *UDPMatch) Parse(p *OptArg) error {
+	which, seen, dst := "source-port", &m.seenSrc, &m.Src
+	if p.Def.ID == tcpOptDport {
+		which, seen, dst = "destination-port", &m.seenDst, &m.Dst
+	}
+	if *seen {
+		return Paramf("Only one `--%s' allowed", which)
+	}
+	r, err := ParsePortRange(p.Arg, "udp")
+	if err != nil {
+		return err
+	}
+	r.Invert = p.Invert
+	*dst, *seen = r, true
+	return nil
+}
+
+func (m *UDPMatch) Final(*Rule, OptSet) error { return nil }
+
+// Merge combines consecutive udp matches with ports, as read-back does.
+func (m *UDPMatch) Merge(next Match) (Match, bool) {
+	n, ok := next.(*UDPMatch)
+	if !ok || !(m.seenSrc || m.seenDst) || !(n.seenSrc || n.seenDst) {
+		return nil, false
+	}
+	c := *m
+	if n.seenSrc {
+		c.Src, c.seenSrc = n.Src, true
+	}
+	if n.seenDst {
+		c.Dst, c.seenDst = n.Dst, true
+	}
+	return &c, true
+}
+
+func (m *UDPMatch) Save(b *strings.Builder, _ *Rule) {
+	savePorts(b, "sport", m.Src)
+	savePorts(b, "dport", m.Dst)
+}
+
+func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
+	b.WriteString(" udp")
+	ListPorts(b, "spt", m.Src, "udp", numeric)
+	ListPorts(b, "dpt", m.Dst, "udp", numeric)
+}

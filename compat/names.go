@@ -1,0 +1,191 @@
+package compat
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Name databases iptables consults through libc: /etc/protocols and
+// /etc/services. They are read once per process.
+
+type protoEntry struct {
+	name string
+	num  uint8
+}
+
+// chainProtos is xtables' built-in protocol table, used when
+// /etc/protocols does not know a name or number.
+var chainProtos = []protoEntry{
+	{"tcp", 6}, {"sctp", 132}, {"udp", 17}, {"udplite", 136}, {"icmp", 1},
+	{"ipv6-icmp", 58}, {"icmpv6", 58}, {"esp", 50}, {"ah", 51},
+	{"ipv6-mh", 135}, {"mh", 135}, {"all", 0},
+}
+
+var (
+	protoOnce   sync.Once
+	protoByName map[string]uint8
+	protoByNum  map[uint8]string
+)
+
+func loadProtocols() {
+	protoByName = map[string]uint8{}
+	protoByNum = map[uint8]string{}
+	f, err := os.Open("/etc/protocols")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		n, err := strconv.ParseUint(fields[1], 10, 8)
+		if err != nil {
+			continue
+		}
+		if _, ok := protoByNum[uint8(n)]; !ok {
+			protoByNum[uint8(n)] = fields[0]
+		}
+		for _, name := range append([]string{fields[0]}, fields[2:]...) {
+			if _, ok := protoByName[name]; !ok {
+				protoByName[name] = uint8(n)
+			}
+		}
+	}
+}
+
+// ParseProtocol parses a -p argument as xtables_parse_protocol does
+// (the caller lower-cases it first).
+func ParseProtocol(s string) (uint8, error) {
+	if v, ok := strtoui(s, 0, 255); ok {
+		return uint8(v), nil
+	}
+	if s == "all" {
+		return 0, nil
+	}
+	protoOnce.Do(loadProtocols)
+	if n, ok := protoByName[s]; ok {
+		return n, nil
+	}
+	for _, p := range chainProtos {
+		if p.name == s {
+			return p.num, nil
+		}
+	}
+	return 0, Paramf("unknown protocol \"%s\" specified", s)
+}
+
+// ProtoName returns the name iptables prints for protocol p, or "" when
+// it has none. numeric skips /etc/protocols, as -n does.
+func ProtoName(p uint8, numeric bool) string {
+	if p != 0 && !numeric {
+		protoOnce.Do(loadProtocols)
+		if n, ok := protoByNum[p]; ok {
+			return n
+		}
+	}
+	for _, e := range chainProtos {
+		if e.num == p {
+			return e.name
+		}
+	}
+	return ""
+}
+
+var (
+	servOnce   sync.Once
+	servByName map[string]uint16 // "name/proto"
+	servByPort map[string]string // "port/proto"
+)
+
+func loadServices() {
+	servByName = map[string]uint16{}
+	servByPort = map[string]string{}
+	f, err := os.Open("/etc/services")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		portStr, proto, ok := strings.Cut(fields[1], "/")
+		if !ok {
+			continue
+		}
+		port, err := strconv.ParseUint(portStr, 10, 16)
+		if err != nil {
+			continue
+		}
+		k := portStr + "/" + proto
+		if _, ok := servByPort[k]; !ok {
+			servByPort[k] = fields[0]
+		}
+		for _, name := range append([]string{fields[0]}, fields[2:]...) {
+			if _, ok := servByName[name+"/"+proto]; !ok {
+				servByName[name+"/"+proto] = uint16(port)
+			}
+		}
+	}
+}
+
+// ServicePort looks a service name up for proto ("tcp", "udp", ...);
+// an empty proto tries tcp, then udp, as getservbyname(name, NULL) does.
+func ServicePort(name, proto string) (uint16, bool) {
+	servOnce.Do(loadServices)
+	if proto == "" {
+		if p, ok := servByName[name+"/tcp"]; ok {
+			return p, true
+		}
+		p, ok := servByName[name+"/udp"]
+		return p, ok
+	}
+	p, ok := servByName[name+"/"+proto]
+	return p, ok
+}
+
+// ServiceName returns the service name for port/proto, or "".
+func ServiceName(port uint16, proto string) string {
+	servOnce.Do(loadServices)
+	return servByPort[strconv.Itoa(int(port))+"/"+proto]
+}
+
+// strtoui parses like xtables_strtoui: base 0 (decimal, 0x hex, 0
+// octal), the whole string, within [min, max].
+func strtoui(s string, min, max uint64) (uint64, bool) {
+	if s == "" || s[0] == '-' || s[0] == '+' && len(s) == 1 {
+		return 0, false
+	}
+	t := strings.TrimPrefix(s, "+")
+	v, err := strconv.ParseUint(t, 0, 64)
+	if err != nil || strings.Contains(t, "_") || strings.HasPrefix(t, "0b") || strings.HasPrefix(t, "0o") ||
+		strings.HasPrefix(t, "0B") || strings.HasPrefix(t, "0O") {
+		return 0, false
+	}
+	return v, v >= min && v <= max
+}
+
+// ParseUint is xtables_strtoui for extensions: whole string, base 0.
+func ParseUint(s string, min, max uint64) (uint64, bool) { return strtoui(s, min, max) }
+
+// ParsePort parses a port number or service name for proto, as
+// xtables_parse_port does; the error names the bad value.
+func ParsePort(s, proto string) (uint16, error) {
+	if v, ok := strtoui(s, 0, 65535); ok {
+		return uint16(v), nil
+	}
+	if p, ok := ServicePort(s, proto); ok {
+		return p, nil
+	}
+	return 0, Paramf("invalid port/service `%s' specified", s)
+}

@@ -1,0 +1,903 @@
+package compat
+
+import (
+	"strings"
+)
+
+// Option bits of the fixed options, in the column order of iptables'
+// command/option legality table.
+const (
+	optNumeric = 1 << iota
+	optSource
+	optDestination
+	optProtocol
+	optJump
+	optVerbose
+	optExpanded
+	optViaIn
+	optViaOut
+	optLineNumbers
+	optCounters
+	optFragment
+	numOpts = 12
+)
+
+var optChars = [numOpts]string{"-n", "-s", "-d", "-p", "-j", "-v", "-x", "-i", "-o", "-0", "-c", "-f"}
+
+// optInvertible says which fixed options accept a preceding "!".
+var optInvertible = [numOpts]bool{false, true, true, true, false, false, false, true, true, false, false, true}
+
+// legality of options per command: 'x' illegal, ' ' optional.
+var cmdOptions = map[Op]string{
+	//             nsdpjvxio0cf
+	OpInsert:      "x     x  x  ",
+	OpDelete:      "x     x  xx ",
+	OpDeleteNum:   "xxxxx xxxxxx",
+	OpReplace:     "x     x  x  ",
+	OpAppend:      "x     x  x  ",
+	OpList:        " xxxx  xx xx",
+	OpFlush:       "xxxxx xxxxxx",
+	OpZero:        "xxxxx xxxxxx",
+	OpZeroNum:     "xxxxx xxxxxx",
+	OpNewChain:    "xxxxx xxxxxx",
+	OpDeleteChain: "xxxxx xxxxxx",
+	OpPolicy:      "xxxxx xxxx x",
+	OpCheck:       "x     x  xx ",
+	OpRenameChain: "xxxxx xxxxxx",
+	OpListRules:   "xxxxx xxxx x",
+}
+
+var baseLongOpts = []LongOpt{
+	{Name: "append", HasArg: RequiredArg, Val: 'A'},
+	{Name: "delete", HasArg: RequiredArg, Val: 'D'},
+	{Name: "check", HasArg: RequiredArg, Val: 'C'},
+	{Name: "insert", HasArg: RequiredArg, Val: 'I'},
+	{Name: "replace", HasArg: RequiredArg, Val: 'R'},
+	{Name: "list", HasArg: OptionalArg, Val: 'L'},
+	{Name: "list-rules", HasArg: OptionalArg, Val: 'S'},
+	{Name: "flush", HasArg: OptionalArg, Val: 'F'},
+	{Name: "zero", HasArg: OptionalArg, Val: 'Z'},
+	{Name: "new-chain", HasArg: RequiredArg, Val: 'N'},
+	{Name: "delete-chain", HasArg: OptionalArg, Val: 'X'},
+	{Name: "rename-chain", HasArg: RequiredArg, Val: 'E'},
+	{Name: "policy", HasArg: RequiredArg, Val: 'P'},
+	{Name: "source", HasArg: RequiredArg, Val: 's'},
+	{Name: "destination", HasArg: RequiredArg, Val: 'd'},
+	{Name: "src", HasArg: RequiredArg, Val: 's'},
+	{Name: "dst", HasArg: RequiredArg, Val: 'd'},
+	{Name: "protocol", HasArg: RequiredArg, Val: 'p'},
+	{Name: "in-interface", HasArg: RequiredArg, Val: 'i'},
+	{Name: "jump", HasArg: RequiredArg, Val: 'j'},
+	{Name: "table", HasArg: RequiredArg, Val: 't'},
+	{Name: "match", HasArg: RequiredArg, Val: 'm'},
+	{Name: "numeric", HasArg: NoArg, Val: 'n'},
+	{Name: "out-interface", HasArg: RequiredArg, Val: 'o'},
+	{Name: "verbose", HasArg: NoArg, Val: 'v'},
+	{Name: "wait", HasArg: OptionalArg, Val: 'w'},
+	{Name: "wait-interval", HasArg: OptionalArg, Val: 'W'},
+	{Name: "exact", HasArg: NoArg, Val: 'x'},
+	{Name: "fragments", HasArg: NoArg, Val: 'f'},
+	{Name: "version", HasArg: NoArg, Val: 'V'},
+	{Name: "help", HasArg: OptionalArg, Val: 'h'},
+	{Name: "line-numbers", HasArg: NoArg, Val: '0'},
+	{Name: "modprobe", HasArg: RequiredArg, Val: 'M'},
+	{Name: "set-counters", HasArg: RequiredArg, Val: 'c'},
+	{Name: "goto", HasArg: RequiredArg, Val: 'g'},
+	{Name: "ipv4", HasArg: NoArg, Val: '4'},
+	{Name: "ipv6", HasArg: NoArg, Val: '6'},
+}
+
+func shortOpts(f Family) map[byte]int {
+	m := map[byte]int{}
+	spec := "A:C:D:E:F::I:L::M:N:P:VX::Z::c:d:i:j:o:p:s:t:R:S::W::46bfg:h::m:nvw::x"
+	for i := 0; i < len(spec); i++ {
+		c := spec[i]
+		n := 0
+		for i+1 < len(spec) && spec[i+1] == ':' {
+			n++
+			i++
+		}
+		switch n {
+		case 0:
+			m[c] = NoArg
+		case 1:
+			m[c] = RequiredArg
+		default:
+			m[c] = OptionalArg
+		}
+	}
+	return m
+}
+
+// Special results of Parse that are not errors.
+var (
+	// ErrVersion asks the caller to print the version line and exit 0.
+	ErrVersion = &Error{Status: StatusOK, Kind: KindRaw, Msg: "version"}
+	// ErrHelp asks the caller to print the help text and exit 0.
+	ErrHelp = &Error{Status: StatusOK, Kind: KindRaw, Msg: "help"}
+	// ErrSkipLine tells restore to ignore a line meant for the other
+	// family (-4 in ip6tables-restore and vice versa).
+	ErrSkipLine = &Error{Status: StatusOK, Kind: KindRaw, Msg: "skip"}
+)
+
+// ParseOptions tune Parse.
+type ParseOptions struct {
+	// Restore is set when the words come from an iptables-restore line.
+	Restore bool
+	// Table is the table of the restore section, if any.
+	Table string
+	// Warn receives notices iptables prints on stderr without failing.
+	Warn func(string)
+	// Resolve looks up host names; nil resolves nothing.
+	Resolve func(host string, f Family) ([]string, error)
+}
+
+type parser struct {
+	f       Family
+	o       ParseOptions
+	cmd     *Command
+	g       getopt
+	longs   []LongOpt
+	options int
+	invert  bool
+	// keepInvert is set while handling a "!" word.
+	keepInvert bool
+
+	rule       *Rule
+	exts       []*loadedExt // matches in order
+	target     *loadedExt
+	jumpto     string
+	protoName  string // the -p argument, lower-cased
+	protoUsed  bool
+	srcSpec    string
+	dstSpec    string
+	tableSet   bool
+	policyWord string
+}
+
+// Parse parses the words of one iptables command (without the program
+// name) for family f.
+func Parse(f Family, args []string, o ParseOptions) (*Command, error) {
+	p := &parser{f: f, o: o}
+	p.cmd = &Command{Family: f, Table: "filter"}
+	if o.Table != "" {
+		p.cmd.Table = o.Table
+	}
+	p.rule = &Rule{Family: f}
+	p.g = getopt{args: args, shortArgs: shortOpts(f)}
+	p.longs = append([]LongOpt(nil), baseLongOpts...)
+	if err := p.run(); err != nil {
+		return nil, err
+	}
+	return p.cmd, nil
+}
+
+func (p *parser) warn(s string) {
+	if p.o.Warn != nil {
+		p.o.Warn(s)
+	}
+}
+
+func (p *parser) addCommand(op Op, othersAllowed ...Op) error {
+	if p.invert {
+		return Paramf("unexpected ! flag before --%s", opLongName(op))
+	}
+	if p.cmd.Op != OpNone {
+		ok := false
+		for _, a := range othersAllowed {
+			if p.cmd.Op == a {
+				ok = true
+			}
+		}
+		if !ok {
+			return Paramf("Cannot use -%c with -%c", opChar(op), opChar(p.cmd.Op))
+		}
+		// -L/-S combined with -Z: list and zero.
+		if op == OpZero || op == OpZeroNum {
+			p.cmd.ZeroToo = true
+			return nil
+		}
+		p.cmd.ZeroToo = true
+	}
+	p.cmd.Op = op
+	return nil
+}
+
+func opChar(op Op) byte {
+	switch op {
+	case OpAppend:
+		return 'A'
+	case OpCheck:
+		return 'C'
+	case OpDelete, OpDeleteNum:
+		return 'D'
+	case OpInsert:
+		return 'I'
+	case OpReplace:
+		return 'R'
+	case OpList:
+		return 'L'
+	case OpListRules:
+		return 'S'
+	case OpFlush:
+		return 'F'
+	case OpZero, OpZeroNum:
+		return 'Z'
+	case OpNewChain:
+		return 'N'
+	case OpDeleteChain:
+		return 'X'
+	case OpRenameChain:
+		return 'E'
+	case OpPolicy:
+		return 'P'
+	}
+	return '?'
+}
+
+func opLongName(op Op) string {
+	switch op {
+	case OpAppend:
+		return "append"
+	case OpCheck:
+		return "check"
+	case OpDelete, OpDeleteNum:
+		return "delete"
+	case OpInsert:
+		return "insert"
+	case OpReplace:
+		return "replace"
+	case OpList:
+		return "list"
+	case OpListRules:
+		return "list-rules"
+	case OpFlush:
+		return "flush"
+	case OpZero, OpZeroNum:
+		return "zero"
+	case OpNewChain:
+		return "new-chain"
+	case OpDeleteChain:
+		return "delete-chain"
+	case OpRenameChain:
+		return "rename-chain"
+	case OpPolicy:
+		return "policy"
+	}
+	return ""
+}
+
+func (p *parser) setOption(bit int) error {
+	idx := 0
+	for 1<<idx != bit {
+		idx++
+	}
+	if p.options&bit != 0 {
+		return Paramf("multiple %s flags not allowed", optChars[idx])
+	}
+	p.options |= bit
+	if p.invert && !optInvertible[idx] {
+		return Paramf("cannot have ! before %s", optChars[idx])
+	}
+	return nil
+}
+
+func parseRuleNumber(s string) (int, error) {
+	v, ok := strtoui(s, 1, 1<<31-1)
+	if !ok {
+		return 0, Paramf("Invalid rule number `%s'", s)
+	}
+	return int(v), nil
+}
+
+func (p *parser) run() error {
+	for {
+		r := p.g.next(p.longs)
+		if r.c == goEnd {
+			break
+		}
+		c := r.c
+		if r.long != nil {
+			if r.long.Ext != nil {
+				if err := p.extOption(r.long, r.arg, r.hasArg); err != nil {
+					return err
+				}
+				p.invert = false
+				continue
+			}
+			c = r.long.Val
+		}
+		if err := p.base(c, r); err != nil {
+			return err
+		}
+		// "!" sets invert for the next option only.
+		if !p.keepInvert {
+			p.invert = false
+		}
+		p.keepInvert = false
+	}
+	return p.finish()
+}
+
+func (p *parser) base(c int, r goResult) error {
+	g := &p.g
+	arg := r.arg
+	switch c {
+	case 'A':
+		if err := p.addCommand(OpAppend); err != nil {
+			return err
+		}
+		p.cmd.Chain = arg
+	case 'C':
+		if err := p.addCommand(OpCheck); err != nil {
+			return err
+		}
+		p.cmd.Chain = arg
+	case 'D':
+		if err := p.addCommand(OpDelete); err != nil {
+			return err
+		}
+		p.cmd.Chain = arg
+		if g.hasArg() {
+			n, err := parseRuleNumber(g.take())
+			if err != nil {
+				return err
+			}
+			p.cmd.RuleNum = n
+			p.cmd.Op = OpDeleteNum
+		}
+	case 'R':
+		if err := p.addCommand(OpReplace); err != nil {
+			return err
+		}
+		p.cmd.Chain = arg
+		if !g.hasArg() {
+			return Paramf("-%c requires a rule number", 'R')
+		}
+		n, err := parseRuleNumber(g.take())
+		if err != nil {
+			return err
+		}
+		p.cmd.RuleNum = n
+	case 'I':
+		if err := p.addCommand(OpInsert); err != nil {
+			return err
+		}
+		p.cmd.Chain = arg
+		p.cmd.RuleNum = 1
+		if g.hasArg() {
+			n, err := parseRuleNumber(g.take())
+			if err != nil {
+				return err
+			}
+			p.cmd.RuleNum = n
+		}
+	case 'L', 'S':
+		op := OpList
+		if c == 'S' {
+			op = OpListRules
+		}
+		if err := p.addCommand(op, OpZero, OpZeroNum); err != nil {
+			return err
+		}
+		if r.hasArg {
+			p.cmd.Chain = arg
+		} else if g.hasArg() {
+			p.cmd.Chain = g.take()
+		}
+		if g.hasArg() {
+			n, err := parseRuleNumber(g.take())
+			if err != nil {
+				return err
+			}
+			p.cmd.RuleNum = n
+		}
+	case 'F':
+		if err := p.addCommand(OpFlush); err != nil {
+			return err
+		}
+		if r.hasArg {
+			p.cmd.Chain = arg
+		} else if g.hasArg() {
+			p.cmd.Chain = g.take()
+		}
+	case 'Z':
+		if err := p.addCommand(OpZero, OpList, OpListRules); err != nil {
+			return err
+		}
+		if p.cmd.Op != OpZero {
+			// combined with an earlier -L/-S: chain args belong to it
+			if r.hasArg {
+				p.cmd.Chain = arg
+			} else if g.hasArg() {
+				p.cmd.Chain = g.take()
+			}
+			return nil
+		}
+		if r.hasArg {
+			p.cmd.Chain = arg
+		} else if g.hasArg() {
+			p.cmd.Chain = g.take()
+		}
+		if g.hasArg() {
+			n, err := parseRuleNumber(g.take())
+			if err != nil {
+				return err
+			}
+			p.cmd.RuleNum = n
+			p.cmd.Op = OpZeroNum
+		}
+	case 'N':
+		if err := checkNewChainName(arg, p.f); err != nil {
+			return err
+		}
+		if err := p.addCommand(OpNewChain); err != nil {
+			return err
+		}
+		p.cmd.Chain = arg
+	case 'X':
+		if err := p.addCommand(OpDeleteChain); err != nil {
+			return err
+		}
+		if r.hasArg {
+			p.cmd.Chain = arg
+		} else if g.hasArg() {
+			p.cmd.Chain = g.take()
+		}
+	case 'E':
+		if err := p.addCommand(OpRenameChain); err != nil {
+			return err
+		}
+		p.cmd.Chain = arg
+		if !g.hasArg() {
+			return Paramf("-%c requires old-chain-name and new-chain-name", 'E')
+		}
+		p.cmd.NewName = g.take()
+	case 'P':
+		if err := p.addCommand(OpPolicy); err != nil {
+			return err
+		}
+		p.cmd.Chain = arg
+		if !g.hasArg() {
+			return Paramf("-%c requires a chain and a policy", 'P')
+		}
+		p.cmd.Policy = g.take()
+	case 'h':
+		return ErrHelp
+	case 'p':
+		if err := p.setOption(optProtocol); err != nil {
+			return err
+		}
+		p.rule.ProtoInv = p.invert
+		p.protoName = strings.ToLower(arg)
+		proto, err := ParseProtocol(p.protoName)
+		if err != nil {
+			return err
+		}
+		if proto == 0 && p.invert {
+			return Paramf("rule would never match protocol")
+		}
+		p.rule.Proto = proto
+		p.rule.ProtoSet = proto != 0
+	case 's':
+		if err := p.setOption(optSource); err != nil {
+			return err
+		}
+		p.rule.SrcInv = p.invert
+		p.srcSpec = arg
+	case 'd':
+		if err := p.setOption(optDestination); err != nil {
+			return err
+		}
+		p.rule.DstInv = p.invert
+		p.dstSpec = arg
+	case 'j', 'g':
+		if c == 'g' {
+			if err := p.setOption(optJump); err != nil {
+				return err
+			}
+			if p.invert {
+				return Paramf("cannot have ! before -g")
+			}
+			p.jumpto = arg
+			p.rule.Target = &ChainTarget{Chain: arg, Goto: true}
+			p.cmd.JumpChain = arg
+			return nil
+		}
+		if err := p.setOption(optJump); err != nil {
+			return err
+		}
+		return p.jump(arg)
+	case 'i', 'o':
+		if arg == "" {
+			return Paramf("Empty interface is likely to be undesired")
+		}
+		bit := optViaIn
+		if c == 'o' {
+			bit = optViaOut
+		}
+		if err := p.setOption(bit); err != nil {
+			return err
+		}
+		if len(arg) >= 16 {
+			return Paramf("interface name `%s' must be shorter than IFNAMSIZ (%d)", arg, 15)
+		}
+		if strings.ContainsAny(arg, "/ ") {
+			p.warn("Warning: weird character in interface `" + arg + "' ('/' and ' ' are not allowed by the kernel).\n")
+		}
+		if c == 'i' {
+			p.rule.InIface, p.rule.InInv = arg, p.invert
+		} else {
+			p.rule.OutIface, p.rule.OutInv = arg, p.invert
+		}
+	case 'f':
+		if p.f == IPv6 {
+			return Paramf("`-f' is not supported in IPv6, use -m frag instead")
+		}
+		if err := p.setOption(optFragment); err != nil {
+			return err
+		}
+		p.rule.Frag = FragOnly
+		if p.invert {
+			p.rule.Frag = FragNone
+		}
+	case 'v':
+		if p.cmd.Verbose == 0 {
+			if err := p.setOption(optVerbose); err != nil {
+				return err
+			}
+		}
+		p.cmd.Verbose++
+	case 'x':
+		if err := p.setOption(optExpanded); err != nil {
+			return err
+		}
+		p.cmd.Exact = true
+	case 'm':
+		return p.loadMatch(arg)
+	case 'n':
+		if err := p.setOption(optNumeric); err != nil {
+			return err
+		}
+		p.cmd.Numeric = true
+	case 't':
+		if p.invert {
+			return Paramf("unexpected ! flag before --table")
+		}
+		if p.o.Restore {
+			return Paramf("The -t option (seen in line %d) cannot be used in %s.\n", 0, p.f.Prog()+"-restore")
+		}
+		p.cmd.Table = arg
+		p.tableSet = true
+	case 'V':
+		return ErrVersion
+	case 'w':
+		if p.o.Restore {
+			return Paramf("You cannot use `-w' from %s-restore", p.f.Prog())
+		}
+		p.cmd.Wait = true
+		if r.hasArg {
+			if _, ok := strtoui(arg, 0, 1<<31-1); !ok {
+				return Paramf("wait seconds not numeric")
+			}
+		} else if g.hasArg() {
+			if _, ok := strtoui(g.args[g.optind], 0, 1<<31-1); !ok {
+				return Paramf("wait seconds not numeric")
+			}
+			g.take()
+		}
+	case 'W':
+		if p.o.Restore {
+			return Paramf("You cannot use `-W' from %s-restore", p.f.Prog())
+		}
+		if r.hasArg {
+		} else if g.hasArg() {
+			g.take()
+		}
+		p.warn("Ignoring deprecated --wait-interval option.\n")
+	case '0':
+		if err := p.setOption(optLineNumbers); err != nil {
+			return err
+		}
+		p.cmd.LineNumbers = true
+	case 'M':
+		// --modprobe: the kernel loads what nftables needs by itself.
+	case 'c':
+		if err := p.setOption(optCounters); err != nil {
+			return err
+		}
+		pc := arg
+		var bc string
+		if i := strings.IndexByte(pc[min(1, len(pc)):], ','); i >= 0 {
+			i += min(1, len(pc))
+			pc, bc = arg[:i], arg[i+1:]
+		} else if g.hasArg() {
+			bc = g.take()
+		} else {
+			return Paramf("-%c requires packet and byte counter", 'c')
+		}
+		pv, ok := scanULL(pc)
+		if !ok {
+			return Paramf("-%c packet counter not numeric", 'c')
+		}
+		bv, ok := scanULL(bc)
+		if !ok {
+			return Paramf("-%c byte counter not numeric", 'c')
+		}
+		p.cmd.Counters = &Counters{Packets: pv, Bytes: bv}
+	case '4':
+		if p.f == IPv4 {
+			return nil
+		}
+		if p.o.Restore {
+			return ErrSkipLine
+		}
+		return Rawf(StatusParameter, "")
+	case '6':
+		if p.f == IPv6 {
+			return nil
+		}
+		if p.o.Restore {
+			return ErrSkipLine
+		}
+		return Rawf(StatusParameter, "")
+	case 'b':
+		return p.unknown(goResult{c: goUnknown, optopt: 'b'})
+	case goNonOption:
+		if r.arg == "!" {
+			if p.invert {
+				return Paramf("multiple consecutive ! not allowed")
+			}
+			p.invert = true
+			p.keepInvert = true
+			return nil
+		}
+		return Rawf(StatusParameter, "Bad argument `%s'\n", r.arg)
+	case goMissing:
+		return Paramf("option \"%s\" requires an argument", g.args[g.optind-1])
+	default:
+		return p.unknown(r)
+	}
+	return nil
+}
+
+// scanULL parses like sscanf("%llu"): leading digits, rest ignored.
+func scanULL(s string) (uint64, bool) {
+	s = strings.TrimLeft(s, " \t\n")
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return 0, false
+	}
+	var v uint64
+	for _, ch := range s[:n] {
+		v = v*10 + uint64(ch-'0')
+	}
+	return v, true
+}
+
+// unknown handles an option no loaded extension knows: it loads the
+// protocol's match implicitly (-p tcp --dport 22) and retries, or fails.
+func (p *parser) unknown(r goResult) error {
+	if p.protoName != "" && !p.protoUsed {
+		if name := protoMatchName(p.rule.Proto, p.cmd.Numeric); name != "" {
+			if spec := FindMatch(name, p.f); spec != nil {
+				p.protoUsed = true
+				if _, err := p.addMatch(spec, name); err != nil {
+					return err
+				}
+				// rescan the same word with the new options in place
+				p.g.optind--
+				p.g.nextchar = ""
+				p.keepInvert = true
+				return nil
+			}
+		}
+	}
+	if r.c == goUnknown && r.optopt != 0 {
+		return Paramf("unknown option \"-%c\"", r.optopt)
+	}
+	return Paramf("unknown option \"%s\"", p.g.args[p.g.optind-1])
+}
+
+// protoMatchName is the match implicitly loaded for a protocol.
+func protoMatchName(proto uint8, numeric bool) string {
+	name := ProtoName(proto, numeric)
+	switch name {
+	case "icmpv6", "ipv6-icmp", "icmp6":
+		return "icmp6"
+	}
+	return name
+}
+
+func (p *parser) loadMatch(name string) error {
+	if p.invert {
+		return Paramf("unexpected ! flag before --match")
+	}
+	lookup := name
+	switch name {
+	case "icmpv6", "ipv6-icmp":
+		lookup = "icmp6"
+	}
+	spec := FindMatch(lookup, p.f)
+	if spec == nil {
+		return Rawf(StatusParameter, "%s v%s (nf_tables): Couldn't load match `%s':No such file or directory\n\n", p.f.Prog(), Version, name)
+	}
+	if spec.Name == protoMatchName(p.rule.Proto, p.cmd.Numeric) {
+		p.protoUsed = true
+	}
+	_, err := p.addMatch(spec, name)
+	return err
+}
+
+func (p *parser) addMatch(spec *ExtSpec, name string) (*loadedExt, error) {
+	l := &loadedExt{spec: spec, name: spec.Name, match: spec.NewMatch(p.f)}
+	p.exts = append(p.exts, l)
+	p.rule.Matches = append(p.rule.Matches, l.match)
+	p.mergeOptions(l)
+	return l, nil
+}
+
+// mergeOptions puts the extension's options in front of the older
+// extension options (behind the base options), as xtables does, so the
+// newest instance of an extension gets its options.
+func (p *parser) mergeOptions(l *loadedExt) {
+	nb := len(baseLongOpts)
+	var merged []LongOpt
+	merged = append(merged, p.longs[:nb]...)
+	for i := range l.spec.Options {
+		d := &l.spec.Options[i]
+		merged = append(merged, LongOpt{Name: d.Name, HasArg: d.Arg, Ext: l, ID: d.ID})
+	}
+	merged = append(merged, p.longs[nb:]...)
+	p.longs = merged
+}
+
+func (p *parser) jump(name string) error {
+	if p.invert {
+		return Paramf("cannot have ! before -j")
+	}
+	if len(name) >= 29 {
+		return Paramf("Invalid target name `%s' (%d chars max)", name, 28)
+	}
+	p.jumpto = name
+	spec := FindTarget(name, p.f)
+	if spec == nil {
+		p.rule.Target = &ChainTarget{Chain: name}
+		if !IsVerdict(name) {
+			p.cmd.JumpChain = name
+		}
+		return nil
+	}
+	l := &loadedExt{spec: spec, name: spec.Name, target: spec.NewTarget(p.f)}
+	p.target = l
+	p.rule.Target = l.target
+	p.mergeOptions(l)
+	return nil
+}
+
+func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
+	l := lo.Ext
+	var def *OptDef
+	for i := range l.spec.Options {
+		if l.spec.Options[i].ID == lo.ID {
+			def = &l.spec.Options[i]
+		}
+	}
+	oa := &OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
+		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g}
+	return l.parse(oa)
+}
+
+func isRuleOp(op Op) bool {
+	switch op {
+	case OpAppend, OpCheck, OpDelete, OpInsert, OpReplace:
+		return true
+	}
+	return false
+}
+
+func (p *parser) finish() error {
+	if p.cmd.Table == "nat" && (p.cmd.Policy == "DROP" || p.jumpto == "DROP") {
+		return Paramf("\nThe \"nat\" table is not intended for filtering, the use of DROP is therefore inhibited.\n\n")
+	}
+	for _, l := range p.exts {
+		if err := l.final(p.rule); err != nil {
+			return err
+		}
+	}
+	if p.target != nil {
+		if err := p.target.final(p.rule); err != nil {
+			return err
+		}
+	}
+	if p.cmd.Op == OpNone {
+		return Paramf("no command specified")
+	}
+	if p.invert {
+		return Paramf("nothing appropriate following !")
+	}
+	var srcs, dsts []Net
+	if isRuleOp(p.cmd.Op) {
+		var err error
+		if srcs, err = p.parseAddrs(p.srcSpec); err != nil {
+			return err
+		}
+		if dsts, err = p.parseAddrs(p.dstSpec); err != nil {
+			return err
+		}
+		if (len(srcs) > 1 || len(dsts) > 1) && (p.rule.SrcInv || p.rule.DstInv) {
+			return Paramf("! not allowed with multiple source or destination IP addresses")
+		}
+		if p.cmd.Op == OpReplace && (len(srcs) != 1 || len(dsts) != 1) {
+			return Paramf("Replacement rule does not specify a unique address")
+		}
+	}
+	if err := p.checkOptions(); err != nil {
+		return err
+	}
+	if len(p.cmd.Chain) >= 29 {
+		return Paramf("chain name `%s' too long (must be under %d chars)", p.cmd.Chain, 29)
+	}
+	if isRuleOp(p.cmd.Op) {
+		switch p.cmd.Chain {
+		case "PREROUTING", "INPUT":
+			if p.options&optViaOut != 0 {
+				return Paramf("Can't use -%c with %s\n", 'o', p.cmd.Chain)
+			}
+		case "POSTROUTING", "OUTPUT":
+			if p.options&optViaIn != 0 {
+				return Paramf("Can't use -%c with %s\n", 'i', p.cmd.Chain)
+			}
+		}
+		p.rule.Counters = p.cmd.Counters
+		for _, s := range srcs {
+			for _, d := range dsts {
+				r := *p.rule
+				r.Src, r.Dst = s, d
+				p.cmd.Rules = append(p.cmd.Rules, &r)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *parser) checkOptions() error {
+	row, ok := cmdOptions[p.cmd.Op]
+	if !ok {
+		return nil
+	}
+	for i := 0; i < numOpts; i++ {
+		if p.options&(1<<i) == 0 {
+			continue
+		}
+		legal := row[i] != 'x'
+		if p.cmd.ZeroToo {
+			// -L/-S with -Z: an option is legal when either allows it.
+			legal = legal || cmdOptions[OpZero][i] != 'x'
+		}
+		if !legal {
+			return Paramf("Illegal option `%s' with this command", optChars[i])
+		}
+	}
+	return nil
+}
+
+// checkNewChainName applies iptables' rules for -N names.
+func checkNewChainName(name string, f Family) error {
+	if name == "" {
+		return Paramf("empty chain name is not allowed")
+	}
+	if name[0] == '-' || name[0] == '!' {
+		return Paramf("chain name not allowed to start with `%c'", name[0])
+	}
+	if FindTarget(name, f) != nil || IsVerdict(name) {
+		return Paramf("chain name may not clash with target name")
+	}
+	if strings.ContainsAny(name, " \t\n\v\f\r") {
+		return Paramf("Invalid chain name `%s'", name)
+	}
+	return nil
+}

@@ -1,0 +1,362 @@
+package compat
+
+import (
+	"bufio"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// SaveRule returns the rule as iptables -S and iptables-save print it,
+// "-A CHAIN ...". counters adds "-c P B" before the target (-S -v).
+func SaveRule(chain string, r *Rule, counters bool) string {
+	var b strings.Builder
+	b.WriteString("-A ")
+	b.WriteString(chain)
+	WriteRuleSpec(&b, r, counters)
+	return b.String()
+}
+
+// WriteRuleSpec appends the rule specification (everything after the
+// chain name) with a leading space per option.
+func WriteRuleSpec(b *strings.Builder, r *Rule, counters bool) {
+	neg := func(inv bool) {
+		if inv {
+			b.WriteString(" !")
+		}
+	}
+	if !r.Src.IsAny() {
+		neg(r.SrcInv)
+		b.WriteString(" -s ")
+		b.WriteString(r.Src.String())
+	}
+	if !r.Dst.IsAny() {
+		neg(r.DstInv)
+		b.WriteString(" -d ")
+		b.WriteString(r.Dst.String())
+	}
+	if r.InIface != "" && r.InIface != "+" {
+		neg(r.InInv)
+		b.WriteString(" -i ")
+		b.WriteString(r.InIface)
+	}
+	if r.OutIface != "" && r.OutIface != "+" {
+		neg(r.OutInv)
+		b.WriteString(" -o ")
+		b.WriteString(r.OutIface)
+	}
+	if r.ProtoSet {
+		neg(r.ProtoInv)
+		b.WriteString(" -p ")
+		if n := ProtoName(r.Proto, false); n != "" {
+			b.WriteString(n)
+		} else {
+			b.WriteString(strconv.Itoa(int(r.Proto)))
+		}
+	}
+	switch r.Frag {
+	case FragOnly:
+		b.WriteString(" -f")
+	case FragNone:
+		b.WriteString(" ! -f")
+	}
+	for _, m := range mergeMatches(r.Matches) {
+		b.WriteString(" -m ")
+		b.WriteString(m.Name())
+		m.Save(b, r)
+	}
+	if counters {
+		var c Counters
+		if r.Counters != nil {
+			c = *r.Counters
+		}
+		fmt.Fprintf(b, " -c %d %d", c.Packets, c.Bytes)
+	}
+	if r.Target != nil {
+		if ct, ok := r.Target.(*ChainTarget); ok && ct.Goto {
+			b.WriteString(" -g ")
+			b.WriteString(ct.Chain)
+			return
+		}
+		b.WriteString(" -j ")
+		b.WriteString(r.Target.Name())
+		r.Target.Save(b, r)
+	}
+}
+
+// ListFormat holds the -L formatting switches.
+type ListFormat struct {
+	Verbose     bool // -v: counters and interfaces
+	Numeric     bool // -n
+	Exact       bool // -x
+	LineNumbers bool // --line-numbers
+}
+
+// FormatNum prints a counter as xtables_print_num does. notable drops
+// the column padding (used in chain headers).
+func (f ListFormat) FormatNum(n uint64, notable bool) string {
+	if f.Exact {
+		if notable {
+			return strconv.FormatUint(n, 10) + " "
+		}
+		return fmt.Sprintf("%8d ", n)
+	}
+	if n <= 99999 {
+		if notable {
+			return strconv.FormatUint(n, 10) + " "
+		}
+		return fmt.Sprintf("%5d ", n)
+	}
+	for _, suffix := range []string{"K", "M", "G"} {
+		n = (n + 500) / 1000
+		if n <= 9999 {
+			if notable {
+				return strconv.FormatUint(n, 10) + suffix + " "
+			}
+			return fmt.Sprintf("%4d%s ", n, suffix)
+		}
+	}
+	n = (n + 500) / 1000
+	if notable {
+		return strconv.FormatUint(n, 10) + "T "
+	}
+	return fmt.Sprintf("%4dT ", n)
+}
+
+// ChainHeader prints the "Chain X (...)" line and the column titles.
+// policy is "" for a user chain (then refs is shown).
+func (f ListFormat) ChainHeader(name, policy string, c Counters, refs int) string {
+	var b strings.Builder
+	b.WriteString("Chain ")
+	b.WriteString(name)
+	if policy != "" {
+		b.WriteString(" (policy ")
+		b.WriteString(policy)
+		if f.Verbose {
+			b.WriteByte(' ')
+			b.WriteString(f.FormatNum(c.Packets, true))
+			b.WriteString("packets, ")
+			b.WriteString(f.FormatNum(c.Bytes, true))
+			b.WriteString("bytes")
+		}
+		b.WriteString(")\n")
+	} else {
+		fmt.Fprintf(&b, " (%d references)\n", refs)
+	}
+	if f.LineNumbers {
+		b.WriteString("num  ")
+	}
+	if f.Verbose {
+		if f.Exact {
+			fmt.Fprintf(&b, "%8s %10s ", "pkts", "bytes")
+		} else {
+			fmt.Fprintf(&b, "%5s %5s ", "pkts", "bytes")
+		}
+	}
+	fmt.Fprintf(&b, "%-9s ", "target")
+	b.WriteString(" prot opt")
+	if f.Verbose {
+		fmt.Fprintf(&b, " %-6s %-6s ", "in", "out")
+	}
+	fmt.Fprintf(&b, " %-19s  %-19s \n", "source", "destination")
+	return b.String()
+}
+
+// ListRule prints one rule row of -L; num is its 1-based position.
+func (f ListFormat) ListRule(r *Rule, num int) string {
+	var b strings.Builder
+	if f.LineNumbers {
+		fmt.Fprintf(&b, "%-4d ", num)
+	}
+	if f.Verbose {
+		var c Counters
+		if r.Counters != nil {
+			c = *r.Counters
+		}
+		b.WriteString(f.FormatNum(c.Packets, false))
+		b.WriteString(f.FormatNum(c.Bytes, false))
+	}
+	target := ""
+	goTo := false
+	if r.Target != nil {
+		target = r.Target.Name()
+		if ct, ok := r.Target.(*ChainTarget); ok {
+			goTo = ct.Goto
+		}
+	}
+	fmt.Fprintf(&b, "%-9s ", target)
+	if r.ProtoInv {
+		b.WriteByte('!')
+	} else {
+		b.WriteByte(' ')
+	}
+	proto := uint8(0)
+	if r.ProtoSet {
+		proto = r.Proto
+	}
+	if f.Numeric {
+		fmt.Fprintf(&b, "%-5d", proto)
+	} else if n := ProtoName(proto, false); n != "" {
+		fmt.Fprintf(&b, "%-5s", n)
+	} else {
+		fmt.Fprintf(&b, "%-5d", proto)
+	}
+	switch {
+	case r.Frag == FragOnly:
+		b.WriteString("-f ")
+	case r.Frag == FragNone:
+		b.WriteString("!f ")
+	default:
+		b.WriteString("-- ")
+	}
+	if f.Verbose {
+		fmt.Fprintf(&b, " %-6s ", f.iface(r.InIface, r.InInv))
+		fmt.Fprintf(&b, "%-6s ", f.iface(r.OutIface, r.OutInv))
+	}
+	f.addr(&b, r.Src, r.SrcInv, r.Family)
+	f.addr(&b, r.Dst, r.DstInv, r.Family)
+	if goTo {
+		b.WriteString("[goto] ")
+	}
+	for _, m := range mergeMatches(r.Matches) {
+		m.List(&b, r, f.Numeric)
+	}
+	if r.Target != nil {
+		r.Target.List(&b, r, f.Numeric)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func (f ListFormat) iface(name string, inv bool) string {
+	s := ""
+	if inv {
+		s = "!"
+	}
+	if name != "" {
+		return s + name
+	}
+	if f.Numeric {
+		return s + "*"
+	}
+	return s + "any"
+}
+
+func (f ListFormat) addr(b *strings.Builder, n Net, inv bool, fam Family) {
+	if inv {
+		b.WriteByte('!')
+	} else {
+		b.WriteByte(' ')
+	}
+	var s string
+	switch {
+	case n.IsAny() && !f.Numeric:
+		s = "anywhere"
+	case n.IsAny():
+		if fam == IPv6 {
+			s = "::/0"
+		} else {
+			s = "0.0.0.0/0"
+		}
+	default:
+		if f.Numeric {
+			s = n.Addr.String()
+		} else {
+			s = hostName(n.Addr)
+		}
+		s += listMask(n, fam)
+	}
+	fmt.Fprintf(b, "%-19s ", s)
+}
+
+// listMask is the mask suffix of -L: nothing for a host, "/bits" or
+// "/dotted".
+func listMask(n Net, fam Family) string {
+	bits := n.Bits()
+	full := 32
+	if fam == IPv6 {
+		full = 128
+	}
+	switch {
+	case bits == full:
+		return ""
+	case bits < 0:
+		return "/" + n.Mask.String()
+	}
+	return "/" + strconv.Itoa(bits)
+}
+
+var (
+	hostsOnce sync.Once
+	hostsByIP map[netip.Addr]string
+)
+
+// hostName resolves an address to a name through /etc/hosts, as the
+// non-numeric -L does; it does not ask DNS.
+func hostName(a netip.Addr) string {
+	hostsOnce.Do(func() {
+		hostsByIP = map[netip.Addr]string{}
+		f, err := os.Open("/etc/hosts")
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line, _, _ := strings.Cut(sc.Text(), "#")
+			fields := strings.Fields(line)
+			if len(fields) < 2 {
+				continue
+			}
+			ip, err := netip.ParseAddr(fields[0])
+			if err != nil {
+				continue
+			}
+			if _, ok := hostsByIP[ip]; !ok {
+				hostsByIP[ip] = fields[1]
+			}
+		}
+	})
+	if n, ok := hostsByIP[a]; ok {
+		return n
+	}
+	return a.String()
+}
+
+// Merger is implemented by matches that iptables-nft reads back merged
+// with an adjacent match of the same kind (consecutive native tcp/udp
+// matches become one).
+type Merger interface {
+	// Merge returns the combination of m followed by next, or false when
+	// the two stay separate.
+	Merge(next Match) (Match, bool)
+}
+
+func mergeMatches(ms []Match) []Match {
+	need := false
+	for i := 1; i < len(ms); i++ {
+		if mg, ok := ms[i-1].(Merger); ok {
+			if _, ok := mg.Merge(ms[i]); ok {
+				need = true
+			}
+		}
+	}
+	if !need {
+		return ms
+	}
+	out := []Match{ms[0]}
+	for _, m := range ms[1:] {
+		last := out[len(out)-1]
+		if mg, ok := last.(Merger); ok {
+			if merged, ok := mg.Merge(m); ok {
+				out[len(out)-1] = merged
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+// Package netns creates throwaway network namespaces for tests and runs
+// commands inside them.
+package netns
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var counter atomic.Int64
+
+// NS is a named network namespace made with `ip netns add`.
+type NS struct {
+	Name string
+}
+
+// RequireRoot skips t when not root, with a clear message.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP-ROOT: kernel test needs root (network namespaces, nftables)")
+	}
+}
+
+// New creates a fresh namespace, removed when t ends.
+func New(t testing.TB, tag string) *NS {
+	t.Helper()
+	RequireRoot(t)
+	name := fmt.Sprintf("xdpt-%s-%d-%d", tag, os.Getpid(), counter.Add(1))
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
+	}
+	ns := &NS{Name: name}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	return ns
+}
+
+// Result is the outcome of a command.
+type Result struct {
+	Stdout, Stderr string
+	RC             int
+}
+
+// Run runs argv inside the namespace with stdin, bounded by a timeout.
+func (n *NS) Run(stdin string, argv ...string) Result {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	full := append([]string{"netns", "exec", n.Name}, argv...)
+	cmd := exec.CommandContext(ctx, "ip", full...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if stdin != "" {
+		cmd.Stdin = bytes.NewBufferString(stdin)
+	}
+	err := cmd.Run()
+	rc := 0
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			rc = ee.ExitCode()
+		} else {
+			rc = -1
+			se.WriteString(err.Error())
+		}
+	}
+	return Result{Stdout: so.String(), Stderr: se.String(), RC: rc}
+}
+
+// Have reports whether a reference tool is installed.
+func Have(tool string) bool {
+	_, err := exec.LookPath(tool)
+	return err == nil
+}
