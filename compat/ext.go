@@ -152,7 +152,16 @@ func (l *loadedExt) parser() Parser {
 }
 
 func (l *loadedExt) parse(p *OptArg) error {
+	// xtables looks option entries up by id: the first entry with the
+	// id decides the checks and names the option in messages, whichever
+	// alias was typed.
 	d := p.Def
+	for i := range l.spec.Options {
+		if l.spec.Options[i].ID == d.ID {
+			d = &l.spec.Options[i]
+			break
+		}
+	}
 	if l.spec.X6 {
 		if !d.Multi && l.seen.Has(d.ID) {
 			return Paramf("%s: option \"--%s\" can only be used once.\n", l.name, d.Name)

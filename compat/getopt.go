@@ -1,6 +1,9 @@
 package compat
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Argument kinds of a long option, as in getopt_long(3).
 const (
@@ -152,4 +155,52 @@ func (g *getopt) take() string {
 	s := g.args[g.optind]
 	g.optind++
 	return s
+}
+
+// CLIOption is a parsed option of a tool's own command line (the
+// -save/-restore programs), as glibc getopt_long returns it.
+type CLIOption struct {
+	Short byte   // short option letter (long options map to one)
+	Arg   string // argument, when given
+	Has   bool
+}
+
+// ParseCLI parses args with a glibc-style optstring and long options
+// (Val = short letter), returning options, operands, or the message
+// glibc prints for a bad option ("PROG: unrecognized option '--x'").
+func ParseCLI(prog, optstring string, longs []LongOpt, args []string) ([]CLIOption, []string, string) {
+	g := getopt{args: args, shortArgs: map[byte]int{}}
+	for i := 0; i < len(optstring); i++ {
+		c := optstring[i]
+		n := 0
+		for i+1 < len(optstring) && optstring[i+1] == ':' {
+			n++
+			i++
+		}
+		g.shortArgs[c] = [3]int{NoArg, RequiredArg, OptionalArg}[min(n, 2)]
+	}
+	var opts []CLIOption
+	var operands []string
+	for {
+		r := g.next(longs)
+		switch {
+		case r.c == goEnd:
+			operands = append(operands, g.args[min(g.optind, len(g.args)):]...)
+			return opts, operands, ""
+		case r.long != nil:
+			opts = append(opts, CLIOption{Short: byte(r.long.Val), Arg: r.arg, Has: r.hasArg})
+		case r.c == goNonOption:
+			operands = append(operands, r.arg)
+		case r.c == goUnknown && r.optopt != 0:
+			return nil, nil, fmt.Sprintf("%s: invalid option -- '%c'\n", prog, r.optopt)
+		case r.c == goUnknown:
+			return nil, nil, fmt.Sprintf("%s: unrecognized option '%s'\n", prog, g.args[g.optind-1])
+		case r.c == goMissing && r.optopt != 0:
+			return nil, nil, fmt.Sprintf("%s: option requires an argument -- '%c'\n", prog, r.optopt)
+		case r.c == goMissing:
+			return nil, nil, fmt.Sprintf("%s: option '%s' requires an argument\n", prog, g.args[g.optind-1])
+		default:
+			opts = append(opts, CLIOption{Short: byte(r.c), Arg: r.arg, Has: r.hasArg})
+		}
+	}
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // TCPMatch is -m tcp (also loaded implicitly by -p tcp).
@@ -211,4 +213,26 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 			b.WriteString(TCPFlagsString(m.FlagMask) + "/" + TCPFlagsString(m.FlagCmp))
 		}
 	}
+}
+
+// NftExprs translates the tcp match: flags, then source and destination
+// ports, each as a transport-header payload load and a compare.
+func (m *TCPMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	var out []expr.Any
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+		op := expr.CmpOpEq
+		if m.FlagsInv {
+			op = expr.CmpOpNeq
+		}
+		out = append(out,
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 13, Len: 1},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{m.FlagMask}, Xor: []byte{0}},
+			&expr.Cmp{Op: op, Register: 1, Data: []byte{m.FlagCmp}})
+	}
+	out = append(out, PortExprs(0, m.Src)...)
+	out = append(out, PortExprs(2, m.Dst)...)
+	if m.HasOption {
+		return nil, ErrNoNative
+	}
+	return out, nil
 }

@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // UDPMatch is -m udp (also loaded implicitly by -p udp).
 type UDPMatch struct {
@@ -68,4 +72,9 @@ func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	b.WriteString(" udp")
 	ListPorts(b, "spt", m.Src, "udp", numeric)
 	ListPorts(b, "dpt", m.Dst, "udp", numeric)
+}
+
+// NftExprs translates the udp match: source, then destination ports.
+func (m *UDPMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	return append(PortExprs(0, m.Src), PortExprs(2, m.Dst)...), nil
 }

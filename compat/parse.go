@@ -124,6 +124,8 @@ var (
 type ParseOptions struct {
 	// Restore is set when the words come from an iptables-restore line.
 	Restore bool
+	// Prog is the program name used in messages that name it.
+	Prog string
 	// Table is the table of the restore section, if any.
 	Table string
 	// Warn receives notices iptables prints on stderr without failing.
@@ -565,7 +567,7 @@ func (p *parser) base(c int, r goResult) error {
 			return Paramf("unexpected ! flag before --table")
 		}
 		if p.o.Restore {
-			return Paramf("The -t option (seen in line %d) cannot be used in %s.\n", 0, p.f.Prog()+"-restore")
+			return Paramf("The -t option cannot be used in %s.\n", p.o.Prog)
 		}
 		p.cmd.Table = arg
 		p.tableSet = true
@@ -573,7 +575,7 @@ func (p *parser) base(c int, r goResult) error {
 		return ErrVersion
 	case 'w':
 		if p.o.Restore {
-			return Paramf("You cannot use `-w' from %s-restore", p.f.Prog())
+			return Paramf("You cannot use `-w' from %s", p.o.Prog)
 		}
 		p.cmd.Wait = true
 		if r.hasArg {
@@ -588,7 +590,7 @@ func (p *parser) base(c int, r goResult) error {
 		}
 	case 'W':
 		if p.o.Restore {
-			return Paramf("You cannot use `-W' from %s-restore", p.f.Prog())
+			return Paramf("You cannot use `-W' from %s", p.o.Prog)
 		}
 		if r.hasArg {
 		} else if g.hasArg() {
@@ -723,7 +725,7 @@ func (p *parser) loadMatch(name string) error {
 	}
 	spec := FindMatch(lookup, p.f)
 	if spec == nil {
-		return Rawf(StatusParameter, "%s v%s (nf_tables): Couldn't load match `%s':No such file or directory\n\n", p.f.Prog(), Version, name)
+		return Paramf("Couldn't load match `%s':No such file or directory\n", name)
 	}
 	if spec.Name == protoMatchName(p.rule.Proto, p.cmd.Numeric) {
 		p.protoUsed = true
@@ -782,7 +784,7 @@ func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
 	l := lo.Ext
 	var def *OptDef
 	for i := range l.spec.Options {
-		if l.spec.Options[i].ID == lo.ID {
+		if l.spec.Options[i].ID == lo.ID && l.spec.Options[i].Name == lo.Name {
 			def = &l.spec.Options[i]
 		}
 	}

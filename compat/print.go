@@ -165,6 +165,12 @@ func (f ListFormat) ChainHeader(name, policy string, c Counters, refs int) strin
 	return b.String()
 }
 
+// ListNamer is implemented by targets whose -L target column differs
+// from the name -S prints after -j (NOTRACK lists as CT).
+type ListNamer interface {
+	ListName() string
+}
+
 // ListRule prints one rule row of -L; num is its 1-based position.
 func (f ListFormat) ListRule(r *Rule, num int) string {
 	var b strings.Builder
@@ -183,6 +189,9 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 	goTo := false
 	if r.Target != nil {
 		target = r.Target.Name()
+		if ln, ok := r.Target.(ListNamer); ok {
+			target = ln.ListName()
+		}
 		if ct, ok := r.Target.(*ChainTarget); ok {
 			goTo = ct.Goto
 		}
@@ -198,11 +207,11 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 		proto = r.Proto
 	}
 	if f.Numeric {
-		fmt.Fprintf(&b, "%-5d", proto)
+		fmt.Fprintf(&b, "%-4d ", proto)
 	} else if n := ProtoName(proto, false); n != "" {
-		fmt.Fprintf(&b, "%-5s", n)
+		fmt.Fprintf(&b, "%-4s ", n)
 	} else {
-		fmt.Fprintf(&b, "%-5d", proto)
+		fmt.Fprintf(&b, "%-4d ", proto)
 	}
 	switch {
 	case r.Frag == FragOnly:

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Parses the built-in example ruleset with xdptables and prints every
-# rule in canonical iptables -S form.
+# The built-in example: check a ruleset file the way iptables-restore
+# --test does, then print it in the canonical form iptables-save uses.
 set -euo pipefail
 bin=${1:-bin/xdptables}
 here=$(cd "$(dirname "$0")" && pwd)
-echo "== example ruleset: $here/example.rules"
-"$bin" iptables-restore --test "$here/example.rules"
-echo "== parsed and printed back by xdptables:"
-"$bin" lint "$here/example.rules"
+echo "== $here/example.rules, checked with: xdptables iptables-restore --test"
+"$bin" iptables-restore --test "$here/example.rules" && echo "ok"
+echo
+echo "== the same ruleset as iptables-save prints it (xdptables canon):"
+"$bin" canon "$here/example.rules"

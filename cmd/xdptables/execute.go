@@ -5,10 +5,44 @@ import (
 	"os"
 
 	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
+	"github.com/xdptables/xdptables/ruleset"
 )
+
+func openEngine(f compat.Family) (*ruleset.Engine, error) {
+	conn, err := kernel.Open()
+	if err != nil {
+		return nil, compat.Errorf(compat.StatusResource, "Could not fetch rule set generation id: Permission denied (you must be root)")
+	}
+	return &ruleset.Engine{Conn: conn, Family: f}, nil
+}
 
 // execute runs a parsed command against the kernel.
 func execute(f compat.Family, cmd *compat.Command) int {
-	fmt.Fprintf(os.Stderr, "%s v%s (nf_tables): the nftables backend is not available in this build\n", f.Prog(), compat.Version)
-	return compat.StatusResource
+	e, err := openEngine(f)
+	if err == nil {
+		defer e.Conn.Close()
+		var out string
+		out, err = e.Command(cmd)
+		fmt.Print(out)
+	}
+	if err != nil {
+		fmt.Fprint(os.Stderr, compat.Format(err, f.Prog(), -1))
+		return compat.StatusOf(err)
+	}
+	return 0
+}
+
+// applyRestore commits a parsed restore file as one transaction.
+func applyRestore(f compat.Family, prog string, tables []*compat.RestoreTable, a restoreArgs) int {
+	e, err := openEngine(f)
+	if err == nil {
+		defer e.Conn.Close()
+		err = e.Restore(tables, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters})
+	}
+	if err != nil {
+		fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))
+		return compat.StatusOfRestore(err)
+	}
+	return 0
 }

@@ -15,13 +15,15 @@ import (
 var version = "0.1.0-dev"
 
 // personalities maps the names we answer to onto their entry points.
-var personalities = map[string]func(args []string) int{
-	"iptables":          func(a []string) int { return iptablesMain(v4, a) },
-	"ip6tables":         func(a []string) int { return iptablesMain(v6, a) },
-	"iptables-save":     func(a []string) int { return saveMain(v4, a) },
-	"ip6tables-save":    func(a []string) int { return saveMain(v6, a) },
-	"iptables-restore":  func(a []string) int { return restoreMain(v4, a) },
-	"ip6tables-restore": func(a []string) int { return restoreMain(v6, a) },
+// Each gets the program name it was invoked under (for messages that
+// name it, as iptables-restore's do) and the arguments.
+var personalities = map[string]func(prog string, args []string) int{
+	"iptables":          func(_ string, a []string) int { return iptablesMain(v4, a) },
+	"ip6tables":         func(_ string, a []string) int { return iptablesMain(v6, a) },
+	"iptables-save":     func(p string, a []string) int { return saveMain(v4, p, a) },
+	"ip6tables-save":    func(p string, a []string) int { return saveMain(v6, p, a) },
+	"iptables-restore":  func(p string, a []string) int { return restoreMain(v4, p, a) },
+	"ip6tables-restore": func(p string, a []string) int { return restoreMain(v6, p, a) },
 }
 
 // personality maps an argv[0] base name to a canonical tool name:
@@ -41,7 +43,7 @@ func main() {
 
 func run(argv []string) int {
 	if p := personality(argv[0]); p != "" {
-		return personalities[p](argv[1:])
+		return personalities[p](progName(argv[0]), argv[1:])
 	}
 	return xdptablesMain(argv[1:])
 }

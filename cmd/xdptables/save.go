@@ -1,6 +1,162 @@
 package main
 
-import "github.com/xdptables/xdptables/compat"
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
 
-func saveMain(f compat.Family, args []string) int    { return execute(f, nil) }
-func restoreMain(f compat.Family, args []string) int { return execute(f, nil) }
+	"github.com/xdptables/xdptables/compat"
+)
+
+var restoreLongs = []compat.LongOpt{
+	{Name: "counters", HasArg: compat.NoArg, Val: 'c'},
+	{Name: "verbose", HasArg: compat.NoArg, Val: 'v'},
+	{Name: "version", HasArg: compat.NoArg, Val: 'V'},
+	{Name: "test", HasArg: compat.NoArg, Val: 't'},
+	{Name: "help", HasArg: compat.NoArg, Val: 'h'},
+	{Name: "noflush", HasArg: compat.NoArg, Val: 'n'},
+	{Name: "table", HasArg: compat.RequiredArg, Val: 'T'},
+	{Name: "modprobe", HasArg: compat.RequiredArg, Val: 'M'},
+	{Name: "wait", HasArg: compat.OptionalArg, Val: 'w'},
+	{Name: "wait-interval", HasArg: compat.OptionalArg, Val: 'W'},
+	{Name: "ipv4", HasArg: compat.NoArg, Val: '4'},
+	{Name: "ipv6", HasArg: compat.NoArg, Val: '6'},
+}
+
+// restoreArgs are the parsed options of iptables-restore.
+type restoreArgs struct {
+	counters, verbose, test, noflush bool
+	table                            string
+	file                             string
+}
+
+func restoreUsage(prog string) string {
+	return fmt.Sprintf("Usage: %s [-c] [-v] [-V] [-t] [-h] [-n] [-T table] [-M command] [-4] [-6] [file]\n"+
+		"\t   [ --counters ]\n\t   [ --verbose ]\n\t   [ --version]\n\t   [ --test ]\n\t   [ --help ]\n"+
+		"\t   [ --noflush ]\n\t   [ --table=<TABLE> ]\n\t   [ --modprobe=<command> ]\n\t   [ --ipv4 ]\n\t   [ --ipv6 ]\n", prog)
+}
+
+// restoreMain is iptables-restore / ip6tables-restore.
+func restoreMain(f compat.Family, prog string, args []string) int {
+	opts, operands, msg := compat.ParseCLI(prog, "bcvVthnw::W::T:M:46", restoreLongs, args)
+	if msg != "" {
+		fmt.Fprint(os.Stderr, msg)
+		fmt.Fprintf(os.Stderr, "Try `%s -h' for more information.\n", prog)
+		return 1
+	}
+	var a restoreArgs
+	for _, o := range opts {
+		switch o.Short {
+		case 'c':
+			a.counters = true
+		case 'v':
+			a.verbose = true
+		case 'V':
+			fmt.Printf("%s v%s (nf_tables)\n", prog, compat.Version)
+			return 0
+		case 't':
+			a.test = true
+		case 'h':
+			fmt.Print(restoreUsage(prog))
+			return 0
+		case 'n':
+			a.noflush = true
+		case 'T':
+			a.table = o.Arg
+		case '4':
+			f = compat.IPv4
+		case '6':
+			f = compat.IPv6
+		}
+	}
+	var in io.Reader = os.Stdin
+	if len(operands) > 0 {
+		a.file = operands[0]
+		fh, err := os.Open(a.file)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "Can't open %s: %s\n", a.file, errnoText(err))
+			return 1
+		}
+		defer fh.Close()
+		in = fh
+	}
+	tables, err := compat.ParseRestore(in, compat.RestoreOptions{
+		Family: f, Prog: prog, Counters: a.counters, Table: a.table,
+		Warn: warnStderr, Resolve: resolveHost,
+	})
+	if err != nil {
+		fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))
+		return compat.StatusOfRestore(err)
+	}
+	if a.test {
+		return 0
+	}
+	return applyRestore(f, prog, tables, a)
+}
+
+var saveLongs = []compat.LongOpt{
+	{Name: "binary", HasArg: compat.NoArg, Val: 'b'},
+	{Name: "counters", HasArg: compat.NoArg, Val: 'c'},
+	{Name: "dump", HasArg: compat.NoArg, Val: 'd'},
+	{Name: "table", HasArg: compat.RequiredArg, Val: 't'},
+	{Name: "modprobe", HasArg: compat.RequiredArg, Val: 'M'},
+	{Name: "file", HasArg: compat.RequiredArg, Val: 'f'},
+	{Name: "version", HasArg: compat.NoArg, Val: 'V'},
+	{Name: "ipv4", HasArg: compat.NoArg, Val: '4'},
+	{Name: "ipv6", HasArg: compat.NoArg, Val: '6'},
+}
+
+// saveMain is iptables-save / ip6tables-save.
+func saveMain(f compat.Family, prog string, args []string) int {
+	opts, _, msg := compat.ParseCLI(prog, "bcdt:M:f:46V", saveLongs, args)
+	if msg != "" {
+		fmt.Fprint(os.Stderr, msg)
+		fmt.Fprintf(os.Stderr, "Look at manual page `%s.8' for more information.\n", prog)
+		return 1
+	}
+	var table string
+	counters := false
+	out := io.Writer(os.Stdout)
+	for _, o := range opts {
+		switch o.Short {
+		case 'V':
+			fmt.Printf("%s v%s (nf_tables)\n", prog, compat.Version)
+			return 0
+		case 'c':
+			counters = true
+		case 't':
+			table = o.Arg
+		case '4':
+			f = compat.IPv4
+		case '6':
+			f = compat.IPv6
+		case 'f':
+			fh, err := os.Create(o.Arg)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "Failed to open file, error: %s\n", errnoText(err))
+				return 1
+			}
+			defer fh.Close()
+			out = fh
+		}
+	}
+	e, err := openEngine(f)
+	if err != nil {
+		fmt.Fprint(os.Stderr, compat.Format(err, prog, -1))
+		return compat.StatusOf(err)
+	}
+	defer e.Conn.Close()
+	tables, err := e.Save(table)
+	if err != nil {
+		fmt.Fprint(os.Stderr, compat.Format(err, prog, -1))
+		return compat.StatusOf(err)
+	}
+	now := time.Now()
+	for _, t := range tables {
+		if err := compat.WriteSave(out, prog, t, counters, now); err != nil {
+			return 1
+		}
+	}
+	return 0
+}

@@ -17,6 +17,7 @@ type subcommand struct {
 func subcommands() map[string]subcommand {
 	return map[string]subcommand{
 		"links": {"links DIR: create symlinks named after every personality in DIR", linksMain},
+		"canon": {"canon FILE: print an iptables-save file in canonical form", canonMain},
 	}
 }
 
@@ -68,7 +69,7 @@ func xdptablesMain(args []string) int {
 		return 2
 	}
 	if p := personality(rest[0]); p != "" && rest[0] == p {
-		return personalities[p](rest[1:])
+		return personalities[p](rest[0], rest[1:])
 	}
 	sub, ok := subcommands()[rest[0]]
 	if !ok {

@@ -1,0 +1,223 @@
+package compat
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Helpers shared by the matches of match_*.go that follow xtables' x6
+// option parser (libxtables/xtoptions.c): its integer and range parsers,
+// its final checks, and the user/group name lookups of libc.
+
+// x6Rel holds the relations xtables' final check enforces for one option:
+// options it excludes and options it requires; mand makes it mandatory.
+type x6Rel struct {
+	mand bool
+	excl OptSet
+	also OptSet
+}
+
+func bit(id int) OptSet { return 1 << uint(id) }
+
+// x6Fcheck runs xtables_options_fcheck: in option-table order, a missing
+// mandatory option, then per other option id "also requires" and
+// "cannot be used together with".
+func x6Fcheck(ext string, defs []OptDef, seen OptSet, rels map[int]x6Rel) error {
+	name := func(id int) string {
+		for i := range defs {
+			if defs[i].ID == id {
+				return defs[i].Name
+			}
+		}
+		return ""
+	}
+	for i := range defs {
+		d := &defs[i]
+		r := rels[d.ID]
+		if r.mand && !seen.Has(d.ID) {
+			return Paramf("%s: option \"--%s\" must be specified\n", ext, d.Name)
+		}
+		if !seen.Has(d.ID) {
+			continue
+		}
+		for id := 0; id < 32; id++ {
+			if id == d.ID || name(id) == "" {
+				continue
+			}
+			if r.also.Has(id) && !seen.Has(id) {
+				return Paramf("%s: option \"--%s\" also requires \"--%s\".\n", ext, d.Name, name(id))
+			}
+			if r.excl.Has(id) && seen.Has(id) {
+				return Paramf("%s: option \"--%s\" cannot be used together with \"--%s\".\n", ext, d.Name, name(id))
+			}
+		}
+	}
+	return nil
+}
+
+// strtoulPrefix is strtoumax(s, &end, 0) as xtables_strtoul uses it: it
+// returns the value, the unparsed rest, and false when no digits were
+// read, a minus sign leads, or the value overflows.
+func strtoulPrefix(s string) (uint64, string, bool) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
+		i++
+	}
+	if i < len(s) && s[i] == '-' {
+		return 0, s, false
+	}
+	if i < len(s) && s[i] == '+' {
+		i++
+	}
+	base := uint64(10)
+	start := i
+	if i+1 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && i+2 < len(s) && hexDigit(s[i+2]) >= 0 {
+		base, i, start = 16, i+2, i+2
+	} else if i < len(s) && s[i] == '0' {
+		base = 8
+	}
+	var v uint64
+	overflow := false
+	for i < len(s) {
+		d := hexDigit(s[i])
+		if d < 0 || uint64(d) >= base {
+			break
+		}
+		if v > (^uint64(0)-uint64(d))/base {
+			overflow = true
+		}
+		v = v*base + uint64(d)
+		i++
+	}
+	if i == start {
+		return 0, s, false
+	}
+	return v, s[i:], !overflow
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// x6Uint parses an XTTYPE_UINT* option value: the whole string, base 0,
+// within [min, max].
+func x6Uint(p *OptArg, min, max uint64) (uint64, error) {
+	v, rest, ok := strtoulPrefix(p.Arg)
+	if !ok || rest != "" || v < min || v > max {
+		return 0, Paramf("%s: bad value for option \"--%s\", or out of range (%d-%d).\n", p.Ext, p.Def.Name, min, max)
+	}
+	return v, nil
+}
+
+// x6Range parses an XTTYPE_UINT*RC option value ("a", "a:b", ":b",
+// "a:"): at most maxn parts; an empty first part is min, an empty second
+// part max. iptables 1.8.9 does not require the parts to ascend.
+func x6Range(p *OptArg, min, max uint64, maxn int) ([]uint64, error) {
+	var vals []uint64
+	lmin := min
+	arg := p.Arg
+	for {
+		if len(vals) == maxn {
+			return nil, Paramf("%s: Too many components for option \"--%s\" (max: %d)\n", p.Ext, p.Def.Name, maxn)
+		}
+		var v uint64
+		rest := arg
+		if arg == "" || arg[0] == ':' {
+			v = lmin
+			if len(vals) == 1 {
+				v = max
+			}
+		} else {
+			var ok bool
+			v, rest, ok = strtoulPrefix(arg)
+			if !ok || v < lmin || v > max {
+				return nil, Paramf("%s: bad value for option \"--%s\" near \"%s\", or out of range (%d-%d).\n", p.Ext, p.Def.Name, arg, lmin, max)
+			}
+			if rest != "" && rest[0] != ':' {
+				return nil, Paramf("%s: Argument to \"--%s\" has unexpected characters near \"%s\".\n", p.Ext, p.Def.Name, rest)
+			}
+		}
+		vals = append(vals, v)
+		if rest == "" {
+			return vals, nil
+		}
+		arg = rest[1:]
+	}
+}
+
+// badValue is xtables_param_act(XTF_BAD_VALUE, ...).
+func badValue(ext, opt, val string) error {
+	return Paramf("%s: Bad value for \"%s\" option: \"%s\"", ext, opt, val)
+}
+
+// invMark returns " !" when inv is set, for -S output.
+func invMark(inv bool) string {
+	if inv {
+		return " !"
+	}
+	return ""
+}
+
+// idDB is a name<->id table read from a colon-separated file such as
+// /etc/passwd or /etc/group (name in field 0, id in field 2).
+type idDB struct {
+	once   sync.Once
+	path   string
+	byName map[string]uint32
+	byID   map[uint32]string
+}
+
+func (d *idDB) load() {
+	d.once.Do(func() {
+		d.byName, d.byID = map[string]uint32{}, map[uint32]string{}
+		f, err := os.Open(d.path)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Split(sc.Text(), ":")
+			if len(fields) < 3 || fields[0] == "" {
+				continue
+			}
+			id, err := strconv.ParseUint(fields[2], 10, 32)
+			if err != nil {
+				continue
+			}
+			if _, ok := d.byName[fields[0]]; !ok {
+				d.byName[fields[0]] = uint32(id)
+			}
+			if _, ok := d.byID[uint32(id)]; !ok {
+				d.byID[uint32(id)] = fields[0]
+			}
+		}
+	})
+}
+
+func (d *idDB) lookup(name string) (uint32, bool) {
+	d.load()
+	v, ok := d.byName[name]
+	return v, ok
+}
+
+func (d *idDB) name(id uint32) string {
+	d.load()
+	return d.byID[id]
+}
+
+var (
+	passwdDB = &idDB{path: "/etc/passwd"}
+	groupDB  = &idDB{path: "/etc/group"}
+)

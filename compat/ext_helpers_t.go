@@ -1,0 +1,280 @@
+package compat
+
+import (
+	"fmt"
+	"math/bits"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// Helpers shared by the targets of target_*.go. They reproduce the
+// pieces of xtables' x6 option parser (libxtables/xtoptions.c) the
+// targets rely on: integer, mark/mask, host and port arguments and the
+// final check of option relations, with xtables' exact messages.
+
+// tgRel holds the relations xtables' final check enforces for one
+// option: options it excludes, options it requires, and whether it is
+// mandatory.
+type tgRel struct {
+	mand bool
+	excl OptSet
+	also OptSet
+}
+
+func tgBit(id int) OptSet { return 1 << uint(id) }
+
+// tgFcheck runs xtables_options_fcheck: in option-table order, a missing
+// mandatory option, then per other option id "also requires" and
+// "cannot be used together with". Extensions run their own final check
+// first and this one after it, as xtables does.
+func tgFcheck(ext string, defs []OptDef, seen OptSet, rels map[int]tgRel) error {
+	name := func(id int) string {
+		for i := range defs {
+			if defs[i].ID == id {
+				return defs[i].Name
+			}
+		}
+		return ""
+	}
+	for i := range defs {
+		d := &defs[i]
+		if name(d.ID) != d.Name {
+			continue // an alias entry; xtables has one entry per id
+		}
+		r := rels[d.ID]
+		if r.mand && !seen.Has(d.ID) {
+			return Paramf("%s: option \"--%s\" must be specified\n", ext, d.Name)
+		}
+		if !seen.Has(d.ID) {
+			continue
+		}
+		for id := 0; id < 32; id++ {
+			if id == d.ID || name(id) == "" {
+				continue
+			}
+			if r.also.Has(id) && !seen.Has(id) {
+				return Paramf("%s: option \"--%s\" also requires \"--%s\".\n", ext, d.Name, name(id))
+			}
+			if r.excl.Has(id) && seen.Has(id) {
+				return Paramf("%s: option \"--%s\" cannot be used together with \"--%s\".\n", ext, d.Name, name(id))
+			}
+		}
+	}
+	return nil
+}
+
+// tgStrtoumax is strtoumax(s, &end, 0) as xtables_strtoul calls it: it
+// returns the value and the unparsed rest; ok is false when no digits
+// were read or a minus sign leads; overflow reports ERANGE.
+func tgStrtoumax(s string) (v uint64, rest string, ok, overflow bool) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
+		i++
+	}
+	if i < len(s) && s[i] == '-' {
+		return 0, s, false, false
+	}
+	if i < len(s) && s[i] == '+' {
+		i++
+	}
+	base := uint64(10)
+	switch {
+	case i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && tgDigit(s[i+2], 16) >= 0:
+		base = 16
+		i += 2
+	case i < len(s) && s[i] == '0':
+		base = 8
+	}
+	start := i
+	for i < len(s) {
+		d := tgDigit(s[i], base)
+		if d < 0 {
+			break
+		}
+		hi, lo := bits.Mul64(v, base)
+		lo2, carry := bits.Add64(lo, uint64(d), 0)
+		if hi != 0 || carry != 0 {
+			overflow = true
+		}
+		v = lo2
+		i++
+	}
+	if i == start {
+		return 0, s, false, false
+	}
+	if overflow {
+		v = ^uint64(0)
+	}
+	return v, s[i:], true, overflow
+}
+
+func tgDigit(c byte, base uint64) int {
+	var d int
+	switch {
+	case c >= '0' && c <= '9':
+		d = int(c - '0')
+	case c >= 'a' && c <= 'f':
+		d = int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		d = int(c-'A') + 10
+	default:
+		return -1
+	}
+	if uint64(d) >= base {
+		return -1
+	}
+	return d
+}
+
+// tgStrtoul is xtables_strtoul: whole reports whether the whole string
+// must be a number (end == NULL); rest is what follows otherwise.
+func tgStrtoul(s string, min, max uint64, whole bool) (uint64, string, bool) {
+	v, rest, ok, overflow := tgStrtoumax(s)
+	if !ok || overflow || v < min || (max != 0 && v > max) {
+		return 0, rest, false
+	}
+	if whole && rest != "" {
+		return 0, rest, false
+	}
+	return v, rest, true
+}
+
+// tgUint parses an XTTYPE_UINT* option argument within [min, max].
+func tgUint(p *OptArg, min, max uint64) (uint64, error) {
+	v, _, ok := tgStrtoul(p.Arg, min, max, true)
+	if !ok {
+		return 0, Paramf("%s: bad value for option \"--%s\", or out of range (%d-%d).\n", p.Ext, p.Def.Name, min, max)
+	}
+	return v, nil
+}
+
+// tgMarkMask parses an XTTYPE_MARKMASK32 argument "value[/mask]"; the
+// mask defaults to 0xffffffff.
+func tgMarkMask(p *OptArg) (mark, mask uint32, err error) {
+	bad := Paramf("%s: bad integer value for option \"--%s\", or out of range.\n", p.Ext, p.Def.Name)
+	v, rest, ok := tgStrtoul(p.Arg, 0, 0xffffffff, false)
+	if !ok {
+		return 0, 0, bad
+	}
+	if rest == "" {
+		return uint32(v), 0xffffffff, nil
+	}
+	if rest[0] != '/' {
+		return 0, 0, Paramf("%s: trailing garbage after value for option \"--%s\".\n", p.Ext, p.Def.Name)
+	}
+	m, rest, ok := tgStrtoul(rest[1:], 0, 0xffffffff, false)
+	if !ok {
+		return 0, 0, bad
+	}
+	if rest != "" {
+		return 0, 0, Paramf("%s: trailing garbage after value for option \"--%s\".\n", p.Ext, p.Def.Name)
+	}
+	return uint32(v), uint32(m), nil
+}
+
+// tgHost parses an XTTYPE_HOST argument: one address of the family, as
+// getaddrinfo accepts it numerically (inet_aton forms for IPv4), or a
+// name from /etc/hosts.
+func tgHost(s string, f Family) (netip.Addr, error) {
+	if f == IPv6 {
+		if a, err := netip.ParseAddr(s); err == nil && a.Is6() && a.Zone() == "" {
+			return a, nil
+		}
+	} else if a, ok := tgInetAton(s); ok {
+		return a, nil
+	}
+	// a numeric address of the other family (EAI_ADDRFAMILY)
+	other := false
+	if f == IPv6 {
+		_, other = tgInetAton(s)
+	} else if a, err := netip.ParseAddr(s); err == nil && a.Is6() && a.Zone() == "" {
+		other = true
+	}
+	if other {
+		return netip.Addr{}, Paramf("getaddrinfo: Address family for hostname not supported\n")
+	}
+	if a, ok := tgHostsLookup(s, f); ok {
+		return a, nil
+	}
+	return netip.Addr{}, Paramf("getaddrinfo: Name or service not known\n")
+}
+
+// tgInetAton parses IPv4 the way inet_aton does: 1 to 4 parts of
+// base-0 numbers, the last part filling the remaining bytes.
+func tgInetAton(s string) (netip.Addr, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 || s == "" {
+		return netip.Addr{}, false
+	}
+	var vals []uint64
+	for _, part := range parts {
+		if part == "" || part[0] == '+' || part[0] == '-' || part[0] == ' ' {
+			return netip.Addr{}, false
+		}
+		v, rest, ok, overflow := tgStrtoumax(part)
+		if !ok || overflow || rest != "" || v > 0xffffffff {
+			return netip.Addr{}, false
+		}
+		vals = append(vals, v)
+	}
+	var n uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 255 {
+			return netip.Addr{}, false
+		}
+		n |= v << (24 - 8*uint(i))
+	}
+	last := vals[len(vals)-1]
+	if last >= 1<<(32-8*uint(len(vals)-1)) {
+		return netip.Addr{}, false
+	}
+	n |= last
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
+}
+
+func tgHostsLookup(name string, f Family) (netip.Addr, bool) {
+	hostName(netip.IPv4Unspecified()) // load /etc/hosts
+	var found netip.Addr
+	for ip, n := range hostsByIP {
+		if n == name && (ip.Is4() == (f == IPv4)) {
+			if !found.IsValid() || ip.Less(found) {
+				found = ip
+			}
+		}
+	}
+	return found, found.IsValid()
+}
+
+// tgPortByName resolves an XTTYPE_PORT argument as getaddrinfo(NULL,
+// name) does: a decimal number or a service name.
+func tgPortByName(s string) (uint16, bool) {
+	if s == "" {
+		return 0, false
+	}
+	allDigits := true
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			allDigits = false
+		}
+	}
+	if allDigits {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return uint16(v), true
+	}
+	return ServicePort(s, "")
+}
+
+// tgAddrString prints an address as inet_ntop does.
+func tgAddrString(a netip.Addr) string {
+	if !a.IsValid() {
+		return "0.0.0.0"
+	}
+	return a.String()
+}
+
+// tgHex prints v as printf("0x%x").
+func tgHex(v uint32) string { return fmt.Sprintf("0x%x", v) }

@@ -1,0 +1,71 @@
+package compat
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary command lines to the parser: it must never
+// panic, and whatever it accepts must print back to a rule that parses
+// again to the same text.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"-A INPUT -p tcp --dport 22 -j ACCEPT",
+		"-A INPUT ! -s 10.0.0.0/8 -i eth+ -j DROP",
+		"-I FORWARD 3 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+		"-t nat -A POSTROUTING -o eth0 -j MASQUERADE",
+		"-A INPUT -m comment --comment \"a b\" -m multiport --dports 80,443 -j ACCEPT",
+		"-L -n -v --line-numbers",
+		"-D INPUT 3",
+		"-A INPUT -p tcp --tcp-flags ALL NONE -j DROP",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		words := RestoreWords(line)
+		cmd, err := Parse(IPv4, words, ParseOptions{})
+		if err != nil {
+			_ = Format(err, "iptables", -1)
+			return
+		}
+		if cmd.Op != OpAppend {
+			return
+		}
+		for _, r := range cmd.Rules {
+			text := SaveRule(cmd.Chain, r, false)
+			again, err := Parse(IPv4, RestoreWords(text), ParseOptions{})
+			if err != nil {
+				t.Fatalf("printed rule does not parse: %q -> %q: %v", line, text, Format(err, "iptables", -1))
+			}
+			if len(again.Rules) != 1 {
+				t.Fatalf("printed rule expands: %q", text)
+			}
+			if text2 := SaveRule(again.Chain, again.Rules[0], false); text2 != text {
+				t.Fatalf("print is not stable:\n%q\n%q", text, text2)
+			}
+		}
+	})
+}
+
+// FuzzRestore feeds arbitrary files to the restore parser: no panics,
+// and every error names a line inside the file (or just past it).
+func FuzzRestore(f *testing.F) {
+	f.Add("*filter\n:INPUT DROP [0:0]\n-A INPUT -i lo -j ACCEPT\nCOMMIT\n")
+	f.Add("*nat\n:PREROUTING ACCEPT [0:0]\n[1:2] -A PREROUTING -p tcp --dport 80 -j ACCEPT\nCOMMIT\n")
+	f.Add("*filter\n-A INPUT -m comment --comment \"x\\\" y\" -j ACCEPT\nCOMMIT\n")
+	f.Fuzz(func(t *testing.T, file string) {
+		_, err := ParseRestore(strings.NewReader(file), RestoreOptions{Family: IPv4, Prog: "iptables-restore", Counters: true})
+		if err == nil {
+			return
+		}
+		re, ok := err.(*RestoreError)
+		if !ok {
+			t.Fatalf("error without line: %v", err)
+		}
+		lines := strings.Count(file, "\n") + 2
+		if re.Line < 1 || re.Line > lines {
+			t.Fatalf("line %d outside the file (%d lines)", re.Line, lines)
+		}
+		_ = FormatRestore(err, "iptables-restore")
+	})
+}

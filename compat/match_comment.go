@@ -1,0 +1,43 @@
+package compat
+
+import "strings"
+
+// CommentMatch is -m comment: text kept in the rule (at most 255 bytes).
+type CommentMatch struct {
+	Text string
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name: "comment",
+		X6:   true,
+		Options: []OptDef{
+			{Name: "comment", Arg: RequiredArg, ID: 0, Mandatory: true},
+		},
+		NewMatch: func(Family) MatchExt { return &CommentMatch{} },
+	})
+}
+
+func (m *CommentMatch) Name() string { return "comment" }
+
+func (m *CommentMatch) Parse(p *OptArg) error {
+	m.Text = p.Arg
+	if len(m.Text) > 255 {
+		m.Text = m.Text[:255]
+	}
+	return nil
+}
+
+func (m *CommentMatch) Final(*Rule, OptSet) error { return nil }
+
+func (m *CommentMatch) Save(b *strings.Builder, _ *Rule) {
+	if m.Text == "" {
+		b.WriteString(" --comment \"\"")
+		return
+	}
+	b.WriteString(" --comment " + SaveQuote(m.Text))
+}
+
+func (m *CommentMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(" /* " + m.Text + " */")
+}

@@ -1,0 +1,45 @@
+package compat
+
+import "strings"
+
+// ConnmarkMatch is -m connmark --mark V[/M].
+type ConnmarkMatch struct {
+	Mark, Mask uint32
+	Invert     bool
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name: "connmark",
+		X6:   true,
+		Options: []OptDef{
+			{Name: "mark", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
+		},
+		NewMatch: func(Family) MatchExt { return &ConnmarkMatch{} },
+	})
+}
+
+func (m *ConnmarkMatch) Name() string { return "connmark" }
+
+func (m *ConnmarkMatch) Parse(p *OptArg) error {
+	v, mask, err := parseMarkMask("connmark", "mark", p.Arg)
+	if err != nil {
+		return err
+	}
+	m.Mark, m.Mask, m.Invert = v, mask, p.Invert
+	return nil
+}
+
+func (m *ConnmarkMatch) Final(*Rule, OptSet) error { return nil }
+
+func (m *ConnmarkMatch) Save(b *strings.Builder, _ *Rule) {
+	b.WriteString(bang(m.Invert) + " --mark " + markString(m.Mark, m.Mask))
+}
+
+func (m *ConnmarkMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	inv := ""
+	if m.Invert {
+		inv = "!"
+	}
+	b.WriteString(" connmark match " + inv + " " + markString(m.Mark, m.Mask))
+}

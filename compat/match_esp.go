@@ -1,0 +1,87 @@
+package compat
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// SPIRange is the SPI range of -m esp and -m ah.
+type SPIRange struct {
+	Min, Max uint32
+	Invert   bool
+}
+
+func parseSPIRange(p *OptArg) (SPIRange, error) {
+	v, err := x6Range(p, 0, math.MaxUint32, 2)
+	if err != nil {
+		return SPIRange{}, err
+	}
+	r := SPIRange{Min: uint32(v[0]), Max: uint32(v[0]), Invert: p.Invert}
+	if len(v) == 2 {
+		r.Max = uint32(v[1])
+	}
+	return r, nil
+}
+
+func (r SPIRange) full() bool { return r.Min == 0 && r.Max == math.MaxUint32 }
+
+// save prints " --OPT A[:B]"; iptables 1.8.9 omits the full range
+// even when it is inverted.
+func (r SPIRange) save(b *strings.Builder, opt string) {
+	if r.full() {
+		return
+	}
+	fmt.Fprintf(b, "%s --%s %d", invMark(r.Invert), opt, r.Min)
+	if r.Min != r.Max {
+		fmt.Fprintf(b, ":%d", r.Max)
+	}
+}
+
+// list prints "spi:[!]A" or "spis:[!]A:B" after sep, unless the range
+// is the uninverted full range.
+func (r SPIRange) list(b *strings.Builder, sep string) {
+	if r.full() && !r.Invert {
+		return
+	}
+	inv := ""
+	if r.Invert {
+		inv = "!"
+	}
+	if r.Min == r.Max {
+		fmt.Fprintf(b, "%sspi:%s%d", sep, inv, r.Min)
+	} else {
+		fmt.Fprintf(b, "%sspis:%s%d:%d", sep, inv, r.Min, r.Max)
+	}
+}
+
+// ESPMatch is -m esp: the SPI of an ESP header.
+type ESPMatch struct {
+	SPI SPIRange
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name:     "esp",
+		Options:  []OptDef{{Name: "espspi", Arg: RequiredArg, ID: 0, Invert: true}},
+		X6:       true,
+		NewMatch: func(Family) MatchExt { return &ESPMatch{SPI: SPIRange{Max: math.MaxUint32}} },
+	})
+}
+
+func (m *ESPMatch) Name() string { return "esp" }
+
+func (m *ESPMatch) Parse(p *OptArg) error {
+	r, err := parseSPIRange(p)
+	m.SPI = r
+	return err
+}
+
+func (m *ESPMatch) Final(*Rule, OptSet) error { return nil }
+
+func (m *ESPMatch) Save(b *strings.Builder, _ *Rule) { m.SPI.save(b, "espspi") }
+
+func (m *ESPMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(" esp")
+	m.SPI.list(b, " ")
+}

@@ -1,0 +1,154 @@
+package compat
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// FragMatch is ip6tables -m frag: the IPv6 fragment header.
+type FragMatch struct {
+	IDs            [2]uint32
+	HdrLen         uint32
+	Flags, InvFlag uint8 // fragFlag*
+}
+
+const (
+	fragFlagIDs   = 0x01
+	fragFlagLen   = 0x02
+	fragFlagRes   = 0x04
+	fragFlagFirst = 0x08
+	fragFlagMore  = 0x10
+	fragFlagLast  = 0x20
+)
+
+const (
+	fragOptID = iota
+	fragOptLen
+	fragOptRes
+	fragOptFirst
+	fragOptMore
+	fragOptLast
+)
+
+var fragOpts = []OptDef{
+	{Name: "fragid", Arg: RequiredArg, ID: fragOptID, Invert: true},
+	{Name: "fraglen", Arg: RequiredArg, ID: fragOptLen, Invert: true},
+	{Name: "fragres", Arg: NoArg, ID: fragOptRes},
+	{Name: "fragfirst", Arg: NoArg, ID: fragOptFirst},
+	{Name: "fragmore", Arg: NoArg, ID: fragOptMore},
+	{Name: "fraglast", Arg: NoArg, ID: fragOptLast},
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name:     "frag",
+		Family:   IPv6,
+		Options:  fragOpts,
+		X6:       true,
+		NewMatch: func(Family) MatchExt { return &FragMatch{IDs: [2]uint32{0, math.MaxUint32}} },
+	})
+}
+
+func (m *FragMatch) Name() string { return "frag" }
+
+func (m *FragMatch) Parse(p *OptArg) error {
+	switch p.Def.ID {
+	case fragOptID:
+		v, err := x6Range(p, 0, math.MaxUint32, 2)
+		if err != nil {
+			return err
+		}
+		m.IDs[0] = uint32(v[0])
+		if len(v) == 1 {
+			m.IDs[1] = m.IDs[0]
+		} else {
+			m.IDs[1] = uint32(v[1])
+		}
+		m.Flags |= fragFlagIDs
+		if p.Invert {
+			m.InvFlag |= fragFlagIDs
+		}
+	case fragOptLen:
+		v, err := x6Uint(p, 0, math.MaxUint32)
+		if err != nil {
+			return err
+		}
+		m.HdrLen = uint32(v)
+		m.Flags |= fragFlagLen
+		if p.Invert {
+			m.InvFlag |= fragFlagLen
+		}
+	case fragOptRes:
+		m.Flags |= fragFlagRes
+	case fragOptFirst:
+		m.Flags |= fragFlagFirst
+	case fragOptMore:
+		m.Flags |= fragFlagMore
+	case fragOptLast:
+		m.Flags |= fragFlagLast
+	}
+	return nil
+}
+
+func (m *FragMatch) Final(_ *Rule, seen OptSet) error {
+	return x6Fcheck("frag", fragOpts, seen, map[int]x6Rel{
+		fragOptMore: {excl: bit(fragOptLast)},
+		fragOptLast: {excl: bit(fragOptMore)},
+	})
+}
+
+// idsShown says whether the id range is printed: -L omits only the
+// uninverted full range, -S (1.8.9) omits the full range always.
+func (m *FragMatch) idsShown(list bool) bool {
+	full := m.IDs[0] == 0 && m.IDs[1] == math.MaxUint32
+	return !full || (list && m.InvFlag&fragFlagIDs != 0)
+}
+
+func (m *FragMatch) Save(b *strings.Builder, _ *Rule) {
+	if m.idsShown(false) {
+		fmt.Fprintf(b, "%s --fragid %d", invMark(m.InvFlag&fragFlagIDs != 0), m.IDs[0])
+		if m.IDs[0] != m.IDs[1] {
+			fmt.Fprintf(b, ":%d", m.IDs[1])
+		}
+	}
+	if m.Flags&fragFlagLen != 0 {
+		fmt.Fprintf(b, "%s --fraglen %d", invMark(m.InvFlag&fragFlagLen != 0), m.HdrLen)
+	}
+	for _, f := range []struct {
+		flag uint8
+		s    string
+	}{{fragFlagRes, " --fragres"}, {fragFlagFirst, " --fragfirst"}, {fragFlagMore, " --fragmore"}, {fragFlagLast, " --fraglast"}} {
+		if m.Flags&f.flag != 0 {
+			b.WriteString(f.s)
+		}
+	}
+}
+
+func (m *FragMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(" frag ")
+	inv := func(f uint8) string {
+		if m.InvFlag&f != 0 {
+			return "!"
+		}
+		return ""
+	}
+	if m.idsShown(true) {
+		if m.IDs[0] == m.IDs[1] {
+			fmt.Fprintf(b, "id:%s%d", inv(fragFlagIDs), m.IDs[0])
+		} else {
+			fmt.Fprintf(b, "ids:%s%d:%d", inv(fragFlagIDs), m.IDs[0], m.IDs[1])
+		}
+	}
+	if m.Flags&fragFlagLen != 0 {
+		fmt.Fprintf(b, " length:%s%d", inv(fragFlagLen), m.HdrLen)
+	}
+	for _, f := range []struct {
+		flag uint8
+		s    string
+	}{{fragFlagRes, " reserved"}, {fragFlagFirst, " first"}, {fragFlagMore, " more"}, {fragFlagLast, " last"}} {
+		if m.Flags&f.flag != 0 {
+			b.WriteString(f.s)
+		}
+	}
+}

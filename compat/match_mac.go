@@ -1,0 +1,100 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MACMatch is -m mac: the Ethernet source address.
+type MACMatch struct {
+	Addr   [6]byte
+	Invert bool
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name:     "mac",
+		Options:  []OptDef{{Name: "mac-source", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+		X6:       true,
+		NewMatch: func(Family) MatchExt { return &MACMatch{} },
+	})
+}
+
+func (m *MACMatch) Name() string { return "mac" }
+
+// parseMAC parses six colon-separated parts the way the reference does
+// with strtoul(part, 16): each part may be empty (0) and may use at most
+// two characters.
+func parseMAC(s string) ([6]byte, bool) {
+	var a [6]byte
+	parts := strings.Split(s, ":")
+	if len(parts) != 6 {
+		return a, false
+	}
+	for i, part := range parts {
+		v, used := strtoul16(part)
+		if used != len(part) || used > 2 {
+			return a, false
+		}
+		a[i] = byte(v)
+	}
+	return a, true
+}
+
+// strtoul16 is strtoul(s, &end, 16): the value and how many bytes were
+// consumed (0 when there are no digits).
+func strtoul16(s string) (uint64, int) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexDigit(s[i+2]) >= 0 {
+		i += 2
+	}
+	start := i
+	var v uint64
+	for i < len(s) && hexDigit(s[i]) >= 0 {
+		v = v*16 + uint64(hexDigit(s[i]))
+		i++
+	}
+	if i == start {
+		return 0, 0
+	}
+	if neg {
+		v = -v
+	}
+	return v, i
+}
+
+func macString(a [6]byte) string {
+	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", a[0], a[1], a[2], a[3], a[4], a[5])
+}
+
+func (m *MACMatch) Parse(p *OptArg) error {
+	a, ok := parseMAC(p.Arg)
+	if !ok {
+		return Paramf("Invalid MAC address specified.")
+	}
+	m.Addr = a
+	m.Invert = m.Invert || p.Invert
+	return nil
+}
+
+func (m *MACMatch) Final(*Rule, OptSet) error { return nil }
+
+func (m *MACMatch) Save(b *strings.Builder, _ *Rule) {
+	b.WriteString(invMark(m.Invert) + " --mac-source " + macString(m.Addr))
+}
+
+func (m *MACMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(" MAC ")
+	if m.Invert {
+		b.WriteString("! ")
+	}
+	b.WriteString(macString(m.Addr))
+}

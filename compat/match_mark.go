@@ -1,0 +1,52 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MarkMatch is -m mark --mark V[/M].
+type MarkMatch struct {
+	Mark, Mask uint32
+	Invert     bool
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name: "mark",
+		X6:   true,
+		Options: []OptDef{
+			{Name: "mark", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
+		},
+		NewMatch: func(Family) MatchExt { return &MarkMatch{} },
+	})
+}
+
+func (m *MarkMatch) Name() string { return "mark" }
+
+func (m *MarkMatch) Parse(p *OptArg) error {
+	v, mask, err := parseMarkMask("mark", "mark", p.Arg)
+	if err != nil {
+		return err
+	}
+	m.Mark, m.Mask, m.Invert = v, mask, p.Invert
+	return nil
+}
+
+func (m *MarkMatch) Final(*Rule, OptSet) error { return nil }
+
+// markString prints "0xV" or "0xV/0xM" (the mask only when not all ones).
+func markString(v, mask uint32) string {
+	if mask == 0xffffffff {
+		return fmt.Sprintf("0x%x", v)
+	}
+	return fmt.Sprintf("0x%x/0x%x", v, mask)
+}
+
+func (m *MarkMatch) Save(b *strings.Builder, _ *Rule) {
+	b.WriteString(bang(m.Invert) + " --mark " + markString(m.Mark, m.Mask))
+}
+
+func (m *MarkMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(" mark match" + bang(m.Invert) + " " + markString(m.Mark, m.Mask))
+}

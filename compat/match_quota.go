@@ -1,0 +1,46 @@
+package compat
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// QuotaMatch is -m quota: matches until a byte budget is used up.
+type QuotaMatch struct {
+	Quota  uint64
+	Invert bool
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name:     "quota",
+		Options:  []OptDef{{Name: "quota", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+		X6:       true,
+		NewMatch: func(Family) MatchExt { return &QuotaMatch{} },
+	})
+}
+
+func (m *QuotaMatch) Name() string { return "quota" }
+
+func (m *QuotaMatch) Parse(p *OptArg) error {
+	v, err := x6Uint(p, 0, math.MaxUint64)
+	if err != nil {
+		return err
+	}
+	m.Quota = v
+	if p.Invert {
+		m.Invert = true
+	}
+	return nil
+}
+
+func (m *QuotaMatch) Final(*Rule, OptSet) error { return nil }
+
+func (m *QuotaMatch) Save(b *strings.Builder, _ *Rule) {
+	fmt.Fprintf(b, "%s --quota %d", invMark(m.Invert), m.Quota)
+}
+
+func (m *QuotaMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	fmt.Fprintf(b, " quota: %d bytes", m.Quota)
+}

@@ -1,0 +1,160 @@
+package compat
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// RecentMatch is -m recent (revision 1, with --mask).
+type RecentMatch struct {
+	// Cmd is "set", "rcheck", "update" or "remove".
+	Cmd      string
+	Invert   bool
+	Seconds  uint32
+	Reap     bool
+	HitCount uint32
+	RTTL     bool
+	ListName string
+	Dest     bool
+	Mask     netip.Addr
+}
+
+const (
+	recOptSet = iota
+	recOptRcheck
+	recOptUpdate
+	recOptRemove
+	recOptSeconds
+	recOptReap
+	recOptHitcount
+	recOptRttl
+	recOptName
+	recOptRsource
+	recOptRdest
+	recOptMask
+)
+
+var recentOptNames = []string{"set", "rcheck", "update", "remove", "seconds", "reap", "hitcount", "rttl",
+	"name", "rsource", "rdest", "mask"}
+
+func init() {
+	var opts []OptDef
+	for id, n := range recentOptNames {
+		arg := NoArg
+		switch id {
+		case recOptSeconds, recOptHitcount, recOptName, recOptMask:
+			arg = RequiredArg
+		}
+		opts = append(opts, OptDef{Name: n, Arg: arg, ID: id, Invert: id <= recOptRemove})
+	}
+	RegisterMatch(&ExtSpec{
+		Name:    "recent",
+		X6:      true,
+		Options: opts,
+		NewMatch: func(f Family) MatchExt {
+			mask := netip.AddrFrom4([4]byte{255, 255, 255, 255})
+			if f == IPv6 {
+				mask = netip.AddrFrom16([16]byte{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255})
+			}
+			return &RecentMatch{ListName: "DEFAULT", Mask: mask}
+		},
+	})
+}
+
+func (m *RecentMatch) Name() string { return "recent" }
+
+func (m *RecentMatch) Parse(p *OptArg) error {
+	id := p.Def.ID
+	switch id {
+	case recOptSet, recOptRcheck, recOptUpdate, recOptRemove:
+		m.Cmd, m.Invert = recentOptNames[id], p.Invert
+	case recOptSeconds:
+		v, ok := xtStrtoui(p.Arg, 1, 0xffffffff)
+		if !ok {
+			return Paramf("recent: bad value for option \"--seconds\", or out of range (1-4294967295).\n")
+		}
+		m.Seconds = uint32(v)
+	case recOptHitcount:
+		v, ok := xtStrtoui(p.Arg, 0, 0xffffffff)
+		if !ok {
+			return Paramf("recent: bad value for option \"--hitcount\", or out of range (0-4294967295).\n")
+		}
+		m.HitCount = uint32(v)
+	case recOptReap:
+		m.Reap = true
+	case recOptRttl:
+		m.RTTL = true
+	case recOptName:
+		m.ListName = p.Arg
+	case recOptRsource:
+		m.Dest = false
+	case recOptRdest:
+		m.Dest = true
+	case recOptMask:
+		a, err := lookupHost(p.Arg, p.Family)
+		if err != nil {
+			return err
+		}
+		m.Mask = a
+	}
+	return nil
+}
+
+func (m *RecentMatch) Final(_ *Rule, seen OptSet) error {
+	if m.Cmd == "" {
+		return Paramf("recent: you must specify one of `--set', `--rcheck' `--update' or `--remove'")
+	}
+	if seen.Has(recOptReap) && !seen.Has(recOptSeconds) {
+		return Paramf("recent: option \"--reap\" also requires \"--seconds\".\n")
+	}
+	ids := []int{recOptSet, recOptRcheck, recOptUpdate, recOptRemove, recOptRttl}
+	return exclusive("recent", seen, ids, []string{"set", "rcheck", "update", "remove", "rttl"},
+		[][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 3}, {3, 0}, {3, 1}, {3, 2}, {4, 0}, {4, 3}})
+}
+
+func (m *RecentMatch) Save(b *strings.Builder, _ *Rule) {
+	b.WriteString(bang(m.Invert) + " --" + m.Cmd)
+	if m.Seconds != 0 {
+		fmt.Fprintf(b, " --seconds %d", int32(m.Seconds))
+	}
+	if m.Reap {
+		b.WriteString(" --reap")
+	}
+	if m.HitCount != 0 {
+		fmt.Fprintf(b, " --hitcount %d", m.HitCount)
+	}
+	if m.RTTL {
+		b.WriteString(" --rttl")
+	}
+	b.WriteString(" --name " + m.ListName + " --mask " + m.Mask.String())
+	if m.Dest {
+		b.WriteString(" --rdest")
+	} else {
+		b.WriteString(" --rsource")
+	}
+}
+
+func (m *RecentMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(bang(m.Invert) + " recent: ")
+	b.WriteString(map[string]string{"set": "SET", "rcheck": "CHECK", "update": "UPDATE", "remove": "REMOVE"}[m.Cmd])
+	if m.Seconds != 0 {
+		fmt.Fprintf(b, " seconds: %d", int32(m.Seconds))
+	}
+	if m.Reap {
+		b.WriteString(" reap")
+	}
+	if m.HitCount != 0 {
+		fmt.Fprintf(b, " hit_count: %d", m.HitCount)
+	}
+	if m.RTTL {
+		b.WriteString(" TTL-Match")
+	}
+	b.WriteString(" name: " + m.ListName)
+	if m.Dest {
+		b.WriteString(" side: dest")
+	} else {
+		b.WriteString(" side: source")
+	}
+	b.WriteString(" mask: " + m.Mask.String())
+}

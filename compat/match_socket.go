@@ -1,0 +1,61 @@
+package compat
+
+import "strings"
+
+// SocketMatch is -m socket (revision 3): a local socket for the packet
+// exists (TPROXY setups).
+type SocketMatch struct {
+	Transparent, NoWildcard, RestoreSkmark bool
+}
+
+const (
+	socketOptTransparent = iota
+	socketOptNoWildcard
+	socketOptRestoreSkmark
+)
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name: "socket",
+		Options: []OptDef{
+			{Name: "transparent", Arg: NoArg, ID: socketOptTransparent},
+			{Name: "nowildcard", Arg: NoArg, ID: socketOptNoWildcard},
+			{Name: "restore-skmark", Arg: NoArg, ID: socketOptRestoreSkmark},
+		},
+		X6:       true,
+		NewMatch: func(Family) MatchExt { return &SocketMatch{} },
+	})
+}
+
+func (m *SocketMatch) Name() string { return "socket" }
+
+func (m *SocketMatch) Parse(p *OptArg) error {
+	switch p.Def.ID {
+	case socketOptTransparent:
+		m.Transparent = true
+	case socketOptNoWildcard:
+		m.NoWildcard = true
+	case socketOptRestoreSkmark:
+		m.RestoreSkmark = true
+	}
+	return nil
+}
+
+func (m *SocketMatch) Final(*Rule, OptSet) error { return nil }
+
+func (m *SocketMatch) Save(b *strings.Builder, _ *Rule) {
+	if m.Transparent {
+		b.WriteString(" --transparent")
+	}
+	if m.NoWildcard {
+		b.WriteString(" --nowildcard")
+	}
+	if m.RestoreSkmark {
+		b.WriteString(" --restore-skmark")
+	}
+}
+
+func (m *SocketMatch) List(b *strings.Builder, r *Rule, _ bool) {
+	b.WriteString(" socket")
+	m.Save(b, r)
+}

@@ -1,0 +1,129 @@
+package compat
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// StatisticMatch is -m statistic: random sampling or every n-th packet.
+type StatisticMatch struct {
+	Mode        uint8 // 0 random, 1 nth
+	Invert      bool
+	Probability uint32 // random: fraction of 2^31
+	Every       uint32 // nth: n-1, as the kernel stores it
+	Packet      uint32
+	modeSet     bool
+}
+
+const (
+	statOptMode = iota
+	statOptProbability
+	statOptEvery
+	statOptPacket
+)
+
+var statisticOpts = []OptDef{
+	{Name: "mode", Arg: RequiredArg, ID: statOptMode},
+	{Name: "probability", Arg: RequiredArg, ID: statOptProbability, Invert: true},
+	{Name: "every", Arg: RequiredArg, ID: statOptEvery, Invert: true},
+	{Name: "packet", Arg: RequiredArg, ID: statOptPacket},
+}
+
+func init() {
+	RegisterMatch(&ExtSpec{
+		Name:     "statistic",
+		Options:  statisticOpts,
+		X6:       true,
+		NewMatch: func(Family) MatchExt { return &StatisticMatch{} },
+	})
+}
+
+func (m *StatisticMatch) Name() string { return "statistic" }
+
+func (m *StatisticMatch) Parse(p *OptArg) error {
+	// the reference records the "!" before validating the option
+	if p.Invert {
+		m.Invert = true
+	}
+	switch p.Def.ID {
+	case statOptMode:
+		switch p.Arg {
+		case "random":
+			m.Mode = 0
+		case "nth":
+			m.Mode = 1
+		default:
+			return Paramf("Bad mode \"%s\"", p.Arg)
+		}
+		m.modeSet = true
+	case statOptProbability:
+		v, err := parseCDouble(p.Arg)
+		if err != nil || v < 0 || v > 1 {
+			return Paramf("%s: bad value for option \"--%s\", or out of range (%d-%d).\n", p.Ext, p.Def.Name, 0, 1)
+		}
+		m.Probability = uint32(math.Round(0x80000000 * v))
+	case statOptEvery:
+		v, err := x6Uint(p, 1, math.MaxUint32)
+		if err != nil {
+			return err
+		}
+		m.Every = uint32(v) - 1
+	case statOptPacket:
+		v, err := x6Uint(p, 0, math.MaxUint32)
+		if err != nil {
+			return err
+		}
+		m.Packet = uint32(v)
+	}
+	return nil
+}
+
+// parseCDouble accepts what strtod accepts for the whole string, as far
+// as Go's parser agrees with it (decimal and hex floats, inf, nan).
+func parseCDouble(s string) (float64, error) {
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	if strings.Contains(t, "_") {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(t, 64)
+}
+
+func (m *StatisticMatch) Final(_ *Rule, seen OptSet) error {
+	if m.Mode == 0 && !seen.Has(statOptProbability) {
+		return Paramf("--probability must be specified when using random mode")
+	}
+	if m.Mode == 1 && !seen.Has(statOptEvery) && !seen.Has(statOptPacket) {
+		return Paramf("--every and --packet must be specified when using nth mode")
+	}
+	if m.Packet > m.Every {
+		return Paramf("the --packet p must be 0 <= p <= n-1")
+	}
+	return x6Fcheck("statistic", statisticOpts, seen, map[int]x6Rel{
+		statOptMode:        {mand: true},
+		statOptProbability: {excl: bit(statOptEvery) | bit(statOptPacket)},
+		statOptEvery:       {excl: bit(statOptProbability), also: bit(statOptPacket)},
+		statOptPacket:      {excl: bit(statOptProbability), also: bit(statOptEvery)},
+	})
+}
+
+func (m *StatisticMatch) write(b *strings.Builder, prefix string) {
+	switch m.Mode {
+	case 0:
+		fmt.Fprintf(b, " %smode random%s %sprobability %.11f", prefix, invMark(m.Invert), prefix,
+			float64(m.Probability)/0x80000000)
+	case 1:
+		fmt.Fprintf(b, " %smode nth%s %severy %d", prefix, invMark(m.Invert), prefix, uint64(m.Every)+1)
+		if m.Packet != 0 || prefix != "" {
+			fmt.Fprintf(b, " %spacket %d", prefix, m.Packet)
+		}
+	}
+}
+
+func (m *StatisticMatch) Save(b *strings.Builder, _ *Rule) { m.write(b, "--") }
+
+func (m *StatisticMatch) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(" statistic")
+	m.write(b, "")
+}

@@ -1,0 +1,52 @@
+package compat
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/google/nftables/expr"
+)
+
+// ErrNoNative says an extension instance has no native translation.
+var ErrNoNative = errors.New("no native nftables translation")
+
+// PortExprs loads the 16-bit port at transport offset off and compares
+// it with r: "cmp eq" for a single port, "cmp lte" for a range from 0,
+// "range" otherwise; negation flips the operator. Any port: nothing.
+func PortExprs(off uint32, r PortRange) []expr.Any {
+	if r.Min == 0 && r.Max == 0xffff {
+		return nil
+	}
+	load := &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: off, Len: 2}
+	be := func(v uint16) []byte { return binary.BigEndian.AppendUint16(nil, v) }
+	eq, neq := expr.CmpOpEq, expr.CmpOpNeq
+	if r.Invert {
+		eq, neq = neq, eq
+	}
+	_ = neq
+	switch {
+	case r.Min == r.Max:
+		return []expr.Any{load, &expr.Cmp{Op: eq, Register: 1, Data: be(r.Min)}}
+	case r.Min == 0 && !r.Invert:
+		return []expr.Any{load, &expr.Cmp{Op: expr.CmpOpLte, Register: 1, Data: be(r.Max)}}
+	case r.Max == 0xffff && !r.Invert:
+		return []expr.Any{load, &expr.Cmp{Op: expr.CmpOpGte, Register: 1, Data: be(r.Min)}}
+	}
+	return []expr.Any{load, &expr.Range{Op: eq, Register: 1, FromData: be(r.Min), ToData: be(r.Max)}}
+}
+
+// NftContext carries what an extension needs to build its nftables
+// expressions.
+type NftContext struct {
+	Family Family
+	Rule   *Rule
+	// Table is the iptables table the rule lives in.
+	Table string
+}
+
+// NftExpresser is implemented by matches and targets that have a native
+// nftables translation. Data goes through register 1, verdicts through
+// register 0, as iptables-nft does.
+type NftExpresser interface {
+	NftExprs(ctx *NftContext) ([]expr.Any, error)
+}

@@ -1,0 +1,96 @@
+package compat
+
+import "testing"
+
+// Expected strings below are what iptables-nft 1.8.9 printed (spec §3).
+
+func TestFormatNum(t *testing.T) {
+	f := ListFormat{Verbose: true}
+	for _, c := range []struct {
+		n    uint64
+		want string
+	}{
+		{0, "    0 "}, {99999, "99999 "}, {100000, " 100K "}, {999999, "1000K "},
+		{123456789, " 123M "}, {98765432100, "  99G "}, {12345678901234, "  12T "}, {123456789012345, " 123T "},
+	} {
+		if got := f.FormatNum(c.n, false); got != c.want {
+			t.Errorf("FormatNum(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if got := f.FormatNum(123456789, true); got != "123M " {
+		t.Errorf("notable: %q", got)
+	}
+	x := ListFormat{Verbose: true, Exact: true}
+	if got := x.FormatNum(4, false); got != "       4 " {
+		t.Errorf("exact: %q", got)
+	}
+}
+
+func TestChainHeader(t *testing.T) {
+	for _, c := range []struct {
+		f      ListFormat
+		policy string
+		cnt    Counters
+		want   string
+	}{
+		{ListFormat{Verbose: true, Numeric: true, LineNumbers: true}, "DROP", Counters{},
+			"Chain INPUT (policy DROP 0 packets, 0 bytes)\nnum   pkts bytes target     prot opt in     out     source               destination         \n"},
+		{ListFormat{Verbose: true, Numeric: true, Exact: true}, "DROP", Counters{},
+			"Chain INPUT (policy DROP 0 packets, 0 bytes)\n    pkts      bytes target     prot opt in     out     source               destination         \n"},
+		{ListFormat{}, "DROP", Counters{},
+			"Chain INPUT (policy DROP)\ntarget     prot opt source               destination         \n"},
+		{ListFormat{Verbose: true}, "ACCEPT", Counters{Packets: 123456789, Bytes: 98765432100},
+			"Chain INPUT (policy ACCEPT 123M packets, 99G bytes)\n pkts bytes target     prot opt in     out     source               destination         \n"},
+	} {
+		if got := c.f.ChainHeader("INPUT", c.policy, c.cnt, 0); got != c.want {
+			t.Errorf("got\n%q\nwant\n%q", got, c.want)
+		}
+	}
+	if got := (ListFormat{}).ChainHeader("web", "", Counters{}, 1); got[:26] != "Chain web (1 references)\nt" {
+		t.Errorf("user chain header: %q", got)
+	}
+}
+
+func mustRule(t *testing.T, f Family, args ...string) *Rule {
+	t.Helper()
+	cmd, err := Parse(f, args, ParseOptions{})
+	if err != nil {
+		t.Fatalf("%v: %s", args, Format(err, "iptables", -1))
+	}
+	return cmd.Rules[0]
+}
+
+func TestListRule(t *testing.T) {
+	for _, c := range []struct {
+		f    ListFormat
+		fam  Family
+		args []string
+		cnt  Counters
+		want string
+	}{
+		{ListFormat{Verbose: true, Numeric: true, LineNumbers: true}, IPv4, []string{"-A", "INPUT", "-i", "lo", "-j", "ACCEPT"}, Counters{4, 336},
+			"1        4   336 ACCEPT     0    --  lo     *       0.0.0.0/0            0.0.0.0/0           \n"},
+		{ListFormat{Verbose: true, Numeric: true, LineNumbers: true}, IPv4, []string{"-A", "INPUT", "-s", "192.168.1.0/24", "-p", "tcp", "--dport", "22", "-j", "ACCEPT"}, Counters{},
+			"1        0     0 ACCEPT     6    --  *      *       192.168.1.0/24       0.0.0.0/0            tcp dpt:22\n"},
+		{ListFormat{Verbose: true, Numeric: true}, IPv4, []string{"-A", "INPUT", "-p", "udp", "--sport", "53", "-j", "ACCEPT"}, Counters{},
+			"    0     0 ACCEPT     17   --  *      *       0.0.0.0/0            0.0.0.0/0            udp spt:53\n"},
+		{ListFormat{}, IPv4, []string{"-A", "INPUT", "-j", "ACCEPT"}, Counters{},
+			"ACCEPT     all  --  anywhere             anywhere            \n"},
+		{ListFormat{}, IPv4, []string{"-A", "INPUT", "-p", "tcp", "--dport", "22", "-s", "192.168.1.0/24", "-j", "ACCEPT"}, Counters{},
+			"ACCEPT     tcp  --  192.168.1.0/24       anywhere             tcp dpt:ssh\n"},
+		{ListFormat{Numeric: true}, IPv4, []string{"-A", "INPUT", "-p", "tcp", "!", "--dport", "22"}, Counters{},
+			"           6    --  0.0.0.0/0            0.0.0.0/0            tcp dpt:!22\n"},
+		{ListFormat{Numeric: true}, IPv4, []string{"-A", "INPUT", "-p", "tcp", "--sport", "1024:", "--syn"}, Counters{},
+			"           6    --  0.0.0.0/0            0.0.0.0/0            tcp spts:1024:65535 flags:0x17/0x02\n"},
+		{ListFormat{Numeric: true, Verbose: true, LineNumbers: true}, IPv6, []string{"-A", "INPUT", "-i", "eth0", "!", "-d", "2001:db8::1", "-j", "DROP"}, Counters{},
+			"1        0     0 DROP       0    --  eth0   *       ::/0                !2001:db8::1         \n"},
+		{ListFormat{Numeric: true}, IPv4, []string{"-A", "INPUT", "!", "-s", "10.0.0.0/8", "-f", "-g", "web"}, Counters{},
+			"web        0    -f !10.0.0.0/8           0.0.0.0/0           [goto] \n"},
+	} {
+		r := mustRule(t, c.fam, c.args...)
+		r.Counters = &c.cnt
+		if got := c.f.ListRule(r, 1); got != c.want {
+			t.Errorf("%v:\ngot  %q\nwant %q", c.args, got, c.want)
+		}
+	}
+}

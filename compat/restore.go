@@ -1,0 +1,280 @@
+package compat
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// RestoreOptions tune ParseRestore.
+type RestoreOptions struct {
+	Family Family
+	// Prog is the program name as invoked ("iptables-restore").
+	Prog string
+	// Counters applies [p:b] values (--counters).
+	Counters bool
+	// Table restricts the restore to one table section (-T).
+	Table   string
+	Warn    func(string)
+	Resolve func(host string, f Family) ([]string, error)
+}
+
+// ChainDecl is a ":CHAIN POLICY [p:b]" line. Policy is "-" for a user
+// chain.
+type ChainDecl struct {
+	Name     string
+	Policy   string
+	Counters Counters
+	Line     int
+}
+
+// RestoreCmd is one command line of a table section.
+type RestoreCmd struct {
+	Line int
+	Cmd  *Command
+}
+
+// RestoreTable is one "*table ... COMMIT" section.
+type RestoreTable struct {
+	Name       string
+	Line       int
+	CommitLine int
+	Chains     []ChainDecl
+	Cmds       []RestoreCmd
+}
+
+// RestoreError is an error at a line of a restore file.
+type RestoreError struct {
+	Line int
+	Err  error
+}
+
+func (e *RestoreError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+// FormatRestore renders a restore error as iptables-restore prints it.
+func FormatRestore(err error, prog string) string {
+	re, ok := err.(*RestoreError)
+	if !ok {
+		return Format(err, prog, -1)
+	}
+	e, ok := re.Err.(*Error)
+	if ok && e.Kind == KindPlain {
+		return fmt.Sprintf("%s: line %d failed: %s\n", prog, re.Line, e.Msg)
+	}
+	line := -1
+	if StatusOf(re.Err) == StatusParameter {
+		line = re.Line
+	}
+	return Format(re.Err, prog, line)
+}
+
+// StatusOfRestore returns the exit status for a restore error.
+func StatusOfRestore(err error) int {
+	if re, ok := err.(*RestoreError); ok {
+		return StatusOf(re.Err)
+	}
+	return StatusOf(err)
+}
+
+var restoreTables = map[string]bool{"filter": true, "nat": true, "mangle": true, "raw": true, "security": true}
+
+// ParseRestore reads an iptables-save/iptables-restore file. It stops at
+// the first error, which names the line as iptables-restore does.
+func ParseRestore(r io.Reader, o RestoreOptions) ([]*RestoreTable, error) {
+	var (
+		tables []*RestoreTable
+		cur    *RestoreTable
+		skip   bool // inside a section -T excludes
+		n      int
+	)
+	fail := func(err error) ([]*RestoreTable, error) { return nil, &RestoreError{Line: n, Err: err} }
+	br := bufio.NewReaderSize(r, 64*1024)
+	for {
+		raw, rerr := br.ReadString('\n')
+		if raw == "" && rerr != nil {
+			if rerr != io.EOF {
+				return nil, rerr
+			}
+			break
+		}
+		n++
+		line := strings.TrimSuffix(raw, "\n")
+		switch {
+		case line == "" || line[0] == '#':
+			continue
+		case (cur != nil || skip) && line == "COMMIT":
+			if cur != nil {
+				cur.CommitLine = n
+				tables = append(tables, cur)
+			}
+			cur, skip = nil, false
+			continue
+		case line[0] == '*' && cur == nil && !skip:
+			name := firstField(line[1:])
+			if name == "" {
+				return fail(Paramf("%s: line %d table name invalid", o.Prog, n))
+			}
+			if !restoreTables[name] {
+				return fail(Paramf("%s: line %d table name '%s' invalid", o.Prog, n, name))
+			}
+			if o.Table != "" && o.Table != name {
+				skip = true
+				continue
+			}
+			cur = &RestoreTable{Name: name, Line: n}
+			continue
+		case skip:
+			continue
+		case line[0] == ':' && cur != nil:
+			d, err := parseChainDecl(line[1:], n, o)
+			if err != nil {
+				return fail(err)
+			}
+			cur.Chains = append(cur.Chains, d)
+			continue
+		case cur == nil:
+			return fail(Rawf(StatusOther, "%s: line %d failed\n", o.Prog, n))
+		}
+		cmd, err := parseRestoreRule(line, n, cur.Name, o)
+		if err == ErrSkipLine {
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		cur.Cmds = append(cur.Cmds, RestoreCmd{Line: n, Cmd: cmd})
+	}
+	if cur != nil || skip {
+		return nil, &RestoreError{Line: n + 1, Err: Rawf(StatusOther, "%s: COMMIT expected at line %d\n", o.Prog, n+1)}
+	}
+	return tables, nil
+}
+
+func firstField(s string) string {
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
+	if len(f) == 0 {
+		return ChainDecl{}, Paramf("%s: line %d chain name invalid", o.Prog, n)
+	}
+	d := ChainDecl{Name: f[0], Line: n}
+	if len(d.Name) >= 29 {
+		return d, Paramf("chain name `%s' too long (must be under %d chars)", d.Name, 29)
+	}
+	if len(f) < 2 {
+		return d, Paramf("%s: line %d policy invalid", o.Prog, n)
+	}
+	d.Policy = f[1]
+	if d.Policy == "-" {
+		if err := checkNewChainName(d.Name, o.Family); err != nil {
+			return d, err
+		}
+	}
+	if o.Counters {
+		if len(f) < 3 {
+			return d, Paramf("invalid policy counters for chain '%s'", d.Name)
+		}
+		c, ok := parseBracketCounters(f[2])
+		if !ok {
+			return d, Paramf("invalid policy counters for chain '%s'", d.Name)
+		}
+		d.Counters = c
+	}
+	return d, nil
+}
+
+// parseBracketCounters parses "[p:b]".
+func parseBracketCounters(s string) (Counters, bool) {
+	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
+		return Counters{}, false
+	}
+	p, b, ok := strings.Cut(s[1:len(s)-1], ":")
+	if !ok {
+		return Counters{}, false
+	}
+	pv, ok1 := scanULL(p)
+	bv, ok2 := scanULL(b)
+	if !ok1 || !ok2 {
+		return Counters{}, false
+	}
+	return Counters{Packets: pv, Bytes: bv}, true
+}
+
+func parseRestoreRule(line string, n int, table string, o RestoreOptions) (*Command, error) {
+	start := line
+	var pcnt, bcnt string
+	if line[0] == '[' {
+		end := strings.IndexByte(line, ']')
+		if end < 0 {
+			return nil, Paramf("Bad line %d: need ]", n)
+		}
+		inner := line[1:end]
+		var ok bool
+		pcnt, bcnt, ok = strings.Cut(strings.TrimLeft(inner, ":"), ":")
+		if !ok || bcnt == "" {
+			return nil, Paramf("Bad line %d: need ]", n)
+		}
+		start = line[end+1:]
+	}
+	words := RestoreWords(start)
+	var args []string
+	if o.Counters && pcnt != "" {
+		args = append(args, "--set-counters", pcnt, bcnt)
+	}
+	args = append(args, words...)
+	return Parse(o.Family, args, ParseOptions{Restore: true, Prog: o.Prog, Table: table, Warn: o.Warn, Resolve: o.Resolve})
+}
+
+// RestoreWords splits a rule line as iptables-restore does: blanks
+// separate words, double quotes group them (a closing quote ends the
+// word), a backslash inside quotes takes the next character literally.
+// Single quotes are ordinary characters.
+func RestoreWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted, escaped := false, false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if quoted {
+			switch {
+			case escaped:
+				cur.WriteByte(c)
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				quoted = false
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			default:
+				cur.WriteByte(c)
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			quoted, inWord = true, true
+		case ' ', '\t', '\n':
+			if inWord && cur.Len() > 0 {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if cur.Len() > 0 || quoted {
+		words = append(words, cur.String())
+	}
+	return words
+}

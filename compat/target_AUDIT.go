@@ -1,0 +1,45 @@
+package compat
+
+import "strings"
+
+// AuditTarget is -j AUDIT --type accept|drop|reject: it records the
+// packet in the audit log.
+type AuditTarget struct {
+	Type string // "accept", "drop" or "reject"
+}
+
+var tgAuditOptions = []OptDef{{Name: "type", Arg: RequiredArg, ID: 0}}
+
+func init() {
+	RegisterTarget(&ExtSpec{
+		Name:      "AUDIT",
+		X6:        true,
+		Options:   tgAuditOptions,
+		NewTarget: func(Family) TargetExt { return &AuditTarget{} },
+	})
+}
+
+func (t *AuditTarget) Name() string { return "AUDIT" }
+
+func (t *AuditTarget) Parse(p *OptArg) error {
+	switch s := strings.ToLower(p.Arg); s {
+	case "accept", "drop", "reject":
+		t.Type = s
+		return nil
+	}
+	return Paramf("Bad action type value \"%s\"", p.Arg)
+}
+
+func (t *AuditTarget) Final(_ *Rule, seen OptSet) error {
+	return tgFcheck("AUDIT", tgAuditOptions, seen, map[int]tgRel{0: {mand: true}})
+}
+
+func (t *AuditTarget) Save(b *strings.Builder, _ *Rule) {
+	if t.Type != "" {
+		b.WriteString(" --type " + t.Type)
+	}
+}
+
+func (t *AuditTarget) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(" AUDIT " + t.Type)
+}

@@ -1,0 +1,165 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ConnmarkTarget is -j CONNMARK (revision 2): it sets the conntrack mark
+// ((ctmark & ^CtMask) ^ CtMark), or copies between packet and conntrack
+// mark under masks, optionally shifted.
+type ConnmarkTarget struct {
+	Mode       uint8 // tgConnmarkSet, tgConnmarkSave, tgConnmarkRestore
+	CtMark     uint32
+	CtMask     uint32
+	NfMask     uint32
+	ShiftRight bool
+	ShiftBits  uint8
+}
+
+const (
+	tgConnmarkSet = iota
+	tgConnmarkSave
+	tgConnmarkRestore
+)
+
+const (
+	tgCmOptSet = iota
+	tgCmOptSave
+	tgCmOptRestore
+	tgCmOptAnd
+	tgCmOptOr
+	tgCmOptXor
+	tgCmOptLShift
+	tgCmOptRShift
+	tgCmOptSetX
+	tgCmOptCtMask
+	tgCmOptNfMask
+	tgCmOptMask
+)
+
+const tgCmAnyOp = 1<<tgCmOptSet | 1<<tgCmOptSave | 1<<tgCmOptRestore | 1<<tgCmOptAnd | 1<<tgCmOptOr | 1<<tgCmOptXor | 1<<tgCmOptSetX
+
+var tgConnmarkOptions = []OptDef{
+	{Name: "set-xmark", Arg: RequiredArg, ID: tgCmOptSetX},
+	{Name: "set-mark", Arg: RequiredArg, ID: tgCmOptSet},
+	{Name: "and-mark", Arg: RequiredArg, ID: tgCmOptAnd},
+	{Name: "or-mark", Arg: RequiredArg, ID: tgCmOptOr},
+	{Name: "xor-mark", Arg: RequiredArg, ID: tgCmOptXor},
+	{Name: "save-mark", Arg: NoArg, ID: tgCmOptSave},
+	{Name: "restore-mark", Arg: NoArg, ID: tgCmOptRestore},
+	{Name: "left-shift-mark", Arg: RequiredArg, ID: tgCmOptLShift},
+	{Name: "right-shift-mark", Arg: RequiredArg, ID: tgCmOptRShift},
+	{Name: "ctmask", Arg: RequiredArg, ID: tgCmOptCtMask},
+	{Name: "nfmask", Arg: RequiredArg, ID: tgCmOptNfMask},
+	{Name: "mask", Arg: RequiredArg, ID: tgCmOptMask},
+}
+
+var tgConnmarkRels = map[int]tgRel{
+	tgCmOptSetX: {excl: tgCmAnyOp}, tgCmOptSet: {excl: tgCmAnyOp}, tgCmOptAnd: {excl: tgCmAnyOp},
+	tgCmOptOr: {excl: tgCmAnyOp}, tgCmOptXor: {excl: tgCmAnyOp}, tgCmOptSave: {excl: tgCmAnyOp},
+	tgCmOptRestore: {excl: tgCmAnyOp},
+	tgCmOptCtMask:  {excl: tgBit(tgCmOptMask)},
+	tgCmOptNfMask:  {excl: tgBit(tgCmOptMask)},
+	tgCmOptMask:    {excl: tgBit(tgCmOptCtMask) | tgBit(tgCmOptNfMask)},
+}
+
+func init() {
+	RegisterTarget(&ExtSpec{
+		Name:      "CONNMARK",
+		X6:        true,
+		Options:   tgConnmarkOptions,
+		NewTarget: func(Family) TargetExt { return &ConnmarkTarget{CtMask: 0xffffffff, NfMask: 0xffffffff} },
+	})
+}
+
+func (t *ConnmarkTarget) Name() string { return "CONNMARK" }
+
+func (t *ConnmarkTarget) Parse(p *OptArg) error {
+	switch id := p.Def.ID; id {
+	case tgCmOptSetX, tgCmOptSet, tgCmOptAnd, tgCmOptOr, tgCmOptXor:
+		v, m, err := tgParseMarkOp(p, id, tgCmOptSetX, tgCmOptSet, tgCmOptAnd, tgCmOptOr, tgCmOptXor)
+		if err != nil {
+			return err
+		}
+		t.Mode, t.CtMark, t.CtMask = tgConnmarkSet, v, m
+	case tgCmOptSave:
+		t.Mode = tgConnmarkSave
+	case tgCmOptRestore:
+		t.Mode = tgConnmarkRestore
+	case tgCmOptLShift, tgCmOptRShift:
+		v, err := tgUint(p, 0, 32)
+		if err != nil {
+			return err
+		}
+		t.ShiftRight, t.ShiftBits = id == tgCmOptRShift, uint8(v)
+	case tgCmOptCtMask, tgCmOptNfMask, tgCmOptMask:
+		v, err := tgUint(p, 0, 0xffffffff)
+		if err != nil {
+			return err
+		}
+		if id != tgCmOptNfMask {
+			t.CtMask = uint32(v)
+		}
+		if id != tgCmOptCtMask {
+			t.NfMask = uint32(v)
+		}
+	}
+	return nil
+}
+
+func (t *ConnmarkTarget) Final(_ *Rule, seen OptSet) error {
+	if seen&tgCmAnyOp == 0 {
+		return Paramf("CONNMARK target: No operation specified")
+	}
+	return tgFcheck("CONNMARK", tgConnmarkOptions, seen, tgConnmarkRels)
+}
+
+func (t *ConnmarkTarget) shiftName() string {
+	if t.ShiftRight {
+		return "right-shift-mark"
+	}
+	return "left-shift-mark"
+}
+
+func (t *ConnmarkTarget) Save(b *strings.Builder, _ *Rule) {
+	switch t.Mode {
+	case tgConnmarkSet:
+		fmt.Fprintf(b, " --set-xmark 0x%x/0x%x", t.CtMark, t.CtMask)
+	case tgConnmarkSave:
+		fmt.Fprintf(b, " --save-mark --nfmask 0x%x --ctmask 0x%x", t.NfMask, t.CtMask)
+	case tgConnmarkRestore:
+		fmt.Fprintf(b, " --restore-mark --nfmask 0x%x --ctmask 0x%x", t.NfMask, t.CtMask)
+	}
+	if t.ShiftBits != 0 {
+		fmt.Fprintf(b, " --%s %d", t.shiftName(), t.ShiftBits)
+	}
+}
+
+func (t *ConnmarkTarget) List(b *strings.Builder, _ *Rule, _ bool) {
+	switch t.Mode {
+	case tgConnmarkSet:
+		b.WriteString(" CONNMARK " + tgMarkOpString(t.CtMark, t.CtMask))
+	case tgConnmarkSave:
+		switch {
+		case t.NfMask == 0xffffffff && t.CtMask == 0xffffffff:
+			b.WriteString(" CONNMARK save")
+		case t.NfMask == t.CtMask:
+			fmt.Fprintf(b, " CONNMARK save mask 0x%x", t.NfMask)
+		default:
+			fmt.Fprintf(b, " CONNMARK save nfmask 0x%x ctmask ~0x%x", t.NfMask, t.CtMask)
+		}
+	case tgConnmarkRestore:
+		switch {
+		case t.CtMask == 0xffffffff && t.NfMask == 0xffffffff:
+			b.WriteString(" CONNMARK restore")
+		case t.CtMask == t.NfMask:
+			fmt.Fprintf(b, " CONNMARK restore mask 0x%x", t.CtMask)
+		default:
+			fmt.Fprintf(b, " CONNMARK restore ctmask 0x%x nfmask ~0x%x", t.CtMask, t.NfMask)
+		}
+	}
+	if t.ShiftBits != 0 {
+		fmt.Fprintf(b, " %s %d", t.shiftName(), t.ShiftBits)
+	}
+}

@@ -1,0 +1,202 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CTTarget is -j CT (revision 2): conntrack settings for new
+// connections (helper, timeout policy, events, zone) or no tracking.
+type CTTarget struct {
+	Flags     uint16 // XT_CT_* bits
+	Helper    string
+	Timeout   string
+	CtEvents  uint32
+	ExpEvents uint32
+	Zone      uint16
+}
+
+// XT_CT_* flags.
+const (
+	CTNotrack      = 1 << 0
+	CTNotrackAlias = 1 << 1
+	CTZoneDirOrig  = 1 << 2
+	CTZoneDirRepl  = 1 << 3
+	CTZoneMark     = 1 << 4
+)
+
+const (
+	tgCtOptNotrack = iota
+	tgCtOptHelper
+	tgCtOptTimeout
+	tgCtOptCtEvents
+	tgCtOptExpEvents
+	tgCtOptZone
+	tgCtOptZoneOrig
+	tgCtOptZoneReply
+)
+
+const (
+	tgCtHelperSize  = 16
+	tgCtTimeoutSize = 32
+)
+
+type tgCtEvent struct {
+	name string
+	bit  uint
+}
+
+var tgCtEventNames = []tgCtEvent{
+	{"new", 0}, {"related", 1}, {"destroy", 2}, {"reply", 3}, {"assured", 4},
+	{"protoinfo", 5}, {"helper", 6}, {"mark", 7}, {"natseqinfo", 8}, {"secmark", 9},
+}
+
+var tgCtExpEventNames = []tgCtEvent{{"new", 0}}
+
+func init() {
+	RegisterTarget(&ExtSpec{
+		Name: "CT",
+		X6:   true,
+		Options: []OptDef{
+			{Name: "notrack", Arg: NoArg, ID: tgCtOptNotrack},
+			{Name: "helper", Arg: RequiredArg, ID: tgCtOptHelper},
+			{Name: "timeout", Arg: RequiredArg, ID: tgCtOptTimeout},
+			{Name: "ctevents", Arg: RequiredArg, ID: tgCtOptCtEvents},
+			{Name: "expevents", Arg: RequiredArg, ID: tgCtOptExpEvents},
+			{Name: "zone-orig", Arg: RequiredArg, ID: tgCtOptZoneOrig},
+			{Name: "zone-reply", Arg: RequiredArg, ID: tgCtOptZoneReply},
+			{Name: "zone", Arg: RequiredArg, ID: tgCtOptZone},
+		},
+		NewTarget: func(Family) TargetExt { return &CTTarget{} },
+	})
+}
+
+func (t *CTTarget) Name() string {
+	if t.Flags&CTNotrackAlias != 0 {
+		return "NOTRACK"
+	}
+	return "CT"
+}
+
+func tgCtParseEvents(tbl []tgCtEvent, s string) (uint32, error) {
+	var mask uint32
+	for _, tok := range strings.Split(s, ",") {
+		found := false
+		for _, e := range tbl {
+			if e.name == tok {
+				mask |= 1 << e.bit
+				found = true
+				break
+			}
+		}
+		if !found {
+			return 0, Paramf("Unknown event type \"%s\"", tok)
+		}
+	}
+	return mask, nil
+}
+
+func tgTruncString(s string, size int) string {
+	if len(s) > size-1 {
+		return s[:size-1]
+	}
+	return s
+}
+
+func (t *CTTarget) Parse(p *OptArg) error {
+	var err error
+	switch id := p.Def.ID; id {
+	case tgCtOptNotrack:
+		t.Flags |= CTNotrack
+	case tgCtOptHelper:
+		t.Helper = tgTruncString(p.Arg, tgCtHelperSize)
+	case tgCtOptTimeout:
+		t.Timeout = tgTruncString(p.Arg, tgCtTimeoutSize)
+	case tgCtOptCtEvents:
+		t.CtEvents, err = tgCtParseEvents(tgCtEventNames, p.Arg)
+	case tgCtOptExpEvents:
+		t.ExpEvents, err = tgCtParseEvents(tgCtExpEventNames, p.Arg)
+	case tgCtOptZone, tgCtOptZoneOrig, tgCtOptZoneReply:
+		if id == tgCtOptZoneOrig {
+			t.Flags |= CTZoneDirOrig
+		}
+		if id == tgCtOptZoneReply {
+			t.Flags |= CTZoneDirRepl
+		}
+		t.Zone = 0
+		if strings.EqualFold(p.Arg, "mark") {
+			t.Flags |= CTZoneMark
+			return nil
+		}
+		v, _, ok := tgStrtoul(p.Arg, 0, 0xffff, true)
+		if !ok {
+			return Paramf("Cannot parse %s as a zone ID", p.Arg)
+		}
+		t.Zone = uint16(v)
+	}
+	return err
+}
+
+func (t *CTTarget) Final(*Rule, OptSet) error { return nil }
+
+func tgCtEventList(tbl []tgCtEvent, mask uint32) string {
+	var parts []string
+	for _, e := range tbl {
+		if mask&(1<<e.bit) != 0 {
+			parts = append(parts, e.name)
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func (t *CTTarget) write(b *strings.Builder, pfx string) {
+	if t.Flags&CTNotrack != 0 {
+		b.WriteString(" " + pfx + "notrack")
+	}
+	if t.Helper != "" {
+		b.WriteString(" " + pfx + "helper " + t.Helper)
+	}
+	if t.Timeout != "" {
+		b.WriteString(" " + pfx + "timeout " + t.Timeout)
+	}
+	if t.CtEvents != 0 {
+		b.WriteString(" " + pfx + "ctevents " + tgCtEventList(tgCtEventNames, t.CtEvents))
+	}
+	if t.ExpEvents != 0 {
+		b.WriteString(" " + pfx + "expevents " + tgCtEventList(tgCtExpEventNames, t.ExpEvents))
+	}
+	if t.Flags&CTZoneMark != 0 || t.Zone != 0 {
+		b.WriteString(" " + pfx + "zone")
+		switch t.Flags & (CTZoneDirOrig | CTZoneDirRepl) {
+		case CTZoneDirOrig:
+			b.WriteString("-orig")
+		case CTZoneDirRepl:
+			b.WriteString("-reply")
+		}
+		if t.Flags&CTZoneMark != 0 {
+			b.WriteString(" mark")
+		} else {
+			fmt.Fprintf(b, " %d", t.Zone)
+		}
+	}
+}
+
+func (t *CTTarget) Save(b *strings.Builder, _ *Rule) {
+	if t.Flags&CTNotrackAlias != 0 {
+		return
+	}
+	t.write(b, "--")
+}
+
+func (t *CTTarget) List(b *strings.Builder, _ *Rule, _ bool) {
+	if t.Flags&CTNotrackAlias != 0 {
+		b.WriteString(" NOTRACK")
+		return
+	}
+	b.WriteString(" CT")
+	t.write(b, "")
+}
+
+// ListName is the -L target column: the kernel target is CT even when
+// -S shows the NOTRACK alias.
+func (t *CTTarget) ListName() string { return "CT" }

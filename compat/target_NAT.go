@@ -1,0 +1,319 @@
+package compat
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// NATTarget is one of the address/port translation targets SNAT, DNAT,
+// MASQUERADE and REDIRECT (libxt_NAT in xtables). They share the range
+// syntax "[addr[-addr]][:port[-port[/base]]]" (IPv6 addresses in
+// brackets when a port follows) and the --random, --random-fully and
+// --persistent flags.
+type NATTarget struct {
+	Kind   string // "SNAT", "DNAT", "MASQUERADE", "REDIRECT"
+	Family Family
+	Range  NATRange
+}
+
+// NATRange is nf_nat_range2.
+type NATRange struct {
+	Flags            uint32
+	MinAddr, MaxAddr netip.Addr
+	MinPort, MaxPort uint16
+	BasePort         uint16
+}
+
+// NF_NAT_RANGE_* flags.
+const (
+	NATMapIPs          = 1 << 0
+	NATProtoSpecified  = 1 << 1
+	NATProtoRandom     = 1 << 2
+	NATPersistent      = 1 << 3
+	NATProtoRandomFull = 1 << 4
+	NATProtoOffset     = 1 << 5
+)
+
+const (
+	tgNatOptToDest = iota
+	tgNatOptToSrc
+	tgNatOptToPorts
+	tgNatOptRandom
+	tgNatOptRandomFully
+	tgNatOptPersistent
+)
+
+var tgNatOptions = map[string][]OptDef{
+	"SNAT": {
+		{Name: "to-source", Arg: RequiredArg, ID: tgNatOptToSrc},
+		{Name: "random", Arg: NoArg, ID: tgNatOptRandom},
+		{Name: "random-fully", Arg: NoArg, ID: tgNatOptRandomFully},
+		{Name: "persistent", Arg: NoArg, ID: tgNatOptPersistent},
+	},
+	"DNAT": {
+		{Name: "to-destination", Arg: RequiredArg, ID: tgNatOptToDest},
+		{Name: "random", Arg: NoArg, ID: tgNatOptRandom},
+		{Name: "persistent", Arg: NoArg, ID: tgNatOptPersistent},
+	},
+	"MASQUERADE": {
+		{Name: "to-ports", Arg: RequiredArg, ID: tgNatOptToPorts},
+		{Name: "random", Arg: NoArg, ID: tgNatOptRandom},
+		{Name: "random-fully", Arg: NoArg, ID: tgNatOptRandomFully},
+	},
+	"REDIRECT": {
+		{Name: "to-ports", Arg: RequiredArg, ID: tgNatOptToPorts},
+		{Name: "random", Arg: NoArg, ID: tgNatOptRandom},
+	},
+}
+
+var tgNatRels = map[string]map[int]tgRel{
+	"SNAT": {tgNatOptToSrc: {mand: true}},
+	"DNAT": {tgNatOptToDest: {mand: true}},
+}
+
+func tgRegisterNAT(kind string) {
+	for _, f := range []Family{IPv4, IPv6} {
+		f := f
+		RegisterTarget(&ExtSpec{
+			Name:      kind,
+			Family:    f,
+			X6:        true,
+			Options:   tgNatOptions[kind],
+			NewTarget: func(Family) TargetExt { return &NATTarget{Kind: kind, Family: f} },
+		})
+	}
+}
+
+func (t *NATTarget) Name() string { return t.Kind }
+
+// tgNatPortOK says whether the rule's protocol has ports to translate.
+func tgNatPortOK(r *Rule) bool {
+	switch r.Proto {
+	case 6, 17, 132, 33, 1: // tcp, udp, sctp, dccp, icmp
+		return true
+	}
+	return false
+}
+
+func (t *NATTarget) Parse(p *OptArg) error {
+	switch p.Def.ID {
+	case tgNatOptToDest, tgNatOptToSrc:
+		return t.Range.parseTo(p.Arg, tgNatPortOK(p.Rule), t.Family)
+	case tgNatOptToPorts:
+		return t.Range.parsePorts(p.Arg, tgNatPortOK(p.Rule))
+	case tgNatOptRandom:
+		t.Range.Flags |= NATProtoRandom
+	case tgNatOptRandomFully:
+		t.Range.Flags |= NATProtoRandomFull
+	case tgNatOptPersistent:
+		t.Range.Flags |= NATPersistent
+	}
+	return nil
+}
+
+func (t *NATTarget) Final(_ *Rule, seen OptSet) error {
+	// Only DNAT uses nf_nat_range2 (revision 2), which has room for the
+	// base port of a shifted port map; the others keep the flag only.
+	if t.Kind != "DNAT" {
+		t.Range.BasePort = 0
+	}
+	if t.Kind == "REDIRECT" && t.Range.Flags&NATProtoOffset != 0 {
+		return Paramf("Shifted portmap ranges not supported with this kernel")
+	}
+	return tgFcheck(t.Kind, tgNatOptions[t.Kind], seen, tgNatRels[t.Kind])
+}
+
+// natPort parses a port number or, where allowed, a service name.
+func tgNatServicePort(s string) (uint16, bool) {
+	return ServicePort(s, "")
+}
+
+func (r *NATRange) parsePorts(arg string, portOK bool) error {
+	if !portOK {
+		return Paramf("Need TCP, UDP, SCTP or DCCP with port specification")
+	}
+	r.Flags |= NATProtoSpecified
+	port, end, ok := tgStrtoul(arg, 0, 0xffff, false)
+	if !ok {
+		p, found := tgNatServicePort(arg)
+		if !found {
+			return Paramf("Port `%s' not valid", arg)
+		}
+		port, end = uint64(p), ""
+	}
+	switch {
+	case end == "":
+		r.MinPort, r.MaxPort = uint16(port), uint16(port)
+		return nil
+	case end[0] == '-':
+		arg = end[1:]
+	case end[0] == ':':
+		return Paramf("Invalid port:port syntax - use dash")
+	default:
+		return Paramf("Garbage after port value: `%s'", end)
+	}
+	maxPort, end, ok := tgStrtoul(arg, 0, 0xffff, false)
+	if !ok {
+		return Paramf("Port `%s' not valid", arg)
+	}
+	if maxPort < port {
+		return Paramf("Port range `%s' funky", arg)
+	}
+	r.MinPort, r.MaxPort = uint16(port), uint16(maxPort)
+	switch {
+	case end == "":
+		return nil
+	case end[0] == '/':
+		arg = end[1:]
+	default:
+		return Paramf("Garbage after port range: `%s'", end)
+	}
+	base, _, ok := tgStrtoul(arg, 1, 0xffff, false)
+	if !ok {
+		p, found := tgNatServicePort(arg)
+		if !found {
+			return Paramf("Port `%s' not valid", arg)
+		}
+		base = uint64(p)
+	}
+	r.Flags |= NATProtoOffset
+	r.BasePort = uint16(base)
+	return nil
+}
+
+// tgNatParseAddr is inet_pton for the family.
+func tgNatParseAddr(s string, f Family) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" || a.Is4() != (f == IPv4) {
+		return netip.Addr{}, false
+	}
+	return a, true
+}
+
+func (r *NATRange) parseTo(arg string, portOK bool, f Family) error {
+	var start string
+	colon := -1 // index into arg
+	if i := strings.IndexByte(arg, '['); i < 0 {
+		start = arg
+		if c := strings.IndexByte(arg, ':'); c >= 0 && !strings.Contains(arg[c+1:], ":") {
+			colon = c
+		}
+	} else {
+		rest := arg[i+1:]
+		e := strings.IndexByte(rest, ']')
+		if e < 0 || f == IPv4 {
+			return Paramf("Invalid address format")
+		}
+		start = rest[:e]
+		after := i + 1 + e + 1
+		if c := strings.IndexByte(arg[after:], ':'); c >= 0 {
+			colon = after + c
+		}
+	}
+	if colon >= 0 {
+		if err := r.parsePorts(arg[colon+1:], portOK); err != nil {
+			return err
+		}
+		// a colon first (or after "[]") means no address part
+		if colon == 0 || colon == 2 {
+			return nil
+		}
+		if len(start) > colon && start == arg {
+			start = arg[:colon]
+		}
+	}
+	r.Flags |= NATMapIPs
+	lo, hi, hasDash := strings.Cut(start, "-")
+	min, ok := tgNatParseAddr(lo, f)
+	if !ok {
+		return Paramf("Bad IP address \"%s\"", lo)
+	}
+	max := min
+	if hasDash {
+		if max, ok = tgNatParseAddr(hi, f); !ok {
+			return Paramf("Bad IP address \"%s\"", hi)
+		}
+	}
+	r.MinAddr, r.MaxAddr = min, max
+	return nil
+}
+
+// String prints the range as xtables' sprint_range does.
+func (r *NATRange) String(f Family) string {
+	var b strings.Builder
+	brackets := f == IPv6 && r.Flags&NATProtoSpecified != 0
+	if r.Flags&NATMapIPs != 0 {
+		if brackets {
+			b.WriteByte('[')
+		}
+		b.WriteString(tgNatAddrString(r.MinAddr, f))
+		if r.MaxAddr != r.MinAddr {
+			b.WriteString("-" + tgNatAddrString(r.MaxAddr, f))
+		}
+		if brackets {
+			b.WriteByte(']')
+		}
+	}
+	if r.Flags&NATProtoSpecified != 0 {
+		fmt.Fprintf(&b, ":%d", r.MinPort)
+		if r.MaxPort != r.MinPort {
+			fmt.Fprintf(&b, "-%d", r.MaxPort)
+		}
+		if r.Flags&NATProtoOffset != 0 {
+			fmt.Fprintf(&b, "/%d", r.BasePort)
+		}
+	}
+	return b.String()
+}
+
+func tgNatAddrString(a netip.Addr, f Family) string {
+	if !a.IsValid() {
+		if f == IPv6 {
+			return "::"
+		}
+		return "0.0.0.0"
+	}
+	return a.String()
+}
+
+func (t *NATTarget) write(b *strings.Builder, rangeOpt, flagPfx string, skipColon bool) {
+	s := t.Range.String(t.Family)
+	if s != "" {
+		if skipColon && s[0] == ':' {
+			s = s[1:]
+		}
+		b.WriteString(" " + rangeOpt + s)
+	}
+	if t.Range.Flags&NATProtoRandom != 0 {
+		b.WriteString(" " + flagPfx + "random")
+	}
+	if t.Range.Flags&NATProtoRandomFull != 0 {
+		b.WriteString(" " + flagPfx + "random-fully")
+	}
+	if t.Range.Flags&NATPersistent != 0 {
+		b.WriteString(" " + flagPfx + "persistent")
+	}
+}
+
+func (t *NATTarget) Save(b *strings.Builder, _ *Rule) {
+	switch t.Kind {
+	case "SNAT":
+		t.write(b, "--to-source ", "--", false)
+	case "DNAT":
+		t.write(b, "--to-destination ", "--", false)
+	default:
+		t.write(b, "--to-ports ", "--", true)
+	}
+}
+
+func (t *NATTarget) List(b *strings.Builder, _ *Rule, _ bool) {
+	switch t.Kind {
+	case "SNAT", "DNAT":
+		t.write(b, "to:", "", false)
+	case "MASQUERADE":
+		t.write(b, "masq ports: ", "", true)
+	case "REDIRECT":
+		t.write(b, "redir ports ", "", true)
+	}
+}

@@ -1,0 +1,124 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NflogTarget is -j NFLOG. iptables-nft turns it into a native nft
+// "log group" expression, so only what that expression holds survives:
+// --nflog-range (without --nflog-size) is dropped by the kernel round
+// trip, and a queue threshold shows whenever it is not 0 (measured: the
+// xtables default of 1 is not applied on this path).
+type NflogTarget struct {
+	Group     uint16
+	Prefix    string
+	Len       uint32
+	CopyLen   bool // --nflog-size
+	Threshold uint16
+}
+
+const (
+	tgNflogOptGroup = iota
+	tgNflogOptPrefix
+	tgNflogOptRange
+	tgNflogOptSize
+	tgNflogOptThreshold
+)
+
+// NF_LOG_PREFIXLEN of the nft log expression.
+const tgNflogPrefixSize = 128
+
+var tgNflogOptions = []OptDef{
+	{Name: "nflog-group", Arg: RequiredArg, ID: tgNflogOptGroup},
+	{Name: "nflog-prefix", Arg: RequiredArg, ID: tgNflogOptPrefix},
+	{Name: "nflog-range", Arg: RequiredArg, ID: tgNflogOptRange},
+	{Name: "nflog-size", Arg: RequiredArg, ID: tgNflogOptSize},
+	{Name: "nflog-threshold", Arg: RequiredArg, ID: tgNflogOptThreshold},
+}
+
+var tgNflogRels = map[int]tgRel{
+	tgNflogOptRange: {excl: tgBit(tgNflogOptSize)},
+	tgNflogOptSize:  {excl: tgBit(tgNflogOptRange)},
+}
+
+func init() {
+	RegisterTarget(&ExtSpec{
+		Name:      "NFLOG",
+		X6:        true,
+		Options:   tgNflogOptions,
+		NewTarget: func(Family) TargetExt { return &NflogTarget{} },
+	})
+}
+
+func (t *NflogTarget) Name() string { return "NFLOG" }
+
+func (t *NflogTarget) Parse(p *OptArg) error {
+	switch p.Def.ID {
+	case tgNflogOptGroup:
+		v, err := tgUint(p, 0, 0xffff)
+		if err != nil {
+			return err
+		}
+		t.Group = uint16(v)
+	case tgNflogOptPrefix:
+		s, err := tgParseLogPrefix(p.Arg, tgNflogPrefixSize, "log-prefix")
+		if err != nil {
+			return err
+		}
+		t.Prefix = s
+	case tgNflogOptRange, tgNflogOptSize:
+		v, err := tgUint(p, 0, 0xffffffff)
+		if err != nil {
+			return err
+		}
+		t.Len = uint32(v)
+	case tgNflogOptThreshold:
+		v, err := tgUint(p, 0, 0xffff)
+		if err != nil {
+			return err
+		}
+		t.Threshold = uint16(v)
+	}
+	return nil
+}
+
+func (t *NflogTarget) Final(r *Rule, seen OptSet) error {
+	if seen.Has(tgNflogOptSize) {
+		t.CopyLen = true
+	} else {
+		// the nft log expression has no place for a bare range
+		t.Len = 0
+	}
+	err := tgFcheck("NFLOG", tgNflogOptions, seen, tgNflogRels)
+	if err != nil && seen.Has(tgNflogOptRange) {
+		// iptables warns about --nflog-range before failing
+		prog := r.Family.Prog()
+		msg := strings.TrimSuffix(Format(err, prog, -1), TryHelp(prog, -1))
+		return Rawf(StatusParameter, "%s%s", tgNflogRangeWarning, msg)
+	}
+	return err
+}
+
+const tgNflogRangeWarning = "warn: --nflog-range has never worked and is no longer supported, please use --nflog-size instead\n"
+
+func (t *NflogTarget) write(b *strings.Builder, pfx string) {
+	if t.Prefix != "" {
+		b.WriteString(" " + pfx + "nflog-prefix " + SaveQuote(t.Prefix))
+	}
+	if t.Group != 0 {
+		fmt.Fprintf(b, " %snflog-group %d", pfx, t.Group)
+	}
+	if t.CopyLen {
+		fmt.Fprintf(b, " %snflog-size %d", pfx, t.Len)
+	} else if t.Len != 0 {
+		fmt.Fprintf(b, " %snflog-range %d", pfx, t.Len)
+	}
+	if t.Threshold != 0 {
+		fmt.Fprintf(b, " %snflog-threshold %d", pfx, t.Threshold)
+	}
+}
+
+func (t *NflogTarget) Save(b *strings.Builder, _ *Rule) { t.write(b, "--") }
+
+func (t *NflogTarget) List(b *strings.Builder, _ *Rule, _ bool) { t.write(b, "") }

@@ -1,0 +1,11 @@
+package compat
+
+// -j NOTRACK is CT --notrack under its old name: the kernel sees a CT
+// target whose alias flag makes it list back as NOTRACK.
+func init() {
+	RegisterTarget(&ExtSpec{
+		Name:      "NOTRACK",
+		X6:        true,
+		NewTarget: func(Family) TargetExt { return &CTTarget{Flags: CTNotrack | CTNotrackAlias} },
+	})
+}

@@ -1,0 +1,77 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TCPMSSTarget is -j TCPMSS: it rewrites the MSS option of SYN packets
+// to a fixed value or to the path MTU minus the headers.
+type TCPMSSTarget struct {
+	MSS uint16 // tgTcpmssClampPMTU for --clamp-mss-to-pmtu
+}
+
+const tgTcpmssClampPMTU = 0xffff
+
+const (
+	tgTcpmssOptSet = iota
+	tgTcpmssOptClamp
+)
+
+func init() {
+	for _, f := range []Family{IPv4, IPv6} {
+		RegisterTarget(&ExtSpec{
+			Name:   "TCPMSS",
+			Family: f,
+			X6:     true,
+			Options: []OptDef{
+				{Name: "set-mss", Arg: RequiredArg, ID: tgTcpmssOptSet},
+				{Name: "clamp-mss-to-pmtu", Arg: NoArg, ID: tgTcpmssOptClamp},
+			},
+			NewTarget: func(Family) TargetExt { return &TCPMSSTarget{} },
+		})
+	}
+}
+
+func (t *TCPMSSTarget) Name() string { return "TCPMSS" }
+
+func (t *TCPMSSTarget) Parse(p *OptArg) error {
+	if p.Def.ID == tgTcpmssOptClamp {
+		t.MSS = tgTcpmssClampPMTU
+		return nil
+	}
+	// the largest MSS leaves room for the network header
+	max := uint64(0xffff - 20)
+	if p.Family == IPv6 {
+		max = 0xffff - 40
+	}
+	v, err := tgUint(p, 0, max)
+	if err != nil {
+		return err
+	}
+	t.MSS = uint16(v)
+	return nil
+}
+
+func (t *TCPMSSTarget) Final(_ *Rule, seen OptSet) error {
+	if seen == 0 {
+		return Paramf("TCPMSS target: At least one parameter is required")
+	}
+	return nil
+}
+
+func (t *TCPMSSTarget) Save(b *strings.Builder, _ *Rule) {
+	if t.MSS == tgTcpmssClampPMTU {
+		b.WriteString(" --clamp-mss-to-pmtu")
+	} else {
+		fmt.Fprintf(b, " --set-mss %d", t.MSS)
+	}
+}
+
+func (t *TCPMSSTarget) List(b *strings.Builder, _ *Rule, _ bool) {
+	if t.MSS == tgTcpmssClampPMTU {
+		b.WriteString(" TCPMSS clamp to PMTU")
+	} else {
+		fmt.Fprintf(b, " TCPMSS set %d", t.MSS)
+	}
+}

@@ -1,0 +1,419 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/google/nftables/expr"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// OpKind is the kind of a batch operation. Its String is the name
+// iptables-nft gives the operation in its error messages where one exists
+// ("RULE_APPEND", "CHAIN_DEL", ...).
+type OpKind uint8
+
+// Batch operation kinds.
+const (
+	OpTableAdd     OpKind = iota + 1 // NEWTABLE, create if absent
+	OpTableDel                       // DELTABLE (iptables-restore's flush of a table)
+	OpChainAdd                       // NEWCHAIN, create if absent (built-in chains)
+	OpChainUserAdd                   // NEWCHAIN, exclusive (iptables -N)
+	OpChainUpdate                    // NEWCHAIN with a policy (iptables -P)
+	OpChainZero                      // NEWCHAIN with base-chain counters
+	OpChainRename                    // NEWCHAIN by handle with a new name
+	OpChainDel                       // DELCHAIN, non-recursive
+	OpRuleFlush                      // DELRULE of a chain or of the whole table
+	OpRuleAppend                     // NEWRULE at the end or after a handle
+	OpRuleInsert                     // NEWRULE at the head or before a handle
+	OpRuleReplace                    // NEWRULE replacing a handle
+	OpRuleDelete                     // DELRULE by handle
+	OpSetAdd                         // NEWSET
+	OpSetDel                         // DELSET
+	OpSetFlush                       // DELSETELEM of all elements
+	OpSetElemAdd                     // NEWSETELEM, split into as many messages as needed
+	OpSetElemDel                     // DELSETELEM of given elements
+)
+
+var opNames = map[OpKind]string{
+	OpTableAdd:     "TABLE_ADD",
+	OpTableDel:     "TABLE_FLUSH",
+	OpChainAdd:     "CHAIN_ADD",
+	OpChainUserAdd: "CHAIN_USER_ADD",
+	OpChainUpdate:  "CHAIN_UPDATE",
+	OpChainZero:    "CHAIN_ZERO",
+	OpChainRename:  "CHAIN_RENAME",
+	OpChainDel:     "CHAIN_DEL",
+	OpRuleFlush:    "RULE_FLUSH",
+	OpRuleAppend:   "RULE_APPEND",
+	OpRuleInsert:   "RULE_INSERT",
+	OpRuleReplace:  "RULE_REPLACE",
+	OpRuleDelete:   "RULE_DELETE",
+	OpSetAdd:       "SET_ADD",
+	OpSetDel:       "SET_DEL",
+	OpSetFlush:     "SET_FLUSH",
+	OpSetElemAdd:   "SETELEM_ADD",
+	OpSetElemDel:   "SETELEM_DEL",
+}
+
+func (k OpKind) String() string {
+	if s, ok := opNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("OP_%d", uint8(k))
+}
+
+// Op describes one operation of a batch, for error reports.
+type Op struct {
+	Kind   OpKind
+	Family Family
+	Chain  string // nft chain name (the new name for a rename), if any
+	Set    string // set name, for set operations
+	Handle uint64 // rule or chain handle the operation addresses, if any
+}
+
+// ChainSpec says how AddChain creates a chain.
+type ChainSpec struct {
+	// Base makes a base chain; nil makes a regular chain.
+	Base *BaseChain
+	// Policy of a base chain. nil leaves the policy alone: accept for a new
+	// chain, unchanged for an existing one.
+	Policy *Policy
+	// Counters, when set, makes the kernel keep policy counters for the base
+	// chain, starting at these values. Without them it keeps none.
+	Counters *Counters
+	// Exclusive fails the operation with EEXIST when the chain exists
+	// (iptables -N); otherwise an existing chain with the same hook is left
+	// as it is.
+	Exclusive bool
+}
+
+// RuleSpec is the content of a rule to add or replace.
+type RuleSpec struct {
+	Exprs    []expr.Any
+	UserData []byte
+	// Compat is sent as NFTA_RULE_COMPAT. xtables matches and targets run
+	// through nft_compat need it when they check the layer-4 protocol.
+	Compat *RuleCompat
+}
+
+// RuleCompat is the protocol information xtables extensions check.
+type RuleCompat struct {
+	Proto  uint32
+	Invert bool
+}
+
+// beginLen is the size of the NFNL_MSG_BATCH_BEGIN message with its
+// NFNL_BATCH_GENID attribute; Batch reserves it at the head of its buffer.
+const beginLen = unix.NLMSG_HDRLEN + 4 + 8
+
+// Batch collects operations to commit as one nf_tables transaction. The
+// methods return the index of the operation they add; errors from Commit
+// name operations by that index. A Batch is not safe for concurrent use.
+type Batch struct {
+	e      encoder
+	ops    []Op
+	msgOff []uint32 // offset of each message in e.buf
+	msgOp  []int32  // operation index of each message
+	errOp  int      // operation whose encoding failed first
+}
+
+// NewBatch returns an empty batch.
+func NewBatch() *Batch {
+	b := &Batch{errOp: -1}
+	b.e.buf = make([]byte, beginLen, 4096)
+	return b
+}
+
+// Len returns the number of operations in the batch.
+func (b *Batch) Len() int { return len(b.ops) }
+
+// Messages returns the number of netlink messages the batch holds, without
+// the batch begin and end messages.
+func (b *Batch) Messages() int { return len(b.msgOff) }
+
+// Size returns the size in bytes of the batch's messages.
+func (b *Batch) Size() int { return len(b.e.buf) }
+
+// Op returns the operation at index i.
+func (b *Batch) Op(i int) Op { return b.ops[i] }
+
+func (b *Batch) addOp(op Op) int {
+	b.ops = append(b.ops, op)
+	return len(b.ops) - 1
+}
+
+// msg starts a message of operation idx.
+func (b *Batch) msg(idx int, typ int, flags uint16, fam Family) int {
+	off := b.e.begin(nftType(typ), flags, fam, 0)
+	b.msgOff = append(b.msgOff, uint32(off))
+	b.msgOp = append(b.msgOp, int32(idx))
+	return off
+}
+
+// done closes the message at off and records an encoding failure of idx.
+func (b *Batch) done(idx, off int) int {
+	b.e.end(off)
+	if b.e.err != nil && b.errOp < 0 {
+		b.errOp = idx
+	}
+	return idx
+}
+
+func (b *Batch) fail(idx int, err error) int {
+	b.e.fail(err)
+	if b.errOp < 0 {
+		b.errOp = idx
+	}
+	return idx
+}
+
+// AddTable creates our table in fam if it does not exist.
+func (b *Batch) AddTable(fam Family) int {
+	idx := b.addOp(Op{Kind: OpTableAdd, Family: fam})
+	off := b.msg(idx, unix.NFT_MSG_NEWTABLE, unix.NLM_F_CREATE, fam)
+	b.e.str(unix.NFTA_TABLE_NAME, TableName)
+	return b.done(idx, off)
+}
+
+// DelTable deletes our table in fam with everything in it (ENOENT when it
+// does not exist).
+func (b *Batch) DelTable(fam Family) int {
+	idx := b.addOp(Op{Kind: OpTableDel, Family: fam})
+	off := b.msg(idx, unix.NFT_MSG_DELTABLE, 0, fam)
+	b.e.str(unix.NFTA_TABLE_NAME, TableName)
+	return b.done(idx, off)
+}
+
+// AddChain creates the chain name (an nft name, see ChainName) of our table.
+func (b *Batch) AddChain(fam Family, name string, spec ChainSpec) int {
+	kind, flags := OpChainAdd, uint16(unix.NLM_F_CREATE)
+	if spec.Exclusive {
+		kind, flags = OpChainUserAdd, unix.NLM_F_CREATE|unix.NLM_F_EXCL
+	}
+	idx := b.addOp(Op{Kind: kind, Family: fam, Chain: name})
+	off := b.msg(idx, unix.NFT_MSG_NEWCHAIN, flags, fam)
+	b.e.str(unix.NFTA_CHAIN_TABLE, TableName)
+	b.e.str(unix.NFTA_CHAIN_NAME, name)
+	if spec.Base != nil {
+		h := b.e.nest(unix.NFTA_CHAIN_HOOK)
+		b.e.u32(unix.NFTA_HOOK_HOOKNUM, uint32(spec.Base.Hook))
+		b.e.u32(unix.NFTA_HOOK_PRIORITY, uint32(spec.Base.Priority))
+		b.e.endNest(h)
+		b.e.str(unix.NFTA_CHAIN_TYPE, string(spec.Base.Type))
+	}
+	if spec.Policy != nil {
+		b.e.u32(unix.NFTA_CHAIN_POLICY, uint32(*spec.Policy))
+	}
+	if spec.Counters != nil {
+		b.counters(unix.NFTA_CHAIN_COUNTERS, *spec.Counters)
+	}
+	return b.done(idx, off)
+}
+
+func (b *Batch) counters(typ uint16, c Counters) {
+	n := b.e.nest(typ)
+	b.e.u64(unix.NFTA_COUNTER_BYTES, c.Bytes)
+	b.e.u64(unix.NFTA_COUNTER_PACKETS, c.Packets)
+	b.e.endNest(n)
+}
+
+// SetPolicy sets the policy of an existing base chain; counters, when not
+// nil, replace its policy counters (iptables -P resets them to zero).
+func (b *Batch) SetPolicy(fam Family, name string, policy Policy, counters *Counters) int {
+	idx := b.addOp(Op{Kind: OpChainUpdate, Family: fam, Chain: name})
+	off := b.msg(idx, unix.NFT_MSG_NEWCHAIN, 0, fam)
+	b.e.str(unix.NFTA_CHAIN_TABLE, TableName)
+	b.e.str(unix.NFTA_CHAIN_NAME, name)
+	b.e.u32(unix.NFTA_CHAIN_POLICY, uint32(policy))
+	if counters != nil {
+		b.counters(unix.NFTA_CHAIN_COUNTERS, *counters)
+	}
+	return b.done(idx, off)
+}
+
+// SetChainCounters replaces the policy counters of an existing base chain
+// (zero them with Counters{}); a regular chain refuses with EOPNOTSUPP.
+func (b *Batch) SetChainCounters(fam Family, name string, c Counters) int {
+	idx := b.addOp(Op{Kind: OpChainZero, Family: fam, Chain: name})
+	off := b.msg(idx, unix.NFT_MSG_NEWCHAIN, 0, fam)
+	b.e.str(unix.NFTA_CHAIN_TABLE, TableName)
+	b.e.str(unix.NFTA_CHAIN_NAME, name)
+	b.counters(unix.NFTA_CHAIN_COUNTERS, c)
+	return b.done(idx, off)
+}
+
+// RenameChain renames the chain with the given handle. The kernel looks the
+// chain up by handle, so a chain created in the same batch cannot be
+// renamed (ENOENT), as with iptables-nft; a taken name gives EEXIST.
+func (b *Batch) RenameChain(fam Family, handle uint64, newName string) int {
+	idx := b.addOp(Op{Kind: OpChainRename, Family: fam, Chain: newName, Handle: handle})
+	off := b.msg(idx, unix.NFT_MSG_NEWCHAIN, 0, fam)
+	b.e.str(unix.NFTA_CHAIN_TABLE, TableName)
+	b.e.u64(unix.NFTA_CHAIN_HANDLE, handle)
+	b.e.str(unix.NFTA_CHAIN_NAME, newName)
+	return b.done(idx, off)
+}
+
+// DelChain deletes a chain without touching its rules: the kernel answers
+// EBUSY when it still has rules or something jumps to it.
+func (b *Batch) DelChain(fam Family, name string) int {
+	idx := b.addOp(Op{Kind: OpChainDel, Family: fam, Chain: name})
+	off := b.msg(idx, unix.NFT_MSG_DELCHAIN, unix.NLM_F_NONREC, fam)
+	b.e.str(unix.NFTA_CHAIN_TABLE, TableName)
+	b.e.str(unix.NFTA_CHAIN_NAME, name)
+	return b.done(idx, off)
+}
+
+// FlushChain deletes all rules of a chain.
+func (b *Batch) FlushChain(fam Family, name string) int {
+	idx := b.addOp(Op{Kind: OpRuleFlush, Family: fam, Chain: name})
+	off := b.msg(idx, unix.NFT_MSG_DELRULE, 0, fam)
+	b.e.str(unix.NFTA_RULE_TABLE, TableName)
+	b.e.str(unix.NFTA_RULE_CHAIN, name)
+	return b.done(idx, off)
+}
+
+// FlushTable deletes all rules of all chains of our table; chains stay.
+func (b *Batch) FlushTable(fam Family) int {
+	idx := b.addOp(Op{Kind: OpRuleFlush, Family: fam})
+	off := b.msg(idx, unix.NFT_MSG_DELRULE, 0, fam)
+	b.e.str(unix.NFTA_RULE_TABLE, TableName)
+	return b.done(idx, off)
+}
+
+// AppendRule adds a rule at the end of a chain.
+func (b *Batch) AppendRule(fam Family, chain string, r RuleSpec) int {
+	return b.rule(OpRuleAppend, fam, chain, unix.NLM_F_CREATE|unix.NLM_F_APPEND, 0, 0, r)
+}
+
+// AppendRuleAfter adds a rule right after the rule with the given handle.
+func (b *Batch) AppendRuleAfter(fam Family, chain string, after uint64, r RuleSpec) int {
+	return b.rule(OpRuleAppend, fam, chain, unix.NLM_F_CREATE|unix.NLM_F_APPEND, after, 0, r)
+}
+
+// InsertRule adds a rule at the head of a chain.
+func (b *Batch) InsertRule(fam Family, chain string, r RuleSpec) int {
+	return b.rule(OpRuleInsert, fam, chain, unix.NLM_F_CREATE, 0, 0, r)
+}
+
+// InsertRuleBefore adds a rule right before the rule with the given handle.
+func (b *Batch) InsertRuleBefore(fam Family, chain string, before uint64, r RuleSpec) int {
+	return b.rule(OpRuleInsert, fam, chain, unix.NLM_F_CREATE, before, 0, r)
+}
+
+// ReplaceRule replaces the rule with the given handle; the handle stays.
+func (b *Batch) ReplaceRule(fam Family, chain string, handle uint64, r RuleSpec) int {
+	return b.rule(OpRuleReplace, fam, chain, unix.NLM_F_REPLACE, 0, handle, r)
+}
+
+func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, handle uint64, r RuleSpec) int {
+	op := Op{Kind: kind, Family: fam, Chain: chain, Handle: handle}
+	if handle == 0 {
+		op.Handle = pos
+	}
+	idx := b.addOp(op)
+	off := b.msg(idx, unix.NFT_MSG_NEWRULE, flags, fam)
+	b.e.str(unix.NFTA_RULE_TABLE, TableName)
+	b.e.str(unix.NFTA_RULE_CHAIN, chain)
+	if handle != 0 {
+		b.e.u64(unix.NFTA_RULE_HANDLE, handle)
+	}
+	if pos != 0 {
+		b.e.u64(unix.NFTA_RULE_POSITION, pos)
+	}
+	n := b.e.nest(unix.NFTA_RULE_EXPRESSIONS)
+	for i, x := range r.Exprs {
+		data, err := expr.Marshal(byte(fam), x)
+		if err != nil {
+			b.e.endNest(n)
+			b.e.end(off)
+			return b.fail(idx, fmt.Errorf("expression %d (%T): %w", i, x, err))
+		}
+		b.e.bytes(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
+	}
+	b.e.endNest(n)
+	b.ruleTail(r.UserData, r.Compat)
+	return b.done(idx, off)
+}
+
+func (b *Batch) ruleTail(userdata []byte, compat *RuleCompat) {
+	if compat != nil {
+		n := b.e.nest(unix.NFTA_RULE_COMPAT)
+		b.e.u32(unix.NFTA_RULE_COMPAT_PROTO, compat.Proto)
+		var flags uint32
+		if compat.Invert {
+			flags = unix.NFT_RULE_COMPAT_F_INV
+		}
+		b.e.u32(unix.NFTA_RULE_COMPAT_FLAGS, flags)
+		b.e.endNest(n)
+	}
+	if userdata != nil {
+		b.e.bytes(unix.NFTA_RULE_USERDATA, userdata)
+	}
+}
+
+// DelRule deletes the rule with the given handle.
+func (b *Batch) DelRule(fam Family, chain string, handle uint64) int {
+	idx := b.addOp(Op{Kind: OpRuleDelete, Family: fam, Chain: chain, Handle: handle})
+	off := b.msg(idx, unix.NFT_MSG_DELRULE, 0, fam)
+	b.e.str(unix.NFTA_RULE_TABLE, TableName)
+	b.e.str(unix.NFTA_RULE_CHAIN, chain)
+	b.e.u64(unix.NFTA_RULE_HANDLE, handle)
+	return b.done(idx, off)
+}
+
+// ZeroRuleCounter replaces r, a rule read from the kernel, with itself with
+// every counter at zero; handle, position, userdata and all other
+// expressions are sent back byte for byte as read. compat is needed, as for
+// adding the rule, when it holds xtables extensions that check the
+// protocol: the kernel does not list NFTA_RULE_COMPAT back.
+func (b *Batch) ZeroRuleCounter(r Rule, compat *RuleCompat) int {
+	idx := b.addOp(Op{Kind: OpRuleReplace, Family: r.Family, Chain: r.Chain, Handle: r.Handle})
+	if r.rawExprs == nil || r.Handle == 0 {
+		return b.fail(idx, errors.New("ZeroRuleCounter needs a rule read from the kernel"))
+	}
+	off := b.msg(idx, unix.NFT_MSG_NEWRULE, unix.NLM_F_REPLACE, r.Family)
+	b.e.str(unix.NFTA_RULE_TABLE, TableName)
+	b.e.str(unix.NFTA_RULE_CHAIN, r.Chain)
+	b.e.u64(unix.NFTA_RULE_HANDLE, r.Handle)
+	n := b.e.nest(unix.NFTA_RULE_EXPRESSIONS)
+	err := forEachExpr(r.rawExprs, func(name string, data []byte) error {
+		el := b.e.nest(unix.NFTA_LIST_ELEM)
+		b.e.str(unix.NFTA_EXPR_NAME, name)
+		if name == "counter" {
+			b.counters(unix.NFTA_EXPR_DATA, Counters{})
+		} else if data != nil {
+			b.e.bytes(unix.NFTA_EXPR_DATA|unix.NLA_F_NESTED, data)
+		}
+		b.e.endNest(el)
+		return nil
+	})
+	b.e.endNest(n)
+	if err != nil {
+		b.e.end(off)
+		return b.fail(idx, fmt.Errorf("re-encode rule %d: %w", r.Handle, err))
+	}
+	b.ruleTail(r.UserData, compat)
+	return b.done(idx, off)
+}
+
+// appendLibMessages adds messages marshalled by github.com/google/nftables
+// to operation idx, keeping their type, payload and create/exclusive flags
+// but dropping the ack and echo requests: in a batch only errors come back.
+func (b *Batch) appendLibMessages(idx int, msgs []netlink.Message, extra uint16) {
+	for _, m := range msgs {
+		flags := uint16(m.Header.Flags) &^ (unix.NLM_F_ACK | unix.NLM_F_ECHO)
+		off := len(b.e.buf)
+		var h [unix.NLMSG_HDRLEN]byte
+		binary.NativeEndian.PutUint16(h[4:6], uint16(m.Header.Type))
+		binary.NativeEndian.PutUint16(h[6:8], flags|extra|unix.NLM_F_REQUEST)
+		b.e.buf = append(b.e.buf, h[:]...)
+		b.e.buf = append(b.e.buf, m.Data...)
+		b.msgOff = append(b.msgOff, uint32(off))
+		b.msgOp = append(b.msgOp, int32(idx))
+		b.done(idx, off)
+	}
+}

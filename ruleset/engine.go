@@ -1,0 +1,485 @@
+package ruleset
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
+	"github.com/xdptables/xdptables/translate"
+	"golang.org/x/sys/unix"
+)
+
+// MaxRetries bounds how often a command is rebuilt after another process
+// committed in between (iptables-nft retries without bound).
+const MaxRetries = 1000
+
+// Engine runs commands for one family on one kernel connection.
+type Engine struct {
+	Conn   *kernel.Conn
+	Family compat.Family
+}
+
+func (e *Engine) kfam() kernel.Family {
+	if e.Family == compat.IPv6 {
+		return kernel.IPv6
+	}
+	return kernel.IPv4
+}
+
+// need says what a command must read.
+type need struct {
+	allRules bool
+	rulesOf  []string
+}
+
+func needOf(cmd *compat.Command) need {
+	switch cmd.Op {
+	case compat.OpAppend, compat.OpNewChain, compat.OpRenameChain, compat.OpPolicy:
+		return need{}
+	case compat.OpInsert:
+		if cmd.RuleNum > 1 {
+			return need{rulesOf: []string{cmd.Chain}}
+		}
+		return need{}
+	case compat.OpList, compat.OpListRules:
+		if cmd.Chain == "" || cmd.Op == compat.OpList {
+			// -L shows reference counts of every chain
+			return need{allRules: true}
+		}
+		return need{rulesOf: []string{cmd.Chain}}
+	case compat.OpFlush:
+		return need{}
+	}
+	if cmd.Chain == "" {
+		return need{allRules: true}
+	}
+	return need{rulesOf: []string{cmd.Chain}}
+}
+
+// load reads the chains of the table and the rules n asks for.
+func (e *Engine) load(table string, n need) (*View, error) {
+	v := NewView(e.Family, table)
+	chains, err := e.Conn.Chains(e.kfam())
+	if err != nil {
+		return nil, err
+	}
+	prefix := table + "."
+	for _, kc := range chains {
+		if !strings.HasPrefix(kc.Name, prefix) {
+			continue
+		}
+		c := &ChainState{Name: kc.Name[len(prefix):], Handle: kc.Handle}
+		if kc.Base != nil {
+			c.Builtin = true
+			c.Policy = compat.VerdictAccept
+			if kc.Policy != nil && *kc.Policy == kernel.PolicyDrop {
+				c.Policy = compat.VerdictDrop
+			}
+			if kc.Counters != nil {
+				c.Counters = &compat.Counters{Packets: kc.Counters.Packets, Bytes: kc.Counters.Bytes}
+			}
+		}
+		v.AddChain(c)
+	}
+	var rules []kernel.Rule
+	switch {
+	case n.allRules:
+		all, err := e.Conn.TableRules(e.kfam())
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range all {
+			if strings.HasPrefix(r.Chain, prefix) {
+				rules = append(rules, r)
+			}
+		}
+		v.Complete = true
+		for _, c := range v.Chains {
+			c.Loaded = true
+		}
+	default:
+		for _, name := range n.rulesOf {
+			if v.Chains[name] == nil {
+				continue
+			}
+			v.Chains[name].Loaded = true
+			rs, err := e.Conn.Rules(e.kfam(), prefix+name)
+			if err != nil {
+				return nil, err
+			}
+			rules = append(rules, rs...)
+		}
+	}
+	for i := range rules {
+		kr := &rules[i]
+		chain := kr.Chain[len(prefix):]
+		c := v.Chains[chain]
+		if c == nil {
+			continue
+		}
+		r, err := translate.FromKernel(e.Family, table, chain, kr.Exprs, kr.UserData)
+		if err != nil || len(kr.Unsupported) > 0 {
+			return nil, &foreignError{table: table, chain: chain}
+		}
+		c.Rules = append(c.Rules, &RuleState{Rule: r, Spec: spec(r), Handle: kr.Handle, kernel: kr})
+	}
+	return v, nil
+}
+
+type foreignError struct{ table, chain string }
+
+func (f *foreignError) Error() string { return "foreign rule in " + f.table + "." + f.chain }
+
+func validTable(t string) error {
+	if _, ok := compat.BuiltinChains[t]; !ok {
+		return compat.Errorf(compat.StatusVersion, "table '%s' does not exist", t)
+	}
+	return nil
+}
+
+// Command carries out one iptables command and returns its output.
+func (e *Engine) Command(cmd *compat.Command) (string, error) {
+	if err := validTable(cmd.Table); err != nil {
+		return "", err
+	}
+	for attempt := 0; ; attempt++ {
+		gen, err := e.Conn.GenID()
+		if err != nil {
+			return "", kernelReadError(err)
+		}
+		v, err := e.load(cmd.Table, needOf(cmd))
+		if err != nil {
+			var fe *foreignError
+			if errors.As(err, &fe) {
+				if cmd.Chain != "" {
+					return "", compat.Errorf(compat.StatusOther, "chain `%s' in table `%s' is incompatible, use 'nft' tool.", cmd.Chain, cmd.Table)
+				}
+				return "", compat.Errorf(compat.StatusOther, "table `%s' is incompatible, use 'nft' tool.", cmd.Table)
+			}
+			return "", kernelReadError(err)
+		}
+		var out string
+		switch cmd.Op {
+		case compat.OpList, compat.OpListRules:
+			if cmd.Op == compat.OpList {
+				out, err = v.List(cmd)
+			} else {
+				out, err = v.ListRules(cmd)
+			}
+			if err != nil || !cmd.ZeroToo {
+				return out, err
+			}
+			z := *cmd
+			z.Op = compat.OpZero
+			if err := v.Apply(&z); err != nil {
+				return out, err
+			}
+		case compat.OpCheck:
+			return "", v.Apply(cmd)
+		default:
+			if err := v.Apply(cmd); err != nil {
+				return "", asCompat(err)
+			}
+		}
+		b := kernel.NewBatch()
+		bld := &builder{b: b, fam: e.kfam(), family: e.Family}
+		if err := bld.add(v); err != nil {
+			return "", err
+		}
+		err = e.Conn.Commit(b, gen)
+		if errors.Is(err, kernel.ErrGenerationChanged) {
+			if attempt >= MaxRetries {
+				return "", compat.Errorf(compat.StatusResource, "ruleset changed %d times while applying the command; giving up", attempt)
+			}
+			continue
+		}
+		if err != nil {
+			return "", bld.commitError(err, 0)
+		}
+		return out, nil
+	}
+}
+
+func asCompat(err error) error {
+	var ke *KernelError
+	if errors.As(err, &ke) {
+		return ke.AsCompat()
+	}
+	return err
+}
+
+func kernelReadError(err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		return compat.Errorf(compat.StatusResource, "Could not fetch rule set generation id: Permission denied (you must be root)")
+	}
+	return compat.Errorf(compat.StatusResource, "%v", err)
+}
+
+// builder turns the changes of views into batch operations.
+type builder struct {
+	b      *kernel.Batch
+	fam    kernel.Family
+	family compat.Family
+	tabled map[string]bool
+	// opLine maps operation index → restore line, for error messages.
+	opLine map[int]int
+	// opChain maps operation index → iptables chain name.
+	opChain map[int]string
+}
+
+func (bl *builder) note(idx int, chain string, line int) {
+	if bl.opLine == nil {
+		bl.opLine, bl.opChain = map[int]int{}, map[int]string{}
+	}
+	bl.opLine[idx], bl.opChain[idx] = line, chain
+}
+
+// table makes sure our nft table and the marker of the iptables table
+// exist. The marker is an empty regular chain named after the iptables
+// table: iptables tables exist independently of their chains (after -X
+// removed every chain, iptables-save still prints the table).
+func (bl *builder) table(name string) {
+	if bl.tabled == nil {
+		bl.tabled = map[string]bool{}
+		bl.b.AddTable(bl.fam)
+	}
+	if !bl.tabled[name] {
+		bl.tabled[name] = true
+		bl.b.AddChain(bl.fam, name, kernel.ChainSpec{})
+	}
+}
+
+func toKernelCounters(c *compat.Counters) *kernel.Counters {
+	if c == nil {
+		return nil
+	}
+	return &kernel.Counters{Packets: c.Packets, Bytes: c.Bytes}
+}
+
+func policyOf(p string) *kernel.Policy {
+	k := kernel.PolicyAccept
+	if p == compat.VerdictDrop {
+		k = kernel.PolicyDrop
+	}
+	return &k
+}
+
+// add emits the operations that make the kernel match the view.
+func (bl *builder) add(v *View) error {
+	prefix := v.Table + "."
+	names := append([]string(nil), v.names...)
+	// 1. rules that go away (before chains they reference are deleted)
+	for _, n := range names {
+		c := v.Chains[n]
+		if c == nil || !c.InKernel {
+			continue
+		}
+		kname := prefix + c.Name
+		if c.renameFrom != "" {
+			kname = prefix + c.renameFrom
+		}
+		if c.flushed {
+			bl.note(bl.b.FlushChain(bl.fam, kname), c.Name, v.Line)
+			continue
+		}
+		for _, h := range c.removed {
+			bl.note(bl.b.DelRule(bl.fam, kname, h), c.Name, v.Line)
+		}
+	}
+	// 2. renames, deletions, creations, policies
+	for _, n := range names {
+		c := v.Chains[n]
+		if c == nil {
+			continue
+		}
+		switch {
+		case c.deleted && c.InKernel:
+			name := c.Name
+			if c.renameFrom != "" {
+				name = c.renameFrom
+			}
+			bl.note(bl.b.DelChain(bl.fam, prefix+name), name, v.Line)
+			continue
+		case c.deleted:
+			continue
+		}
+		if c.renameFrom != "" && c.InKernel {
+			bl.table(v.Table)
+			bl.note(bl.b.RenameChain(bl.fam, c.Handle, prefix+c.Name), c.Name, v.Line)
+		}
+		if c.create && !c.InKernel {
+			bl.table(v.Table)
+			spec := kernel.ChainSpec{}
+			if c.Builtin {
+				base, _ := kernel.BuiltinChain(v.Table, c.Name)
+				spec.Base = &base
+				if c.policySet {
+					spec.Policy = policyOf(c.Policy)
+					spec.Counters = toKernelCounters(c.Counters)
+				}
+			} else {
+				spec.Exclusive = true
+			}
+			bl.note(bl.b.AddChain(bl.fam, prefix+c.Name, spec), c.Name, v.Line)
+		} else if c.policySet {
+			bl.note(bl.b.SetPolicy(bl.fam, prefix+c.Name, *policyOf(c.Policy), toKernelCounters(c.Counters)), c.Name, v.Line)
+		} else if c.countersSet && c.Counters != nil {
+			bl.note(bl.b.SetChainCounters(bl.fam, prefix+c.Name, *toKernelCounters(c.Counters)), c.Name, v.Line)
+		}
+	}
+	// 3. new rules, placed before the next rule that stays; zeroed counters
+	for _, n := range names {
+		c := v.Chains[n]
+		if c == nil || c.deleted || !(c.rulesModified || c.anyZeroed()) {
+			continue
+		}
+		kname := prefix + c.Name
+		// new rules for the head of an unread chain go in reverse order
+		for i := len(c.Rules) - 1; i >= 0; i-- {
+			if r := c.Rules[i]; r.prepend {
+				spec, err := ruleSpec(v.Table, r)
+				if err != nil {
+					return err
+				}
+				bl.table(v.Table)
+				bl.note(bl.b.InsertRule(bl.fam, kname, spec), c.Name, r.Line)
+			}
+		}
+		for i, r := range c.Rules {
+			if r.prepend {
+				continue
+			}
+			if r.Handle != 0 {
+				if r.Zeroed && r.kernel != nil {
+					bl.note(bl.b.ZeroRuleCounter(*r.kernel, ruleCompat(r.Rule)), c.Name, r.Line)
+				}
+				continue
+			}
+			spec, err := ruleSpec(v.Table, r)
+			if err != nil {
+				return err
+			}
+			next := uint64(0)
+			for _, later := range c.Rules[i+1:] {
+				if later.Handle != 0 {
+					next = later.Handle
+					break
+				}
+			}
+			bl.table(v.Table)
+			if next != 0 {
+				bl.note(bl.b.InsertRuleBefore(bl.fam, kname, next, spec), c.Name, r.Line)
+			} else {
+				bl.note(bl.b.AppendRule(bl.fam, kname, spec), c.Name, r.Line)
+			}
+		}
+	}
+	return nil
+}
+
+// ruleSpec translates a new rule for the kernel.
+func ruleSpec(table string, r *RuleState) (kernel.RuleSpec, error) {
+	es, err := translate.Exprs(table, r.Rule)
+	if err != nil {
+		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
+	}
+	ud, err := translate.UserData(r.Rule)
+	if err != nil {
+		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
+	}
+	return kernel.RuleSpec{Exprs: es, UserData: ud, Compat: ruleCompat(r.Rule)}, nil
+}
+
+func lineErr(line int, err error) error {
+	if line > 0 {
+		return &compat.RestoreError{Line: line, Err: err}
+	}
+	return err
+}
+
+func (c *ChainState) anyZeroed() bool {
+	for _, r := range c.Rules {
+		if r.Zeroed {
+			return true
+		}
+	}
+	return false
+}
+
+func ruleCompat(r *compat.Rule) *kernel.RuleCompat {
+	return &kernel.RuleCompat{Proto: uint32(r.Proto), Invert: r.ProtoInv}
+}
+
+// commitError turns a refused batch into iptables' message.
+func (bl *builder) commitError(err error, _ int) error {
+	var oe *kernel.OpError
+	if !errors.As(err, &oe) {
+		return compat.Errorf(compat.StatusResource, "%v", err)
+	}
+	chain := bl.opChain[oe.Index]
+	line := bl.opLine[oe.Index]
+	object := "chain " + chain
+	if strings.HasPrefix(oe.Op.Kind.String(), "RULE_") {
+		object = "rule in chain " + chain
+	}
+	if oe.Errno == 0 {
+		return lineErr(line, compat.Errorf(compat.StatusResource, "%v", oe.Err))
+	}
+	ke := &KernelError{Op: oe.Op.Kind.String(), Errno: kernel.Strerror(oe.Errno), Object: object, Line: line}
+	if line > 0 {
+		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
+	}
+	return ke.AsCompat()
+}
+
+// String describes a view briefly (for debugging).
+func (v *View) String() string {
+	return fmt.Sprintf("view %s %d chains", v.Table, len(v.Chains))
+}
+
+// Save returns the tables for iptables-save: the named one (also when
+// absent), or every iptables table that has chains in the kernel, in
+// iptables-save's table order.
+func (e *Engine) Save(table string) ([]*compat.SaveTable, error) {
+	if table != "" {
+		if _, ok := compat.BuiltinChains[table]; !ok {
+			return nil, compat.Rawf(compat.StatusOther, "Table `%s' does not exist\n", table)
+		}
+	}
+	gen0, err := e.Conn.GenID()
+	if err != nil {
+		return nil, kernelReadError(err)
+	}
+	_ = gen0
+	chains, err := e.Conn.Chains(e.kfam())
+	if err != nil {
+		return nil, kernelReadError(err)
+	}
+	present := map[string]bool{}
+	for _, c := range chains {
+		if t, _, ok := kernel.SplitChainName(c.Name); ok {
+			present[t] = true
+		} else {
+			present[c.Name] = true // the table marker
+		}
+	}
+	var out []*compat.SaveTable
+	for _, t := range compat.Tables {
+		if (table != "" && t != table) || (table == "" && !present[t]) {
+			continue
+		}
+		v, err := e.load(t, need{allRules: true})
+		if err != nil {
+			var fe *foreignError
+			if errors.As(err, &fe) {
+				out = append(out, &compat.SaveTable{Name: t, Incompatible: true})
+				continue
+			}
+			return nil, kernelReadError(err)
+		}
+		out = append(out, v.Save())
+	}
+	return out, nil
+}

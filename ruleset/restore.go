@@ -1,0 +1,127 @@
+package ruleset
+
+import (
+	"errors"
+
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
+)
+
+// RestoreOptions are iptables-restore's switches that change semantics.
+type RestoreOptions struct {
+	Noflush  bool
+	Counters bool
+}
+
+// Restore applies a parsed restore file as one transaction: every table
+// section, or nothing at all.
+func (e *Engine) Restore(tables []*compat.RestoreTable, o RestoreOptions) error {
+	for attempt := 0; ; attempt++ {
+		gen, err := e.Conn.GenID()
+		if err != nil {
+			return kernelReadError(err)
+		}
+		b := kernel.NewBatch()
+		bld := &builder{b: b, fam: e.kfam(), family: e.Family}
+		views := map[string]*View{}
+		for _, t := range tables {
+			v := views[t.Name]
+			if v == nil {
+				n := need{}
+				if o.Noflush {
+					n.allRules = true
+				}
+				v, err = e.load(t.Name, n)
+				if err != nil {
+					var fe *foreignError
+					if errors.As(err, &fe) {
+						return compat.Errorf(compat.StatusOther, "table `%s' is incompatible, use 'nft' tool.", t.Name)
+					}
+					return kernelReadError(err)
+				}
+				views[t.Name] = v
+			}
+			if err := v.restoreSection(t, o); err != nil {
+				return err
+			}
+		}
+		for _, t := range compat.Tables {
+			if v := views[t]; v != nil {
+				if err := bld.add(v); err != nil {
+					return err
+				}
+			}
+		}
+		err = e.Conn.Commit(b, gen)
+		if errors.Is(err, kernel.ErrGenerationChanged) {
+			if attempt >= MaxRetries {
+				return compat.Errorf(compat.StatusResource, "ruleset changed %d times while restoring; giving up", attempt)
+			}
+			continue
+		}
+		if err != nil {
+			return bld.commitError(err, 0)
+		}
+		return nil
+	}
+}
+
+// restoreSection applies one "*table ... COMMIT" section to the view.
+func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
+	v.Noflush = o.Noflush
+	declared := map[string]bool{}
+	if !o.Noflush {
+		// the section replaces the table: every chain is emptied now and
+		// the chains the section does not declare are deleted below
+		for _, n := range v.names {
+			if c := v.Chains[n]; c != nil && !c.deleted {
+				v.flush(c)
+			}
+		}
+	}
+	for _, d := range t.Chains {
+		v.Line = d.Line
+		declared[d.Name] = true
+		if compat.IsBuiltin(t.Name, d.Name) && d.Policy != "-" {
+			if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
+				return &compat.RestoreError{Line: d.Line, Err: compat.Plainf(compat.StatusOther, "Bad policy name.")}
+			}
+			c := v.chain(d.Name)
+			v.materialize(c)
+			c.Policy, c.policySet = d.Policy, true
+			cnt := compat.Counters{}
+			if o.Counters {
+				cnt = d.Counters
+			}
+			c.Counters = &cnt
+			continue
+		}
+		if c := v.existing(d.Name); c != nil {
+			if o.Noflush {
+				v.flush(c)
+			}
+			continue
+		}
+		v.newChain(d.Name)
+	}
+	if !o.Noflush {
+		for _, n := range append([]string(nil), v.names...) {
+			c := v.Chains[n]
+			if c != nil && !c.deleted && c.InKernel && !declared[n] {
+				c.deleted, c.create = true, false
+			}
+		}
+	}
+	for _, rc := range t.Cmds {
+		v.Line = rc.Line
+		if err := v.Apply(rc.Cmd); err != nil {
+			var ke *KernelError
+			if errors.As(err, &ke) {
+				return &compat.RestoreError{Line: rc.Line, Err: ke.AsCompat()}
+			}
+			return &compat.RestoreError{Line: rc.Line, Err: err}
+		}
+	}
+	v.Line = 0
+	return nil
+}

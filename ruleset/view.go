@@ -1,0 +1,501 @@
+package ruleset
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
+)
+
+// RuleState is one rule of a chain in a view.
+type RuleState struct {
+	Rule *compat.Rule
+	// Spec is the canonical rule specification (after "-A CHAIN"): rules
+	// are compared by it.
+	Spec string
+	// Handle is the kernel handle; 0 for a rule the view added.
+	Handle uint64
+	// Zeroed asks for the kernel counter to be reset.
+	Zeroed bool
+	// Line is the restore line that added the rule (for error messages).
+	Line int
+	// kernel is the rule as read, for re-sending it with zero counters.
+	kernel *kernel.Rule
+	// prepend places a new rule at the head of a chain whose rules were
+	// not read (iptables -I CHAIN without a number).
+	prepend bool
+}
+
+// ChainState is one chain of an iptables table in a view.
+type ChainState struct {
+	Name    string
+	Builtin bool
+	// InKernel says the chain exists in the kernel (built-in chains are
+	// listed even when they do not).
+	InKernel bool
+	Handle   uint64
+	// Policy is ACCEPT/DROP for built-in chains, "" for user chains.
+	Policy string
+	// Counters are the policy counters; nil when the kernel keeps none.
+	Counters *compat.Counters
+	Rules    []*RuleState
+	// Loaded says Rules holds every rule of the chain.
+	Loaded bool
+
+	// changes to commit
+	create        bool // create the chain
+	recreate      bool // restore in flush mode: delete and create anew
+	policySet     bool // send policy and counters
+	countersSet   bool // send counters only (-Z)
+	deleted       bool
+	renameFrom    string
+	flushed       bool // all kernel rules go away
+	removed       []uint64
+	rulesModified bool
+}
+
+// View holds the chains of one iptables table that a command needs.
+type View struct {
+	Family compat.Family
+	Table  string
+	// Complete says every chain of the table is in the view (with its
+	// rules), so references can be counted and -X/-F/-Z without a chain
+	// name act on all of them.
+	Complete bool
+	Chains   map[string]*ChainState
+	// order of chains as read
+	names []string
+	// Line is the restore line being applied (0 outside restore).
+	Line int
+	// Noflush restore mode (a :USER line flushes, a :BUILTIN line only
+	// sets the policy).
+	Noflush bool
+}
+
+// NewView returns an empty view.
+func NewView(f compat.Family, table string) *View {
+	return &View{Family: f, Table: table, Chains: map[string]*ChainState{}}
+}
+
+// AddChain puts a chain read from the kernel into the view.
+func (v *View) AddChain(c *ChainState) {
+	c.InKernel = true
+	v.Chains[c.Name] = c
+	v.names = append(v.names, c.Name)
+}
+
+// chain returns the chain, including absent built-ins (created lazily).
+func (v *View) chain(name string) *ChainState {
+	if c, ok := v.Chains[name]; ok && !c.deleted {
+		return c
+	}
+	if compat.IsBuiltin(v.Table, name) {
+		c := v.Chains[name]
+		if c == nil {
+			c = &ChainState{Name: name, Builtin: true, Policy: compat.VerdictAccept}
+			v.Chains[name] = c
+			v.names = append(v.names, name)
+		}
+		if c.deleted && c.InKernel {
+			// deleted earlier in this transaction and used again: it comes
+			// back as a fresh built-in chain
+			c.Policy, c.policySet, c.Counters = compat.VerdictAccept, true, &compat.Counters{}
+		}
+		c.deleted = false
+		return c
+	}
+	return nil
+}
+
+// existing returns a chain only if it really exists (kernel or created).
+func (v *View) existing(name string) *ChainState {
+	c, ok := v.Chains[name]
+	if !ok || c.deleted || (!c.InKernel && !c.create) {
+		return nil
+	}
+	return c
+}
+
+// materialize makes sure a (built-in) chain will exist after commit.
+func (v *View) materialize(c *ChainState) {
+	if !c.InKernel && !c.create {
+		c.create = true
+	}
+}
+
+// Sorted returns the chains as iptables lists them: built-ins in hook
+// order (also absent ones), then user chains in byte order.
+func (v *View) Sorted() []*ChainState {
+	var out []*ChainState
+	for _, b := range compat.BuiltinChains[v.Table] {
+		c := v.Chains[b]
+		if c == nil || c.deleted {
+			c = &ChainState{Name: b, Builtin: true, Policy: compat.VerdictAccept}
+		}
+		out = append(out, c)
+	}
+	var users []string
+	for n, c := range v.Chains {
+		if !c.Builtin && !c.deleted && (c.InKernel || c.create) {
+			users = append(users, n)
+		}
+	}
+	sort.Strings(users)
+	for _, n := range users {
+		out = append(out, v.Chains[n])
+	}
+	return out
+}
+
+// References counts the rules of the table that jump or go to chain.
+func (v *View) References(chain string) int {
+	n := 0
+	for _, c := range v.Chains {
+		if c.deleted {
+			continue
+		}
+		for _, r := range c.Rules {
+			if t, ok := r.Rule.Target.(*compat.ChainTarget); ok && t.Chain == chain {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// KernelError is a refusal of the kind the kernel gives (EBUSY, ENOENT)
+// for one operation; it prints as iptables-nft prints netlink errors.
+type KernelError struct {
+	Op     string // "CHAIN_DEL", "RULE_APPEND", ...
+	Errno  string // strerror text
+	Object string // "chain C1", "rule in chain INPUT"
+	Line   int    // restore line, 0 for a command
+}
+
+func (e *KernelError) Error() string {
+	return fmt.Sprintf("%s failed (%s): %s", e.Op, e.Errno, e.Object)
+}
+
+// AsCompat renders the error with iptables' text and exit status 4.
+func (e *KernelError) AsCompat() *compat.Error {
+	if e.Line > 0 {
+		return compat.Errorf(compat.StatusResource, "\nline %d: %s", e.Line, e.Error())
+	}
+	return compat.Errorf(compat.StatusResource, " %s", e.Error())
+}
+
+func spec(r *compat.Rule) string {
+	var b strings.Builder
+	compat.WriteRuleSpec(&b, r, false)
+	return b.String()
+}
+
+// find returns the index of the first rule equal to r, or -1.
+func find(c *ChainState, r *compat.Rule) int {
+	s := spec(r)
+	for i, rs := range c.Rules {
+		if rs.Spec == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func newRule(r *compat.Rule, line int) *RuleState {
+	return &RuleState{Rule: r, Spec: spec(r), Line: line}
+}
+
+func (v *View) removeAt(c *ChainState, i int) {
+	if h := c.Rules[i].Handle; h != 0 {
+		c.removed = append(c.removed, h)
+	}
+	c.Rules = append(c.Rules[:i:i], c.Rules[i+1:]...)
+	c.rulesModified = true
+}
+
+// flush removes every rule of c; rules the kernel holds go with one
+// flush operation, without needing to be read first.
+func (v *View) flush(c *ChainState) {
+	c.Rules = nil
+	c.removed = nil
+	if c.InKernel {
+		c.flushed = true
+	}
+	c.rulesModified = true
+}
+
+func (v *View) insertAt(c *ChainState, i int, rs []*RuleState) {
+	tail := append([]*RuleState(nil), c.Rules[i:]...)
+	c.Rules = append(append(c.Rules[:i], rs...), tail...)
+	c.rulesModified = true
+}
+
+func (v *View) checkJump(cmd *compat.Command) error {
+	if cmd.JumpChain == "" {
+		return nil
+	}
+	if c := v.existing(cmd.JumpChain); c == nil || c.Builtin {
+		return compat.Paramf("Chain '%s' does not exist", cmd.JumpChain)
+	}
+	return nil
+}
+
+// Apply carries out a modifying command on the view. Listing commands
+// are handled by List; Apply returns iptables' error for bad requests.
+func (v *View) Apply(cmd *compat.Command) error {
+	switch cmd.Op {
+	case compat.OpAppend, compat.OpInsert, compat.OpReplace:
+		if err := v.checkJump(cmd); err != nil {
+			return err
+		}
+		c := v.chain(cmd.Chain)
+		if c == nil || (!c.Builtin && v.existing(cmd.Chain) == nil) {
+			return compat.ErrNoChain
+		}
+		var rs []*RuleState
+		for _, r := range cmd.Rules {
+			rs = append(rs, newRule(r, v.Line))
+		}
+		switch cmd.Op {
+		case compat.OpAppend:
+			v.materialize(c)
+			v.insertAt(c, len(c.Rules), rs)
+		case compat.OpInsert:
+			if cmd.RuleNum > len(c.Rules)+1 {
+				return compat.ErrIndexInsert
+			}
+			if !c.Loaded && c.InKernel {
+				for _, r := range rs {
+					r.prepend = true
+				}
+			}
+			v.materialize(c)
+			// each rule goes to position N in turn, as iptables does
+			for _, r := range rs {
+				v.insertAt(c, cmd.RuleNum-1, []*RuleState{r})
+			}
+		case compat.OpReplace:
+			if cmd.RuleNum > len(c.Rules) {
+				return compat.ErrIndexReplace
+			}
+			v.removeAt(c, cmd.RuleNum-1)
+			v.insertAt(c, cmd.RuleNum-1, rs)
+		}
+	case compat.OpDelete, compat.OpCheck:
+		c := v.existing(cmd.Chain)
+		if c == nil {
+			return compat.ErrBadRule
+		}
+		// all rules must be there (several for address lists)
+		for _, r := range cmd.Rules {
+			i := find(c, r)
+			if i < 0 {
+				return compat.ErrBadRule
+			}
+			if cmd.Op == compat.OpDelete {
+				v.removeAt(c, i)
+			}
+		}
+	case compat.OpDeleteNum:
+		c := v.existing(cmd.Chain)
+		if c == nil {
+			if compat.IsBuiltin(v.Table, cmd.Chain) {
+				return compat.ErrIndexDelete
+			}
+			return compat.ErrNoChain
+		}
+		if cmd.RuleNum > len(c.Rules) {
+			return compat.ErrIndexDelete
+		}
+		v.removeAt(c, cmd.RuleNum-1)
+	case compat.OpFlush:
+		return v.each(cmd.Chain, v.flush)
+	case compat.OpZero, compat.OpZeroNum:
+		return v.zero(cmd)
+	case compat.OpNewChain:
+		if v.existing(cmd.Chain) != nil || compat.IsBuiltin(v.Table, cmd.Chain) && v.Chains[cmd.Chain] != nil && v.Chains[cmd.Chain].InKernel {
+			return compat.ErrChainExists
+		}
+		if compat.IsBuiltin(v.Table, cmd.Chain) {
+			return compat.ErrChainExists
+		}
+		v.newChain(cmd.Chain)
+	case compat.OpDeleteChain:
+		return v.deleteChain(cmd.Chain)
+	case compat.OpRenameChain:
+		c := v.existing(cmd.Chain)
+		if c == nil {
+			return compat.ErrNoChain
+		}
+		if v.existing(cmd.NewName) != nil {
+			return compat.ErrFileExists
+		}
+		if err := checkChainName(cmd.NewName, v.Family); err != nil {
+			return err
+		}
+		delete(v.Chains, c.Name)
+		if c.renameFrom == "" && c.InKernel {
+			c.renameFrom = c.Name
+		}
+		c.Name = cmd.NewName
+		c.Builtin = false
+		v.Chains[c.Name] = c
+		v.names = append(v.names, c.Name)
+	case compat.OpPolicy:
+		if !compat.IsBuiltin(v.Table, cmd.Chain) {
+			return compat.ErrBadBuiltin
+		}
+		if cmd.Policy != compat.VerdictAccept && cmd.Policy != compat.VerdictDrop {
+			return compat.ErrBadPolicy
+		}
+		c := v.chain(cmd.Chain)
+		v.materialize(c)
+		c.Policy = cmd.Policy
+		c.policySet = true
+		c.Counters = &compat.Counters{}
+		if cmd.Counters != nil {
+			*c.Counters = *cmd.Counters
+		}
+	default:
+		return fmt.Errorf("command %d is not a modifying command", cmd.Op)
+	}
+	return nil
+}
+
+func checkChainName(name string, f compat.Family) error {
+	if len(name) >= 29 {
+		return compat.Paramf("chain name `%s' too long (must be under %d chars)", name, 29)
+	}
+	return nil
+}
+
+func (v *View) newChain(name string) *ChainState {
+	c := &ChainState{Name: name, create: true}
+	if old, ok := v.Chains[name]; ok && old.deleted {
+		// deleted and created again in one transaction
+		old.deleted = false
+		old.create = true
+		old.Rules = nil
+		return old
+	}
+	v.Chains[name] = c
+	v.names = append(v.names, name)
+	return c
+}
+
+// each runs fn on one chain, or on every chain of the table.
+func (v *View) each(name string, fn func(c *ChainState)) error {
+	if name != "" {
+		c := v.chain(name)
+		if c == nil || (!c.Builtin && v.existing(name) == nil) {
+			return compat.ErrNoChain
+		}
+		if c.Builtin {
+			v.materialize(c)
+		}
+		fn(c)
+		return nil
+	}
+	for _, n := range v.names {
+		if c := v.Chains[n]; c != nil && !c.deleted && (c.InKernel || c.create) {
+			fn(c)
+		}
+	}
+	return nil
+}
+
+func (v *View) zero(cmd *compat.Command) error {
+	if cmd.Op == compat.OpZeroNum {
+		c := v.existing(cmd.Chain)
+		if c == nil {
+			return compat.ErrNoChain
+		}
+		if cmd.RuleNum <= len(c.Rules) {
+			zeroRule(c.Rules[cmd.RuleNum-1])
+		}
+		return nil
+	}
+	return v.each(cmd.Chain, func(c *ChainState) {
+		for _, r := range c.Rules {
+			zeroRule(r)
+		}
+		if c.Builtin {
+			c.Counters = &compat.Counters{}
+			c.countersSet = true
+		}
+	})
+}
+
+func zeroRule(r *RuleState) {
+	if r.Rule.Counters != nil && (r.Rule.Counters.Packets != 0 || r.Rule.Counters.Bytes != 0) {
+		r.Zeroed = true
+		r.Rule.Counters = &compat.Counters{}
+	}
+}
+
+func (v *View) deleteChain(name string) error {
+	busy := func(c *ChainState) error {
+		return &KernelError{Op: "CHAIN_DEL", Errno: "Device or resource busy", Object: "chain " + c.Name, Line: v.Line}
+	}
+	del := func(c *ChainState) {
+		c.deleted = true
+		c.create = false
+	}
+	if name != "" {
+		c := v.existing(name)
+		if c == nil {
+			return compat.ErrNoChain
+		}
+		if len(c.Rules) > 0 || (v.Complete && v.References(name) > 0) {
+			return busy(c)
+		}
+		del(c)
+		return nil
+	}
+	// every user chain, and every empty built-in chain with policy ACCEPT
+	var victims []*ChainState
+	for _, n := range v.names {
+		c := v.Chains[n]
+		if c == nil || c.deleted || !(c.InKernel || c.create) {
+			continue
+		}
+		if c.Builtin && (len(c.Rules) > 0 || c.Policy != compat.VerdictAccept) {
+			continue
+		}
+		victims = append(victims, c)
+	}
+	for _, c := range victims {
+		if len(c.Rules) > 0 {
+			return busy(c)
+		}
+		refs := 0
+		for _, o := range v.Chains {
+			if o.deleted || isVictim(victims, o) {
+				continue
+			}
+			for _, r := range o.Rules {
+				if t, ok := r.Rule.Target.(*compat.ChainTarget); ok && t.Chain == c.Name {
+					refs++
+				}
+			}
+		}
+		if refs > 0 {
+			return busy(c)
+		}
+	}
+	for _, c := range victims {
+		del(c)
+	}
+	return nil
+}
+
+func isVictim(vs []*ChainState, c *ChainState) bool {
+	for _, v := range vs {
+		if v == c {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,249 @@
+package translate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/nftables/expr"
+	"github.com/xdptables/xdptables/compat"
+)
+
+// ChainName is the nft chain that holds an iptables chain.
+func ChainName(table, chain string) string { return table + "." + chain }
+
+// SplitChainName undoes ChainName.
+func SplitChainName(name string) (table, chain string, ok bool) {
+	return strings.Cut(name, ".")
+}
+
+// ErrUnsupported is returned for rules that have no nftables translation.
+var ErrUnsupported = errors.New("not supported by the nftables backend")
+
+// Exprs translates r, a rule of the iptables table, into expressions.
+// The counter starts at r.Counters when given.
+func Exprs(table string, r *compat.Rule) ([]expr.Any, error) {
+	var out []expr.Any
+	ctx := &compat.NftContext{Family: r.Family, Rule: r, Table: table}
+	out = append(out, ifaceExprs(expr.MetaKeyIIFNAME, r.InIface, r.InInv)...)
+	out = append(out, ifaceExprs(expr.MetaKeyOIFNAME, r.OutIface, r.OutInv)...)
+	if r.ProtoSet {
+		out = append(out, &expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+			&expr.Cmp{Op: cmpOp(r.ProtoInv), Register: 1, Data: []byte{r.Proto}})
+	}
+	srcOff, dstOff := uint32(12), uint32(16)
+	if r.Family == compat.IPv6 {
+		srcOff, dstOff = 8, 24
+	}
+	out = append(out, addrExprs(srcOff, r.Src, r.SrcInv)...)
+	out = append(out, addrExprs(dstOff, r.Dst, r.DstInv)...)
+	if r.Frag != compat.FragAny {
+		op := expr.CmpOpNeq
+		if r.Frag == compat.FragNone {
+			op = expr.CmpOpEq
+		}
+		out = append(out,
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 6, Len: 2},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 2, Mask: []byte{0x1f, 0xff}, Xor: []byte{0, 0}},
+			&expr.Cmp{Op: op, Register: 1, Data: []byte{0, 0}})
+	}
+	for _, m := range r.Matches {
+		n, ok := m.(compat.NftExpresser)
+		if !ok {
+			return nil, fmt.Errorf("match %q: %w", m.Name(), ErrUnsupported)
+		}
+		es, err := n.NftExprs(ctx)
+		if err != nil {
+			if errors.Is(err, compat.ErrNoNative) {
+				err = ErrUnsupported
+			}
+			return nil, fmt.Errorf("match %q: %w", m.Name(), err)
+		}
+		out = append(out, es...)
+	}
+	c := &expr.Counter{}
+	if r.Counters != nil {
+		c.Packets, c.Bytes = r.Counters.Packets, r.Counters.Bytes
+	}
+	out = append(out, c)
+	if r.Target == nil {
+		return out, nil
+	}
+	if ct, ok := r.Target.(*compat.ChainTarget); ok {
+		return append(out, verdictExpr(table, ct)), nil
+	}
+	n, ok := r.Target.(compat.NftExpresser)
+	if !ok {
+		return nil, fmt.Errorf("target %q: %w", r.Target.Name(), ErrUnsupported)
+	}
+	es, err := n.NftExprs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("target %q: %w", r.Target.Name(), err)
+	}
+	return append(out, es...), nil
+}
+
+func cmpOp(inv bool) expr.CmpOp {
+	if inv {
+		return expr.CmpOpNeq
+	}
+	return expr.CmpOpEq
+}
+
+// ifaceExprs: "eth0" compares strlen+1 bytes (with the NUL), "eth+"
+// compares the prefix; "+" alone matches every name and loads only.
+func ifaceExprs(key expr.MetaKey, name string, inv bool) []expr.Any {
+	if name == "" {
+		return nil
+	}
+	load := &expr.Meta{Key: key, Register: 1}
+	if name == "+" {
+		return []expr.Any{load}
+	}
+	data := []byte(name)
+	if strings.HasSuffix(name, "+") {
+		data = data[:len(data)-1]
+	} else {
+		data = append(data, 0)
+	}
+	return []expr.Any{load, &expr.Cmp{Op: cmpOp(inv), Register: 1, Data: data}}
+}
+
+// addrExprs: a byte-aligned prefix loads only its bytes; other masks
+// load the whole address and apply a bitwise AND.
+func addrExprs(off uint32, n compat.Net, inv bool) []expr.Any {
+	if n.IsAny() {
+		return nil
+	}
+	addr := n.Addr.AsSlice()
+	bits := n.Bits()
+	if bits > 0 && bits%8 == 0 {
+		l := uint32(bits / 8)
+		return []expr.Any{
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: l},
+			&expr.Cmp{Op: cmpOp(inv), Register: 1, Data: addr[:l]},
+		}
+	}
+	l := uint32(len(addr))
+	return []expr.Any{
+		&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: l},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: l, Mask: n.Mask.AsSlice(), Xor: make([]byte, l)},
+		&expr.Cmp{Op: cmpOp(inv), Register: 1, Data: addr},
+	}
+}
+
+func verdictExpr(table string, t *compat.ChainTarget) expr.Any {
+	switch t.Chain {
+	case compat.VerdictAccept:
+		return &expr.Verdict{Kind: expr.VerdictAccept}
+	case compat.VerdictDrop:
+		return &expr.Verdict{Kind: expr.VerdictDrop}
+	case compat.VerdictReturn:
+		return &expr.Verdict{Kind: expr.VerdictReturn}
+	case compat.VerdictQueue:
+		return &expr.Queue{Num: 0}
+	}
+	if t.Goto {
+		return &expr.Verdict{Kind: expr.VerdictGoto, Chain: ChainName(table, t.Chain)}
+	}
+	return &expr.Verdict{Kind: expr.VerdictJump, Chain: ChainName(table, t.Chain)}
+}
+
+// Userdata TLV types. 0 is nft's rule comment, shown by `nft list`.
+const (
+	udComment  = 0
+	udRuleSpec = 0xa0 // canonical rule specification (after "-A CHAIN")
+)
+
+// maxUserdata is the kernel's NFT_USERDATA_MAXLEN.
+const maxUserdata = 256
+
+// ErrTooLong is returned when a rule's text does not fit the kernel's
+// userdata limit.
+var ErrTooLong = errors.New("rule specification too long for rule userdata")
+
+// UserData returns the userdata that records r's canonical text.
+func UserData(r *compat.Rule) ([]byte, error) {
+	var b strings.Builder
+	compat.WriteRuleSpec(&b, r, false)
+	spec := b.String()
+	if len(spec)+2 > maxUserdata || len(spec) > 255 {
+		return nil, ErrTooLong
+	}
+	ud := []byte{udRuleSpec, byte(len(spec))}
+	return append(ud, spec...), nil
+}
+
+// ErrForeign says a kernel rule was not written by xdptables (or was
+// changed since): it is reported, never guessed at.
+var ErrForeign = errors.New("rule was not written by xdptables")
+
+// FromKernel rebuilds the rule of chain from its userdata and checks it
+// against the kernel's expressions. The counter values are taken from
+// the kernel's counter expression.
+func FromKernel(f compat.Family, table, chain string, exprs []expr.Any, userdata []byte) (*compat.Rule, error) {
+	spec, ok := findTLV(userdata, udRuleSpec)
+	if !ok {
+		return nil, ErrForeign
+	}
+	cmd, err := compat.Parse(f, append([]string{"-A", chain}, compat.RestoreWords(string(spec))...), compat.ParseOptions{Table: table})
+	if err != nil || len(cmd.Rules) != 1 {
+		return nil, ErrForeign
+	}
+	r := cmd.Rules[0]
+	want, err := Exprs(table, r)
+	if err != nil {
+		return nil, ErrForeign
+	}
+	var counter *expr.Counter
+	for _, e := range exprs {
+		if c, ok := e.(*expr.Counter); ok {
+			counter = c
+		}
+	}
+	if !SameExprs(f, want, exprs) {
+		return nil, ErrForeign
+	}
+	if counter != nil {
+		r.Counters = &compat.Counters{Packets: counter.Packets, Bytes: counter.Bytes}
+	}
+	return r, nil
+}
+
+func findTLV(ud []byte, typ byte) ([]byte, bool) {
+	for len(ud) >= 2 {
+		t, l := ud[0], int(ud[1])
+		if len(ud) < 2+l {
+			return nil, false
+		}
+		if t == typ {
+			return ud[2 : 2+l], true
+		}
+		ud = ud[2+l:]
+	}
+	return nil, false
+}
+
+// SameExprs compares two expression lists by their netlink encoding,
+// ignoring counter values.
+func SameExprs(f compat.Family, a, b []expr.Any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		ea, eb := a[i], b[i]
+		if _, ok := ea.(*expr.Counter); ok {
+			if _, ok := eb.(*expr.Counter); ok {
+				continue
+			}
+			return false
+		}
+		ma, err1 := expr.Marshal(byte(f), ea)
+		mb, err2 := expr.Marshal(byte(f), eb)
+		if err1 != nil || err2 != nil || !bytes.Equal(ma, mb) {
+			return false
+		}
+	}
+	return true
+}

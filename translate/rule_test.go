@@ -1,0 +1,94 @@
+package translate
+
+import (
+	"testing"
+
+	"github.com/xdptables/xdptables/compat"
+)
+
+func parseRule(t *testing.T, f compat.Family, args ...string) *compat.Rule {
+	t.Helper()
+	cmd, err := compat.Parse(f, args, compat.ParseOptions{})
+	if err != nil {
+		t.Fatalf("%v: %s", args, compat.Format(err, "iptables", -1))
+	}
+	return cmd.Rules[0]
+}
+
+// Expected expressions follow iptables-nft 1.8.9's encoding (spec §2).
+func TestExprs(t *testing.T) {
+	for _, c := range []struct {
+		fam  compat.Family
+		args []string
+		want string
+	}{
+		{compat.IPv4, []string{"-A", "FORWARD", "-f", "-p", "tcp", "-o", "eth1", "-i", "eth0", "-d", "2.2.2.2", "-s", "1.1.1.1", "-j", "ACCEPT"},
+			"[ meta load iifname => reg 1 ]\n[ cmp eq reg 1 0x6574683000 ]\n[ meta load oifname => reg 1 ]\n[ cmp eq reg 1 0x6574683100 ]\n" +
+				"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" +
+				"[ payload load 4b @ network header + 12 => reg 1 ]\n[ cmp eq reg 1 0x01010101 ]\n" +
+				"[ payload load 4b @ network header + 16 => reg 1 ]\n[ cmp eq reg 1 0x02020202 ]\n" +
+				"[ payload load 2b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff ) ^ 0x0000 ]\n[ cmp neq reg 1 0x0000 ]\n" +
+				"[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 accept ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-s", "1.2.3.0/24", "-j", "DROP"},
+			"[ payload load 3b @ network header + 12 => reg 1 ]\n[ cmp eq reg 1 0x010203 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 drop ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "!", "-s", "1.2.0.0/20"},
+			"[ payload load 4b @ network header + 12 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0xfffff000 ) ^ 0x00000000 ]\n[ cmp neq reg 1 0x01020000 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-i", "eth+", "-j", "web"},
+			"[ meta load iifname => reg 1 ]\n[ cmp eq reg 1 0x657468 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 jump -> filter.web ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "--sport", "1024:65535", "--dport", ":1023", "-c", "5", "6", "-g", "web"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" +
+				"[ payload load 2b @ transport header + 0 => reg 1 ]\n[ cmp gte reg 1 0x0400 ]\n" +
+				"[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp lte reg 1 0x03ff ]\n" +
+				"[ counter pkts 5 bytes 6 ]\n[ immediate reg 0 goto -> filter.web ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-p", "udp", "!", "--dport", "10:20"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n[ payload load 2b @ transport header + 2 => reg 1 ]\n[ range neq reg 1 0x000a 0x0014 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "--syn", "-j", "ACCEPT"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n[ payload load 1b @ transport header + 13 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x17 ) ^ 0x00 ]\n[ cmp eq reg 1 0x02 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 accept ]\n"},
+		{compat.IPv6, []string{"-A", "INPUT", "-s", "2001:db8::/32", "!", "-d", "2001:db8::1"},
+			"[ payload load 4b @ network header + 8 => reg 1 ]\n[ cmp eq reg 1 0x20010db8 ]\n[ payload load 16b @ network header + 24 => reg 1 ]\n[ cmp neq reg 1 0x20010db8000000000000000000000001 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-i", "+"},
+			"[ meta load iifname => reg 1 ]\n[ counter pkts 0 bytes 0 ]\n"},
+	} {
+		r := parseRule(t, c.fam, c.args...)
+		es, err := Exprs("filter", r)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if got := Debug(es); got != c.want {
+			t.Errorf("%v:\ngot:\n%swant:\n%s", c.args, got, c.want)
+		}
+	}
+}
+
+func TestUserDataRoundTrip(t *testing.T) {
+	for _, args := range [][]string{
+		{"-A", "INPUT", "-s", "10.0.0.0/8", "-p", "tcp", "--dport", "22", "-j", "ACCEPT"},
+		{"-A", "INPUT", "!", "-i", "eth+", "-p", "udp", "--sport", "53", "-g", "web"},
+		{"-A", "INPUT", "-f"},
+	} {
+		r := parseRule(t, compat.IPv4, args...)
+		es, err := Exprs("filter", r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ud, err := UserData(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := FromKernel(compat.IPv4, "filter", "INPUT", es, ud)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if a, b := compat.SaveRule("INPUT", r, false), compat.SaveRule("INPUT", back, false); a != b {
+			t.Errorf("round trip: %q != %q", a, b)
+		}
+		// a rule changed behind our back is reported, not misread
+		es[len(es)-2], es[len(es)-1] = es[len(es)-1], es[len(es)-2]
+		if _, err := FromKernel(compat.IPv4, "filter", "INPUT", es, ud); err != ErrForeign {
+			t.Errorf("%v: tampered rule not detected: %v", args, err)
+		}
+		if _, err := FromKernel(compat.IPv4, "filter", "INPUT", es, nil); err != ErrForeign {
+			t.Errorf("rule without userdata not reported")
+		}
+	}
+}
