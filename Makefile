@@ -15,7 +15,7 @@ build:
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  missing=""; \
-	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset; do \
+	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset ping:iputils-ping; do \
 	    command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; \
 	  done; \
 	  if [ -n "$$missing" ]; then \

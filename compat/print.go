@@ -21,8 +21,21 @@ func SaveRule(chain string, r *Rule, counters bool) string {
 }
 
 // WriteRuleSpec appends the rule specification (everything after the
-// chain name) with a leading space per option.
+// chain name) with a leading space per option, as iptables -S prints it.
 func WriteRuleSpec(b *strings.Builder, r *Rule, counters bool) {
+	writeRuleSpec(b, r, counters, true)
+}
+
+// ExactSpec is the rule specification that parses back to exactly r:
+// unlike the -S form it keeps "-i +" and adjacent tcp/udp matches apart
+// (iptables-nft's read-back folds those, losing what was written).
+func ExactSpec(r *Rule) string {
+	var b strings.Builder
+	writeRuleSpec(&b, r, false, false)
+	return b.String()
+}
+
+func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 	neg := func(inv bool) {
 		if inv {
 			b.WriteString(" !")
@@ -38,12 +51,12 @@ func WriteRuleSpec(b *strings.Builder, r *Rule, counters bool) {
 		b.WriteString(" -d ")
 		b.WriteString(r.Dst.String())
 	}
-	if r.InIface != "" && r.InIface != "+" {
+	if r.InIface != "" && (r.InIface != "+" || !canonical) {
 		neg(r.InInv)
 		b.WriteString(" -i ")
 		b.WriteString(r.InIface)
 	}
-	if r.OutIface != "" && r.OutIface != "+" {
+	if r.OutIface != "" && (r.OutIface != "+" || !canonical) {
 		neg(r.OutInv)
 		b.WriteString(" -o ")
 		b.WriteString(r.OutIface)
@@ -63,7 +76,11 @@ func WriteRuleSpec(b *strings.Builder, r *Rule, counters bool) {
 	case FragNone:
 		b.WriteString(" ! -f")
 	}
-	for _, m := range mergeMatches(r.Matches) {
+	ms := r.Matches
+	if canonical {
+		ms = mergeMatches(ms)
+	}
+	for _, m := range ms {
 		b.WriteString(" -m ")
 		b.WriteString(m.Name())
 		m.Save(b, r)

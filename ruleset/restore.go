@@ -112,6 +112,8 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 			}
 		}
 	}
+	v.deferJumps, v.pendingJumps = true, nil
+	defer func() { v.deferJumps = false }()
 	for _, rc := range t.Cmds {
 		v.Line = rc.Line
 		if err := v.Apply(rc.Cmd); err != nil {
@@ -120,6 +122,12 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 				return &compat.RestoreError{Line: rc.Line, Err: ke.AsCompat()}
 			}
 			return &compat.RestoreError{Line: rc.Line, Err: err}
+		}
+	}
+	v.deferJumps = false
+	for _, j := range v.pendingJumps {
+		if err := v.checkJump(&compat.Command{JumpChain: j}); err != nil {
+			return &compat.RestoreError{Line: t.CommitLine, Err: err}
 		}
 	}
 	v.Line = 0

@@ -72,6 +72,10 @@ type View struct {
 	// Noflush restore mode (a :USER line flushes, a :BUILTIN line only
 	// sets the policy).
 	Noflush bool
+	// pendingJumps collects jump targets to check at COMMIT (restore
+	// allows a chain to be created after the rule that jumps to it).
+	pendingJumps []string
+	deferJumps   bool
 }
 
 // NewView returns an empty view.
@@ -234,6 +238,10 @@ func (v *View) insertAt(c *ChainState, i int, rs []*RuleState) {
 
 func (v *View) checkJump(cmd *compat.Command) error {
 	if cmd.JumpChain == "" {
+		return nil
+	}
+	if v.deferJumps {
+		v.pendingJumps = append(v.pendingJumps, cmd.JumpChain)
 		return nil
 	}
 	if c := v.existing(cmd.JumpChain); c == nil || c.Builtin {

@@ -165,9 +165,7 @@ var ErrTooLong = errors.New("rule specification too long for rule userdata")
 
 // UserData returns the userdata that records r's canonical text.
 func UserData(r *compat.Rule) ([]byte, error) {
-	var b strings.Builder
-	compat.WriteRuleSpec(&b, r, false)
-	spec := b.String()
+	spec := compat.ExactSpec(r)
 	if len(spec)+2 > maxUserdata || len(spec) > 255 {
 		return nil, ErrTooLong
 	}
@@ -192,6 +190,7 @@ func FromKernel(f compat.Family, table, chain string, exprs []expr.Any, userdata
 		return nil, ErrForeign
 	}
 	r := cmd.Rules[0]
+	renamedTarget(table, r, exprs)
 	want, err := Exprs(table, r)
 	if err != nil {
 		return nil, ErrForeign
@@ -209,6 +208,24 @@ func FromKernel(f compat.Family, table, chain string, exprs []expr.Any, userdata
 		r.Counters = &compat.Counters{Packets: counter.Packets, Bytes: counter.Bytes}
 	}
 	return r, nil
+}
+
+// renamedTarget follows a rename of r's jump/goto target: `iptables -E`
+// renames the kernel chain, and the kernel updates the verdicts of the
+// rules that jump to it, while their userdata keeps the old name.
+func renamedTarget(table string, r *compat.Rule, exprs []expr.Any) {
+	t, ok := r.Target.(*compat.ChainTarget)
+	if !ok || len(exprs) == 0 {
+		return
+	}
+	v, ok := exprs[len(exprs)-1].(*expr.Verdict)
+	if !ok || (v.Kind != expr.VerdictJump && v.Kind != expr.VerdictGoto) {
+		return
+	}
+	tb, chain, ok := SplitChainName(v.Chain)
+	if ok && tb == table && chain != t.Chain && (v.Kind == expr.VerdictGoto) == t.Goto {
+		r.Target = &compat.ChainTarget{Chain: chain, Goto: t.Goto}
+	}
 }
 
 func findTLV(ud []byte, typ byte) ([]byte, bool) {

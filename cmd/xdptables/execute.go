@@ -25,6 +25,11 @@ func execute(f compat.Family, cmd *compat.Command) int {
 		var out string
 		out, err = e.Command(cmd)
 		fmt.Print(out)
+		if err == nil && (cmd.Op == compat.OpList || cmd.Op == compat.OpListRules) {
+			for _, w := range e.Warnings(false) {
+				fmt.Fprint(os.Stderr, w)
+			}
+		}
 	}
 	if err != nil {
 		fmt.Fprint(os.Stderr, compat.Format(err, f.Prog(), -1))

@@ -158,5 +158,8 @@ func saveMain(f compat.Family, prog string, args []string) int {
 			return 1
 		}
 	}
+	for _, w := range e.Warnings(true) {
+		fmt.Fprint(os.Stderr, w)
+	}
 	return 0
 }
