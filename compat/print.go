@@ -386,3 +386,69 @@ func mergeMatches(ms []Match) []Match {
 	}
 	return out
 }
+
+// VerboseRule is the one-line form `iptables -v` prints for each rule it
+// adds, deletes or checks: numeric, unpadded, "src -> dst".
+func VerboseRule(r *Rule) string {
+	var b strings.Builder
+	target, goTo := "", false
+	if r.Target != nil {
+		target = r.Target.Name()
+		if ct, ok := r.Target.(*ChainTarget); ok {
+			goTo = ct.Goto
+		}
+	}
+	b.WriteString(target + " ")
+	b.WriteByte(invChar(r.ProtoInv, ' '))
+	proto := uint8(0)
+	if r.ProtoSet {
+		proto = r.Proto
+	}
+	if n := ProtoName(proto, true); n != "" {
+		b.WriteString(n + " ")
+	} else {
+		b.WriteString(strconv.Itoa(int(proto)) + " ")
+	}
+	b.WriteString("opt ")
+	b.WriteByte(invChar(r.Frag == FragNone, '-'))
+	if r.Frag != FragAny {
+		b.WriteString("f ")
+	} else {
+		b.WriteString("- ")
+	}
+	f := ListFormat{Numeric: true}
+	b.WriteString("in " + f.iface(r.InIface, r.InInv) + " ")
+	b.WriteString("out " + f.iface(r.OutIface, r.OutInv) + " ")
+	addr := func(n Net) string {
+		if n.IsAny() {
+			if r.Family == IPv6 {
+				return "::/0"
+			}
+			return "0.0.0.0/0"
+		}
+		return n.Addr.String() + listMask(n, r.Family)
+	}
+	b.WriteByte(invChar(r.SrcInv, ' '))
+	b.WriteString(addr(r.Src) + " ")
+	b.WriteByte(invChar(r.DstInv, ' '))
+	b.WriteString("-> " + addr(r.Dst))
+	b.WriteString("  ")
+	if goTo {
+		b.WriteString("[goto] ")
+	}
+	for _, m := range mergeMatches(r.Matches) {
+		m.List(&b, r, true)
+	}
+	if r.Target != nil {
+		r.Target.List(&b, r, true)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+func invChar(inv bool, otherwise byte) byte {
+	if inv {
+		return '!'
+	}
+	return otherwise
+}

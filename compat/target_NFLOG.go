@@ -16,6 +16,8 @@ type NflogTarget struct {
 	Len       uint32
 	CopyLen   bool // --nflog-size
 	Threshold uint16
+	// rangeGiven records --nflog-range, which iptables warns about.
+	rangeGiven bool
 }
 
 const (
@@ -84,6 +86,7 @@ func (t *NflogTarget) Parse(p *OptArg) error {
 }
 
 func (t *NflogTarget) Final(r *Rule, seen OptSet) error {
+	t.rangeGiven = seen.Has(tgNflogOptRange)
 	if seen.Has(tgNflogOptSize) {
 		t.CopyLen = true
 	} else {
@@ -98,6 +101,15 @@ func (t *NflogTarget) Final(r *Rule, seen OptSet) error {
 		return Rawf(StatusParameter, "%s%s", tgNflogRangeWarning, msg)
 	}
 	return err
+}
+
+// Warning returns the notice iptables prints on stderr for a rule that
+// is accepted anyway, or "".
+func (t *NflogTarget) Warning() string {
+	if t.rangeGiven {
+		return tgNflogRangeWarning
+	}
+	return ""
 }
 
 const tgNflogRangeWarning = "warn: --nflog-range has never worked and is no longer supported, please use --nflog-size instead\n"

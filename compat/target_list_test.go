@@ -893,6 +893,18 @@ var targetListCases = []struct {
 	{compat.IPv4, []string{"-t", "mangle", "-A", "POSTROUTING", "-j", "SET", "--map-set", "tgtm", "src,dst", "--map-queue"},
 		"SET        0    --  0.0.0.0/0            0.0.0.0/0            map-set tgtm src,dst map-queue",
 		"SET        all  --  anywhere             anywhere             map-set tgtm src,dst map-queue"},
+	{compat.IPv4, []string{"-t", "nat", "-A", "PREROUTING", "-p", "tcp", "-j", "DNAT", "--to-destination", "1.2.3.4:5-5/7"},
+		"DNAT       6    --  0.0.0.0/0            0.0.0.0/0            to:1.2.3.4:5/7",
+		"DNAT       tcp  --  anywhere             anywhere             to:1.2.3.4:5/7"},
+	{compat.IPv4, []string{"-t", "raw", "-A", "PREROUTING", "-j", "TRACE"},
+		"TRACE      0    --  0.0.0.0/0            0.0.0.0/0           ",
+		"TRACE      all  --  anywhere             anywhere            "},
+	{compat.IPv4, []string{"-t", "raw", "-A", "OUTPUT", "-p", "tcp", "-j", "TRACE"},
+		"TRACE      6    --  0.0.0.0/0            0.0.0.0/0           ",
+		"TRACE      tcp  --  anywhere             anywhere            "},
+	{compat.IPv6, []string{"-t", "raw", "-A", "PREROUTING", "-j", "TRACE"},
+		"TRACE      0    --  ::/0                 ::/0                ",
+		"TRACE      all  --  anywhere             anywhere            "},
 }
 
 func TestTargetList(t *testing.T) {

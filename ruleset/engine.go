@@ -144,6 +144,20 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 	if err := validTable(cmd.Table); err != nil {
 		return "", err
 	}
+	pre := ""
+	if cmd.Verbose > 0 {
+		switch cmd.Op {
+		case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
+			for _, r := range cmd.Rules {
+				pre += compat.VerboseRule(r)
+			}
+		}
+	}
+	out, err := e.command(cmd)
+	return pre + out, err
+}
+
+func (e *Engine) command(cmd *compat.Command) (string, error) {
 	for attempt := 0; ; attempt++ {
 		gen, err := e.Conn.GenID()
 		if err != nil {
@@ -176,11 +190,24 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 			if err := v.Apply(&z); err != nil {
 				return out, err
 			}
+			if cmd.Verbose > 0 {
+				for _, c := range v.Sorted() {
+					if cmd.Chain == "" || c.Name == cmd.Chain {
+						out += "Zeroing chain `" + c.Name + "'\n"
+					}
+				}
+			}
 		case compat.OpCheck:
 			return "", v.Apply(cmd)
 		default:
+			if cmd.Verbose > 0 {
+				out = v.verboseNotes(cmd)
+			}
 			if err := v.Apply(cmd); err != nil {
-				return "", asCompat(err)
+				return out, asCompat(err)
+			}
+			if cmd.Verbose > 0 && cmd.Op == compat.OpDeleteChain {
+				out = v.deletedNotes()
 			}
 		}
 		b := kernel.NewBatch()

@@ -2,6 +2,7 @@ package ruleset
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/xdptables/xdptables/compat"
@@ -131,4 +132,41 @@ func (v *View) Save() *compat.SaveTable {
 		t.Chains = append(t.Chains, sc)
 	}
 	return t
+}
+
+// verboseNotes are the lines iptables -v prints before flushing or
+// zeroing chains.
+func (v *View) verboseNotes(cmd *compat.Command) string {
+	var b strings.Builder
+	switch cmd.Op {
+	case compat.OpFlush:
+		for _, c := range v.Sorted() {
+			if cmd.Chain == "" || c.Name == cmd.Chain {
+				b.WriteString("Flushing chain `" + c.Name + "'\n")
+			}
+		}
+	case compat.OpZero:
+		for _, c := range v.Sorted() {
+			if (cmd.Chain == "" && c.InKernel) || c.Name == cmd.Chain {
+				b.WriteString("Zeroing chain `" + c.Name + "'\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// deletedNotes lists the user chains -X removed ("Deleting chain `X'").
+func (v *View) deletedNotes() string {
+	var names []string
+	for n, c := range v.Chains {
+		if c.deleted && c.InKernel && !c.Builtin {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString("Deleting chain `" + n + "'\n")
+	}
+	return b.String()
 }

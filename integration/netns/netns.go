@@ -49,7 +49,12 @@ type Result struct {
 
 // Run runs argv inside the namespace with stdin, bounded by a timeout.
 func (n *NS) Run(stdin string, argv ...string) Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return n.RunTimeout(60, stdin, argv...)
+}
+
+// RunTimeout is Run with a timeout of secs seconds.
+func (n *NS) RunTimeout(secs int, stdin string, argv ...string) Result {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs)*time.Second)
 	defer cancel()
 	full := append([]string{"netns", "exec", n.Name}, argv...)
 	cmd := exec.CommandContext(ctx, "ip", full...)
