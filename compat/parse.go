@@ -793,6 +793,20 @@ func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
 	return l.parse(oa)
 }
 
+// Warner is implemented by extensions that print a notice on stderr for
+// an accepted but questionable option (a reversed iprange, ...).
+type Warner interface {
+	Warning() string
+}
+
+func (p *parser) warnFrom(x any) {
+	if w, ok := x.(Warner); ok {
+		if s := w.Warning(); s != "" {
+			p.warn(s)
+		}
+	}
+}
+
 func isRuleOp(op Op) bool {
 	switch op {
 	case OpAppend, OpCheck, OpDelete, OpInsert, OpReplace:
@@ -809,11 +823,13 @@ func (p *parser) finish() error {
 		if err := l.final(p.rule); err != nil {
 			return err
 		}
+		p.warnFrom(l.match)
 	}
 	if p.target != nil {
 		if err := p.target.final(p.rule); err != nil {
 			return err
 		}
+		p.warnFrom(p.target.target)
 	}
 	if p.cmd.Op == OpNone {
 		return Paramf("no command specified")
