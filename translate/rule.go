@@ -2,6 +2,8 @@ package translate
 
 import (
 	"bytes"
+	"compress/flate"
+	"io"
 	"errors"
 	"fmt"
 	"strings"
@@ -152,9 +154,19 @@ func verdictExpr(table string, t *compat.ChainTarget) expr.Any {
 
 // Userdata TLV types. 0 is nft's rule comment, shown by `nft list`.
 const (
-	udComment  = 0
-	udRuleSpec = 0xa0 // canonical rule specification (after "-A CHAIN")
+	udComment      = 0
+	udRuleSpec     = 0xa0 // exact rule specification (after "-A CHAIN")
+	udRuleSpecZlib = 0xa1 // the same, deflated with specDict
 )
+
+// specDict primes the compressor with words rule texts are made of, so
+// that long rules (kube-proxy's comments and chains) fit the kernel's
+// 256-byte userdata.
+var specDict = []byte(" -m comment --comment \" -m conntrack --ctstate RELATED,ESTABLISHED,NEW -m tcp --dport -m udp --sport" +
+	" -m multiport --dports -m addrtype --dst-type LOCAL -m statistic --mode random --probability 0.50000000000" +
+	" -m mark --mark 0x4000/0x4000 -j MARK --set-xmark -j DNAT --to-destination -j MASQUERADE --random-fully" +
+	" -j KUBE-SEP- -j KUBE-SVC- -j KUBE-MARK-MASQ -j REJECT --reject-with icmp-port-unreachable -j ACCEPT -j DROP -j RETURN" +
+	" -p tcp -p udp -s -d -i -o ! kubernetes service cluster IP default/ kube-system/ -j LOG --log-prefix ")
 
 // maxUserdata is the kernel's NFT_USERDATA_MAXLEN.
 const maxUserdata = 256
@@ -166,11 +178,36 @@ var ErrTooLong = errors.New("rule specification too long for rule userdata")
 // UserData returns the userdata that records r's canonical text.
 func UserData(r *compat.Rule) ([]byte, error) {
 	spec := compat.ExactSpec(r)
-	if len(spec)+2 > maxUserdata || len(spec) > 255 {
+	if len(spec) <= 255 {
+		return append([]byte{udRuleSpec, byte(len(spec))}, spec...), nil
+	}
+	var buf bytes.Buffer
+	w, err := flate.NewWriterDict(&buf, flate.BestCompression, specDict)
+	if err != nil {
+		return nil, err
+	}
+	w.Write([]byte(spec))
+	w.Close()
+	if buf.Len() > 255 {
 		return nil, ErrTooLong
 	}
-	ud := []byte{udRuleSpec, byte(len(spec))}
-	return append(ud, spec...), nil
+	return append([]byte{udRuleSpecZlib, byte(buf.Len())}, buf.Bytes()...), nil
+}
+
+// specText returns the rule specification stored in userdata.
+func specText(ud []byte) (string, bool) {
+	if spec, ok := findTLV(ud, udRuleSpec); ok {
+		return string(spec), true
+	}
+	z, ok := findTLV(ud, udRuleSpecZlib)
+	if !ok {
+		return "", false
+	}
+	out, err := io.ReadAll(io.LimitReader(flate.NewReaderDict(bytes.NewReader(z), specDict), 1<<16))
+	if err != nil {
+		return "", false
+	}
+	return string(out), true
 }
 
 // ErrForeign says a kernel rule was not written by xdptables (or was
@@ -181,11 +218,11 @@ var ErrForeign = errors.New("rule was not written by xdptables")
 // against the kernel's expressions. The counter values are taken from
 // the kernel's counter expression.
 func FromKernel(f compat.Family, table, chain string, exprs []expr.Any, userdata []byte) (*compat.Rule, error) {
-	spec, ok := findTLV(userdata, udRuleSpec)
+	spec, ok := specText(userdata)
 	if !ok {
 		return nil, ErrForeign
 	}
-	cmd, err := compat.Parse(f, append([]string{"-A", chain}, compat.RestoreWords(string(spec))...), compat.ParseOptions{Table: table})
+	cmd, err := compat.Parse(f, append([]string{"-A", chain}, compat.RestoreWords(spec)...), compat.ParseOptions{Table: table})
 	if err != nil || len(cmd.Rules) != 1 {
 		return nil, ErrForeign
 	}
@@ -263,4 +300,9 @@ func SameExprs(f compat.Family, a, b []expr.Any) bool {
 		}
 	}
 	return true
+}
+
+// StoredSpec returns the rule text UserData stored, without parsing it.
+func StoredSpec(userdata []byte) ([]byte, bool) {
+	return findTLV(userdata, udRuleSpec)
 }

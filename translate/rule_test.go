@@ -92,3 +92,20 @@ func TestUserDataRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestLongRuleFitsUserdata(t *testing.T) {
+	long := "kubernetes service nodeports; NOTE: this must be the last rule in this chain and it is long enough to need compression x"
+	r := parseRule(t, compat.IPv4, "-A", "KUBE-SERVICES", "-s", "10.244.0.0/16", "-d", "10.96.0.10/32", "-p", "tcp",
+		"-m", "tcp", "--dport", "53", "-m", "comment", "--comment", long, "-m", "comment", "--comment", long, "-j", "DROP")
+	ud, err := UserData(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ud) > maxUserdata {
+		t.Fatalf("userdata %d bytes", len(ud))
+	}
+	text, ok := specText(ud)
+	if !ok || text != compat.ExactSpec(r) {
+		t.Fatalf("round trip: %q", text)
+	}
+}
