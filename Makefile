@@ -42,9 +42,11 @@ test: deps vet build
 unit:
 	$(GO) test -count=1 ./compat/... ./translate/... ./ipset/...
 
+FUZZTIME ?= 60s
 fuzz:
-	$(GO) test ./compat -run '^$$' -fuzz FuzzParse -fuzztime 60s
-	$(GO) test ./compat -run '^$$' -fuzz FuzzRestore -fuzztime 60s
+	$(GO) test ./compat -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./compat -run '^$$' -fuzz FuzzRestore -fuzztime $(FUZZTIME)
+	$(GO) test ./translate -run '^$$' -fuzz FuzzFromKernel -fuzztime $(FUZZTIME)
 
 demo: deps build
 	./demo/demo.sh $(BIN)
