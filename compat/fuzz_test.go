@@ -32,6 +32,11 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, r := range cmd.Rules {
+			// iptables prints interface names raw: one with blanks or
+			// quotes does not read back, in the reference either
+			if strings.ContainsAny(r.InIface+r.OutIface, " \t\"\\") {
+				continue
+			}
 			// the chain name is taken as given; the rule text must round-trip
 			text := SaveRule("X", r, false)
 			again, err := Parse(IPv4, RestoreWords(text), ParseOptions{})

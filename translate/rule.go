@@ -3,9 +3,9 @@ package translate
 import (
 	"bytes"
 	"compress/flate"
-	"io"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/google/nftables/expr"
