@@ -4,7 +4,7 @@ BIN     := bin/xdptables
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test unit deps demo fuzz vet clean
+.PHONY: all build test unit deps demo fuzz vet clean bench generate
 
 all: build
 
@@ -47,6 +47,17 @@ fuzz:
 	$(GO) test ./compat -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./compat -run '^$$' -fuzz FuzzRestore -fuzztime $(FUZZTIME)
 	$(GO) test ./translate -run '^$$' -fuzz FuzzFromKernel -fuzztime $(FUZZTIME)
+
+# bench compares restore and single commands with iptables-nft (root;
+# see bench/iptables.sh for SIZES, LOADED, ONECHAIN, REPS, OUT).
+bench: deps build
+	@command -v /usr/bin/time >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
+	bash bench/iptables.sh $(BIN)
+
+# generate rebuilds the XDP program's committed Go bindings and object
+# (needs clang, llvm and libbpf-dev).
+generate:
+	$(GO) generate ./xdp/...
 
 demo: deps build
 	./demo/demo.sh $(BIN)

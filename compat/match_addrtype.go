@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // AddrtypeMatch is -m addrtype (revision 1): the routing type of the
 // source and/or destination address.
@@ -150,4 +154,79 @@ func (m *AddrtypeMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	if m.LimitOut {
 		b.WriteString(" limit-out")
 	}
+}
+
+// addrtype flags of struct xt_addrtype_info_v1.
+const (
+	addrtypeInvSrc   = 0x1
+	addrtypeInvDst   = 0x2
+	addrtypeLimitIn  = 0x4
+	addrtypeLimitOut = 0x8
+)
+
+// NftExprs: for IPv4, "fib saddr/daddr [. iif/oif] type" gives the same
+// inet_dev_addr_type() result xt_addrtype tests, so a single type is a
+// "cmp" and a contiguous run of types a "range" on the low byte (types
+// are below 12). Other type sets and IPv6 (whose xt_addrtype logic is
+// its own) keep the xtables match.
+func (m *AddrtypeMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Family == IPv4 {
+		if out, ok := m.native(); ok {
+			return out, nil
+		}
+	}
+	var flags uint32
+	if m.SrcInv {
+		flags |= addrtypeInvSrc
+	}
+	if m.DstInv {
+		flags |= addrtypeInvDst
+	}
+	if m.LimitIn {
+		flags |= addrtypeLimitIn
+	}
+	if m.LimitOut {
+		flags |= addrtypeLimitOut
+	}
+	x := &xtBlob{}
+	x.u16(m.Src)
+	x.u16(m.Dst)
+	x.u32(flags)
+	return []expr.Any{compatMatch("addrtype", 1, x)}, nil
+}
+
+func (m *AddrtypeMatch) native() ([]expr.Any, bool) {
+	var out []expr.Any
+	for _, side := range []struct {
+		mask uint16
+		inv  bool
+		src  bool
+	}{{m.Src, m.SrcInv, true}, {m.Dst, m.DstInv, false}} {
+		if side.mask == 0 {
+			continue
+		}
+		lo, hi, ok := bitRun(side.mask)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, &expr.Fib{Register: 1, ResultADDRTYPE: true, FlagSADDR: side.src, FlagDADDR: !side.src,
+			FlagIIF: m.LimitIn, FlagOIF: m.LimitOut && !m.LimitIn})
+		if lo == hi {
+			out = append(out, cmpReg(side.inv, host32(uint32(lo))))
+		} else {
+			out = append(out, rangeReg(side.inv, []byte{lo}, []byte{hi}))
+		}
+	}
+	return out, true
+}
+
+// bitRun returns the lowest and highest set bit of mask when the set
+// bits are contiguous.
+func bitRun(mask uint16) (lo, hi uint8, ok bool) {
+	for lo = 0; mask&(1<<lo) == 0; lo++ {
+	}
+	for hi = lo; hi < 15 && mask&(1<<(hi+1)) != 0; hi++ {
+	}
+	run := uint32(1)<<(hi+1) - uint32(1)<<lo
+	return lo, hi, uint32(mask) == run
 }

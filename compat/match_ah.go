@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // AHMatch is -m ah: the SPI of an AH header; ip6tables also matches its
@@ -70,8 +72,13 @@ func (m *AHMatch) Parse(p *OptArg) error {
 
 func (m *AHMatch) Final(*Rule, OptSet) error { return nil }
 
-func (m *AHMatch) Save(b *strings.Builder, _ *Rule) {
-	m.SPI.save(b, "ahspi")
+func (m *AHMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
+
+// SaveExact is Save keeping an inverted full SPI range (never matches).
+func (m *AHMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
+
+func (m *AHMatch) save(b *strings.Builder, exact bool) {
+	m.SPI.save(b, "ahspi", exact)
 	if m.Len != 0 || m.LenInv {
 		fmt.Fprintf(b, "%s --ahlen %d", invMark(m.LenInv), m.Len)
 	}
@@ -93,4 +100,34 @@ func (m *AHMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	if m.Res {
 		b.WriteString(" reserved")
 	}
+}
+
+// NftExprs: IPv4 tests the SPI at th+4 (after "-p ah", else the xtables
+// match, which the kernel refuses as for iptables-nft). ip6tables' ah
+// searches the extension header chain and tests its length: the xtables
+// match (struct ip6t_ah).
+func (m *AHMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if !m.v6 {
+		if r := ctx.Rule; r == nil || !r.ProtoSet || r.ProtoInv || r.Proto != 51 {
+			return []expr.Any{compatMatch("ah", 0, spiBlob(m.SPI))}, nil
+		}
+		return spiExprs(4, m.SPI), nil
+	}
+	x := &xtBlob{}
+	x.u32(m.SPI.Min)
+	x.u32(m.SPI.Max)
+	x.u32(m.Len)
+	var res, inv uint8
+	if m.Res {
+		res = 1
+	}
+	if m.SPI.Invert {
+		inv |= 1
+	}
+	if m.LenInv {
+		inv |= 2
+	}
+	x.u8(res)
+	x.u8(inv)
+	return []expr.Any{compatMatch("ah", 0, x)}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // CPUMatch is -m cpu: the CPU that handles the packet.
@@ -47,4 +49,9 @@ func (m *CPUMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		inv = "! "
 	}
 	fmt.Fprintf(b, " cpu %s%d", inv, m.CPU)
+}
+
+// NftExprs: "meta cpu" is the same smp_processor_id() xt_cpu reads.
+func (m *CPUMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	return []expr.Any{metaLoad(expr.MetaKeyCPU), cmpReg(m.Invert, host32(m.CPU))}, nil
 }

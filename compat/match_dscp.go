@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // DSCPMatch is -m dscp: the DiffServ code point of the IP header.
@@ -92,4 +94,18 @@ func (m *DSCPMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		inv = "!"
 	}
 	fmt.Fprintf(b, " DSCP match %s0x%02x", inv, m.DSCP)
+}
+
+// NftExprs masks the DSCP bits of the IPv4 TOS byte (nh+1) or of the
+// IPv6 traffic class (nh+0, 2 bytes, bits 0x0fc0).
+func (m *DSCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Family == IPv6 {
+		v := be16(uint16(m.DSCP) << 6)
+		return []expr.Any{nhLoad(0, 2),
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 2, Mask: []byte{0x0f, 0xc0}, Xor: []byte{0, 0}},
+			cmpReg(m.Invert, v)}, nil
+	}
+	return []expr.Any{nhLoad(1, 1),
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{0xfc}, Xor: []byte{0}},
+		cmpReg(m.Invert, []byte{m.DSCP << 2})}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // SPIRange is the SPI range of -m esp and -m ah.
@@ -27,9 +29,10 @@ func parseSPIRange(p *OptArg) (SPIRange, error) {
 func (r SPIRange) full() bool { return r.Min == 0 && r.Max == math.MaxUint32 }
 
 // save prints " --OPT A[:B]"; iptables 1.8.9 omits the full range
-// even when it is inverted.
-func (r SPIRange) save(b *strings.Builder, opt string) {
-	if r.full() {
+// even when it is inverted, the exact form (for the rule's userdata)
+// keeps it then.
+func (r SPIRange) save(b *strings.Builder, opt string, exact bool) {
+	if r.full() && (!exact || !r.Invert) {
 		return
 	}
 	fmt.Fprintf(b, "%s --%s %d", invMark(r.Invert), opt, r.Min)
@@ -79,9 +82,45 @@ func (m *ESPMatch) Parse(p *OptArg) error {
 
 func (m *ESPMatch) Final(*Rule, OptSet) error { return nil }
 
-func (m *ESPMatch) Save(b *strings.Builder, _ *Rule) { m.SPI.save(b, "espspi") }
+func (m *ESPMatch) Save(b *strings.Builder, _ *Rule) { m.SPI.save(b, "espspi", false) }
+
+// SaveExact is Save keeping an inverted full range (never matches).
+func (m *ESPMatch) SaveExact(b *strings.Builder, _ *Rule) { m.SPI.save(b, "espspi", true) }
 
 func (m *ESPMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" esp")
 	m.SPI.list(b, " ")
+}
+
+// spiExprs loads the 32-bit SPI at transport offset off and tests r. A
+// full uninverted range still loads, so that the rule, like xt_esp and
+// xt_ah, does not match non-first fragments or truncated headers.
+func spiExprs(off uint32, r SPIRange) []expr.Any {
+	if r.full() && !r.Invert {
+		return []expr.Any{thLoad(off, 4)}
+	}
+	return []expr.Any{thLoad(off, 4), rangeReg(r.Invert, be32(r.Min), be32(r.Max))}
+}
+
+// spiBlob is struct xt_esp / ipt_ah: spis[2], invflags.
+func spiBlob(r SPIRange) *xtBlob {
+	x := &xtBlob{}
+	x.u32(r.Min)
+	x.u32(r.Max)
+	var inv uint8
+	if r.Invert {
+		inv = 1
+	}
+	x.u8(inv)
+	return x
+}
+
+// NftExprs tests the SPI at th+0. xt_esp is only accepted by the kernel
+// after "-p esp"; without it the xtables match is sent so that the
+// kernel refuses the rule as it does for iptables-nft.
+func (m *ESPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if r := ctx.Rule; r == nil || !r.ProtoSet || r.ProtoInv || r.Proto != 50 {
+		return []expr.Any{compatMatch("esp", 0, spiBlob(m.SPI))}, nil
+	}
+	return spiExprs(0, m.SPI), nil
 }

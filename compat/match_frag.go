@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // FragMatch is ip6tables -m frag: the IPv6 fragment header.
@@ -105,8 +107,14 @@ func (m *FragMatch) idsShown(list bool) bool {
 	return !full || (list && m.InvFlag&fragFlagIDs != 0)
 }
 
-func (m *FragMatch) Save(b *strings.Builder, _ *Rule) {
-	if m.idsShown(false) {
+func (m *FragMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
+
+// SaveExact is Save that keeps an inverted full id range, which -S drops
+// but which still never matches (for the rule's userdata).
+func (m *FragMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
+
+func (m *FragMatch) save(b *strings.Builder, exact bool) {
+	if m.idsShown(exact) {
 		fmt.Fprintf(b, "%s --fragid %d", invMark(m.InvFlag&fragFlagIDs != 0), m.IDs[0])
 		if m.IDs[0] != m.IDs[1] {
 			fmt.Fprintf(b, ":%d", m.IDs[1])
@@ -151,4 +159,22 @@ func (m *FragMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 			b.WriteString(f.s)
 		}
 	}
+}
+
+// NftExprs: the xtables match (struct ip6t_frag): it drops malformed
+// packets and tests the fragment header in ways exthdr does not.
+func (m *FragMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	x := &xtBlob{}
+	x.u32(m.IDs[0])
+	x.u32(m.IDs[1])
+	x.u32(m.HdrLen)
+	// the kernel tests the id range whatever the flag says; -S drops the
+	// uninverted full range, so the flag goes too to read back the same
+	flags := m.Flags
+	if !m.idsShown(true) {
+		flags &^= fragFlagIDs
+	}
+	x.u8(flags)
+	x.u8(m.InvFlag)
+	return []expr.Any{compatMatch("frag", 0, x)}, nil
 }

@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // HelperMatch is -m helper: the conntrack helper of the connection.
 type HelperMatch struct {
@@ -43,4 +47,19 @@ func (m *HelperMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		b.WriteString("! ")
 	}
 	b.WriteString("\"" + m.Helper + "\"")
+}
+
+// NftExprs: the xtables match (struct xt_helper_info). xt_helper tests
+// the helper of the master connection (and "!" matches untracked
+// packets); "ct helper" reads the connection's own.
+func (m *HelperMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	x := &xtBlob{}
+	var inv uint32
+	if m.Invert {
+		inv = 1
+	}
+	x.u32(inv)
+	x.raw([]byte(m.Helper), 30)
+	x.align(4)
+	return []expr.Any{compatMatch("helper", 0, x)}, nil
 }

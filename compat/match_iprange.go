@@ -3,6 +3,8 @@ package compat
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // IPRangeMatch is -m iprange (revision 1): source and/or destination
@@ -91,4 +93,22 @@ func (m *IPRangeMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	if m.HasDst {
 		b.WriteString(" destination IP range" + invMark(m.DstInv) + " " + m.DstMin.String() + "-" + m.DstMax.String())
 	}
+}
+
+// NftExprs compares the address field with the range: a "cmp" for a
+// single address, else "range" (big-endian, so memcmp order is numeric
+// order); "!" negates; a reversed range never matches, as in the kernel.
+func (m *IPRangeMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	srcOff, dstOff, l := uint32(12), uint32(16), uint32(4)
+	if ctx.Family == IPv6 {
+		srcOff, dstOff, l = 8, 24, 16
+	}
+	var out []expr.Any
+	if m.HasSrc {
+		out = append(out, nhLoad(srcOff, l), rangeReg(m.SrcInv, m.SrcMin.AsSlice(), m.SrcMax.AsSlice()))
+	}
+	if m.HasDst {
+		out = append(out, nhLoad(dstOff, l), rangeReg(m.DstInv, m.DstMin.AsSlice(), m.DstMax.AsSlice()))
+	}
+	return out, nil
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // IPv6HeaderMatch is ip6tables -m ipv6header: which extension headers a
@@ -145,4 +147,21 @@ func (m *IPv6HeaderMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	if m.Soft {
 		b.WriteString(" soft")
 	}
+}
+
+// NftExprs: the xtables match (struct ip6t_ipv6header_info): nftables
+// has no test for the exact set of extension headers.
+func (m *IPv6HeaderMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	x := &xtBlob{}
+	x.u8(m.Flags)
+	var inv, soft uint8
+	if m.Invert {
+		inv = 0xff
+	}
+	if m.Soft {
+		soft = 0xff
+	}
+	x.u8(inv)
+	x.u8(soft)
+	return []expr.Any{compatMatch("ipv6header", 0, x)}, nil
 }

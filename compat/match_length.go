@@ -3,6 +3,8 @@ package compat
 import (
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // LengthMatch is -m length: the layer-3 packet length within a range.
@@ -54,4 +56,23 @@ func (m *LengthMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		b.WriteByte('!')
 	}
 	b.WriteString(m.rangeString())
+}
+
+// NftExprs tests the length field of the IP header, as xt_length does
+// (not skb->len). IPv4: total length (nh+2). IPv6: xt_length computes
+// payload length + 40 in 16 bits, so the range moves down by 40 modulo
+// 2^16; a range that wraps becomes the negated complement.
+func (m *LengthMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Family == IPv4 || m.Min > m.Max {
+		off := uint32(2)
+		if ctx.Family == IPv6 {
+			off = 4
+		}
+		return []expr.Any{nhLoad(off, 2), rangeReg(m.Invert, be16(m.Min), be16(m.Max))}, nil
+	}
+	a, b := m.Min-40, m.Max-40 // uint16 arithmetic wraps as the kernel's does
+	if a <= b {
+		return []expr.Any{nhLoad(4, 2), rangeReg(m.Invert, be16(a), be16(b))}, nil
+	}
+	return []expr.Any{nhLoad(4, 2), rangeReg(!m.Invert, be16(b+1), be16(a-1))}, nil
 }

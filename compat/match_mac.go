@@ -1,8 +1,11 @@
 package compat
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // MACMatch is -m mac: the Ethernet source address.
@@ -97,4 +100,17 @@ func (m *MACMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		b.WriteString("! ")
 	}
 	b.WriteString(macString(m.Addr))
+}
+
+// NftExprs: xt_mac matches only on Ethernet devices (ARPHRD_ETHER) with
+// a link-layer header in front of the packet, whatever "!" says; "meta
+// iiftype" guards the first, the link-layer payload load itself fails
+// (the rule does not match) when no header is there.
+func (m *MACMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	return []expr.Any{
+		metaLoad(expr.MetaKeyIIFTYPE),
+		cmpReg(false, binary.NativeEndian.AppendUint16(nil, 1)), // ARPHRD_ETHER
+		payloadLoad(expr.PayloadBaseLLHeader, 6, 6),
+		cmpReg(m.Invert, m.Addr[:]),
+	}, nil
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // OwnerMatch is -m owner (revision 1): the socket owner of locally
@@ -146,4 +148,32 @@ func (m *OwnerMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	m.item(b, "owner UID match", ownerUID, numeric)
 	m.item(b, "owner GID match", ownerGID, numeric)
 	m.item(b, "incl. suppl. groups", ownerSuppl, numeric)
+}
+
+// NftExprs: "meta skuid/skgid" fails (the rule does not match) when the
+// packet has no socket with a file, which is what xt_owner does for the
+// positive single-id tests. "!" (true without a socket), id ranges (an
+// ordered compare of host-order data), --suppl-groups and
+// --socket-exists keep the xtables match.
+func (m *OwnerMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	if m.Invert == 0 && m.Match&^(ownerUID|ownerGID) == 0 &&
+		m.UIDMin == m.UIDMax && m.GIDMin == m.GIDMax {
+		var out []expr.Any
+		if m.Match&ownerUID != 0 {
+			out = append(out, metaLoad(expr.MetaKeySKUID), cmpReg(false, host32(m.UIDMin)))
+		}
+		if m.Match&ownerGID != 0 {
+			out = append(out, metaLoad(expr.MetaKeySKGID), cmpReg(false, host32(m.GIDMin)))
+		}
+		return out, nil
+	}
+	// struct xt_owner_match_info
+	x := &xtBlob{}
+	x.u32(m.UIDMin)
+	x.u32(m.UIDMax)
+	x.u32(m.GIDMin)
+	x.u32(m.GIDMax)
+	x.u8(m.Match)
+	x.u8(m.Invert)
+	return []expr.Any{compatMatch("owner", 1, x)}, nil
 }

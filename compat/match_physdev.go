@@ -1,6 +1,11 @@
 package compat
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // PhysdevMatch is -m physdev: the bridge ports of a bridged packet.
 type PhysdevMatch struct {
@@ -86,4 +91,37 @@ func (m *PhysdevMatch) Save(b *strings.Builder, _ *Rule) { m.write(b) }
 func (m *PhysdevMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" PHYSDEV match")
 	m.write(b)
+}
+
+// NftExprs: nftables cannot see the bridge ports of br_netfilter, so
+// this is the xtables match (struct xt_physdev_info).
+func (m *PhysdevMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	x := &xtBlob{}
+	for _, name := range []string{m.In, m.Out} {
+		x.raw([]byte(name), 16)
+		mask := make([]byte, 0, 16)
+		switch {
+		case name == "":
+		case strings.HasSuffix(name, "+"):
+			mask = append(mask, bytes.Repeat([]byte{0xff}, len(name)-1)...)
+		default:
+			mask = append(mask, bytes.Repeat([]byte{0xff}, len(name)+1)...)
+		}
+		x.raw(mask, 16)
+	}
+	x.u8(physdevKernelBits(m.Inv))
+	x.u8(physdevKernelBits(m.Bitmask))
+	return []expr.Any{compatMatch("physdev", 0, x)}, nil
+}
+
+// physdevKernelBits maps physdev* bits to the kernel's XT_PHYSDEV_OP_*
+// (IN 1, OUT 2, BRIDGED 4, ISIN 8, ISOUT 16).
+func physdevKernelBits(v uint8) uint8 {
+	var k uint8
+	for _, p := range [][2]uint8{{physdevIn, 1}, {physdevOut, 2}, {physdevBridged, 4}, {physdevIsIn, 8}, {physdevIsOut, 16}} {
+		if v&p[0] != 0 {
+			k |= p[1]
+		}
+	}
+	return k
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // PkttypeMatch is -m pkttype: the link-layer packet type.
@@ -60,4 +62,10 @@ func (m *PkttypeMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		b.WriteByte('!')
 	}
 	b.WriteString("= " + m.typeString())
+}
+
+// NftExprs: "meta pkttype" resolves PACKET_LOOPBACK exactly as
+// xt_pkttype does (multicast or broadcast by address family).
+func (m *PkttypeMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	return []expr.Any{metaLoad(expr.MetaKeyPKTTYPE), cmpReg(m.Invert, []byte{m.Type})}, nil
 }

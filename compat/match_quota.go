@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // QuotaMatch is -m quota: matches until a byte budget is used up.
@@ -43,4 +45,20 @@ func (m *QuotaMatch) Save(b *strings.Builder, _ *Rule) {
 
 func (m *QuotaMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	fmt.Fprintf(b, " quota: %d bytes", m.Quota)
+}
+
+// NftExprs: the xtables match (struct xt_quota_info). nft's quota counts
+// a packet that exactly uses up the budget as over it and keeps counting
+// afterwards; xt_quota does neither.
+func (m *QuotaMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	x := &xtBlob{}
+	var flags uint32
+	if m.Invert {
+		flags = 1
+	}
+	x.u32(flags)
+	x.u32(0)
+	x.u64(m.Quota)
+	x.u64(0) // the kernel's master pointer
+	return []expr.Any{compatMatch("quota", 0, x)}, nil
 }

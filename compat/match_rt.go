@@ -5,6 +5,8 @@ import (
 	"math"
 	"net/netip"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // RTMatch is ip6tables -m rt: the IPv6 routing header.
@@ -137,11 +139,17 @@ func (m *RTMatch) addrList(b *strings.Builder) {
 	}
 }
 
-func (m *RTMatch) Save(b *strings.Builder, _ *Rule) {
+func (m *RTMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
+
+// SaveExact is Save that keeps an inverted full segsleft range, which
+// -S drops but which still never matches (for the rule's userdata).
+func (m *RTMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
+
+func (m *RTMatch) save(b *strings.Builder, exact bool) {
 	if m.Flags&rtFlagType != 0 {
 		fmt.Fprintf(b, "%s --rt-type %d", invMark(m.InvFlag&rtFlagType != 0), m.Type)
 	}
-	if m.segsShown(false) {
+	if m.segsShown(exact) {
 		fmt.Fprintf(b, "%s --rt-segsleft %d", invMark(m.InvFlag&rtFlagSegs != 0), m.SegsLeft[0])
 		if m.SegsLeft[0] != m.SegsLeft[1] {
 			fmt.Fprintf(b, ":%d", m.SegsLeft[1])
@@ -199,4 +207,34 @@ func (m *RTMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	if m.Flags&rtFlagNStrict != 0 {
 		b.WriteString(" 0-not-strict")
 	}
+}
+
+// NftExprs: the xtables match (struct ip6t_rt): its header-length
+// arithmetic, type-0 address list and drop of malformed packets have no
+// exact nftables form.
+func (m *RTMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	x := &xtBlob{}
+	x.u32(m.Type)
+	x.u32(m.SegsLeft[0])
+	x.u32(m.SegsLeft[1])
+	x.u32(m.HdrLen)
+	// the kernel tests segsleft whatever the flag says; -S drops the
+	// uninverted full range, so the flag goes too to read back the same
+	flags := m.Flags
+	if !m.segsShown(true) {
+		flags &^= rtFlagSegs
+	}
+	x.u8(flags)
+	x.u8(m.InvFlag)
+	x.align(4)
+	for i := 0; i < 16; i++ {
+		var a []byte
+		if i < len(m.Addrs) {
+			a = m.Addrs[i].AsSlice()
+		}
+		x.raw(a, 16)
+	}
+	x.u8(uint8(len(m.Addrs)))
+	x.align(4)
+	return []expr.Any{compatMatch("rt", 0, x)}, nil
 }

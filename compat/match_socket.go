@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // SocketMatch is -m socket (revision 3): a local socket for the packet
 // exists (TPROXY setups).
@@ -58,4 +62,23 @@ func (m *SocketMatch) Save(b *strings.Builder, _ *Rule) {
 func (m *SocketMatch) List(b *strings.Builder, r *Rule, _ bool) {
 	b.WriteString(" socket")
 	m.Save(b, r)
+}
+
+// NftExprs: the xtables match (struct xt_socket_mtinfo3). nft's socket
+// expression differs from xt_socket in details (wildcard handling of
+// non-full sockets, hooks) and --restore-skmark writes the mark.
+func (m *SocketMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	var flags uint8
+	if m.Transparent {
+		flags |= 1
+	}
+	if m.NoWildcard {
+		flags |= 2
+	}
+	if m.RestoreSkmark {
+		flags |= 4
+	}
+	x := &xtBlob{}
+	x.u8(flags)
+	return []expr.Any{compatMatch("socket", 3, x)}, nil
 }

@@ -5,6 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 )
 
 // StatisticMatch is -m statistic: random sampling or every n-th packet.
@@ -126,4 +129,60 @@ func (m *StatisticMatch) Save(b *strings.Builder, _ *Rule) { m.write(b, "--") }
 func (m *StatisticMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" statistic")
 	m.write(b, "")
+}
+
+// NftExprs: --mode nth is "numgen inc mod n" compared with --packet:
+// both count from the rule's creation and match packet p, p+n, p+2n...
+// (0-based). --mode random is "numgen random mod M" compared with k on
+// the low byte when the probability is exactly k/M with M a power of two
+// up to 256 (numgen then takes the top bits of one random u32, as
+// uniform as xt_statistic's 31 bits); other probabilities keep the
+// xtables match.
+func (m *StatisticMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	switch m.Mode {
+	case 1:
+		return []expr.Any{
+			&expr.Numgen{Register: 1, Type: unix.NFT_NG_INCREMENTAL, Modulus: m.Every + 1},
+			cmpReg(m.Invert, host32(m.Packet)),
+		}, nil
+	case 0:
+		k, mod := uint32(m.Probability), uint32(1<<31)
+		for mod > 1 && k%2 == 0 {
+			k, mod = k/2, mod/2
+		}
+		if k == 0 {
+			mod = 1
+		}
+		if mod <= 256 {
+			op := expr.CmpOpLt
+			if m.Invert {
+				op = expr.CmpOpGte
+			}
+			return []expr.Any{
+				&expr.Numgen{Register: 1, Type: unix.NFT_NG_RANDOM, Modulus: mod},
+				&expr.Cmp{Op: op, Register: 1, Data: []byte{byte(k)}},
+			}, nil
+		}
+	}
+	// struct xt_statistic_info; the master pointer is the kernel's
+	x := &xtBlob{}
+	x.u16(uint16(m.Mode))
+	var flags uint16
+	if m.Invert {
+		flags = 1
+	}
+	x.u16(flags)
+	if m.Mode == 0 {
+		// iptables fills nth.count (= every - packet) from the union
+		// even in random mode, where every is the probability
+		x.u32(m.Probability)
+		x.u32(0)
+		x.u32(m.Probability)
+	} else {
+		x.u32(m.Every)
+		x.u32(m.Packet)
+		x.u32(m.Every - m.Packet)
+	}
+	x.u64(0)
+	return []expr.Any{compatMatch("statistic", 0, x)}, nil
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // StringMatch is -m string (revision 1): a byte pattern in the packet.
@@ -232,4 +234,25 @@ func (m *StringMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	if m.ICase {
 		b.WriteString(" ICASE")
 	}
+}
+
+// NftExprs: the xtables match (struct xt_string_info, revision 1);
+// nftables has no payload search.
+func (m *StringMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	x := &xtBlob{}
+	x.u16(m.From)
+	x.u16(m.To)
+	x.raw([]byte(m.Algo), 16)
+	x.raw(m.Pattern, stringMaxPattern)
+	x.u8(uint8(len(m.Pattern)))
+	var flags uint8
+	if m.Invert {
+		flags |= 1
+	}
+	if m.ICase {
+		flags |= 2
+	}
+	x.u8(flags)
+	x.u64(0) // the kernel's textsearch config pointer
+	return []expr.Any{compatMatch("string", 1, x)}, nil
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // TCPMSSMatch is -m tcpmss: the MSS option of SYN packets in a range.
@@ -59,4 +61,19 @@ func (m *TCPMSSMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		b.WriteByte('!')
 	}
 	b.WriteString(m.rangeString())
+}
+
+// NftExprs: the xtables match (struct xt_tcpmss_match_info): "! --mss"
+// also matches segments without the option, which "tcp option maxseg"
+// cannot express.
+func (m *TCPMSSMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	x := &xtBlob{}
+	x.u16(m.Min)
+	x.u16(m.Max)
+	var inv uint8
+	if m.Invert {
+		inv = 1
+	}
+	x.u8(inv)
+	return []expr.Any{compatMatch("tcpmss", 0, x)}, nil
 }

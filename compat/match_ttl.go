@@ -3,6 +3,8 @@ package compat
 import (
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // TTLMatch is -m ttl (IPv4) and, registered for IPv6 as -m hl, the hop
@@ -109,4 +111,15 @@ func (m *TTLMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		return
 	}
 	b.WriteString(" TTL match TTL " + ops[m.Mode] + " " + strconv.Itoa(int(m.Value)))
+}
+
+// NftExprs compares the IPv4 TTL (nh+8) or IPv6 hop limit (nh+7), one
+// byte, so ordered compares are exact.
+func (m *TTLMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	off := uint32(8)
+	if m.hl {
+		off = 7
+	}
+	op := [...]expr.CmpOp{expr.CmpOpEq, expr.CmpOpNeq, expr.CmpOpLt, expr.CmpOpGt}[m.Mode]
+	return []expr.Any{nhLoad(off, 1), &expr.Cmp{Op: op, Register: 1, Data: []byte{m.Value}}}, nil
 }

@@ -83,6 +83,10 @@ func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 	for _, m := range ms {
 		b.WriteString(" -m ")
 		b.WriteString(m.Name())
+		if e, ok := m.(ExactSaver); ok && !canonical {
+			e.SaveExact(b, r)
+			continue
+		}
 		m.Save(b, r)
 	}
 	if counters {
@@ -350,6 +354,13 @@ func hostName(a netip.Addr) string {
 		return n
 	}
 	return a.String()
+}
+
+// ExactSaver is implemented by matches whose -S form loses something
+// (iptables 1.8.9 drops an inverted full range): SaveExact prints what
+// parses back to exactly the same match.
+type ExactSaver interface {
+	SaveExact(b *strings.Builder, r *Rule)
 }
 
 // Merger is implemented by matches that iptables-nft reads back merged

@@ -1,10 +1,12 @@
 package ruleset
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
 	"github.com/xdptables/xdptables/translate"
@@ -32,9 +34,32 @@ func (e *Engine) kfam() kernel.Family {
 type need struct {
 	allRules bool
 	rulesOf  []string
+	// chains, when set, are the only chains the command needs: they are
+	// looked up one by one instead of dumping every chain of the family.
+	chains []string
+	// exact, when set (-C/-D by rule), lets load translate back only the
+	// rules of rulesOf whose stored text is one of these rules' exact
+	// text; the view then holds a subset of those chains' rules.
+	exact []*compat.Rule
 }
 
 func needOf(cmd *compat.Command) need {
+	n := needOfRules(cmd)
+	if n.allRules || cmd.Chain == "" {
+		return n
+	}
+	for _, c := range []string{cmd.Chain, cmd.JumpChain, cmd.NewName} {
+		if c != "" {
+			n.chains = append(n.chains, c)
+		}
+	}
+	if cmd.Op == compat.OpCheck || cmd.Op == compat.OpDelete {
+		n.exact = cmd.Rules
+	}
+	return n
+}
+
+func needOfRules(cmd *compat.Command) need {
 	switch cmd.Op {
 	case compat.OpAppend, compat.OpNewChain, compat.OpRenameChain, compat.OpPolicy:
 		return need{}
@@ -44,10 +69,11 @@ func needOf(cmd *compat.Command) need {
 		}
 		return need{}
 	case compat.OpList, compat.OpListRules:
-		if cmd.Chain == "" || cmd.Op == compat.OpList {
+		if cmd.Chain == "" {
 			// -L shows reference counts of every chain
 			return need{allRules: true}
 		}
+		// -L CHAIN: the reference count comes from the kernel's use count
 		return need{rulesOf: []string{cmd.Chain}}
 	case compat.OpFlush:
 		return need{}
@@ -58,10 +84,35 @@ func needOf(cmd *compat.Command) need {
 	return need{rulesOf: []string{cmd.Chain}}
 }
 
+// chainsOf reads the chains of our table in family: all of them, or only
+// the named iptables chains of table when names is not empty.
+func (e *Engine) chainsOf(table string, names []string) ([]kernel.Chain, error) {
+	if len(names) == 0 {
+		return e.Conn.Chains(e.kfam())
+	}
+	var out []kernel.Chain
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		kc, err := e.Conn.Chain(e.kfam(), table+"."+n)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *kc)
+	}
+	return out, nil
+}
+
 // load reads the chains of the table and the rules n asks for.
 func (e *Engine) load(table string, n need) (*View, error) {
 	v := NewView(e.Family, table)
-	chains, err := e.Conn.Chains(e.kfam())
+	chains, err := e.chainsOf(table, n.chains)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +121,7 @@ func (e *Engine) load(table string, n need) (*View, error) {
 		if !strings.HasPrefix(kc.Name, prefix) {
 			continue
 		}
-		c := &ChainState{Name: kc.Name[len(prefix):], Handle: kc.Handle}
+		c := &ChainState{Name: kc.Name[len(prefix):], Handle: kc.Handle, use: int(kc.Use)}
 		if kc.Base != nil {
 			c.Builtin = true
 			c.Policy = compat.VerdictAccept
@@ -112,11 +163,23 @@ func (e *Engine) load(table string, n need) (*View, error) {
 			rules = append(rules, rs...)
 		}
 	}
+	var wanted map[string]bool
+	if len(n.exact) > 0 && !n.allRules {
+		wanted = map[string]bool{}
+		for _, r := range n.exact {
+			wanted[compat.ExactSpec(r)] = true
+		}
+	}
 	for i := range rules {
 		kr := &rules[i]
 		chain := kr.Chain[len(prefix):]
 		c := v.Chains[chain]
 		if c == nil {
+			continue
+		}
+		c.kernelRules++
+		if wanted != nil && !maybeWanted(kr, wanted) {
+			c.partial = true
 			continue
 		}
 		r, err := translate.FromKernel(e.Family, table, chain, kr.Exprs, kr.UserData)
@@ -126,6 +189,51 @@ func (e *Engine) load(table string, n need) (*View, error) {
 		c.Rules = append(c.Rules, &RuleState{Rule: r, Spec: spec(r), Handle: kr.Handle, kernel: kr})
 	}
 	return v, nil
+}
+
+// maybeWanted says whether a kernel rule can be one of the wanted rules:
+// its stored text is one of theirs, or it may have been written with
+// another text (stored text not ours, or a jump whose target was renamed
+// since), so that it must be translated back to be compared.
+func maybeWanted(kr *kernel.Rule, wanted map[string]bool) bool {
+	text, ok := translate.StoredSpec(kr.UserData)
+	if !ok {
+		return true
+	}
+	if wanted[string(text)] {
+		return true
+	}
+	if len(kr.Exprs) > 0 {
+		if vd, ok := kr.Exprs[len(kr.Exprs)-1].(*expr.Verdict); ok && (vd.Kind == expr.VerdictJump || vd.Kind == expr.VerdictGoto) {
+			_, target, _ := strings.Cut(vd.Chain, ".")
+			return !bytes.HasSuffix(text, []byte(" "+target))
+		}
+	}
+	return false
+}
+
+// findsAll says whether every rule of rs is in chain (as -C/-D look).
+func (v *View) findsAll(chain string, rs []*compat.Rule) bool {
+	c := v.existing(chain)
+	if c == nil {
+		return false
+	}
+	for _, r := range rs {
+		if find(c, r) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// partial says whether load skipped rules of some chain (need.exact).
+func (v *View) partial() bool {
+	for _, c := range v.Chains {
+		if c.partial {
+			return true
+		}
+	}
+	return false
 }
 
 type foreignError struct{ table, chain string }
@@ -163,7 +271,14 @@ func (e *Engine) command(cmd *compat.Command) (string, error) {
 		if err != nil {
 			return "", kernelReadError(err)
 		}
-		v, err := e.load(cmd.Table, needOf(cmd))
+		n := needOf(cmd)
+		v, err := e.load(cmd.Table, n)
+		if err == nil && n.exact != nil && v.partial() && !v.findsAll(cmd.Chain, cmd.Rules) {
+			// -C/-D: only rules stored with the given text were read
+			// back and none matched: compare with every rule of the chain
+			n.exact = nil
+			v, err = e.load(cmd.Table, n)
+		}
 		if err != nil {
 			var fe *foreignError
 			if errors.As(err, &fe) {

@@ -29,7 +29,7 @@ func (e *Engine) Restore(tables []*compat.RestoreTable, o RestoreOptions) error 
 			if v == nil {
 				n := need{}
 				if o.Noflush {
-					n.allRules = true
+					n = noflushNeed(tables, t.Name)
 				}
 				v, err = e.load(t.Name, n)
 				if err != nil {
@@ -132,4 +132,30 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	}
 	v.Line = 0
 	return nil
+}
+
+// noflushNeed is what a --noflush restore of table must read: the rules of
+// the chains its commands need (-D, -I N, -R, -X CHAIN...), or every rule
+// when one of them acts on the whole table.
+func noflushNeed(tables []*compat.RestoreTable, table string) need {
+	var n need
+	seen := map[string]bool{}
+	for _, t := range tables {
+		if t.Name != table {
+			continue
+		}
+		for _, rc := range t.Cmds {
+			m := needOfRules(rc.Cmd)
+			if m.allRules {
+				return need{allRules: true}
+			}
+			for _, c := range m.rulesOf {
+				if !seen[c] {
+					seen[c] = true
+					n.rulesOf = append(n.rulesOf, c)
+				}
+			}
+		}
+	}
+	return n
 }

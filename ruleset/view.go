@@ -43,6 +43,11 @@ type ChainState struct {
 	Rules    []*RuleState
 	// Loaded says Rules holds every rule of the chain.
 	Loaded bool
+	// use is the kernel's use count of the chain (its rules plus the
+	// jumps and gotos to it); kernelRules counts the rules read from the
+	// kernel; partial says load skipped some of them (need.exact).
+	use, kernelRules int
+	partial          bool
 
 	// changes to commit
 	create        bool // create the chain
@@ -154,7 +159,14 @@ func (v *View) Sorted() []*ChainState {
 }
 
 // References counts the rules of the table that jump or go to chain.
+// Without every rule of the table in the view, the count of a chain whose
+// rules were read comes from the kernel's use count.
 func (v *View) References(chain string) int {
+	if c := v.Chains[chain]; !v.Complete && c != nil && c.InKernel && c.Loaded && !c.partial {
+		if n := c.use - c.kernelRules; n >= 0 {
+			return n
+		}
+	}
 	n := 0
 	for _, c := range v.Chains {
 		if c.deleted {
