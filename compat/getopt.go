@@ -28,6 +28,9 @@ type LongOpt struct {
 // iptables relies on its exact behaviour: clusters of short options,
 // attached optional arguments, unique-prefix long options.
 type getopt struct {
+	// base options come before the longs passed to next (iptables'
+	// own options take precedence over every extension's).
+	base      []LongOpt
 	args      []string
 	optind    int
 	nextchar  string
@@ -105,19 +108,24 @@ func (g *getopt) next(longs []LongOpt) goResult {
 func (g *getopt) long(spec string, longs []LongOpt) goResult {
 	name, val, hasVal := strings.Cut(spec, "=")
 	var found *LongOpt
-	ambiguous := false
-	for i := range longs {
-		lo := &longs[i]
-		if lo.Name == name {
-			found, ambiguous = lo, false
-			break
-		}
-		if strings.HasPrefix(lo.Name, name) {
-			if found == nil {
-				found = lo
-			} else if found.HasArg != lo.HasArg || found.Val != lo.Val || found.Ext != lo.Ext || found.ID != lo.ID {
-				ambiguous = true
+	ambiguous, exact := false, false
+	for _, list := range [2][]LongOpt{g.base, longs} {
+		for i := range list {
+			lo := &list[i]
+			if lo.Name == name {
+				found, ambiguous, exact = lo, false, true
+				break
 			}
+			if strings.HasPrefix(lo.Name, name) {
+				if found == nil {
+					found = lo
+				} else if found.HasArg != lo.HasArg || found.Val != lo.Val || found.Ext != lo.Ext || found.ID != lo.ID {
+					ambiguous = true
+				}
+			}
+		}
+		if exact {
+			break
 		}
 	}
 	if found == nil || ambiguous {

@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // CommentMatch is -m comment: text kept in the rule (at most 255 bytes).
 type CommentMatch struct {
@@ -41,3 +45,7 @@ func (m *CommentMatch) Save(b *strings.Builder, _ *Rule) {
 func (m *CommentMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" /* " + m.Text + " */")
 }
+
+// NftExprs adds nothing: the comment is part of the rule text kept in
+// the rule's userdata, and has no effect on packets.
+func (m *CommentMatch) NftExprs(*NftContext) ([]expr.Any, error) { return nil, nil }

@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // ConnmarkMatch is -m connmark --mark V[/M].
 type ConnmarkMatch struct {
@@ -42,4 +46,11 @@ func (m *ConnmarkMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		inv = "!"
 	}
 	b.WriteString(" connmark match " + inv + " " + markString(m.Mark, m.Mask))
+}
+
+// NftExprs: ct mark, masked, compared. A packet without a conntrack
+// entry stops the rule at the ct load (no match, also with `!`), which
+// is what xt connmark does.
+func (m *ConnmarkMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	return append([]expr.Any{&expr.Ct{Key: expr.CtKeyMARK, Register: 1}}, maskedCmpExprs(m.Mark, m.Mask, m.Invert)...), nil
 }

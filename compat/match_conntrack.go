@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"encoding/binary"
+
+	"github.com/google/nftables/expr"
 )
 
 // ConntrackMatch is -m conntrack (revision 3). -m state is kept apart
@@ -273,4 +277,140 @@ func (m *ConntrackMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 			b.WriteString(bang(m.Inv.Has(id)) + " " + ctOptNames[id] + " " + m.text(id, numeric))
 		}
 	}
+}
+
+// State bits of the AST (ctStates) in the kernel's encodings: nft ct
+// state (NF_CT_STATE_*_BIT) and xt conntrack's state_mask.
+var (
+	ctStateNft = map[uint8]uint32{1: 1, 2: 8, 4: 4, 8: 2, 16: 64}
+	ctStateXt  = map[uint8]uint16{1: 1, 2: 8, 4: 4, 8: 2, 16: 256, 32: 64, 64: 128}
+)
+
+const ctStateSNATDNAT = 32 | 64
+
+// ctStateExprs tests ct state for any of the AST state bits in s (none
+// when inv). s must not hold SNAT or DNAT, which are not states in
+// nftables.
+func ctStateExprs(s uint8, inv bool) []expr.Any {
+	var mask uint32
+	for bit, v := range ctStateNft {
+		if s&bit != 0 {
+			mask |= v
+		}
+	}
+	return append([]expr.Any{&expr.Ct{Key: expr.CtKeySTATE, Register: 1}}, anyBitExprs(mask, inv)...)
+}
+
+// native reports whether the match has an exact nftables form. nft ct
+// loads of anything but the state stop the rule when the packet has no
+// conntrack entry; xt conntrack then returns false too, except that a
+// passed --ctstate test makes it return true at once. So with other
+// options beside --ctstate, the state test must be one that a packet
+// without an entry (INVALID or UNTRACKED) cannot pass. SNAT and DNAT
+// are status bits ORed into the state: not expressible in one rule.
+// Addresses and ports need ct expressions with a direction, which
+// github.com/google/nftables v0.3.0 encodes as a u32 where the kernel
+// wants a u8 (and cannot decode back); expiry is kept in milliseconds
+// by nftables and in seconds by xt conntrack. Those take the xt match.
+func (m *ConntrackMatch) native() bool {
+	const nativeOpts = 1<<ctOptState | 1<<ctOptProto | 1<<ctOptStatus | 1<<ctOptDir
+	if m.Given&^nativeOpts != 0 || m.State&ctStateSNATDNAT != 0 {
+		return false
+	}
+	if !m.Given.Has(ctOptState) || m.Given == 1<<ctOptState {
+		return true
+	}
+	const noEntry = 1 | 16 // INVALID, UNTRACKED
+	if m.Inv.Has(ctOptState) {
+		return m.State&noEntry == noEntry
+	}
+	return m.State&noEntry == 0
+}
+
+// NftExprs: ct state, direction, protocol and status natively (see
+// native); otherwise the xt conntrack match, revision 3.
+func (m *ConntrackMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	if !m.native() {
+		return []expr.Any{xtMatch("conntrack", 3, m.xtInfo())}, nil
+	}
+	var out []expr.Any
+	if m.Given.Has(ctOptState) {
+		out = append(out, ctStateExprs(m.State, m.Inv.Has(ctOptState))...)
+	}
+	if m.Given.Has(ctOptDir) {
+		var dir byte
+		if m.DirReply {
+			dir = 1
+		}
+		out = append(out, &expr.Ct{Key: expr.CtKeyDIRECTION, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{dir}})
+	}
+	if m.Given.Has(ctOptProto) {
+		op := expr.CmpOpEq
+		if m.Inv.Has(ctOptProto) {
+			op = expr.CmpOpNeq
+		}
+		out = append(out, &expr.Ct{Key: expr.CtKeyPROTOCOL, Register: 1},
+			&expr.Cmp{Op: op, Register: 1, Data: []byte{m.Proto}})
+	}
+	if m.Given.Has(ctOptStatus) {
+		out = append(out, &expr.Ct{Key: expr.CtKeySTATUS, Register: 1})
+		out = append(out, anyBitExprs(uint32(m.Status), m.Inv.Has(ctOptStatus))...)
+	}
+	return out, nil
+}
+
+// xt conntrack match_flags bit of each AST option.
+var ctXtFlag = [ctNumOpts]uint16{ctOptState: 1 << 0, ctOptProto: 1 << 1, ctOptOrigSrc: 1 << 2, ctOptOrigDst: 1 << 3,
+	ctOptReplSrc: 1 << 4, ctOptReplDst: 1 << 5, ctOptStatus: 1 << 6, ctOptExpire: 1 << 7,
+	ctOptOrigSrcPort: 1 << 8, ctOptOrigDstPort: 1 << 9, ctOptReplSrcPort: 1 << 10, ctOptReplDstPort: 1 << 11,
+	ctOptDir: 1 << 12}
+
+// xtInfo is struct xt_conntrack_mtinfo3 (162 bytes): four address/mask
+// pairs (union nf_inet_addr), expires min/max, l4proto, the four low
+// ports, match and invert flags, state and status masks, the four high
+// ports; all integers in host order.
+func (m *ConntrackMatch) xtInfo() []byte {
+	b := make([]byte, 162)
+	ne := binary.NativeEndian
+	for i, hm := range []hostMask{m.OrigSrc, m.OrigDst, m.ReplSrc, m.ReplDst} {
+		if !m.Given.Has(ctOptOrigSrc + i) {
+			continue
+		}
+		putAddr16(b[32*i:], hm.Addr.AsSlice())
+		bits := hm.Bits
+		for j := 0; j < bits && j < 128; j++ {
+			b[32*i+16+j/8] |= 0x80 >> (j % 8)
+		}
+	}
+	ne.PutUint32(b[128:], m.Expire[0])
+	ne.PutUint32(b[132:], m.Expire[1])
+	ne.PutUint16(b[136:], uint16(m.Proto))
+	var flags, inv uint16
+	for id := 0; id < ctNumOpts; id++ {
+		if m.Given.Has(id) {
+			flags |= ctXtFlag[id]
+		}
+		if m.Inv.Has(id) {
+			inv |= ctXtFlag[id]
+		}
+	}
+	if m.Given.Has(ctOptDir) && m.DirReply {
+		inv |= ctXtFlag[ctOptDir]
+	}
+	for i := 0; i < 4; i++ {
+		ne.PutUint16(b[138+2*i:], m.Ports[i][0])
+		ne.PutUint16(b[154+2*i:], m.Ports[i][1])
+	}
+	ne.PutUint16(b[146:], flags)
+	ne.PutUint16(b[148:], inv)
+	var state uint16
+	for bit, v := range ctStateXt {
+		if m.State&bit != 0 {
+			state |= v
+		}
+	}
+	ne.PutUint16(b[150:], state)
+	ne.PutUint16(b[152:], uint16(m.Status))
+	return b
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // ICMPMatch is -m icmp (IPv4), also loaded implicitly by -p icmp.
@@ -162,4 +164,52 @@ func listICMPType(b *strings.Builder, table []icmpName, typ, min, max uint8, inv
 func (m *ICMPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	b.WriteString(" icmp")
 	listICMPType(b, icmpNames, m.Type, m.CodeMin, m.CodeMax, m.Invert, numeric)
+}
+
+// NftExprs translates --icmp-type natively: a transport-header load of
+// type (and code) and a compare, behind the non-first-fragment guard
+// (see firstFragmentExprs) so that fragments never match, inverted or
+// not, as with xt icmp. Where the native form would differ, the xt icmp
+// match (revision 0) is used instead: without `-p icmp` (the kernel
+// refuses it, as it does for iptables-nft) and for `! --icmp-type any`
+// (never true). One difference remains: xt icmp drops a packet too
+// short for an 8-byte ICMP header; the native test just does not match.
+func (m *ICMPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if !ruleProtoIs(ctx.Rule, 1) || (m.Type == 0xff && m.Invert) {
+		return []expr.Any{icmpXtMatch("icmp", m.Type, m.CodeMin, m.CodeMax, m.Invert)}, nil
+	}
+	out := firstFragmentExprs(ctx.Rule)
+	if m.Type == 0xff {
+		return out, nil
+	}
+	return append(out, icmpTypeExprs(m.Type, m.CodeMin, m.CodeMax, m.Invert)...), nil
+}
+
+// icmpTypeExprs tests the ICMP/ICMPv6 type byte and code byte at the
+// start of the transport header.
+func icmpTypeExprs(typ, min, max uint8, inv bool) []expr.Any {
+	eq := expr.CmpOpEq
+	if inv {
+		eq = expr.CmpOpNeq
+	}
+	load := func(n uint32) *expr.Payload {
+		return &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 0, Len: n}
+	}
+	switch {
+	case min == 0 && max == 0xff:
+		return []expr.Any{load(1), &expr.Cmp{Op: eq, Register: 1, Data: []byte{typ}}}
+	case min == max:
+		return []expr.Any{load(2), &expr.Cmp{Op: eq, Register: 1, Data: []byte{typ, min}}}
+	}
+	return []expr.Any{load(2), &expr.Range{Op: eq, Register: 1, FromData: []byte{typ, min}, ToData: []byte{typ, max}}}
+}
+
+// icmpXtMatch is struct ipt_icmp / ip6t_icmp: type, code range, invert
+// flag.
+func icmpXtMatch(name string, typ, min, max uint8, inv bool) *expr.Match {
+	var flags uint8
+	if inv {
+		flags = 1
+	}
+	return xtMatch(name, 0, []byte{typ, min, max, flags})
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // ICMP6Match is ip6tables' -m icmp6 (also -m icmpv6 / ipv6-icmp, and
@@ -79,4 +81,14 @@ func (m *ICMP6Match) Save(b *strings.Builder, _ *Rule) {
 func (m *ICMP6Match) List(b *strings.Builder, _ *Rule, numeric bool) {
 	b.WriteString(" ipv6-icmp")
 	listICMPType(b, icmp6Names, m.Type, m.CodeMin, m.CodeMax, m.Invert, numeric)
+}
+
+// NftExprs uses the xt icmp6 match (revision 0). A native test is not
+// exact for IPv6: on a non-first fragment nftables sets `meta l4proto`
+// to the upper protocol and points the transport header at the
+// fragment's data, and no nftables expression can say "no fragment
+// header, or offset 0" in one rule, while xt icmp6 never matches such
+// fragments.
+func (m *ICMP6Match) NftExprs(*NftContext) ([]expr.Any, error) {
+	return []expr.Any{icmpXtMatch("icmp6", m.Type, m.CodeMin, m.CodeMax, m.Invert)}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // LimitMatch is -m limit. Avg is the mean interval between packets in
@@ -84,12 +86,10 @@ func (m *LimitMatch) Parse(p *OptArg) error {
 
 func (m *LimitMatch) Final(*Rule, OptSet) error { return nil }
 
-// limitRateString prints an interval (in 1/scale s) as "N/unit",
-// choosing the largest unit whose count is still exact enough.
-func limitRateString(period, scale uint64) string {
-	if period == 0 {
-		return "inf"
-	}
+// limitRate expresses an interval (in 1/scale s) as a count per unit,
+// choosing the largest unit whose count is still exact enough; unit is
+// in seconds.
+func limitRate(period, scale uint64) (count, unit uint64) {
 	i := 1
 	for ; i < len(limitUnits); i++ {
 		mult := uint64(limitUnits[i].secs) * scale
@@ -97,8 +97,23 @@ func limitRateString(period, scale uint64) string {
 			break
 		}
 	}
-	mult := uint64(limitUnits[i-1].secs) * scale
-	return strconv.FormatUint(mult/period, 10) + "/" + limitUnits[i-1].name
+	unit = uint64(limitUnits[i-1].secs)
+	return unit * scale / period, unit
+}
+
+// limitRateString prints an interval (in 1/scale s) as "N/unit".
+func limitRateString(period, scale uint64) string {
+	if period == 0 {
+		return "inf"
+	}
+	count, unit := limitRate(period, scale)
+	name := ""
+	for _, u := range limitUnits {
+		if uint64(u.secs) == unit {
+			name = u.name
+		}
+	}
+	return strconv.FormatUint(count, 10) + "/" + name
 }
 
 func (m *LimitMatch) burst() uint32 {
@@ -117,4 +132,12 @@ func (m *LimitMatch) Save(b *strings.Builder, _ *Rule) {
 
 func (m *LimitMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	fmt.Fprintf(b, " limit: avg %s burst %d", limitRateString(uint64(m.Avg), limitScale), m.burst())
+}
+
+// NftExprs is the native limit expression with the rate as -S prints it
+// (count per second, minute, hour or day) and the burst; a burst of 0
+// is sent as 5, which the kernel substitutes anyway (and lists back).
+func (m *LimitMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	count, unit := limitRate(uint64(m.Avg), limitScale)
+	return []expr.Any{&expr.Limit{Type: expr.LimitTypePkts, Rate: count, Unit: expr.LimitTime(unit), Burst: m.burst()}}, nil
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // MarkMatch is -m mark --mark V[/M].
@@ -49,4 +51,11 @@ func (m *MarkMatch) Save(b *strings.Builder, _ *Rule) {
 
 func (m *MarkMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" mark match" + bang(m.Invert) + " " + markString(m.Mark, m.Mask))
+}
+
+// NftExprs: meta mark, masked unless the mask is all ones, compared
+// with the value; `!` turns the compare into neq. Bits of the value
+// outside the mask make the rule never match, as in xt mark.
+func (m *MarkMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	return append([]expr.Any{&expr.Meta{Key: expr.MetaKeyMARK, Register: 1}}, maskedCmpExprs(m.Mark, m.Mask, m.Invert)...), nil
 }

@@ -2,6 +2,10 @@ package compat
 
 import (
 	"strings"
+
+	"encoding/binary"
+
+	"github.com/google/nftables/expr"
 )
 
 // MultiportMatch is -m multiport (revision 1: up to 15 ports, where a
@@ -127,4 +131,36 @@ func (m *MultiportMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 		b.WriteString(" !")
 	}
 	m.writePorts(b, numeric)
+}
+
+// NftExprs uses the xt multiport match, revision 1: a list of ports and
+// ranges is not expressible natively without an anonymous set, and the
+// xt match also keeps the xtables rule that fragments never match.
+// struct xt_multiport_v1: flags (0 source, 1 destination, 2 either),
+// count, 15 host-order ports, 15 range flags (a range is two entries,
+// the first flagged), invert.
+func (m *MultiportMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	info := make([]byte, 48)
+	info[0] = map[string]byte{"sports": 0, "dports": 1, "ports": 2}[m.Dir]
+	n := 0
+	for _, p := range m.Ports {
+		if n >= 15 {
+			return nil, Paramf("too many ports specified")
+		}
+		binary.NativeEndian.PutUint16(info[2+2*n:], p.Min)
+		n++
+		if p.Max != p.Min {
+			if n >= 15 {
+				return nil, Paramf("too many ports specified")
+			}
+			info[32+n-1] = 1
+			binary.NativeEndian.PutUint16(info[2+2*n:], p.Max)
+			n++
+		}
+	}
+	info[1] = byte(n)
+	if m.Invert {
+		info[47] = 1
+	}
+	return []expr.Any{xtMatch("multiport", 1, info)}, nil
 }

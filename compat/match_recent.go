@@ -1,9 +1,13 @@
 package compat
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // RecentMatch is -m recent (revision 1, with --mask).
@@ -157,4 +161,40 @@ func (m *RecentMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		b.WriteString(" side: source")
 	}
 	b.WriteString(" mask: " + m.Mask.String())
+}
+
+// NftExprs uses the xt recent match, revision 1: the address lists live
+// in the kernel module (and /proc/net/xt_recent), nothing in nftables
+// keeps per-address hit times and counts. struct xt_recent_mtinfo_v1:
+// seconds, hit_count, check_set, invert, name[200], side, then the mask
+// (union nf_inet_addr, at offset 212).
+func (m *RecentMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	b := make([]byte, 228)
+	binary.NativeEndian.PutUint32(b[0:], m.Seconds)
+	binary.NativeEndian.PutUint32(b[4:], m.HitCount)
+	set := map[string]byte{"rcheck": 1, "set": 2, "update": 4, "remove": 8}[m.Cmd]
+	if m.RTTL {
+		set |= 16
+	}
+	if m.Reap {
+		set |= 32
+	}
+	b[8] = set
+	if m.Invert {
+		b[9] = 1
+	}
+	// iptables copies the name over its "DEFAULT" initial value; the
+	// bytes after the NUL mean nothing but keep the blobs identical.
+	copy(b[10:], "DEFAULT")
+	copy(b[10:209], m.ListName+"\x00")
+	if m.Dest {
+		b[210] = 1
+	}
+	mask := m.Mask.AsSlice()
+	if m.Mask == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+		// the default mask, all ones over the whole union
+		mask = bytes.Repeat([]byte{0xff}, 16)
+	}
+	putAddr16(b[212:], mask)
+	return []expr.Any{xtMatch("recent", 1, b)}, nil
 }

@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // StateMatch is -m state. iptables-nft sends it as a conntrack match
 // with an alias flag, so it lists back as -m state.
@@ -57,4 +61,11 @@ func (m *StateMatch) Save(b *strings.Builder, _ *Rule) {
 
 func (m *StateMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(bang(m.Invert) + " state " + ctStateString(m.State))
+}
+
+// NftExprs: ct state tested against the mask (any bit set; none when
+// inverted). xt state and nft ct state derive the state bit the same
+// way, including INVALID and UNTRACKED for packets without an entry.
+func (m *StateMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+	return ctStateExprs(m.State, m.Invert), nil
 }

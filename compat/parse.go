@@ -87,9 +87,11 @@ var baseLongOpts = []LongOpt{
 	{Name: "ipv6", HasArg: NoArg, Val: '6'},
 }
 
-func shortOpts(f Family) map[byte]int {
+// iptablesShortOpts is the short option table of iptables' optstring.
+var iptablesShortOpts = shortOpts("A:C:D:E:F::I:L::M:N:P:VX::Z::c:d:i:j:o:p:s:t:R:S::W::46bfg:h::m:nvw::x")
+
+func shortOpts(spec string) map[byte]int {
 	m := map[byte]int{}
-	spec := "A:C:D:E:F::I:L::M:N:P:VX::Z::c:d:i:j:o:p:s:t:R:S::W::46bfg:h::m:nvw::x"
 	for i := 0; i < len(spec); i++ {
 		c := spec[i]
 		n := 0
@@ -166,8 +168,7 @@ func Parse(f Family, args []string, o ParseOptions) (*Command, error) {
 		p.cmd.Table = o.Table
 	}
 	p.rule = &Rule{Family: f}
-	p.g = getopt{args: args, shortArgs: shortOpts(f)}
-	p.longs = append([]LongOpt(nil), baseLongOpts...)
+	p.g = getopt{args: args, shortArgs: iptablesShortOpts, base: baseLongOpts}
 	if err := p.run(); err != nil {
 		return nil, err
 	}
@@ -743,18 +744,15 @@ func (p *parser) addMatch(spec *ExtSpec, name string) (*loadedExt, error) {
 }
 
 // mergeOptions puts the extension's options in front of the older
-// extension options (behind the base options), as xtables does, so the
-// newest instance of an extension gets its options.
+// extension options (the base options stay first, in getopt), as xtables
+// does, so the newest instance of an extension gets its options.
 func (p *parser) mergeOptions(l *loadedExt) {
-	nb := len(baseLongOpts)
-	var merged []LongOpt
-	merged = append(merged, p.longs[:nb]...)
+	merged := make([]LongOpt, 0, len(l.spec.Options)+len(p.longs))
 	for i := range l.spec.Options {
 		d := &l.spec.Options[i]
 		merged = append(merged, LongOpt{Name: d.Name, HasArg: d.Arg, Ext: l, ID: d.ID})
 	}
-	merged = append(merged, p.longs[nb:]...)
-	p.longs = merged
+	p.longs = append(merged, p.longs...)
 }
 
 func (p *parser) jump(name string) error {
