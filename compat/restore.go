@@ -237,6 +237,25 @@ func parseRestoreRule(line string, n int, table string, o RestoreOptions) (*Comm
 // word), a backslash inside quotes takes the next character literally.
 // Single quotes are ordinary characters.
 func RestoreWords(s string) []string {
+	if strings.IndexByte(s, '"') < 0 {
+		// no quotes: the words are substrings of s
+		words := make([]string, 0, 16)
+		start := -1
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c == ' ' || c == '\t' || c == '\n' {
+				if start >= 0 {
+					words = append(words, s[start:i])
+					start = -1
+				}
+			} else if start < 0 {
+				start = i
+			}
+		}
+		if start >= 0 {
+			words = append(words, s[start:])
+		}
+		return words
+	}
 	var words []string
 	var cur strings.Builder
 	inWord, quoted, escaped := false, false, false

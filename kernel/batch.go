@@ -127,6 +127,21 @@ func NewBatch() *Batch {
 	return b
 }
 
+// Grow makes room for about n more bytes in ops more operations, so
+// that building a large batch does not copy its buffers over and over.
+func (b *Batch) Grow(n, ops int) {
+	if cap(b.e.buf)-len(b.e.buf) < n {
+		nb := make([]byte, len(b.e.buf), len(b.e.buf)+n)
+		copy(nb, b.e.buf)
+		b.e.buf = nb
+	}
+	if cap(b.ops)-len(b.ops) < ops {
+		b.ops = append(make([]Op, 0, len(b.ops)+ops), b.ops...)
+		b.msgOff = append(make([]uint32, 0, len(b.msgOff)+ops), b.msgOff...)
+		b.msgOp = append(make([]int32, 0, len(b.msgOp)+ops), b.msgOp...)
+	}
+}
+
 // Len returns the number of operations in the batch.
 func (b *Batch) Len() int { return len(b.ops) }
 
@@ -326,6 +341,9 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 	}
 	n := b.e.nest(unix.NFTA_RULE_EXPRESSIONS)
 	for i, x := range r.Exprs {
+		if b.e.encodeExpr(x) {
+			continue
+		}
 		data, err := expr.Marshal(byte(fam), x)
 		if err != nil {
 			b.e.endNest(n)

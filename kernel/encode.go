@@ -58,9 +58,17 @@ func (e *encoder) bytes(typ uint16, b []byte) {
 }
 
 func (e *encoder) str(typ uint16, s string) {
-	b := make([]byte, len(s)+1)
-	copy(b, s)
-	e.bytes(typ, b)
+	if len(s)+5 > math.MaxUint16 {
+		e.fail(fmt.Errorf("netlink attribute %d too large (%d bytes)", typ, len(s)+1))
+		return
+	}
+	var h [4]byte
+	binary.NativeEndian.PutUint16(h[0:2], uint16(len(s)+5))
+	binary.NativeEndian.PutUint16(h[2:4], typ)
+	e.buf = append(e.buf, h[:]...)
+	e.buf = append(e.buf, s...)
+	e.buf = append(e.buf, 0)
+	e.pad()
 }
 
 func (e *encoder) u32(typ uint16, v uint32) {

@@ -365,15 +365,16 @@ type builder struct {
 	fam    kernel.Family
 	family compat.Family
 	tabled map[string]bool
-	// opLine maps operation index → restore line, for error messages.
-	opLine map[int]int
-	// opChain maps operation index → iptables chain name.
-	opChain map[int]string
+	// opLine and opChain give, per operation index, the restore line and
+	// the iptables chain, for error messages.
+	opLine  []int
+	opChain []string
 }
 
 func (bl *builder) note(idx int, chain string, line int) {
-	if bl.opLine == nil {
-		bl.opLine, bl.opChain = map[int]int{}, map[int]string{}
+	for len(bl.opLine) <= idx {
+		bl.opLine = append(bl.opLine, 0)
+		bl.opChain = append(bl.opChain, "")
 	}
 	bl.opLine[idx], bl.opChain[idx] = line, chain
 }
@@ -411,6 +412,16 @@ func policyOf(p string) *kernel.Policy {
 // add emits the operations that make the kernel match the view.
 func (bl *builder) add(v *View) error {
 	prefix := v.Table + "."
+	// size the batch once: about 320 bytes per new rule, 100 per chain
+	newRules := 0
+	for _, c := range v.Chains {
+		for _, r := range c.Rules {
+			if r.Handle == 0 {
+				newRules++
+			}
+		}
+	}
+	bl.b.Grow(newRules*320+len(v.Chains)*100, newRules+len(v.Chains))
 	names := append([]string(nil), v.names...)
 	// 1. rules that go away (before chains they reference are deleted)
 	for _, n := range names {
@@ -489,6 +500,14 @@ func (bl *builder) add(v *View) error {
 				bl.note(bl.b.InsertRule(bl.fam, kname, spec), c.Name, r.Line)
 			}
 		}
+		// next[i] is the handle of the first kernel rule after rule i
+		next := make([]uint64, len(c.Rules))
+		for i, h := len(c.Rules)-1, uint64(0); i >= 0; i-- {
+			next[i] = h
+			if c.Rules[i].Handle != 0 {
+				h = c.Rules[i].Handle
+			}
+		}
 		for i, r := range c.Rules {
 			if r.prepend {
 				continue
@@ -503,16 +522,9 @@ func (bl *builder) add(v *View) error {
 			if err != nil {
 				return err
 			}
-			next := uint64(0)
-			for _, later := range c.Rules[i+1:] {
-				if later.Handle != 0 {
-					next = later.Handle
-					break
-				}
-			}
 			bl.table(v.Table)
-			if next != 0 {
-				bl.note(bl.b.InsertRuleBefore(bl.fam, kname, next, spec), c.Name, r.Line)
+			if next[i] != 0 {
+				bl.note(bl.b.InsertRuleBefore(bl.fam, kname, next[i], spec), c.Name, r.Line)
 			} else {
 				bl.note(bl.b.AppendRule(bl.fam, kname, spec), c.Name, r.Line)
 			}
@@ -560,8 +572,11 @@ func (bl *builder) commitError(err error, _ int) error {
 	if !errors.As(err, &oe) {
 		return compat.Errorf(compat.StatusResource, "%v", err)
 	}
-	chain := bl.opChain[oe.Index]
-	line := bl.opLine[oe.Index]
+	var chain string
+	var line int
+	if oe.Index >= 0 && oe.Index < len(bl.opLine) {
+		chain, line = bl.opChain[oe.Index], bl.opLine[oe.Index]
+	}
 	object := "chain " + chain
 	if strings.HasPrefix(oe.Op.Kind.String(), "RULE_") {
 		object = "rule in chain " + chain

@@ -1,0 +1,101 @@
+package kernel
+
+import (
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// encodeExpr writes the expressions rules are mostly made of straight
+// into the batch buffer, byte for byte what expr.Marshal produces (see
+// TestFastExprMatchesLibrary), without its intermediate allocations.
+// It reports false for anything else; the caller then uses expr.Marshal.
+func (e *encoder) encodeExpr(x expr.Any) bool {
+	switch v := x.(type) {
+	case *expr.Payload:
+		if v.OperationType != expr.PayloadLoad || v.CsumType != 0 {
+			return false
+		}
+		d := e.exprStart("payload")
+		e.u32(unix.NFTA_PAYLOAD_DREG, v.DestRegister)
+		e.u32(unix.NFTA_PAYLOAD_BASE, uint32(v.Base))
+		e.u32(unix.NFTA_PAYLOAD_OFFSET, v.Offset)
+		e.u32(unix.NFTA_PAYLOAD_LEN, v.Len)
+		e.exprEnd(d)
+	case *expr.Cmp:
+		d := e.exprStart("cmp")
+		e.u32(unix.NFTA_CMP_SREG, v.Register)
+		e.u32(unix.NFTA_CMP_OP, uint32(v.Op))
+		e.dataValue(unix.NFTA_CMP_DATA, v.Data)
+		e.exprEnd(d)
+	case *expr.Meta:
+		d := e.exprStart("meta")
+		e.u32(unix.NFTA_META_KEY, uint32(v.Key))
+		if v.SourceRegister {
+			e.u32(unix.NFTA_META_SREG, v.Register)
+		} else {
+			e.u32(unix.NFTA_META_DREG, v.Register)
+		}
+		e.exprEnd(d)
+	case *expr.Counter:
+		d := e.exprStart("counter")
+		e.u64(unix.NFTA_COUNTER_BYTES, v.Bytes)
+		e.u64(unix.NFTA_COUNTER_PACKETS, v.Packets)
+		e.exprEnd(d)
+	case *expr.Verdict:
+		d := e.exprStart("immediate")
+		e.u32(unix.NFTA_IMMEDIATE_DREG, unix.NFT_REG_VERDICT)
+		imm := e.nest(unix.NFTA_IMMEDIATE_DATA)
+		vd := e.nest(unix.NFTA_DATA_VERDICT)
+		e.u32(unix.NFTA_VERDICT_CODE, uint32(v.Kind))
+		if v.Chain != "" {
+			e.str(unix.NFTA_VERDICT_CHAIN, v.Chain)
+		}
+		e.endNest(vd)
+		e.endNest(imm)
+		e.exprEnd(d)
+	case *expr.Range:
+		d := e.exprStart("range")
+		if v.Register > 0 {
+			e.u32(unix.NFTA_RANGE_SREG, v.Register)
+		}
+		e.u32(unix.NFTA_RANGE_OP, uint32(v.Op))
+		if len(v.FromData) > 0 {
+			e.dataValue(unix.NFTA_RANGE_FROM_DATA, v.FromData)
+		}
+		if len(v.ToData) > 0 {
+			e.dataValue(unix.NFTA_RANGE_TO_DATA, v.ToData)
+		}
+		e.exprEnd(d)
+	case *expr.Bitwise:
+		d := e.exprStart("bitwise")
+		e.u32(unix.NFTA_BITWISE_SREG, v.SourceRegister)
+		e.u32(unix.NFTA_BITWISE_DREG, v.DestRegister)
+		e.u32(unix.NFTA_BITWISE_LEN, v.Len)
+		e.dataValue(unix.NFTA_BITWISE_MASK, v.Mask)
+		e.dataValue(unix.NFTA_BITWISE_XOR, v.Xor)
+		e.exprEnd(d)
+	default:
+		return false
+	}
+	return true
+}
+
+// exprStart opens NFTA_LIST_ELEM { NFTA_EXPR_NAME, NFTA_EXPR_DATA { and
+// returns the offsets exprEnd closes.
+func (e *encoder) exprStart(name string) [2]int {
+	el := e.nest(unix.NFTA_LIST_ELEM)
+	e.str(unix.NFTA_EXPR_NAME, name)
+	return [2]int{el, e.nest(unix.NFTA_EXPR_DATA)}
+}
+
+func (e *encoder) exprEnd(d [2]int) {
+	e.endNest(d[1])
+	e.endNest(d[0])
+}
+
+// dataValue writes typ { NFTA_DATA_VALUE { b } }.
+func (e *encoder) dataValue(typ uint16, b []byte) {
+	n := e.nest(typ)
+	e.bytes(unix.NFTA_DATA_VALUE, b)
+	e.endNest(n)
+}

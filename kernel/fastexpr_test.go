@@ -1,0 +1,45 @@
+package kernel
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+func TestFastExprMatchesLibrary(t *testing.T) {
+	for _, x := range []expr.Any{
+		&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 12, Len: 3},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{1, 2, 3}},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte("eth0\x00")},
+		&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1},
+		&expr.Meta{Key: expr.MetaKeyMARK, Register: 1, SourceRegister: true},
+		&expr.Counter{Bytes: 1 << 40, Packets: 7},
+		&expr.Counter{},
+		&expr.Verdict{Kind: expr.VerdictAccept},
+		&expr.Verdict{Kind: expr.VerdictDrop},
+		&expr.Verdict{Kind: expr.VerdictReturn},
+		&expr.Verdict{Kind: expr.VerdictJump, Chain: "filter.KUBE-SVC-ABCDEF"},
+		&expr.Verdict{Kind: expr.VerdictGoto, Chain: "nat.x"},
+		&expr.Range{Op: expr.CmpOpEq, Register: 1, FromData: []byte{0, 10}, ToData: []byte{0, 20}},
+		&expr.Range{Op: expr.CmpOpNeq, Register: 1, FromData: []byte{1, 2, 3, 4}, ToData: []byte{1, 2, 3, 9}},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: []byte{255, 255, 240, 0}, Xor: []byte{0, 0, 0, 0}},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{0x17}, Xor: []byte{0}},
+	} {
+		lib, err := expr.Marshal(byte(IPv4), x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want encoder
+		want.bytes(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, lib)
+		var got encoder
+		if !got.encodeExpr(x) {
+			t.Fatalf("%T not handled", x)
+		}
+		if !bytes.Equal(got.buf, want.buf) {
+			t.Errorf("%T %+v:\n ours %x\n lib  %x", x, x, got.buf, want.buf)
+		}
+	}
+}
