@@ -59,6 +59,14 @@ bench: deps build
 generate:
 	$(GO) generate ./xdp/...
 
+# package builds .deb and .rpm for amd64 and arm64 into dist/ with nfpm
+# (tools/package); PKG_ARCH and PKG_FORMATS narrow it (PKG_ARCH=amd64 PKG_FORMATS=deb).
+PKG_ARCH    ?= amd64,arm64
+PKG_FORMATS ?= deb,rpm
+.PHONY: package
+package:
+	$(GO) run ./tools/package -arch $(PKG_ARCH) -formats $(PKG_FORMATS) -out dist
+
 demo: deps build
 	./demo/demo.sh $(BIN)
 

@@ -6,6 +6,9 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
+	"github.com/google/nftables/xt"
 )
 
 // Helpers shared by the targets of target_*.go. They reproduce the
@@ -278,3 +281,73 @@ func tgAddrString(a netip.Addr) string {
 
 // tgHex prints v as printf("0x%x").
 func tgHex(v uint32) string { return fmt.Sprintf("0x%x", v) }
+
+// Helpers shared by the NftExprs methods of the targets.
+
+// tgUnsupported is the error of a target instance nftables cannot
+// express exactly and whose xtables target the kernel refuses in our
+// table (its .table is not "xdptables").
+type tgUnsupported struct{}
+
+func (tgUnsupported) Error() string { return "not supported by the nftables backend" }
+func (tgUnsupported) Unwrap() error { return ErrNoNative }
+
+var errTgUnsupported error = tgUnsupported{}
+
+// tgXtTarget is the nft_compat "target" expression carrying an xtables
+// target at revision rev with info laid out as the kernel's struct
+// (x86_64), padded to 8 bytes.
+func tgXtTarget(name string, rev uint32, info []byte) expr.Any {
+	for len(info)%8 != 0 {
+		info = append(info, 0)
+	}
+	u := xt.Unknown(info)
+	return &expr.Target{Name: name, Rev: rev, Info: &u}
+}
+
+// tgRefused is the rule body for a target used where the kernel refuses
+// it, such as -j MASQUERADE in the filter table or -j REJECT
+// --reject-with tcp-reset without -p tcp. iptables-nft hands the kernel
+// the xtables target, which the kernel refuses at commit ("RULE_APPEND
+// failed (Invalid argument)"); we hand it the same target (name,
+// revision, size of its info), which xt_check_target refuses the same
+// way, so the refusal and its message are the kernel's own.
+func tgRefused(name string, rev uint32, size int) []expr.Any {
+	return []expr.Any{tgXtTarget(name, rev, make([]byte, size))}
+}
+
+// tgImm loads data into register reg.
+func tgImm(reg uint32, data []byte) *expr.Immediate {
+	return &expr.Immediate{Register: reg, Data: data}
+}
+
+// tgMetaSet writes register 1 into the packet's meta key.
+func tgMetaSet(key expr.MetaKey) *expr.Meta {
+	return &expr.Meta{Key: key, SourceRegister: true, Register: 1}
+}
+
+// tgXsetExprs computes (word & ^mask) ^ value into register 1, where
+// load puts the current 32-bit word there; a full mask needs no load.
+func tgXsetExprs(load expr.Any, value, mask uint32) []expr.Any {
+	if mask == 0xffffffff {
+		return []expr.Any{tgImm(1, hostU32(value))}
+	}
+	return []expr.Any{load,
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: hostU32(^mask), Xor: hostU32(value)}}
+}
+
+// tgHeaderRewrite rewrites the len-byte network-header word at off as
+// (word & mask) ^ xor; csum updates the IPv4 header checksum, as
+// nftables does for `ip ttl set` and `ip dscp set`.
+func tgHeaderRewrite(off uint32, mask, xor []byte, csum bool) []expr.Any {
+	l := uint32(len(mask))
+	w := &expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: l}
+	if csum {
+		w.CsumType, w.CsumOffset = expr.CsumTypeInet, 10
+	}
+	return []expr.Any{
+		&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: l},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: l, Mask: mask, Xor: xor},
+		w,
+	}
+}

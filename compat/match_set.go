@@ -3,6 +3,8 @@ package compat
 import (
 	"strconv"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // SetMatch is -m set --match-set NAME DIRS (revision 4). Whether the set
@@ -155,3 +157,97 @@ func (m *SetMatch) write(b *strings.Builder, dashes string) {
 func (m *SetMatch) Save(b *strings.Builder, _ *Rule) { m.write(b, "--") }
 
 func (m *SetMatch) List(b *strings.Builder, _ *Rule, _ bool) { m.write(b, "") }
+
+// SetDim is the kind of one dimension of an ipset set's key, as -m set
+// needs it to build the lookup key from the packet.
+type SetDim uint8
+
+// Key dimensions of ipset sets.
+const (
+	SetDimAddr     SetDim = iota + 1 // address (ip or net dimension)
+	SetDimPort                       // protocol and port
+	SetDimIface                      // interface name
+	SetDimMAC                        // ethernet address
+	SetDimMark                       // packet mark
+	SetDimPortOnly                   // port only (bitmap:port)
+)
+
+// SetInfo describes an ipset set for -m set.
+type SetInfo struct {
+	NftName string // the nftables set to look up
+	Family  Family
+	Dims    []SetDim
+}
+
+// LookupIPSet tells what -m set needs to know about an ipset set; the
+// command that has the kernel state installs it (cmd/xdptables). It
+// returns ok false when the set does not exist. When nil, -m set has no
+// native translation.
+var LookupIPSet func(name string) (info SetInfo, ok bool)
+
+// NftExprs builds the set's key from the packet, one field per
+// dimension in the direction --match-set gives, into consecutive 32-bit
+// registers, and looks it up in the nftables set that holds the ipset.
+// Counter tests and --return-nomatch have no native form.
+func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if LookupIPSet == nil || m.ReturnNomatch || m.Packets.Op != "" || m.Bytes.Op != "" {
+		return nil, ErrNoNative
+	}
+	info, ok := LookupIPSet(m.SetName)
+	if !ok {
+		return nil, Errorf(StatusParameter, "Set %s doesn't exist.", m.SetName)
+	}
+	if info.Family != ctx.Family || len(m.Dirs) < len(info.Dims) {
+		// ipset matches nothing for a family mismatch or too few directions.
+		return []expr.Any{&expr.Verdict{Kind: expr.VerdictBreak}}, nil
+	}
+	var out []expr.Any
+	reg := uint32(8) // NFT_REG32_00
+	for i, d := range info.Dims {
+		src := m.Dirs[i] == "src"
+		switch d {
+		case SetDimAddr:
+			off, n := uint32(16), uint32(4)
+			if src {
+				off = 12
+			}
+			if ctx.Family == IPv6 {
+				off, n = 24, 16
+				if src {
+					off = 8
+				}
+			}
+			out = append(out, &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: KernelReg(reg), Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n})
+			reg += n / 4
+		case SetDimPort, SetDimPortOnly:
+			if d == SetDimPort {
+				out = append(out, &expr.Meta{Key: expr.MetaKeyL4PROTO, Register: KernelReg(reg)})
+				reg++
+			}
+			off := uint32(2)
+			if src {
+				off = 0
+			}
+			out = append(out, &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: KernelReg(reg), Base: expr.PayloadBaseTransportHeader, Offset: off, Len: 2})
+			reg++
+		case SetDimIface:
+			key := expr.MetaKeyOIFNAME
+			if src {
+				key = expr.MetaKeyIIFNAME
+			}
+			out = append(out, &expr.Meta{Key: key, Register: KernelReg(reg)})
+			reg += 4
+		case SetDimMAC:
+			off := uint32(0)
+			if src {
+				off = 6
+			}
+			out = append(out, &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: KernelReg(reg), Base: expr.PayloadBaseLLHeader, Offset: off, Len: 6})
+			reg += 2
+		case SetDimMark:
+			out = append(out, &expr.Meta{Key: expr.MetaKeyMARK, Register: KernelReg(reg)})
+			reg++
+		}
+	}
+	return append(out, &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName, Invert: m.Invert}), nil
+}

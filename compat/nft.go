@@ -50,3 +50,14 @@ type NftContext struct {
 type NftExpresser interface {
 	NftExprs(ctx *NftContext) ([]expr.Any, error)
 }
+
+// KernelReg returns the number the kernel lists a 32-bit register
+// (NFT_REG32_00 = 8 and up) under: one that starts a 16-byte register is
+// dumped as NFT_REG_1..4. Rules are compared with what the kernel lists,
+// so expressions use that number.
+func KernelReg(r32 uint32) uint32 {
+	if r32 >= 8 && (r32-8)%4 == 0 {
+		return (r32-8)/4 + 1
+	}
+	return r32
+}

@@ -1,6 +1,11 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
 
 // AuditTarget is -j AUDIT --type accept|drop|reject: it records the
 // packet in the audit log.
@@ -42,4 +47,11 @@ func (t *AuditTarget) Save(b *strings.Builder, _ *Rule) {
 
 func (t *AuditTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" AUDIT " + t.Type)
+}
+
+// NftExprs is `log level audit`: nft_log's audit path writes the same
+// AUDIT_NETFILTER_PKT record as xt AUDIT, which ignores the type once
+// the rule is loaded (the type lives in the rule text only).
+func (t *AuditTarget) NftExprs(*NftContext) ([]expr.Any, error) {
+	return []expr.Any{&expr.Log{Key: 1 << unix.NFTA_LOG_LEVEL, Level: expr.LogLevelAudit}}, nil
 }

@@ -1,6 +1,10 @@
 package compat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
 
 // ChecksumTarget is -j CHECKSUM --checksum-fill: it computes a missing
 // checksum in place.
@@ -38,4 +42,15 @@ func (t *ChecksumTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	if t.Fill {
 		b.WriteString(" fill")
 	}
+}
+
+// NftExprs: nftables has no checksum-fill expression and the kernel
+// binds the xtables target to a table named "mangle", so CHECKSUM is
+// not supported; outside the mangle table the kernel refuses it anyway,
+// and does so for the xtables target we hand it there.
+func (t *ChecksumTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Table != "mangle" {
+		return tgRefused("CHECKSUM", 0, 1), nil
+	}
+	return nil, errTgUnsupported
 }

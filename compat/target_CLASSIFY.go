@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // ClassifyTarget is -j CLASSIFY: it sets skb->priority to a tc class
@@ -85,4 +87,14 @@ func (t *ClassifyTarget) Save(b *strings.Builder, _ *Rule) {
 
 func (t *ClassifyTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	fmt.Fprintf(b, " CLASSIFY set %x:%x", t.Priority>>16, t.Priority&0xffff)
+}
+
+// NftExprs keeps the xtables target: `meta priority set` would do the
+// same to the packet, but CLASSIFY is only valid in the OUTPUT, FORWARD
+// and POSTROUTING hooks, which the kernel checks for the xtables target
+// only. CLASSIFY has no table restriction.
+func (t *ClassifyTarget) NftExprs(*NftContext) ([]expr.Any, error) {
+	var b xtBlob
+	b.u32(t.Priority)
+	return []expr.Any{tgXtTarget("CLASSIFY", 0, b.b)}, nil
 }

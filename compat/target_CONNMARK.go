@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // ConnmarkTarget is -j CONNMARK (revision 2): it sets the conntrack mark
@@ -162,4 +164,41 @@ func (t *ConnmarkTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	if t.ShiftBits != 0 {
 		fmt.Fprintf(b, " %s %d", t.shiftName(), t.ShiftBits)
 	}
+}
+
+// NftExprs: --restore-mark with a full nfmask and no shift is `meta
+// mark set ct mark & ctmask`; like xt, it leaves packets without a
+// conntrack alone (the ct load ends the rule). Everything else stays
+// the xtables target (no table restriction): save and restore under
+// both masks mix two registers, and the forms that write the ct mark
+// (`ct mark set`) do not come back from the kernel reader (the library
+// decodes a ct set as a ct load), so their read-back would fail. So does
+// --restore-mark in the raw table, where a CT template may sit on the
+// packet: xt ignores it, a ct load would read its zero mark.
+func (t *ConnmarkTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if t.Mode == tgConnmarkRestore && t.NfMask == 0xffffffff && t.ShiftBits == 0 && ctx.Table != "raw" {
+		out := []expr.Any{&expr.Ct{Key: expr.CtKeyMARK, Register: 1}}
+		if t.CtMask != 0xffffffff {
+			out = append(out, &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: hostU32(t.CtMask), Xor: hostU32(0)})
+		}
+		return append(out, tgMetaSet(expr.MetaKeyMARK)), nil
+	}
+	nfmask := t.NfMask
+	if t.Mode == tgConnmarkSet {
+		// unused when setting; the rule text (--set-xmark V/M)
+		// re-parses with a full nfmask, so the read-back must too
+		nfmask = 0xffffffff
+	}
+	var b xtBlob
+	b.u32(t.CtMark)
+	b.u32(t.CtMask)
+	b.u32(nfmask)
+	dir := uint8(0)
+	if t.ShiftRight {
+		dir = 1
+	}
+	b.u8(dir)
+	b.u8(t.ShiftBits)
+	b.u8(t.Mode)
+	return []expr.Any{tgXtTarget("CONNMARK", 2, b.b)}, nil
 }

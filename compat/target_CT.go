@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // CTTarget is -j CT (revision 2): conntrack settings for new
@@ -200,3 +202,19 @@ func (t *CTTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 // ListName is the -L target column: the kernel target is CT even when
 // -S shows the NOTRACK alias.
 func (t *CTTarget) ListName() string { return "CT" }
+
+// NftExprs: --notrack (and NOTRACK) is the nft notrack expression.
+// Every other CT form needs the xtables target, which the kernel binds
+// to a table named "raw", or `ct zone set`, which the kernel reader
+// cannot decode back (the library reads a ct set as a ct load): not
+// supported. Outside the raw table the kernel refuses CT, and so it
+// does when we hand it the xtables target there.
+func (t *CTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Table != "raw" {
+		return tgRefused("CT", 2, 72), nil
+	}
+	if t.Flags&CTNotrack != 0 {
+		return []expr.Any{&expr.Notrack{}}, nil
+	}
+	return nil, errTgUnsupported
+}

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // DSCPTarget is -j DSCP: it rewrites the DSCP bits of the TOS/traffic
@@ -93,4 +95,17 @@ func (t *DSCPTarget) Save(b *strings.Builder, _ *Rule) {
 
 func (t *DSCPTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	fmt.Fprintf(b, " DSCP set 0x%02x", t.DSCP)
+}
+
+// NftExprs rewrites the DSCP bits and keeps ECN, as `ip dscp set` /
+// `ip6 dscp set` do (the IPv4 header checksum updated). DSCP is bound
+// to the mangle table; elsewhere the kernel refuses the xtables target.
+func (t *DSCPTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Table != "mangle" {
+		return tgRefused("DSCP", 0, 1), nil
+	}
+	if ctx.Family == IPv6 {
+		return tgHeaderRewrite(0, []byte{0xf0, 0x3f}, []byte{t.DSCP >> 2, t.DSCP << 6}, false), nil
+	}
+	return tgHeaderRewrite(0, []byte{0xff, 0x03}, []byte{0, t.DSCP << 2}, true), nil
 }

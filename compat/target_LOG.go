@@ -3,6 +3,9 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 )
 
 // LogTarget is -j LOG: kernel logging of the packet headers.
@@ -165,4 +168,24 @@ func (t *LogTarget) List(b *strings.Builder, _ *Rule, numeric bool) {
 	if t.Prefix != "" {
 		fmt.Fprintf(b, " prefix \"%s\"", t.Prefix)
 	}
+}
+
+// NftExprs is the nft log expression: nf_log_packet with the same
+// level, flags (nftables' NF_LOG_* bits are the XT_LOG_* bits) and
+// prefix as xt LOG. The kernel echoes the level always, flags and
+// prefix only when set.
+func (t *LogTarget) NftExprs(*NftContext) ([]expr.Any, error) {
+	if t.Level > 7 || t.Flags&^tgLogFlagsMask != 0 {
+		return nil, errTgUnsupported
+	}
+	l := &expr.Log{Key: 1 << unix.NFTA_LOG_LEVEL, Level: expr.LogLevel(t.Level)}
+	if t.Flags != 0 {
+		l.Key |= 1 << unix.NFTA_LOG_FLAGS
+		l.Flags = expr.LogFlags(t.Flags)
+	}
+	if t.Prefix != "" {
+		l.Key |= 1 << unix.NFTA_LOG_PREFIX
+		l.Data = []byte(t.Prefix)
+	}
+	return []expr.Any{l}, nil
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // MarkTarget is -j MARK (revision 2): the packet mark becomes
@@ -111,4 +113,11 @@ func tgMarkOpString(value, mask uint32) string {
 
 func (t *MarkTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" MARK " + tgMarkOpString(t.Value, t.Mask))
+}
+
+// NftExprs sets the packet mark to (mark & ^Mask) ^ Value, as MARK
+// revision 2 does: `meta mark set`, from an immediate for a full mask.
+func (t *MarkTarget) NftExprs(*NftContext) ([]expr.Any, error) {
+	out := tgXsetExprs(&expr.Meta{Key: expr.MetaKeyMARK, Register: 1}, t.Value, t.Mask)
+	return append(out, tgMetaSet(expr.MetaKeyMARK)), nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // NATTarget is one of the address/port translation targets SNAT, DNAT,
@@ -316,4 +318,71 @@ func (t *NATTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	case "REDIRECT":
 		t.write(b, "redir ports ", "", true)
 	}
+}
+
+// NftExprs is the nft nat, masq or redir expression with the range in
+// registers (addresses in 1 and 2, ports in 3 and 4, as immediates) and
+// the same NF_NAT_RANGE_* flags: the kernel calls nf_nat_setup_info,
+// nf_nat_masquerade_* or nf_nat_redirect_* with the same range xt's
+// targets build, and the verdict is theirs (accept or drop). The
+// targets are bound to the nat table; elsewhere we hand the kernel the
+// xtables target, which it refuses as it does iptables-nft's.
+func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Table != "nat" {
+		rev, size := uint32(0), 24
+		switch {
+		case t.Kind == "DNAT":
+			rev, size = 2, 48
+		case t.Family == IPv6 && t.Kind == "SNAT":
+			rev, size = 1, 40
+		case t.Family == IPv6:
+			size = 40
+		}
+		return tgRefused(t.Kind, rev, size), nil
+	}
+	r := t.Range
+	if r.Flags&NATProtoOffset != 0 {
+		// nft nat has no base port: a shifted port map (/base).
+		return nil, errTgUnsupported
+	}
+	var out []expr.Any
+	ports := r.Flags&NATProtoSpecified != 0
+	var pmin, pmax uint32
+	if ports {
+		pmin, pmax = 3, 3
+		out = append(out, tgImm(3, be16(r.MinPort)))
+		if r.MaxPort != r.MinPort {
+			pmax = 4
+			out = append(out, tgImm(4, be16(r.MaxPort)))
+		}
+	}
+	random, fully, persistent := r.Flags&NATProtoRandom != 0, r.Flags&NATProtoRandomFull != 0, r.Flags&NATPersistent != 0
+	switch t.Kind {
+	case "MASQUERADE":
+		if ports {
+			// The library's masq expression cannot carry flags
+			// with ports, and without NF_NAT_RANGE_PROTO_SPECIFIED
+			// the kernel would ignore the ports.
+			return nil, errTgUnsupported
+		}
+		return append(out, &expr.Masq{Random: random, FullyRandom: fully, Persistent: persistent}), nil
+	case "REDIRECT":
+		return append(out, &expr.Redir{RegisterProtoMin: pmin, RegisterProtoMax: pmax, Flags: r.Flags}), nil
+	}
+	n := &expr.NAT{Type: expr.NATTypeSourceNAT, Family: uint32(t.Family), RegProtoMin: pmin, RegProtoMax: pmax,
+		Random: random, FullyRandom: fully, Persistent: persistent, Specified: ports}
+	if t.Kind == "DNAT" {
+		n.Type = expr.NATTypeDestNAT
+	}
+	if r.Flags&NATMapIPs != 0 {
+		var pre []expr.Any
+		n.RegAddrMin, n.RegAddrMax = 1, 1
+		pre = append(pre, tgImm(1, r.MinAddr.AsSlice()))
+		if r.MaxAddr != r.MinAddr {
+			n.RegAddrMax = 2
+			pre = append(pre, tgImm(2, r.MaxAddr.AsSlice()))
+		}
+		out = append(pre, out...)
+	}
+	return append(out, n), nil
 }

@@ -3,6 +3,9 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 )
 
 // NflogTarget is -j NFLOG. iptables-nft turns it into a native nft
@@ -134,3 +137,34 @@ func (t *NflogTarget) write(b *strings.Builder, pfx string) {
 func (t *NflogTarget) Save(b *strings.Builder, _ *Rule) { t.write(b, "--") }
 
 func (t *NflogTarget) List(b *strings.Builder, _ *Rule, _ bool) { t.write(b, "") }
+
+// NftExprs is the nft log expression in group mode (NF_LOG_TYPE_ULOG),
+// what xt NFLOG passes to nf_log_packet. --nflog-size 0 (copy nothing)
+// has no nft form the kernel echoes back (it drops a zero snaplen), so
+// it stays the xtables target, which has no table restriction.
+func (t *NflogTarget) NftExprs(*NftContext) ([]expr.Any, error) {
+	if t.CopyLen && t.Len == 0 {
+		var b xtBlob
+		b.u32(t.Len)
+		b.u16(t.Group)
+		b.u16(t.Threshold)
+		b.u16(1) // XT_NFLOG_F_COPY_LEN
+		b.u16(0)
+		b.raw([]byte(t.Prefix), 64)
+		return []expr.Any{tgXtTarget("NFLOG", 0, b.b)}, nil
+	}
+	l := &expr.Log{Key: 1 << unix.NFTA_LOG_GROUP, Group: t.Group}
+	if t.Prefix != "" {
+		l.Key |= 1 << unix.NFTA_LOG_PREFIX
+		l.Data = []byte(t.Prefix)
+	}
+	if t.CopyLen {
+		l.Key |= 1 << unix.NFTA_LOG_SNAPLEN
+		l.Snaplen = t.Len
+	}
+	if t.Threshold != 0 {
+		l.Key |= 1 << unix.NFTA_LOG_QTHRESHOLD
+		l.QThreshold = t.Threshold
+	}
+	return []expr.Any{l}, nil
+}

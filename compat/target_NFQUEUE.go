@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // NfqueueTarget is -j NFQUEUE (revision 3): hand the packet to a
@@ -137,3 +139,23 @@ func (t *NfqueueTarget) write(b *strings.Builder, save bool) {
 func (t *NfqueueTarget) Save(b *strings.Builder, _ *Rule) { t.write(b, true) }
 
 func (t *NfqueueTarget) List(b *strings.Builder, _ *Rule, _ bool) { t.write(b, false) }
+
+// NftExprs keeps the xtables target (revision 3): the nft queue
+// expression would do the same, but kernels built without nft_queue
+// (as the one we test on) refuse it with ENOENT while NFQUEUE works.
+// NFQUEUE has no table restriction; the kernel checks the queue range
+// (a balance of 65536 queues wraps to 0 and is refused).
+func (t *NfqueueTarget) NftExprs(*NftContext) ([]expr.Any, error) {
+	var b xtBlob
+	b.u16(t.Num)
+	b.u16(t.Total)
+	var flags uint16
+	if t.Bypass {
+		flags |= 1 // NFQ_FLAG_BYPASS
+	}
+	if t.CPUFanout {
+		flags |= 2 // NFQ_FLAG_CPU_FANOUT
+	}
+	b.u16(flags)
+	return []expr.Any{tgXtTarget("NFQUEUE", 3, b.b)}, nil
+}

@@ -2,6 +2,9 @@ package compat
 
 import (
 	"strings"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 )
 
 // RejectTarget is -j REJECT: it drops the packet and answers with an
@@ -104,4 +107,35 @@ func (t *RejectTarget) Save(b *strings.Builder, _ *Rule) {
 
 func (t *RejectTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" reject-with " + t.TypeName())
+}
+
+// tgRejectCodes4/6 map the reject type (index as in tgRejectTypes4/6)
+// to the ICMP code the kernel's REJECT sends; -1 is tcp-reset. Both
+// xt REJECT and nft reject call nf_send_unreach(6)/nf_send_reset(6)
+// with these values and drop the packet.
+var (
+	tgRejectCodes4 = []int{0, 1, 2, 3, -2, 9, 10, -1, 13} // ..., ICMP_NET_ANO, ICMP_HOST_ANO, RST, ICMP_PKT_FILTERED
+	tgRejectCodes6 = []int{0, 1, -2, 3, 4, -2, -1, 5, 6}  // ICMPV6_NOROUTE, ADM_PROHIBITED, ADDR_UNREACH, PORT_UNREACH, RST, POLICY_FAIL, REJECT_ROUTE
+)
+
+// NftExprs is the nft reject expression. The kernel's REJECT is bound
+// to the filter table and refuses tcp-reset unless the rule is -p tcp:
+// there we hand it the xtables target so it refuses the rule as it does
+// iptables-nft's.
+func (t *RejectTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	codes := tgRejectCodes4
+	if t.Family == IPv6 {
+		codes = tgRejectCodes6
+	}
+	if t.With < 0 || t.With >= len(codes) || codes[t.With] == -2 {
+		return nil, errTgUnsupported
+	}
+	code := codes[t.With]
+	if ctx.Table != "filter" || (code == -1 && !ruleProtoIs(ctx.Rule, 6)) {
+		return tgRefused("REJECT", 0, 4), nil
+	}
+	if code == -1 {
+		return []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_TCP_RST}}, nil
+	}
+	return []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: uint8(code)}}, nil
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // TCPMSSTarget is -j TCPMSS: it rewrites the MSS option of SYN packets
@@ -74,4 +76,13 @@ func (t *TCPMSSTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	} else {
 		fmt.Fprintf(b, " TCPMSS set %d", t.MSS)
 	}
+}
+
+// NftExprs keeps the xtables target: nft's `tcp option maxseg size set`
+// neither adds a missing MSS option nor clamps to the reverse path MTU
+// as TCPMSS does. TCPMSS has no table restriction.
+func (t *TCPMSSTarget) NftExprs(*NftContext) ([]expr.Any, error) {
+	var b xtBlob
+	b.u16(t.MSS)
+	return []expr.Any{tgXtTarget("TCPMSS", 0, b.b)}, nil
 }

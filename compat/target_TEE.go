@@ -3,6 +3,8 @@ package compat
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // TeeTarget is -j TEE: it sends a copy of the packet to a gateway,
@@ -84,4 +86,22 @@ func (t *TeeTarget) List(b *strings.Builder, _ *Rule, numeric bool) {
 	if t.Oif != "" {
 		b.WriteString(" oif=" + t.Oif)
 	}
+}
+
+// NftExprs: without --oif, `dup to GW` (nf_dup_ipv4/6 with no device,
+// as TEE calls it). --oif names a device TEE follows by name, also
+// before it exists, while nft dup takes an ifindex: that form stays the
+// xtables target (no table restriction; the kernel zeroes the private
+// pointer when it lists the target back).
+func (t *TeeTarget) NftExprs(*NftContext) ([]expr.Any, error) {
+	if t.Oif == "" {
+		return []expr.Any{tgImm(1, t.Gateway.AsSlice()), &expr.Dup{RegAddr: 1}}, nil
+	}
+	var b xtBlob
+	gw := make([]byte, 16)
+	putAddr16(gw, t.Gateway.AsSlice())
+	b.raw(gw, 16)
+	b.raw([]byte(t.Oif), tgTeeOifSize)
+	b.u64(0)
+	return []expr.Any{tgXtTarget("TEE", 1, b.b)}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // TproxyTarget is -j TPROXY (revision 1): it diverts the packet to a
@@ -88,4 +90,15 @@ func (t *TproxyTarget) Save(b *strings.Builder, _ *Rule) {
 
 func (t *TproxyTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	fmt.Fprintf(b, " TPROXY redirect %s:%d mark 0x%x/0x%x", t.addr(), t.Port, t.MarkValue, t.MarkMask)
+}
+
+// NftExprs: nft tproxy continues with the next rule when no socket is
+// found, where TPROXY drops the packet, and the kernel binds the
+// xtables target to a table named "mangle": not supported. Outside the
+// mangle table the kernel refuses it, also the target we hand it there.
+func (t *TproxyTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Table != "mangle" {
+		return tgRefused("TPROXY", 1, 26), nil
+	}
+	return nil, errTgUnsupported
 }

@@ -3,6 +3,8 @@ package compat
 import (
 	"fmt"
 	"strings"
+
+	"github.com/google/nftables/expr"
 )
 
 // TTLTarget is -j TTL (IPv4) and, with IPv6 set, -j HL: it sets,
@@ -99,4 +101,26 @@ func (t *TTLTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 		b.WriteString("increment by")
 	}
 	fmt.Fprintf(b, " %d", t.Value)
+}
+
+// NftExprs: --ttl-set / --hl-set is `ip ttl set` / `ip6 hoplimit set`.
+// --ttl-inc/--ttl-dec saturate at 255/0, which nftables cannot compute,
+// and the kernel binds the xtables target to a table named "mangle":
+// not supported. Outside the mangle table the kernel refuses the target.
+func (t *TTLTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	name := "TTL"
+	if t.IPv6 {
+		name = "HL"
+	}
+	if ctx.Table != "mangle" {
+		return tgRefused(name, 0, 2), nil
+	}
+	if t.Mode != tgTtlSet {
+		return nil, errTgUnsupported
+	}
+	if t.IPv6 {
+		return []expr.Any{tgImm(1, []byte{t.Value}),
+			&expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 7, Len: 1}}, nil
+	}
+	return tgHeaderRewrite(8, []byte{0x00, 0xff}, []byte{t.Value, 0}, true), nil
 }

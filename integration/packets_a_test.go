@@ -192,10 +192,10 @@ var pktRulesA = []struct {
 	{"-p icmp --icmp-type 8 -m hashlimit --hashlimit-upto 1/hour --hashlimit-burst 3 --hashlimit-mode srcip --hashlimit-name pkta", 3},
 	{"-p icmp --icmp-type 8 -m recent --set --name pkta", 5},
 	{"-p icmp --icmp-type 8 -m recent --rcheck --hitcount 3 --name pkta", 3},
-	{"-m mark --mark 0", -1},
-	{"-m mark ! --mark 0", 0},
-	{"-m mark --mark 0x1/0x1", 0},
-	{"-m mark ! --mark 0x1/0x1", -1},
+	{"-p icmp -m mark --mark 0", 8},
+	{"-p icmp -m mark ! --mark 0", 0},
+	{"-p icmp -m mark --mark 0x1/0x1", 0},
+	{"-p icmp -m mark ! --mark 0x1/0x1", 8},
 	{"-p icmp -m connmark --mark 0", 8},
 	{"-p icmp -m connmark ! --mark 0", 0},
 }
@@ -230,7 +230,9 @@ func TestPacketsA(t *testing.T) {
 	}
 	for i, r := range pktRulesA {
 		ref, ours := got["ref"][i], got["ours"][i]
-		if ref != ours {
+		// counts of TCP teardown packets depend on timing: where no exact
+		// count is expected, both must have counted something
+		if r.want < 0 && (ref == 0) != (ours == 0) || r.want >= 0 && ref != ours {
 			t.Errorf("%s: reference counted %d, xdptables %d", r.rule, ref, ours)
 		}
 		if r.want >= 0 && ours != uint64(r.want) {

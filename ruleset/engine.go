@@ -1,7 +1,6 @@
 package ruleset
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -200,13 +199,13 @@ func maybeWanted(kr *kernel.Rule, wanted map[string]bool) bool {
 	if !ok {
 		return true
 	}
-	if wanted[string(text)] {
+	if wanted[text] {
 		return true
 	}
 	if len(kr.Exprs) > 0 {
 		if vd, ok := kr.Exprs[len(kr.Exprs)-1].(*expr.Verdict); ok && (vd.Kind == expr.VerdictJump || vd.Kind == expr.VerdictGoto) {
 			_, target, _ := strings.Cut(vd.Chain, ".")
-			return !bytes.HasSuffix(text, []byte(" "+target))
+			return !strings.HasSuffix(text, " "+target)
 		}
 	}
 	return false

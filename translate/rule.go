@@ -303,6 +303,6 @@ func SameExprs(f compat.Family, a, b []expr.Any) bool {
 }
 
 // StoredSpec returns the rule text UserData stored, without parsing it.
-func StoredSpec(userdata []byte) ([]byte, bool) {
-	return findTLV(userdata, udRuleSpec)
+func StoredSpec(userdata []byte) (string, bool) {
+	return specText(userdata)
 }

@@ -24,6 +24,7 @@ var personalities = map[string]func(prog string, args []string) int{
 	"ip6tables-save":    func(p string, a []string) int { return saveMain(v6, p, a) },
 	"iptables-restore":  func(p string, a []string) int { return restoreMain(v4, p, a) },
 	"ip6tables-restore": func(p string, a []string) int { return restoreMain(v6, p, a) },
+	"ipset":             ipsetMain,
 }
 
 // personality maps an argv[0] base name to a canonical tool name:

@@ -18,6 +18,9 @@ func subcommands() map[string]subcommand {
 	return map[string]subcommand{
 		"links": {"links DIR: create symlinks named after every personality in DIR", linksMain},
 		"canon": {"canon FILE: print an iptables-save file in canonical form", canonMain},
+		"xdp":   {"xdp attach|detach|apply|sync|status: the XDP fast path of raw PREROUTING", xdpMain},
+
+		"persist": {"persist restore|save|files: boot-time restore and save of /etc/iptables/rules.v4 etc.", persistMain},
 	}
 }
 
@@ -109,7 +112,10 @@ func linksMain(args []string) int {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		for _, alias := range []string{n, nftName(n)} {
+		for i, alias := range []string{n, nftName(n)} {
+			if i == 1 && alias == n {
+				continue // ipset has no -nft name
+			}
 			dst := filepath.Join(dir, alias)
 			if *force {
 				_ = os.Remove(dst)

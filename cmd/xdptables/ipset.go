@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/xdptables/xdptables/ipset"
+	"github.com/xdptables/xdptables/kernel"
+	"github.com/xdptables/xdptables/setengine"
+)
+
+// ipsetMain is the ipset personality.
+func ipsetMain(_ string, args []string) int {
+	cmd, perr := ipset.ParseArgs(args)
+	if perr != nil {
+		fmt.Fprint(os.Stderr, ipset.Format(perr))
+		return perr.Status
+	}
+	quiet := cmd.Opts.Quiet
+	fail := func(err error) int {
+		if !quiet {
+			fmt.Fprint(os.Stderr, ipset.Format(err))
+		}
+		return ipset.StatusOf(err)
+	}
+	cmds := []*ipset.Command{cmd}
+	switch cmd.Op {
+	case ipset.OpVersion:
+		fmt.Printf("ipset v%s, protocol version: 7\n", ipset.Version)
+		return 0
+	case ipset.OpHelp:
+		fmt.Print(ipset.Help())
+		return 0
+	case ipset.OpRestore:
+		in := io.Reader(os.Stdin)
+		if cmd.Opts.File != "" && cmd.Opts.File != "-" {
+			f, err := os.Open(cmd.Opts.File)
+			if err != nil {
+				return ipset.StatusNoInput
+			}
+			defer f.Close()
+			in = f
+		}
+		text, err := io.ReadAll(in)
+		if err != nil {
+			return ipset.StatusNoInput
+		}
+		var rerr *ipset.Error
+		if cmds, rerr = ipset.ParseRestore(string(text)); rerr != nil {
+			return fail(rerr)
+		}
+		for _, c := range cmds {
+			c.Opts.Exist = c.Opts.Exist || cmd.Opts.Exist
+		}
+	}
+	conn, err := kernel.Open()
+	if err != nil {
+		return fail(&ipset.Error{Msg: "Kernel error received: Operation not permitted", Status: ipset.StatusError})
+	}
+	defer conn.Close()
+	e := &setengine.Engine{Conn: conn}
+	res, err := e.Run(cmds)
+	out := io.Writer(os.Stdout)
+	if (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
+		f, ferr := os.Create(cmd.Opts.File)
+		if ferr != nil {
+			return fail(&ipset.Error{Msg: "Cannot open file " + cmd.Opts.File, Status: ipset.StatusError})
+		}
+		defer f.Close()
+		out = f
+	}
+	fmt.Fprint(out, res.Stdout)
+	if !quiet {
+		fmt.Fprint(os.Stderr, res.Stderr)
+	}
+	if err != nil {
+		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpTest && e.NotInSet {
+			// "X is NOT in set Y." has no prefix.
+			if !quiet {
+				fmt.Fprintln(os.Stderr, e.Msg)
+			}
+			return e.Status
+		}
+		return fail(err)
+	}
+	return 0
+}

@@ -1,0 +1,114 @@
+package compat
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// TestTargetNftExprs checks the expressions of the targets' nftables
+// translations: their shape (what the kernel runs) and that a refused
+// or unsupported case says so.
+func TestTargetNftExprs(t *testing.T) {
+	imm := func(r uint32, d ...byte) expr.Any { return &expr.Immediate{Register: r, Data: d} }
+	markLoad := &expr.Meta{Key: expr.MetaKeyMARK, Register: 1}
+	markSet := &expr.Meta{Key: expr.MetaKeyMARK, Register: 1, SourceRegister: true}
+	ctLoad := &expr.Ct{Key: expr.CtKeyMARK, Register: 1}
+	bw := func(mask, xor uint32) expr.Any {
+		return &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: hostU32(mask), Xor: hostU32(xor)}
+	}
+	refused := func(name string, rev uint32, size int) []expr.Any { return tgRefused(name, rev, size) }
+	tests := []struct {
+		fam   Family
+		table string
+		args  string
+		want  []expr.Any
+		unsup bool
+	}{
+		{IPv4, "filter", "-j REJECT", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 3}}, false},
+		{IPv4, "filter", "-j REJECT --reject-with icmp-admin-prohibited", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 13}}, false},
+		{IPv4, "filter", "-j REJECT --reject-with icmp-host-prohibited", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 10}}, false},
+		{IPv4, "filter", "-j REJECT --reject-with icmp-net-prohibited", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 9}}, false},
+		{IPv4, "filter", "-p tcp -j REJECT --reject-with tcp-reset", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_TCP_RST}}, false},
+		{IPv4, "filter", "-j REJECT --reject-with tcp-reset", refused("REJECT", 0, 4), false},
+		{IPv4, "mangle", "-j REJECT", refused("REJECT", 0, 4), false},
+		{IPv6, "filter", "-j REJECT", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 4}}, false},
+		{IPv6, "filter", "-j REJECT --reject-with icmp6-adm-prohibited", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 1}}, false},
+		{IPv6, "filter", "-j REJECT --reject-with icmp6-addr-unreachable", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 3}}, false},
+		{IPv6, "filter", "-j REJECT --reject-with icmp6-policy-fail", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 5}}, false},
+		{IPv6, "filter", "-j REJECT --reject-with icmp6-reject-route", []expr.Any{&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: 6}}, false},
+		{IPv4, "filter", "-j LOG", []expr.Any{&expr.Log{Key: 1 << unix.NFTA_LOG_LEVEL, Level: 4}}, false},
+		{IPv4, "filter", "-j LOG --log-prefix x --log-uid --log-level 6", []expr.Any{&expr.Log{Key: 1<<unix.NFTA_LOG_LEVEL | 1<<unix.NFTA_LOG_FLAGS | 1<<unix.NFTA_LOG_PREFIX, Level: 6, Flags: 8, Data: []byte("x")}}, false},
+		{IPv4, "filter", "-j NFLOG --nflog-group 2 --nflog-size 100", []expr.Any{&expr.Log{Key: 1<<unix.NFTA_LOG_GROUP | 1<<unix.NFTA_LOG_SNAPLEN, Group: 2, Snaplen: 100}}, false},
+		{IPv4, "mangle", "-j MARK --set-mark 5", []expr.Any{imm(1, hostU32(5)...), markSet}, false},
+		{IPv4, "mangle", "-j MARK --set-xmark 0x5/0xf0", []expr.Any{markLoad, bw(^uint32(0xf0), 5), markSet}, false},
+		{IPv4, "mangle", "-j MARK --or-mark 0x100", []expr.Any{markLoad, bw(^uint32(0x100), 0x100), markSet}, false},
+		{IPv4, "mangle", "-j CONNMARK --save-mark", []expr.Any{tgXtTarget("CONNMARK", 2, []byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 1})}, false},
+		{IPv4, "mangle", "-j CONNMARK --restore-mark --ctmask 0xff", []expr.Any{ctLoad, bw(0xff, 0), markSet}, false},
+		{IPv4, "nat", "-j MASQUERADE --random", []expr.Any{&expr.Masq{Random: true}}, false},
+		{IPv4, "nat", "-p tcp -j DNAT --to-destination 10.0.0.5:80", []expr.Any{imm(1, 10, 0, 0, 5), imm(3, 0, 80),
+			&expr.NAT{Type: expr.NATTypeDestNAT, Family: 2, RegAddrMin: 1, RegAddrMax: 1, RegProtoMin: 3, RegProtoMax: 3, Specified: true}}, false},
+		{IPv4, "nat", "-j SNAT --to-source 1.2.3.4-1.2.3.10 --persistent", []expr.Any{imm(1, 1, 2, 3, 4), imm(2, 1, 2, 3, 10),
+			&expr.NAT{Type: expr.NATTypeSourceNAT, Family: 2, RegAddrMin: 1, RegAddrMax: 2, Persistent: true}}, false},
+		{IPv4, "nat", "-p tcp -j REDIRECT --to-ports 8080-8090", []expr.Any{imm(3, 0x1f, 0x90), imm(4, 0x1f, 0x9a),
+			&expr.Redir{RegisterProtoMin: 3, RegisterProtoMax: 4, Flags: NATProtoSpecified}}, false},
+		{IPv4, "filter", "-j MASQUERADE", refused("MASQUERADE", 0, 24), false},
+		{IPv4, "nat", "-p tcp -j MASQUERADE --to-ports 1000", nil, true},
+		{IPv4, "raw", "-j CT --notrack", []expr.Any{&expr.Notrack{}}, false},
+		{IPv4, "raw", "-j NOTRACK", []expr.Any{&expr.Notrack{}}, false},
+		{IPv4, "raw", "-j CT --zone 5", nil, true},
+		{IPv4, "filter", "-j CT --notrack", refused("CT", 2, 72), false},
+		{IPv4, "raw", "-p tcp -j CT --helper ftp", nil, true},
+		{IPv4, "mangle", "-j TTL --ttl-set 64", tgHeaderRewrite(8, []byte{0, 0xff}, []byte{64, 0}, true), false},
+		{IPv4, "mangle", "-j TTL --ttl-inc 1", nil, true},
+		{IPv6, "mangle", "-j HL --hl-set 9", []expr.Any{imm(1, 9), &expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 7, Len: 1}}, false},
+		{IPv4, "mangle", "-j DSCP --set-dscp 10", tgHeaderRewrite(0, []byte{0xff, 0x03}, []byte{0, 40}, true), false},
+		{IPv6, "mangle", "-j DSCP --set-dscp 0x2e", tgHeaderRewrite(0, []byte{0xf0, 0x3f}, []byte{0x0b, 0x80}, false), false},
+		{IPv4, "mangle", "-p udp -j CHECKSUM --checksum-fill", nil, true},
+		{IPv4, "filter", "-j NFQUEUE --queue-balance 2:3 --queue-bypass", []expr.Any{tgXtTarget("NFQUEUE", 3, []byte{2, 0, 2, 0, 1, 0})}, false},
+		{IPv4, "filter", "-j AUDIT --type drop", []expr.Any{&expr.Log{Key: 1 << unix.NFTA_LOG_LEVEL, Level: expr.LogLevelAudit}}, false},
+		{IPv4, "raw", "-j TRACE", []expr.Any{imm(1, 1), &expr.Meta{Key: expr.MetaKeyNFTRACE, Register: 1, SourceRegister: true}}, false},
+		{IPv4, "mangle", "-j TEE --gateway 10.0.0.1", []expr.Any{imm(1, 10, 0, 0, 1), &expr.Dup{RegAddr: 1}}, false},
+		{IPv4, "mangle", "-p tcp -j TPROXY --on-port 8080", nil, true},
+	}
+	for _, tc := range tests {
+		args := append([]string{"-A", "X"}, strings.Fields(tc.args)...)
+		cmd, err := Parse(tc.fam, args, ParseOptions{Table: tc.table})
+		if err != nil {
+			t.Errorf("%s: parse: %v", tc.args, err)
+			continue
+		}
+		r := cmd.Rules[0]
+		n, ok := r.Target.(NftExpresser)
+		if !ok {
+			t.Errorf("%s: no NftExprs", tc.args)
+			continue
+		}
+		got, err := n.NftExprs(&NftContext{Family: tc.fam, Rule: r, Table: tc.table})
+		if tc.unsup {
+			if !errors.Is(err, ErrNoNative) {
+				t.Errorf("%s: got %v, %v; want unsupported", tc.args, got, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.args, err)
+			continue
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %d expressions, want %d", tc.args, len(got), len(tc.want))
+			continue
+		}
+		for i := range got {
+			a, err1 := expr.Marshal(byte(tc.fam), got[i])
+			b, err2 := expr.Marshal(byte(tc.fam), tc.want[i])
+			if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s: expression %d is %#v, want %#v", tc.args, i, got[i], tc.want[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,236 @@
+package ipset
+
+import (
+	"strings"
+)
+
+// Op is an ipset command.
+type Op string
+
+// Commands.
+const (
+	OpCreate  Op = "create"
+	OpAdd     Op = "add"
+	OpDel     Op = "del"
+	OpTest    Op = "test"
+	OpList    Op = "list"
+	OpSave    Op = "save"
+	OpRestore Op = "restore"
+	OpFlush   Op = "flush"
+	OpDestroy Op = "destroy"
+	OpSwap    Op = "swap"
+	OpRename  Op = "rename"
+	OpVersion Op = "version"
+	OpHelp    Op = "help"
+)
+
+var opAliases = map[string]Op{
+	"create": OpCreate, "n": OpCreate, "-N": OpCreate, "--create": OpCreate,
+	"add": OpAdd, "-A": OpAdd, "--add": OpAdd,
+	"del": OpDel, "-D": OpDel, "--del": OpDel,
+	"test": OpTest, "-T": OpTest, "--test": OpTest,
+	"list": OpList, "-L": OpList, "--list": OpList,
+	"save": OpSave, "-S": OpSave, "--save": OpSave,
+	"restore": OpRestore, "-R": OpRestore, "--restore": OpRestore,
+	"flush": OpFlush, "-F": OpFlush, "--flush": OpFlush,
+	"destroy": OpDestroy, "x": OpDestroy, "-X": OpDestroy, "--destroy": OpDestroy,
+	"swap": OpSwap, "w": OpSwap, "-W": OpSwap, "--swap": OpSwap,
+	"rename": OpRename, "e": OpRename, "-E": OpRename, "--rename": OpRename,
+	"version": OpVersion, "-v": OpVersion, "-V": OpVersion, "--version": OpVersion,
+	"help": OpHelp, "-h": OpHelp, "--help": OpHelp, "-H": OpHelp,
+}
+
+// Output modes of list and save.
+const (
+	OutputPlain = "plain"
+	OutputSave  = "save"
+	OutputXML   = "xml"
+)
+
+// Options are the global options.
+type Options struct {
+	Exist   bool
+	Output  string // "" = the command's default
+	Terse   bool
+	Names   bool
+	Sorted  bool
+	Quiet   bool
+	Resolve bool
+	File    string
+}
+
+// Command is one parsed ipset command.
+type Command struct {
+	Op   Op
+	Opts Options
+	// Args are the positional arguments after the command (set names,
+	// type, element, options), still unparsed: elements and create options
+	// need the set they belong to.
+	Args []string
+	Line int // restore line, 0 on the command line
+}
+
+// ParseArgs parses a command line (without argv[0]).
+func ParseArgs(args []string) (*Command, *Error) {
+	c := &Command{}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		handled, err := c.globalOption(args, &i)
+		if err != nil {
+			return nil, err
+		}
+		if handled {
+			continue
+		}
+		if c.Op == "" {
+			op, ok := opAliases[a]
+			if !ok {
+				if strings.HasPrefix(a, "-") {
+					return nil, usagef("Invalid option %s", a)
+				}
+				return nil, usagef("No command specified: unknown argument %s", a)
+			}
+			c.Op = op
+			continue
+		}
+		rest = append(rest, a)
+	}
+	if c.Op == "" {
+		return nil, usagef("No command specified.")
+	}
+	c.Args = rest
+	return c, c.checkArgs()
+}
+
+// globalOption consumes a global option at args[*i].
+func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
+	a := args[*i]
+	if strings.HasPrefix(a, "--") && len(a) > 2 {
+		a = a[1:]
+	}
+	switch a {
+	case "-exist", "-!":
+		c.Opts.Exist = true
+	case "-t", "-terse":
+		c.Opts.Terse = true
+	case "-n", "-name":
+		c.Opts.Names = true
+	case "-s", "-sorted":
+		c.Opts.Sorted = true
+	case "-q", "-quiet":
+		c.Opts.Quiet = true
+	case "-r", "-resolve":
+		c.Opts.Resolve = true
+	case "-o", "-output", "-f", "-file":
+		if *i+1 >= len(args) {
+			return false, usagef("Missing mandatory argument to option %s", a)
+		}
+		*i++
+		v := args[*i]
+		if a == "-f" || a == "-file" {
+			c.Opts.File = v
+			break
+		}
+		switch v {
+		case OutputPlain, OutputSave, OutputXML:
+			c.Opts.Output = v
+		default:
+			return false, syntaxf("unknown output mode '%s'", v)
+		}
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// checkArgs checks the number of positional arguments.
+func (c *Command) checkArgs() *Error {
+	n := len(c.Args)
+	need := map[Op]int{OpCreate: 2, OpAdd: 2, OpDel: 2, OpTest: 2, OpSwap: 2, OpRename: 2}[c.Op]
+	if n < need {
+		if n == 1 {
+			return usagef("Missing second mandatory argument to command %s", c.Op)
+		}
+		return usagef("Missing mandatory argument to command %s", c.Op)
+	}
+	maxArgs := map[Op]int{OpList: 1, OpSave: 1, OpFlush: 1, OpDestroy: 1, OpSwap: 2, OpRename: 2, OpRestore: 0, OpVersion: 0, OpHelp: 1}
+	if m, ok := maxArgs[c.Op]; ok && n > m {
+		return usagef("Unknown argument: `%s'", c.Args[m])
+	}
+	for _, a := range c.Args[:min(n, 2)] {
+		if (c.Op != OpHelp) && len(a) > 31 && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
+			return syntaxf("setname '%s' is longer than 31 characters", a)
+		}
+	}
+	return nil
+}
+
+// SplitLine splits a restore line into arguments, honouring double quotes
+// (comments with blanks).
+func SplitLine(line string) []string {
+	var out []string
+	var cur strings.Builder
+	in, have := false, false
+	for i := 0; i < len(line); i++ {
+		ch := line[i]
+		switch {
+		case ch == '"':
+			in = !in
+			have = true
+		case !in && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'):
+			if have {
+				out = append(out, cur.String())
+				cur.Reset()
+				have = false
+			}
+		default:
+			cur.WriteByte(ch)
+			have = true
+		}
+	}
+	if have {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// ParseRestore parses a restore file into commands. Usage-class errors
+// stop the parse (no line number, as ipset prints them); syntax errors
+// inside a command are found when it runs.
+func ParseRestore(text string) ([]*Command, *Error) {
+	var cmds []*Command
+	lines := strings.Split(text, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		t := strings.TrimLeft(l, " \t")
+		if t == "" || strings.HasPrefix(t, "#") || strings.TrimSpace(t) == "COMMIT" {
+			continue
+		}
+		args := SplitLine(t)
+		op, ok := opAliases[args[0]]
+		if !ok {
+			e := usagef("No command specified: unknown argument %s", args[0])
+			return nil, e
+		}
+		for _, a := range args[1:] {
+			if a == "#" || strings.HasPrefix(a, "#") {
+				return nil, usagef("Unknown argument: `%s'", a)
+			}
+		}
+		c := &Command{Op: op, Args: args[1:], Line: i + 1}
+		if op == OpRestore || op == OpVersion || op == OpHelp {
+			return nil, usagef("Command `%s' is invalid in restore mode.", op)
+		}
+		if err := c.checkArgs(); err != nil {
+			if err.Status != StatusUsage {
+				err.Line = i + 1
+			}
+			return nil, err
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds, nil
+}

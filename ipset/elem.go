@@ -1,0 +1,572 @@
+package ipset
+
+import (
+	"bufio"
+	"fmt"
+	"math/big"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Part is one dimension of an element.
+type Part struct {
+	Addr    netip.Addr
+	Bits    int // prefix length for DimNet
+	Proto   uint8
+	Port    uint16 // icmp: type<<8 | code
+	Iface   string
+	Physdev bool
+	MAC     [6]byte
+	HasMAC  bool
+	Mark    uint32
+	Name    string // DimSet
+}
+
+// Elem is an element: one Part per dimension of the set's type.
+type Elem []Part
+
+// Protocol numbers with a meaning of their own in port dimensions.
+const (
+	protoICMP    = 1
+	protoTCP     = 6
+	protoUDP     = 17
+	protoICMPv6  = 58
+	protoSCTP    = 132
+	protoUDPLite = 136
+)
+
+// ParseElem parses one element argument of set s. Address ranges, CIDRs
+// in single-address dimensions and port ranges expand into several
+// elements, as ipset does.
+func ParseElem(s *Set, arg string) ([]Elem, *Error) {
+	dims := s.Type.Dims
+	fields := splitParts(arg, len(dims))
+	if len(fields) < len(dims) && !(s.Type.OptionalMAC && len(fields) == 1) {
+		which := [...]string{"", "Second", "Third"}[min(len(fields), 2)]
+		return nil, syntaxf("%s element is missing from %s.", which, arg)
+	}
+	out := []Elem{nil}
+	for i, f := range fields {
+		var alts []Part
+		var err *Error
+		switch dims[i] {
+		case DimIP:
+			alts, err = parseIPDim(s, f, i == 0)
+		case DimNet:
+			alts, err = parseNetDim(s, f)
+		case DimPort:
+			alts, err = parsePortDim(s, f)
+		case DimIface:
+			p := Part{Iface: f}
+			if n, ok := strings.CutPrefix(f, "physdev:"); ok {
+				p = Part{Iface: n, Physdev: true}
+			}
+			if p.Iface == "" || len(p.Iface) > 15 {
+				return nil, syntaxf("Invalid interface name %s", f)
+			}
+			alts = []Part{p}
+		case DimMAC:
+			m, ok := parseMAC(f)
+			if !ok {
+				return nil, syntaxf("cannot parse %s as ethernet address", f)
+			}
+			alts = []Part{{MAC: m, HasMAC: true}}
+		case DimMark:
+			v, e := parseUint(f, 0xffffffff)
+			if e != nil {
+				return nil, e
+			}
+			alts = []Part{{Mark: uint32(v)}}
+		case DimSet:
+			alts = []Part{{Name: f}}
+		}
+		if err != nil {
+			return nil, err
+		}
+		next := make([]Elem, 0, len(out)*len(alts))
+		for _, e := range out {
+			for _, a := range alts {
+				next = append(next, append(append(Elem(nil), e...), a))
+			}
+		}
+		out = next
+	}
+	return out, nil
+}
+
+// splitParts splits on commas into at most n fields.
+func splitParts(arg string, n int) []string {
+	if n <= 1 {
+		return []string{arg}
+	}
+	return strings.SplitN(arg, ",", n)
+}
+
+func parseAddr(s *Set, f string) (netip.Addr, *Error) {
+	a, err := netip.ParseAddr(f)
+	want := "IPv4"
+	if s.Family == Inet6 {
+		want = "IPv6"
+	}
+	if err != nil || a.Zone() != "" || (s.Family == Inet6) != (a.Is6() && !a.Is4In6()) {
+		return netip.Addr{}, syntaxf("cannot parse %s: resolving to %s address failed", f, want)
+	}
+	return a, nil
+}
+
+func (s *Set) maxBits() int {
+	if s.Family == Inet6 {
+		return 128
+	}
+	return 32
+}
+
+func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
+	ip, bits, has := strings.Cut(f, "/")
+	a, err := parseAddr(s, ip)
+	if err != nil {
+		return a, 0, false, err
+	}
+	if !has {
+		return a, s.maxBits(), false, nil
+	}
+	n, perr := strconv.Atoi(bits)
+	if perr != nil {
+		return a, 0, false, syntaxf("'%s' is invalid as number", bits)
+	}
+	if n < 0 || n > s.maxBits() {
+		return a, 0, false, syntaxf("'%s' is out of range 0-%d", bits, s.maxBits())
+	}
+	return a, n, true, nil
+}
+
+// parseIPDim parses a single-address dimension: IP, IP/CIDR or IP-IP
+// (IPv4 only) expand into addresses; the set's netmask applies.
+func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
+	var lo, hi netip.Addr
+	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+		var err *Error
+		if lo, err = parseAddr(s, a); err != nil {
+			return nil, err
+		}
+		if hi, err = parseAddr(s, b); err != nil {
+			return nil, err
+		}
+		if s.Family == Inet6 {
+			return nil, syntaxf("plain IP address must be supplied: %s", f)
+		}
+		if hi.Less(lo) {
+			lo, hi = hi, lo
+		}
+	} else {
+		a, bits, has, err := parseCIDR(s, f)
+		if err != nil {
+			return nil, err
+		}
+		if has && s.Family == Inet6 {
+			return nil, syntaxf("plain IP address must be supplied: %s", f)
+		}
+		p := netip.PrefixFrom(a, bits).Masked()
+		lo, hi = p.Addr(), lastAddr(p)
+	}
+	if s.Type.Bitmap && first {
+		if lo.Less(s.RangeLo) || s.RangeHi.Less(hi) {
+			return nil, errorf(MsgOutOfRange)
+		}
+	}
+	step := 1
+	if s.Netmask > 0 && s.Netmask < s.maxBits() && first {
+		lo = netip.PrefixFrom(lo, s.Netmask).Masked().Addr()
+		step = 1 << (32 - s.Netmask)
+	}
+	var out []Part
+	for a := lo; ; {
+		out = append(out, Part{Addr: a, Bits: s.maxBits()})
+		if len(out) > 1<<20 {
+			return nil, errorf(MsgFull)
+		}
+		n := addN(a, step)
+		if !n.IsValid() || hi.Less(n) || n.Less(a) {
+			break
+		}
+		a = n
+	}
+	return out, nil
+}
+
+// parseNetDim parses a prefix dimension: IP[/CIDR] or IP-IP (split into
+// prefixes); host bits are cleared.
+func parseNetDim(s *Set, f string) ([]Part, *Error) {
+	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+		lo, err := parseAddr(s, a)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := parseAddr(s, b)
+		if err != nil {
+			return nil, err
+		}
+		if hi.Less(lo) {
+			lo, hi = hi, lo
+		}
+		var out []Part
+		for _, p := range RangePrefixes(lo, hi) {
+			out = append(out, Part{Addr: p.Addr(), Bits: p.Bits()})
+		}
+		return out, nil
+	}
+	a, bits, _, err := parseCIDR(s, f)
+	if err != nil {
+		return nil, err
+	}
+	if bits == 0 {
+		return nil, errorf(MsgCIDR)
+	}
+	return []Part{{Addr: netip.PrefixFrom(a, bits).Masked().Addr(), Bits: bits}}, nil
+}
+
+// RangePrefixes splits [lo, hi] into the fewest prefixes.
+func RangePrefixes(lo, hi netip.Addr) []netip.Prefix {
+	var out []netip.Prefix
+	for {
+		bits := lo.BitLen()
+		for bits > 0 {
+			p := netip.PrefixFrom(lo, bits-1).Masked()
+			if p.Addr() != lo || hi.Less(lastAddr(p)) {
+				break
+			}
+			bits--
+		}
+		p := netip.PrefixFrom(lo, bits)
+		out = append(out, p)
+		last := lastAddr(p)
+		if last == hi || !last.Next().IsValid() {
+			return out
+		}
+		lo = last.Next()
+	}
+}
+
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+func addN(a netip.Addr, n int) netip.Addr {
+	if n == 1 {
+		return a.Next()
+	}
+	x := new(big.Int).SetBytes(a.AsSlice())
+	x.Add(x, big.NewInt(int64(n)))
+	b := x.Bytes()
+	if len(b) > a.BitLen()/8 {
+		return netip.Addr{}
+	}
+	buf := make([]byte, a.BitLen()/8)
+	copy(buf[len(buf)-len(b):], b)
+	r, _ := netip.AddrFromSlice(buf)
+	return r
+}
+
+func parseUint(f string, max uint64) (uint64, *Error) {
+	v, err := strconv.ParseUint(f, 0, 64)
+	if err != nil {
+		return 0, syntaxf("'%s' is invalid as number", f)
+	}
+	if v > max {
+		return 0, syntaxf("'%s' is out of range 0-%d", f, max)
+	}
+	return v, nil
+}
+
+// parsePortDim parses [proto:]port[-port]; the bitmap:port type takes
+// only numbers (an optional tcp:/udp: prefix is accepted and dropped).
+func parsePortDim(s *Set, f string) ([]Part, *Error) {
+	proto, port := uint8(protoTCP), f
+	if i := strings.LastIndex(f, ":"); i >= 0 {
+		pn, ok := protoNumber(f[:i])
+		if !ok {
+			return nil, syntaxf("cannot parse '%s' as a protocol", f[:i])
+		}
+		proto, port = pn, f[i+1:]
+	}
+	if s.Family == Inet6 && proto == protoICMP || s.Family != Inet6 && proto == protoICMPv6 {
+		return nil, syntaxf("Protocol ICMP%s can be used with family %s only", map[bool]string{true: "v6", false: ""}[proto == protoICMPv6], map[bool]string{true: "inet6", false: "inet"}[proto == protoICMPv6])
+	}
+	switch proto {
+	case protoICMP, protoICMPv6:
+		v, ok := icmpCode(proto, port)
+		if !ok {
+			kind := "ICMP"
+			if proto == protoICMPv6 {
+				kind = "ICMPv6"
+			}
+			return nil, errorf("Cannot parse %s as an %s type/code.", port, kind)
+		}
+		return []Part{{Proto: proto, Port: v}}, nil
+	case protoTCP, protoUDP, protoSCTP, protoUDPLite:
+	default:
+		if v, err := parseUint(port, 0xffff); err != nil || v != 0 {
+			return nil, syntaxf("Protocol %d can be used with pseudo port value 0 only.", proto)
+		}
+		return []Part{{Proto: proto}}, nil
+	}
+	pname := protoName(proto)
+	parse1 := func(t string) (uint16, *Error) {
+		if v, ok := serviceport(t, pname); ok {
+			return v, nil
+		}
+		v, err := parseUint(t, 0xffff)
+		if err != nil {
+			return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
+		}
+		return uint16(v), nil
+	}
+	a, b, isRange := strings.Cut(port, "-")
+	lo, err := parse1(a)
+	if err != nil {
+		return nil, err
+	}
+	hi := lo
+	if isRange {
+		if hi, err = parse1(b); err != nil {
+			return nil, err
+		}
+		if hi < lo {
+			lo, hi = hi, lo
+		}
+	}
+	if s.Type.Bitmap && (lo < s.PortLo || hi > s.PortHi) {
+		return nil, errorf(MsgOutOfRange)
+	}
+	var out []Part
+	for p := int(lo); p <= int(hi); p++ {
+		out = append(out, Part{Proto: proto, Port: uint16(p)})
+	}
+	return out, nil
+}
+
+var icmpNames = []struct {
+	name string
+	v    uint16
+}{
+	{"echo-reply", 0x0000}, {"pong", 0x0000}, {"network-unreachable", 0x0300}, {"host-unreachable", 0x0301},
+	{"protocol-unreachable", 0x0302}, {"port-unreachable", 0x0303}, {"fragmentation-needed", 0x0304},
+	{"source-route-failed", 0x0305}, {"network-unknown", 0x0306}, {"host-unknown", 0x0307},
+	{"network-prohibited", 0x0309}, {"host-prohibited", 0x030a}, {"TOS-network-unreachable", 0x030b},
+	{"TOS-host-unreachable", 0x030c}, {"communication-prohibited", 0x030d}, {"host-precedence-violation", 0x030e},
+	{"precedence-cutoff", 0x030f}, {"source-quench", 0x0400}, {"network-redirect", 0x0500},
+	{"host-redirect", 0x0501}, {"TOS-network-redirect", 0x0502}, {"TOS-host-redirect", 0x0503},
+	{"echo-request", 0x0800}, {"ping", 0x0800}, {"router-advertisement", 0x0900},
+	{"router-solicitation", 0x0a00}, {"ttl-zero-during-transit", 0x0b00}, {"ttl-zero-during-reassembly", 0x0b01},
+	{"ip-header-bad", 0x0c00}, {"required-option-missing", 0x0c01}, {"timestamp-request", 0x0d00},
+	{"timestamp-reply", 0x0e00}, {"address-mask-request", 0x1100}, {"address-mask-reply", 0x1200},
+}
+
+var icmp6Names = []struct {
+	name string
+	v    uint16
+}{
+	{"no-route", 0x0100}, {"communication-prohibited", 0x0101}, {"address-unreachable", 0x0103},
+	{"port-unreachable", 0x0104}, {"packet-too-big", 0x0200}, {"ttl-zero-during-transit", 0x0300},
+	{"ttl-zero-during-reassembly", 0x0301}, {"bad-header", 0x0400}, {"unknown-header-type", 0x0401},
+	{"unknown-option", 0x0402}, {"echo-request", 0x8000}, {"ping", 0x8000}, {"echo-reply", 0x8100},
+	{"pong", 0x8100}, {"router-solicitation", 0x8500}, {"router-advertisement", 0x8600},
+	{"neighbour-solicitation", 0x8700}, {"neigbour-solicitation", 0x8700},
+	{"neighbour-advertisement", 0x8800}, {"neigbour-advertisement", 0x8800}, {"redirect", 0x8900},
+}
+
+func icmpCode(proto uint8, s string) (uint16, bool) {
+	tab := icmpNames
+	if proto == protoICMPv6 {
+		tab = icmp6Names
+	}
+	for _, n := range tab {
+		if strings.EqualFold(n.name, s) {
+			return n.v, true
+		}
+	}
+	t, c, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, false
+	}
+	tv, e1 := strconv.ParseUint(t, 10, 8)
+	cv, e2 := strconv.ParseUint(c, 10, 8)
+	if e1 != nil || e2 != nil {
+		return 0, false
+	}
+	return uint16(tv<<8 | cv), true
+}
+
+func icmpString(proto uint8, v uint16) string {
+	tab := icmpNames
+	if proto == protoICMPv6 {
+		tab = icmp6Names
+	}
+	for _, n := range tab {
+		if n.v == v {
+			return n.name
+		}
+	}
+	return fmt.Sprintf("%d/%d", v>>8, v&0xff)
+}
+
+var (
+	etcOnce  sync.Once
+	protoByN map[uint8]string
+	protoByS map[string]uint8
+	services map[string]uint16 // "name/proto"
+)
+
+func loadEtc() {
+	etcOnce.Do(func() {
+		protoByN, protoByS, services = map[uint8]string{}, map[string]uint8{}, map[string]uint16{}
+		for _, p := range []struct {
+			n uint8
+			s string
+		}{{0, "ip"}, {1, "icmp"}, {6, "tcp"}, {17, "udp"}, {47, "gre"}, {58, "ipv6-icmp"}, {132, "sctp"}, {136, "udplite"}} {
+			protoByN[p.n], protoByS[p.s] = p.s, p.n
+		}
+		if f, err := os.Open("/etc/protocols"); err == nil {
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				fs := strings.Fields(strings.SplitN(sc.Text(), "#", 2)[0])
+				if len(fs) < 2 {
+					continue
+				}
+				n, err := strconv.Atoi(fs[1])
+				if err != nil || n > 255 {
+					continue
+				}
+				if _, ok := protoByN[uint8(n)]; !ok {
+					protoByN[uint8(n)] = fs[0]
+				}
+				for _, name := range append([]string{fs[0]}, fs[2:]...) {
+					if _, ok := protoByS[name]; !ok {
+						protoByS[name] = uint8(n)
+					}
+				}
+			}
+			f.Close()
+		}
+		if f, err := os.Open("/etc/services"); err == nil {
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				fs := strings.Fields(strings.SplitN(sc.Text(), "#", 2)[0])
+				if len(fs) < 2 {
+					continue
+				}
+				port, proto, ok := strings.Cut(fs[1], "/")
+				n, err := strconv.Atoi(port)
+				if !ok || err != nil {
+					continue
+				}
+				for _, name := range append([]string{fs[0]}, fs[2:]...) {
+					if _, ok := services[name+"/"+proto]; !ok {
+						services[name+"/"+proto] = uint16(n)
+					}
+				}
+			}
+			f.Close()
+		}
+	})
+}
+
+func protoNumber(s string) (uint8, bool) {
+	loadEtc()
+	if s == "icmpv6" {
+		return protoICMPv6, true
+	}
+	if n, err := strconv.ParseUint(s, 10, 8); err == nil {
+		return uint8(n), true
+	}
+	n, ok := protoByS[s]
+	return n, ok
+}
+
+func protoName(n uint8) string {
+	loadEtc()
+	switch n {
+	case protoICMPv6:
+		return "icmpv6"
+	}
+	if s, ok := protoByN[n]; ok {
+		return s
+	}
+	return strconv.Itoa(int(n))
+}
+
+func serviceport(name, proto string) (uint16, bool) {
+	loadEtc()
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return 0, false
+	}
+	v, ok := services[name+"/"+proto]
+	return v, ok
+}
+
+func parseMAC(s string) ([6]byte, bool) {
+	var m [6]byte
+	fs := strings.Split(s, ":")
+	if len(fs) != 6 {
+		return m, false
+	}
+	for i, f := range fs {
+		v, err := strconv.ParseUint(f, 16, 8)
+		if err != nil || len(f) > 2 || f == "" {
+			return m, false
+		}
+		m[i] = byte(v)
+	}
+	return m, true
+}
+
+// Format prints an element of set s as ipset does.
+func (s *Set) FormatElem(e Elem) string {
+	var b strings.Builder
+	for i, p := range e {
+		if i > 0 {
+			if s.Type.OptionalMAC && !p.HasMAC {
+				break
+			}
+			b.WriteByte(',')
+		}
+		switch s.Type.Dims[i] {
+		case DimIP:
+			b.WriteString(p.Addr.String())
+		case DimNet:
+			b.WriteString(p.Addr.String())
+			if p.Bits != s.maxBits() {
+				b.WriteString("/" + strconv.Itoa(p.Bits))
+			}
+		case DimPort:
+			switch {
+			case s.Type.Bitmap:
+				b.WriteString(strconv.Itoa(int(p.Port)))
+			case p.Proto == protoICMP || p.Proto == protoICMPv6:
+				b.WriteString(protoName(p.Proto) + ":" + icmpString(p.Proto, p.Port))
+			default:
+				b.WriteString(protoName(p.Proto) + ":" + strconv.Itoa(int(p.Port)))
+			}
+		case DimIface:
+			if p.Physdev {
+				b.WriteString("physdev:")
+			}
+			b.WriteString(p.Iface)
+		case DimMAC:
+			fmt.Fprintf(&b, "%02x:%02x:%02x:%02x:%02x:%02x", p.MAC[0], p.MAC[1], p.MAC[2], p.MAC[3], p.MAC[4], p.MAC[5])
+		case DimMark:
+			fmt.Fprintf(&b, "0x%08x", p.Mark)
+		case DimSet:
+			b.WriteString(p.Name)
+		}
+	}
+	return b.String()
+}

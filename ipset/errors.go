@@ -1,0 +1,97 @@
+package ipset
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Version is the ipset release whose behaviour we reproduce.
+const Version = "7.17"
+
+// Exit statuses of ipset.
+const (
+	StatusOK      = 0
+	StatusError   = 1 // kernel-class and syntax errors
+	StatusUsage   = 2 // unknown command, missing argument: adds the "Try" line
+	StatusNoInput = 255
+)
+
+// Error is an ipset error: its message as ipset prints it after the
+// "ipset v7.17: " prefix, and the exit status.
+type Error struct {
+	Msg    string
+	Status int
+	// Line is the restore line the error belongs to (0: none).
+	Line int
+	// NotInSet marks test's "X is NOT in set Y." (printed without prefix).
+	NotInSet bool
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// errorf is an error of status 1.
+func errorf(format string, a ...any) *Error {
+	return &Error{Msg: fmt.Sprintf(format, a...), Status: StatusError}
+}
+
+// syntaxf is ipset's "Syntax error: ..." (status 1).
+func syntaxf(format string, a ...any) *Error {
+	return &Error{Msg: "Syntax error: " + fmt.Sprintf(format, a...), Status: StatusError}
+}
+
+// usagef is a usage-class error (status 2, followed by the "Try" line).
+func usagef(format string, a ...any) *Error {
+	return &Error{Msg: fmt.Sprintf(format, a...), Status: StatusUsage}
+}
+
+// Messages of kernel-class errors, shared by the in-memory model and the
+// kernel backend.
+const (
+	MsgExists        = "Set cannot be created: set with the same name already exists"
+	MsgNoSet         = "The set with the given name does not exist"
+	MsgElemExists    = "Element cannot be added to the set: it's already added"
+	MsgElemMissing   = "Element cannot be deleted from the set: it's not added"
+	MsgFull          = "Hash is full, cannot add more elements"
+	MsgOutOfRange    = "Element is out of the range of the set"
+	MsgNoTimeout     = "Timeout cannot be used: set was created without timeout support"
+	MsgCIDR          = "The value of the CIDR parameter of the IP address is invalid"
+	MsgSwapType      = "The sets cannot be swapped: their type does not match"
+	MsgSwapFamily    = "The sets cannot be swapped: their family does not match"
+	MsgRenameExists  = "Set cannot be renamed: a set with the new name already exists"
+	MsgRenameBusy    = "Set cannot be renamed: it is in use by another system"
+	MsgDestroyBusy   = "Set cannot be destroyed: it is in use by a kernel component"
+	MsgNoCounters    = "Packet/byte counters cannot be used: set was created without counter support"
+	MsgNoComment     = "Comment cannot be used: set was created without comment support"
+	MsgNoSkbinfo     = "Skbinfo mapping cannot be used: set was created without skbinfo support"
+	MsgNomatchNotNet = "Unknown argument: `nomatch'"
+)
+
+// Format renders err as ipset prints it on stderr (without -q).
+func Format(err error) string {
+	e, ok := err.(*Error)
+	if !ok {
+		return "ipset v" + Version + ": " + err.Error() + "\n"
+	}
+	var b strings.Builder
+	b.WriteString("ipset v" + Version + ": ")
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "Error in line %d: ", e.Line)
+	}
+	b.WriteString(e.Msg)
+	b.WriteString("\n")
+	if e.Status == StatusUsage {
+		b.WriteString("Try `ipset help' for more information.\n")
+	}
+	return b.String()
+}
+
+// StatusOf returns the exit status for err.
+func StatusOf(err error) int {
+	if err == nil {
+		return StatusOK
+	}
+	if e, ok := err.(*Error); ok {
+		return e.Status
+	}
+	return StatusError
+}

@@ -1,0 +1,126 @@
+package ipset
+
+import (
+	"strings"
+	"testing"
+)
+
+// run applies a command line to st and returns stdout and the error as
+// ipset prints it (expected strings measured with ipset 7.17).
+func run(t *testing.T, st *State, line string) (string, string) {
+	t.Helper()
+	c, err := ParseArgs(SplitLine(line))
+	if err != nil {
+		return "", Format(err)
+	}
+	var b strings.Builder
+	if c.Op == OpList || c.Op == OpSave {
+		sets, err := st.Select(c)
+		if err != nil {
+			return "", Format(err)
+		}
+		st.Write(&b, c, sets)
+		return b.String(), ""
+	}
+	out, e := st.Exec(c)
+	if e != nil {
+		return out, Format(e)
+	}
+	return out, ""
+}
+
+func TestMessages(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create a hash:ip", "", ""},
+		{"add a 10.0.0.1", "", ""},
+		{"add a 10.0.0.1", "", "ipset v7.17: Element cannot be added to the set: it's already added\n"},
+		{"add a 1.1.1.300", "", "ipset v7.17: Syntax error: cannot parse 1.1.1.300: resolving to IPv4 address failed\n"},
+		{"del a 9.9.9.9", "", "ipset v7.17: Element cannot be deleted from the set: it's not added\n"},
+		{"test a 10.0.0.1", "Warning: 10.0.0.1 is in set a.\n", ""},
+		{"create n hash:net", "", ""},
+		{"add n 10.0.0.0/33", "", "ipset v7.17: Syntax error: '33' is out of range 0-32\n"},
+		{"add n 10.0.0.0/0", "", "ipset v7.17: The value of the CIDR parameter of the IP address is invalid\n"},
+		{"create p hash:ip,port", "", ""},
+		{"add p 10.0.0.1", "", "ipset v7.17: Syntax error: Second element is missing from 10.0.0.1.\n"},
+		{"add p 10.0.0.1,99999", "", "ipset v7.17: Syntax error: '99999' is out of range 0-65535\nSyntax error: 'tcp' is invalid as number\ncannot parse '99999' as a tcp port\n"},
+		{"add p 10.0.0.1,icmp:8", "", "ipset v7.17: Cannot parse 8 as an ICMP type/code.\n"},
+		{"add p 1.1.1.1,47:5", "", "ipset v7.17: Syntax error: Protocol 47 can be used with pseudo port value 0 only.\n"},
+		{"create bi bitmap:ip", "", "ipset v7.17: Mandatory option `range' is missing\nTry `ipset help' for more information.\n"},
+		{"create x hash:foo", "", "ipset v7.17: Syntax error: typename 'hash:foo' is unknown\n"},
+		{"bogus", "", "ipset v7.17: No command specified: unknown argument bogus\nTry `ipset help' for more information.\n"},
+		{"add", "", "ipset v7.17: Missing mandatory argument to command add\nTry `ipset help' for more information.\n"},
+		{"-o json list", "", "ipset v7.17: Syntax error: unknown output mode 'json'\n"},
+		{"add a 1.2.3.4 timeout 5", "", "ipset v7.17: Timeout cannot be used: set was created without timeout support\n"},
+		{"add a 1.2.3.5 nomatch", "", "ipset v7.17: Unknown argument: `nomatch'\nTry `ipset help' for more information.\n"},
+		{"swap a n", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		{"destroy nope", "", "ipset v7.17: The set with the given name does not exist\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s: got %q %q, want %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}
+
+func TestSaveAndNomatch(t *testing.T) {
+	st := &State{}
+	for _, l := range []string{
+		"create n hash:net counters comment timeout 0 initval 0xf9e26858",
+		"add n 10.0.0.5/24",
+		`add n 10.1.0.0-10.1.2.255 comment "x y"`,
+		"add n 10.2.0.0/16 nomatch",
+		"add n 10.2.3.0/24",
+		"create p hash:ip,port initval 1",
+		"add p 10.0.0.1,http",
+		"add p 10.0.0.1,icmp:ping",
+		"add p 10.0.0.1,47:0",
+		"create bp bitmap:port range 1-1024",
+		"add bp tcp:22",
+	} {
+		if _, err := run(t, st, l); err != "" {
+			t.Fatalf("%s: %s", l, err)
+		}
+	}
+	got, _ := run(t, st, "-s save")
+	want := `create n hash:net family inet hashsize 1024 maxelem 65536 timeout 0 counters comment bucketsize 12 initval 0xf9e26858
+add n 10.0.0.0/24 timeout 0 packets 0 bytes 0
+add n 10.1.0.0/23 timeout 0 packets 0 bytes 0 comment "x y"
+add n 10.1.2.0/24 timeout 0 packets 0 bytes 0 comment "x y"
+add n 10.2.0.0/16 timeout 0 nomatch packets 0 bytes 0
+add n 10.2.3.0/24 timeout 0 packets 0 bytes 0
+create p hash:ip,port family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x00000001
+add p 10.0.0.1,gre:0
+add p 10.0.0.1,tcp:80
+add p 10.0.0.1,icmp:echo-request
+create bp bitmap:port range 1-1024
+add bp 22
+`
+	if got != want {
+		t.Errorf("save:\n%s\nwant:\n%s", got, want)
+	}
+	for addr, in := range map[string]bool{"10.2.1.1": false, "10.2.3.1": true, "10.0.0.9": true, "10.9.0.1": false} {
+		_, err := run(t, st, "test n "+addr)
+		if (err == "") != in {
+			t.Errorf("test %s: %q", addr, err)
+		}
+	}
+	// The lookup set leaves out what nomatch excludes: 10.2.0.0/16 minus
+	// 10.2.3.0/24 gives nothing, 10.2.3.0/24 is one piece.
+	n := st.Find("n")
+	ps := n.pieces()
+	if len(ps) != 4 {
+		t.Errorf("pieces: %d, want 4 (10.0.0.0/24, 10.1.0.0/23, 10.1.2.0/24, 10.2.3.0/24)", len(ps))
+	}
+}
+
+func TestRestoreParse(t *testing.T) {
+	_, err := ParseRestore("create a hash:ip\nadd a 1.1.1.1 # c\n")
+	if got := Format(err); got != "ipset v7.17: Unknown argument: `#'\nTry `ipset help' for more information.\n" {
+		t.Errorf("got %q", got)
+	}
+	_, err = ParseRestore("create zz hash:ip\nadd zz\n")
+	if got := Format(err); got != "ipset v7.17: Missing second mandatory argument to command add\nTry `ipset help' for more information.\n" {
+		t.Errorf("got %q", got)
+	}
+}

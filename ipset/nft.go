@@ -1,0 +1,421 @@
+package ipset
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/nftables"
+)
+
+// Names of the nftables sets that hold an ipset set.
+const (
+	LookupPrefix  = "ipset."         // the set rules look up
+	EntriesPrefix = "ipset-entries." // the entries of net types, as written
+	commentPrefix = "ipset "
+)
+
+// LookupSetName is the nftables set a rule matching set name looks up.
+func LookupSetName(name string) string { return LookupPrefix + name }
+
+// EntriesSetName is the nftables set that keeps the entries of a net type.
+func EntriesSetName(name string) string { return EntriesPrefix + name }
+
+// NftSet is an nftables set with its logical elements: each logical
+// element is one or two nftables elements (an interval's start and end).
+type NftSet struct {
+	Set   nftables.Set
+	Elems []NftElem
+}
+
+// NftElem is one logical element; ID identifies it for diffs (key and
+// attributes: an element whose timeout or comment changes is replaced).
+type NftElem struct {
+	ID    string
+	Parts []nftables.SetElement
+}
+
+// Supported reports whether the kernel mapping covers s.
+func (s *Set) Supported() error {
+	if s.Type.List {
+		return fmt.Errorf("list:set is not stored in nftables yet")
+	}
+	return nil
+}
+
+// fieldTypes returns the nftables types of the lookup key of s.
+func (s *Set) fieldTypes() []nftables.SetDatatype {
+	var ts []nftables.SetDatatype
+	addr := nftables.TypeIPAddr
+	if s.Family == Inet6 {
+		addr = nftables.TypeIP6Addr
+	}
+	for _, d := range s.Type.Dims {
+		switch d {
+		case DimIP, DimNet:
+			ts = append(ts, addr)
+		case DimPort:
+			if s.Type.Bitmap {
+				ts = append(ts, nftables.TypeInetService)
+			} else {
+				ts = append(ts, nftables.TypeInetProto, nftables.TypeInetService)
+			}
+		case DimIface:
+			ts = append(ts, nftables.TypeIFName)
+		case DimMAC:
+			ts = append(ts, nftables.TypeEtherAddr)
+		case DimMark:
+			ts = append(ts, nftables.TypeMark)
+		}
+	}
+	return ts
+}
+
+func keyType(ts []nftables.SetDatatype) nftables.SetDatatype {
+	if len(ts) == 1 {
+		return ts[0]
+	}
+	t, _ := nftables.ConcatSetType(ts...)
+	return t
+}
+
+// Header is the text kept in the lookup set's comment: type and create
+// options, from which save and list print the header.
+func (s *Set) Header() string {
+	return commentPrefix + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ")
+}
+
+// ParseHeader rebuilds a set (without entries) from a lookup set's name
+// and comment. ok is false for sets that are not ours.
+func ParseHeader(nftName, comment string) (*Set, bool) {
+	name, ok := strings.CutPrefix(nftName, LookupPrefix)
+	rest, ok2 := strings.CutPrefix(comment, commentPrefix)
+	if !ok || !ok2 {
+		return nil, false
+	}
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return nil, false
+	}
+	t := LookupType(f[0])
+	if t == nil {
+		return nil, false
+	}
+	s := NewSet(name, t)
+	if err := parseCreateOptions(s, f[1:]); err != nil {
+		return nil, false
+	}
+	return s, true
+}
+
+// pad4 appends b padded to a multiple of 4 bytes (concatenation layout).
+func pad4(dst, b []byte) []byte {
+	dst = append(dst, b...)
+	for len(b)%4 != 0 {
+		dst = append(dst, 0)
+		b = append(b, 0)
+	}
+	return dst
+}
+
+// keyParts encodes e as key bytes; lo/hi: for net dimensions the first or
+// last address of the prefix.
+func (s *Set) key(e Elem, last bool) []byte {
+	var k []byte
+	if len(s.fieldTypes()) == 1 && s.Type.Bitmap && s.Type.Dims[0] == DimPort {
+		return binary.BigEndian.AppendUint16(nil, e[0].Port)
+	}
+	for i, d := range s.Type.Dims {
+		p := e[i]
+		switch d {
+		case DimIP:
+			k = pad4(k, p.Addr.AsSlice())
+		case DimNet:
+			a := p.Addr
+			if last {
+				a = lastAddr(netip.PrefixFrom(a, p.Bits))
+			}
+			k = pad4(k, a.AsSlice())
+		case DimPort:
+			if !s.Type.Bitmap {
+				k = pad4(k, []byte{p.Proto})
+			}
+			k = pad4(k, binary.BigEndian.AppendUint16(nil, p.Port))
+		case DimIface:
+			var n [16]byte
+			copy(n[:], p.Iface)
+			k = append(k, n[:]...)
+		case DimMAC:
+			k = pad4(k, p.MAC[:])
+		case DimMark:
+			k = binary.NativeEndian.AppendUint32(k, p.Mark)
+		}
+	}
+	return k
+}
+
+// meta packs the prefix lengths and nomatch flag of an entry of a net
+// type into the extra field of the entries set's key.
+func (s *Set) meta(en *Entry) []byte {
+	var v uint32
+	shift := 0
+	for i, d := range s.Type.Dims {
+		if d == DimNet {
+			v |= uint32(en.Elem[i].Bits) << shift
+			shift += 8
+		}
+		if d == DimIface && en.Elem[i].Physdev {
+			v |= 1 << 24
+		}
+	}
+	if en.Nomatch {
+		v |= 1 << 16
+	}
+	return binary.NativeEndian.AppendUint32(nil, v)
+}
+
+func (s *Set) base(name string, ts []nftables.SetDatatype, interval bool) nftables.Set {
+	return nftables.Set{
+		Name:          name,
+		KeyType:       keyType(ts),
+		Concatenation: len(ts) > 1,
+		Interval:      interval,
+		HasTimeout:    s.HasTimeout,
+		Counter:       s.Counters,
+	}
+}
+
+func (s *Set) attrs(en *Entry, e *nftables.SetElement) string {
+	if s.HasTimeout && en.Timeout > 0 {
+		e.Timeout = time.Duration(en.Timeout) * time.Second
+	}
+	if s.Comment {
+		e.Comment = en.Comment
+	}
+	return fmt.Sprintf("/%d/%q", en.Timeout, en.Comment)
+}
+
+// NftSets returns the nftables sets that hold s: the lookup set, and for
+// net types the entries set.
+func (s *Set) NftSets() []NftSet {
+	ts := s.fieldTypes()
+	if !s.Type.Net() {
+		look := NftSet{Set: s.base(LookupSetName(s.Name), ts, false)}
+		look.Set.Comment = s.Header()
+		if !s.Type.Bitmap {
+			look.Set.Size = s.MaxElem
+		}
+		for _, en := range s.Entries {
+			el := nftables.SetElement{Key: s.key(en.Elem, false)}
+			id := hex.EncodeToString(el.Key) + s.attrs(en, &el)
+			look.Elems = append(look.Elems, NftElem{ID: id, Parts: []nftables.SetElement{el}})
+		}
+		return []NftSet{look}
+	}
+	ents := NftSet{Set: s.base(EntriesSetName(s.Name), append(ts[:len(ts):len(ts)], nftables.TypeMark), false)}
+	ents.Set.Counter = false
+	ents.Set.Size = s.MaxElem
+	for _, en := range s.Entries {
+		el := nftables.SetElement{Key: append(s.key(en.Elem, false), s.meta(en)...)}
+		id := hex.EncodeToString(el.Key) + s.attrs(en, &el)
+		ents.Elems = append(ents.Elems, NftElem{ID: id, Parts: []nftables.SetElement{el}})
+	}
+	look := NftSet{Set: s.base(LookupSetName(s.Name), ts, true)}
+	look.Set.Comment = s.Header()
+	look.Elems = s.pieces()
+	return []NftSet{look, ents}
+}
+
+// pieces flattens the entries of a net type into disjoint intervals that
+// give ipset's answer for every packet: within each group of entries that
+// agree on the non-net dimensions, an address belongs to the most specific
+// prefix covering it, and is in the set unless that prefix is nomatch.
+// Each piece carries the timeout and comment of the entry that owns it.
+func (s *Set) pieces() []NftElem {
+	netDim := -1
+	for i, d := range s.Type.Dims {
+		if d == DimNet {
+			netDim = i
+			break
+		}
+	}
+	groups := map[string][]*Entry{}
+	var order []string
+	for _, en := range s.Entries {
+		g := make(Elem, len(en.Elem))
+		copy(g, en.Elem)
+		g[netDim] = Part{}
+		k := s.Key(g)
+		for i, d := range s.Type.Dims {
+			if d == DimNet && i != netDim {
+				k += "|" + netip.PrefixFrom(en.Elem[i].Addr, en.Elem[i].Bits).String()
+			}
+		}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], en)
+	}
+	concat := len(s.fieldTypes()) > 1
+	var out []NftElem
+	for _, k := range order {
+		ens := groups[k]
+		sort.SliceStable(ens, func(i, j int) bool {
+			a, b := ens[i].Elem[netDim], ens[j].Elem[netDim]
+			if c := a.Addr.Compare(b.Addr); c != 0 {
+				return c < 0
+			}
+			return a.Bits < b.Bits
+		})
+		// Walk the prefix tree (prefixes nest or are disjoint).
+		type span struct {
+			lo, hi netip.Addr
+			owner  *Entry
+		}
+		var spans []span
+		var walk func(i int) int
+		walk = func(i int) int {
+			en := ens[i]
+			p := netip.PrefixFrom(en.Elem[netDim].Addr, en.Elem[netDim].Bits)
+			cur := p.Addr()
+			j := i + 1
+			for j < len(ens) && p.Contains(ens[j].Elem[netDim].Addr) {
+				child := netip.PrefixFrom(ens[j].Elem[netDim].Addr, ens[j].Elem[netDim].Bits)
+				if cur.Less(child.Addr()) {
+					spans = append(spans, span{cur, child.Addr().Prev(), en})
+				}
+				j = walk(j)
+				cur = lastAddr(child).Next()
+			}
+			if cur.IsValid() && !lastAddr(p).Less(cur) {
+				spans = append(spans, span{cur, lastAddr(p), en})
+			}
+			return j
+		}
+		for i := 0; i < len(ens); {
+			i = walk(i)
+		}
+		for _, sp := range spans {
+			if sp.owner.Nomatch {
+				continue
+			}
+			e := sp.owner.Elem
+			lo, hi := make(Elem, len(e)), make(Elem, len(e))
+			copy(lo, e)
+			copy(hi, e)
+			lo[netDim] = Part{Addr: sp.lo, Bits: s.maxBits()}
+			hi[netDim] = Part{Addr: sp.hi, Bits: s.maxBits()}
+			kl, kh := s.key(lo, false), s.key(hi, true)
+			start := nftables.SetElement{Key: kl}
+			attr := s.attrs(sp.owner, &start)
+			id := hex.EncodeToString(kl) + "-" + hex.EncodeToString(kh) + attr
+			if concat {
+				start.KeyEnd = kh
+				out = append(out, NftElem{ID: id, Parts: []nftables.SetElement{start}})
+				continue
+			}
+			parts := []nftables.SetElement{start}
+			if next := sp.hi.Next(); next.IsValid() {
+				end := nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true}
+				parts = append(parts, end)
+			}
+			out = append(out, NftElem{ID: id, Parts: parts})
+		}
+	}
+	return out
+}
+
+// DecodeEntry rebuilds an entry of s from an element of the set that
+// holds its entries (the lookup set for plain types, the entries set for
+// net types).
+func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
+	k := el.Key
+	en := &Entry{}
+	take := func(n int) []byte {
+		if len(k) < n {
+			return nil
+		}
+		b := k[:n]
+		k = k[(n+3)&^3:]
+		return b
+	}
+	alen := 4
+	if s.Family == Inet6 {
+		alen = 16
+	}
+	for _, d := range s.Type.Dims {
+		var p Part
+		switch d {
+		case DimIP, DimNet:
+			b := take(alen)
+			if b == nil {
+				return nil, false
+			}
+			p.Addr, _ = netip.AddrFromSlice(b)
+			p.Bits = s.maxBits()
+		case DimPort:
+			if !s.Type.Bitmap {
+				b := take(1)
+				if b == nil {
+					return nil, false
+				}
+				p.Proto = b[0]
+			}
+			b := take(2)
+			if b == nil {
+				return nil, false
+			}
+			p.Port = binary.BigEndian.Uint16(b)
+		case DimIface:
+			b := take(16)
+			if b == nil {
+				return nil, false
+			}
+			p.Iface = strings.TrimRight(string(b), "\x00")
+		case DimMAC:
+			b := take(6)
+			if b == nil {
+				return nil, false
+			}
+			copy(p.MAC[:], b)
+			p.HasMAC = true
+		case DimMark:
+			b := take(4)
+			if b == nil {
+				return nil, false
+			}
+			p.Mark = binary.NativeEndian.Uint32(b)
+		}
+		en.Elem = append(en.Elem, p)
+	}
+	if s.Type.Net() {
+		b := take(4)
+		if b == nil {
+			return nil, false
+		}
+		v := binary.NativeEndian.Uint32(b)
+		shift := 0
+		for i, d := range s.Type.Dims {
+			if d == DimNet {
+				en.Elem[i].Bits = int(v>>shift) & 0xff
+				shift += 8
+			}
+			if d == DimIface {
+				en.Elem[i].Physdev = v&(1<<24) != 0
+			}
+		}
+		en.Nomatch = v&(1<<16) != 0
+	}
+	if s.HasTimeout && el.Timeout > 0 {
+		en.Timeout = uint32(el.Expires / time.Second)
+	}
+	en.Comment = el.Comment
+	if el.Counter != nil {
+		en.Packets, en.Bytes = el.Counter.Packets, el.Counter.Bytes
+	}
+	return en, true
+}

@@ -1,0 +1,529 @@
+package ipset
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Family is the address family of a set.
+type Family uint8
+
+// Families.
+const (
+	Inet  Family = 4
+	Inet6 Family = 6
+)
+
+func (f Family) String() string {
+	if f == Inet6 {
+		return "inet6"
+	}
+	return "inet"
+}
+
+// Set is an ipset set: its header and its entries in insertion order.
+type Set struct {
+	Name       string
+	Type       *Type
+	Family     Family
+	HashSize   uint32
+	MaxElem    uint32
+	Netmask    int // 0: none
+	HasTimeout bool
+	Timeout    uint32
+	Counters   bool
+	Comment    bool
+	SkbInfo    bool
+	ForceAdd   bool
+	BucketSize uint32
+	InitVal    uint32
+	RangeLo    netip.Addr // bitmap:ip, bitmap:ip,mac
+	RangeHi    netip.Addr
+	PortLo     uint16 // bitmap:port
+	PortHi     uint16
+	Size       uint32 // list:set
+
+	// References counts kernel users other than list:set members (rules),
+	// filled in by the backend.
+	References int
+
+	Entries []*Entry
+	index   map[string]int
+}
+
+// Entry is an element with its options.
+type Entry struct {
+	Elem     Elem
+	Timeout  uint32 // remaining seconds, when the set has timeouts
+	Nomatch  bool
+	Packets  uint64
+	Bytes    uint64
+	Comment  string
+	SkbMark  uint32
+	SkbMask  uint32
+	HasMark  bool
+	SkbPrio  uint32
+	HasPrio  bool
+	SkbQueue uint16
+	HasQueue bool
+}
+
+// NewSet returns a set with ipset's defaults for t.
+func NewSet(name string, t *Type) *Set {
+	return &Set{Name: name, Type: t, Family: Inet, HashSize: 1024, MaxElem: 65536, BucketSize: 12,
+		InitVal: rand.Uint32(), Size: 8}
+}
+
+// Key identifies an element within its set (options aside).
+func (s *Set) Key(e Elem) string { return s.FormatElem(e) }
+
+func (s *Set) reindex() {
+	s.index = make(map[string]int, len(s.Entries))
+	for i, en := range s.Entries {
+		s.index[s.Key(en.Elem)] = i
+	}
+}
+
+// Lookup returns the entry for e, or nil.
+func (s *Set) Lookup(e Elem) *Entry {
+	if s.index == nil {
+		s.reindex()
+	}
+	if i, ok := s.index[s.Key(e)]; ok {
+		return s.Entries[i]
+	}
+	return nil
+}
+
+// Insert adds or replaces an entry without any check (used when loading).
+func (s *Set) Insert(en *Entry) {
+	if s.index == nil {
+		s.reindex()
+	}
+	k := s.Key(en.Elem)
+	if i, ok := s.index[k]; ok {
+		s.Entries[i] = en
+		return
+	}
+	s.index[k] = len(s.Entries)
+	s.Entries = append(s.Entries, en)
+}
+
+func (s *Set) remove(e Elem) bool {
+	if s.index == nil {
+		s.reindex()
+	}
+	k := s.Key(e)
+	i, ok := s.index[k]
+	if !ok {
+		return false
+	}
+	s.Entries = append(s.Entries[:i], s.Entries[i+1:]...)
+	s.reindex()
+	return true
+}
+
+// parseCreateOptions parses the options after "create NAME TYPE".
+func parseCreateOptions(s *Set, args []string) *Error {
+	rangeSeen := false
+	for i := 0; i < len(args); i++ {
+		opt := args[i]
+		arg := func() (string, *Error) {
+			if i+1 >= len(args) {
+				return "", usagef("Missing mandatory argument to option %s", opt)
+			}
+			i++
+			return args[i], nil
+		}
+		num := func(max uint64) (uint64, *Error) {
+			a, err := arg()
+			if err != nil {
+				return 0, err
+			}
+			return parseUint(a, max)
+		}
+		var err *Error
+		var v uint64
+		switch {
+		case opt == "family" && !s.Type.Bitmap && !s.Type.List:
+			var a string
+			if a, err = arg(); err == nil {
+				switch a {
+				case "inet", "ipv4", "-4":
+					s.Family = Inet
+				case "inet6", "ipv6", "-6":
+					s.Family = Inet6
+				default:
+					err = syntaxf("unknown inet family %s", a)
+				}
+			}
+		case opt == "-4" || opt == "-6":
+			s.Family = map[string]Family{"-4": Inet, "-6": Inet6}[opt]
+		case opt == "hashsize" && !s.Type.Bitmap && !s.Type.List:
+			if v, err = num(0xffffffff); err == nil {
+				v = max(v, 64)
+				if bits.OnesCount64(v) != 1 {
+					v = 1 << bits.Len64(v)
+				}
+				s.HashSize = uint32(v)
+			}
+		case opt == "maxelem" && !s.Type.Bitmap && !s.Type.List:
+			if v, err = num(0xffffffff); err == nil {
+				s.MaxElem = uint32(v)
+			}
+		case opt == "bucketsize" && !s.Type.Bitmap && !s.Type.List:
+			if v, err = num(255); err == nil {
+				s.BucketSize = uint32(min(max(v, 2), 12))
+				s.BucketSize += s.BucketSize & 1
+			}
+		case opt == "initval" && !s.Type.Bitmap && !s.Type.List:
+			if v, err = num(0xffffffff); err == nil {
+				s.InitVal = uint32(v)
+			}
+		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip"):
+			if v, err = num(uint64(s.maxBits())); err == nil {
+				s.Netmask = int(v)
+			}
+		case opt == "timeout":
+			if v, err = num(2147483); err == nil {
+				s.HasTimeout, s.Timeout = true, uint32(v)
+			}
+		case opt == "counters":
+			s.Counters = true
+		case opt == "comment":
+			s.Comment = true
+		case opt == "skbinfo":
+			s.SkbInfo = true
+		case opt == "forceadd" && !s.Type.Bitmap:
+			s.ForceAdd = true
+		case opt == "size" && s.Type.List:
+			if v, err = num(0xffffffff); err == nil {
+				s.Size = uint32(max(v, 4))
+			}
+		case opt == "range" && s.Type.Bitmap:
+			var a string
+			if a, err = arg(); err == nil {
+				err = parseRange(s, a)
+				rangeSeen = true
+			}
+		default:
+			return usagef("Unknown argument: `%s'", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if s.Type.Bitmap && !rangeSeen {
+		return usagef("Mandatory option `range' is missing")
+	}
+	return nil
+}
+
+func parseRange(s *Set, a string) *Error {
+	if s.Type.Dims[0] == DimPort {
+		lo, hi, ok := strings.Cut(a, "-")
+		l, err := parseUint(lo, 0xffff)
+		if err != nil {
+			return err
+		}
+		h := l
+		if ok {
+			if h, err = parseUint(hi, 0xffff); err != nil {
+				return err
+			}
+		}
+		s.PortLo, s.PortHi = uint16(min(l, h)), uint16(max(l, h))
+		return nil
+	}
+	if lo, hi, ok := strings.Cut(a, "-"); ok {
+		l, err := parseAddr(s, lo)
+		if err != nil {
+			return err
+		}
+		h, err := parseAddr(s, hi)
+		if err != nil {
+			return err
+		}
+		if h.Less(l) {
+			l, h = h, l
+		}
+		s.RangeLo, s.RangeHi = l, h
+		return nil
+	}
+	addr, n, _, err := parseCIDR(s, a)
+	if err != nil {
+		return err
+	}
+	p := netip.PrefixFrom(addr, n).Masked()
+	s.RangeLo, s.RangeHi = p.Addr(), lastAddr(p)
+	return nil
+}
+
+// HeaderOptions returns the create options as save and list print them.
+func (s *Set) HeaderOptions() []string {
+	var o []string
+	switch {
+	case s.Type.List:
+		o = append(o, "size", strconv.Itoa(int(s.Size)))
+	case s.Type.Bitmap && s.Type.Dims[0] == DimPort:
+		o = append(o, "range", fmt.Sprintf("%d-%d", s.PortLo, s.PortHi))
+	case s.Type.Bitmap:
+		o = append(o, "range", s.RangeLo.String()+"-"+s.RangeHi.String())
+	default:
+		o = append(o, "family", s.Family.String(), "hashsize", strconv.Itoa(int(s.HashSize)),
+			"maxelem", strconv.Itoa(int(s.MaxElem)))
+	}
+	if s.Netmask > 0 {
+		o = append(o, "netmask", strconv.Itoa(s.Netmask))
+	}
+	if s.HasTimeout {
+		o = append(o, "timeout", strconv.Itoa(int(s.Timeout)))
+	}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{s.Counters, "counters"}, {s.Comment, "comment"}, {s.SkbInfo, "skbinfo"}} {
+		if f.on {
+			o = append(o, f.name)
+		}
+	}
+	if !s.Type.List && !s.Type.Bitmap {
+		o = append(o, "bucketsize", strconv.Itoa(int(s.BucketSize)), "initval", fmt.Sprintf("0x%08x", s.InitVal))
+	}
+	return o
+}
+
+// EntryOptions returns an entry's options in save order.
+func (s *Set) EntryOptions(en *Entry) []string {
+	var o []string
+	if s.HasTimeout {
+		o = append(o, "timeout", strconv.Itoa(int(en.Timeout)))
+	}
+	if en.Nomatch {
+		o = append(o, "nomatch")
+	}
+	if s.Counters {
+		o = append(o, "packets", strconv.FormatUint(en.Packets, 10), "bytes", strconv.FormatUint(en.Bytes, 10))
+	}
+	if s.Comment && en.Comment != "" {
+		o = append(o, "comment", strconv.Quote(en.Comment))
+	}
+	if s.SkbInfo {
+		if en.HasMark {
+			m := fmt.Sprintf("0x%x", en.SkbMark)
+			if en.SkbMask != 0xffffffff {
+				m += fmt.Sprintf("/0x%x", en.SkbMask)
+			}
+			o = append(o, "skbmark", m)
+		}
+		if en.HasPrio {
+			o = append(o, "skbprio", fmt.Sprintf("%x:%x", en.SkbPrio>>16, en.SkbPrio&0xffff))
+		}
+		if en.HasQueue {
+			o = append(o, "skbqueue", strconv.Itoa(int(en.SkbQueue)))
+		}
+	}
+	return o
+}
+
+// parseEntryOptions parses element options (timeout, nomatch, ...).
+func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
+	if s.HasTimeout {
+		en.Timeout = s.Timeout
+	}
+	for i := 0; i < len(args); i++ {
+		opt := args[i]
+		arg := func() (string, *Error) {
+			if i+1 >= len(args) {
+				return "", usagef("Missing mandatory argument to option %s", opt)
+			}
+			i++
+			return args[i], nil
+		}
+		var err *Error
+		var a string
+		switch opt {
+		case "timeout":
+			if !s.HasTimeout {
+				return errorf(MsgNoTimeout)
+			}
+			if a, err = arg(); err == nil {
+				var v uint64
+				if v, err = parseUint(a, 2147483); err == nil {
+					en.Timeout = uint32(v)
+				}
+			}
+		case "nomatch":
+			if !s.Type.Net() {
+				return usagef("Unknown argument: `nomatch'")
+			}
+			en.Nomatch = true
+		case "packets", "bytes":
+			if !s.Counters {
+				return errorf(MsgNoCounters)
+			}
+			if a, err = arg(); err == nil {
+				var v uint64
+				if v, err = parseUint(a, ^uint64(0)); err == nil {
+					if opt == "packets" {
+						en.Packets = v
+					} else {
+						en.Bytes = v
+					}
+				}
+			}
+		case "comment":
+			if !s.Comment {
+				return errorf(MsgNoComment)
+			}
+			if a, err = arg(); err == nil {
+				if len(a) > 255 {
+					a = a[:255]
+				}
+				en.Comment = a
+			}
+		case "skbmark", "skbprio", "skbqueue":
+			if !s.SkbInfo {
+				return errorf(MsgNoSkbinfo)
+			}
+			if a, err = arg(); err == nil {
+				err = parseSkb(en, opt, a)
+			}
+		default:
+			return usagef("Unknown argument: `%s'", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseSkb(en *Entry, opt, a string) *Error {
+	switch opt {
+	case "skbmark":
+		m, mask, has := strings.Cut(a, "/")
+		v, err := parseUint(m, 0xffffffff)
+		if err != nil {
+			return err
+		}
+		en.SkbMark, en.SkbMask, en.HasMark = uint32(v), 0xffffffff, true
+		if has {
+			mv, err := parseUint(mask, 0xffffffff)
+			if err != nil {
+				return err
+			}
+			en.SkbMask = uint32(mv)
+		}
+	case "skbprio":
+		hi, lo, ok := strings.Cut(a, ":")
+		h, e1 := strconv.ParseUint(hi, 16, 16)
+		l, e2 := strconv.ParseUint(lo, 16, 16)
+		if !ok || e1 != nil || e2 != nil {
+			return syntaxf("cannot parse %s as skbprio", a)
+		}
+		en.SkbPrio, en.HasPrio = uint32(h<<16|l), true
+	case "skbqueue":
+		v, err := parseUint(a, 0xffff)
+		if err != nil {
+			return err
+		}
+		en.SkbQueue, en.HasQueue = uint16(v), true
+	}
+	return nil
+}
+
+// Match reports whether a packet key (host addresses in net dimensions)
+// matches the set with hash:net semantics: the most specific matching
+// entry decides, a nomatch entry excludes.
+func (s *Set) Match(key Elem) bool {
+	if !s.Type.Net() {
+		en := s.Lookup(key)
+		return en != nil
+	}
+	var best *Entry
+	bestBits := -1
+	for _, en := range s.Entries {
+		ok, b := true, 0
+		for i, d := range s.Type.Dims {
+			p, k := en.Elem[i], key[i]
+			switch d {
+			case DimNet:
+				if !netip.PrefixFrom(p.Addr, p.Bits).Contains(k.Addr) {
+					ok = false
+				}
+				b = b*256 + p.Bits
+			default:
+				if !samePart(d, p, k) {
+					ok = false
+				}
+			}
+		}
+		if ok && b > bestBits {
+			best, bestBits = en, b
+		}
+	}
+	return best != nil && !best.Nomatch
+}
+
+func samePart(d Dim, a, b Part) bool {
+	switch d {
+	case DimIP:
+		return a.Addr == b.Addr
+	case DimPort:
+		return a.Proto == b.Proto && a.Port == b.Port
+	case DimIface:
+		return a.Iface == b.Iface && a.Physdev == b.Physdev
+	case DimMAC:
+		return a.MAC == b.MAC
+	case DimMark:
+		return a.Mark == b.Mark
+	}
+	return a.Name == b.Name
+}
+
+// Sorted returns the entries in ipset's -sorted order.
+func (s *Set) Sorted() []*Entry {
+	out := append([]*Entry(nil), s.Entries...)
+	sort.SliceStable(out, func(i, j int) bool { return cmpElem(s, out[i].Elem, out[j].Elem) < 0 })
+	return out
+}
+
+func cmpElem(s *Set, a, b Elem) int {
+	for i := range a {
+		if i >= len(b) {
+			return 1
+		}
+		pa, pb := a[i], b[i]
+		var c int
+		switch s.Type.Dims[i] {
+		case DimIP, DimNet:
+			if c = pa.Addr.Compare(pb.Addr); c == 0 {
+				c = pa.Bits - pb.Bits
+			}
+		case DimPort:
+			if c = int(pa.Port) - int(pb.Port); c == 0 {
+				c = int(pa.Proto) - int(pb.Proto)
+			}
+		case DimIface:
+			if c = strings.Compare(pa.Iface, pb.Iface); c == 0 && pa.Physdev != pb.Physdev {
+				c = map[bool]int{true: 1, false: -1}[pa.Physdev]
+			}
+		case DimMAC:
+			c = strings.Compare(string(pa.MAC[:]), string(pb.MAC[:]))
+		case DimMark:
+			c = int(int64(pa.Mark) - int64(pb.Mark))
+		case DimSet:
+			c = strings.Compare(pa.Name, pb.Name)
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}

@@ -1,0 +1,281 @@
+package ipset
+
+import (
+	"fmt"
+	"strings"
+)
+
+// State is every set of a network namespace, in creation order.
+type State struct {
+	Sets []*Set
+}
+
+// Find returns the set called name, or nil.
+func (st *State) Find(name string) *Set {
+	for _, s := range st.Sets {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// refs counts the users of s: rules (s.References) and list:set sets.
+func (st *State) refs(s *Set) int {
+	n := s.References
+	for _, l := range st.Sets {
+		if !l.Type.List {
+			continue
+		}
+		for _, en := range l.Entries {
+			if en.Elem[0].Name == s.Name {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Exec runs a state-changing or querying command (not list, save,
+// restore, version, help) against st. test returns its message in out
+// and a nil error when the element is in the set.
+func (st *State) Exec(c *Command) (out string, err *Error) {
+	exist := c.Opts.Exist
+	a := c.Args
+	switch c.Op {
+	case OpCreate:
+		t := LookupType(a[1])
+		if t == nil {
+			return "", syntaxf("typename '%s' is unknown", a[1])
+		}
+		s := NewSet(a[0], t)
+		if err := parseCreateOptions(s, a[2:]); err != nil {
+			return "", err
+		}
+		if old := st.Find(a[0]); old != nil {
+			if exist && old.Type == s.Type && (t.Bitmap || t.List || old.MaxElem == s.MaxElem) &&
+				old.HasTimeout == s.HasTimeout && old.Timeout == s.Timeout {
+				return "", nil
+			}
+			return "", errorf(MsgExists)
+		}
+		st.Sets = append(st.Sets, s)
+	case OpAdd, OpDel, OpTest:
+		s := st.Find(a[0])
+		if s == nil {
+			return "", errorf(MsgNoSet)
+		}
+		if s.Type.List {
+			return st.execList(c, s)
+		}
+		elems, err := ParseElem(s, a[1])
+		if err != nil {
+			return "", err
+		}
+		var tmpl Entry
+		if c.Op == OpAdd {
+			if err := parseEntryOptions(s, &tmpl, a[2:]); err != nil {
+				return "", err
+			}
+		} else if len(a) > 2 {
+			return "", usagef("Unknown argument: `%s'", a[2])
+		}
+		switch c.Op {
+		case OpAdd:
+			for _, e := range elems {
+				if old := s.Lookup(e); old != nil {
+					if !exist {
+						return "", errorf(MsgElemExists)
+					}
+				} else if uint32(len(s.Entries)) >= s.MaxElem && !s.Type.Bitmap {
+					return "", errorf(MsgFull)
+				}
+				en := tmpl
+				en.Elem = e
+				s.Insert(&en)
+			}
+		case OpDel:
+			for _, e := range elems {
+				if !s.remove(e) && !exist {
+					return "", errorf(MsgElemMissing)
+				}
+			}
+		case OpTest:
+			for _, e := range elems {
+				in := false
+				if s.Type.Net() && hostKey(s, e) {
+					in = s.Match(e)
+				} else if en := s.Lookup(e); en != nil {
+					in = !en.Nomatch
+				}
+				if !in {
+					return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", a[1], s.Name), Status: StatusError, NotInSet: true}
+				}
+			}
+			return fmt.Sprintf("Warning: %s is in set %s.\n", a[1], s.Name), nil
+		}
+	case OpFlush:
+		for _, s := range st.targets(a) {
+			if s == nil {
+				return "", errorf(MsgNoSet)
+			}
+			s.Entries, s.index = nil, nil
+		}
+	case OpDestroy:
+		ts := st.targets(a)
+		for _, s := range ts {
+			if s == nil {
+				return "", errorf(MsgNoSet)
+			}
+			if st.refs(s) > 0 {
+				return "", errorf(MsgDestroyBusy)
+			}
+		}
+		if len(a) == 0 {
+			st.Sets = nil
+			break
+		}
+		for i, s := range st.Sets {
+			if s == ts[0] {
+				st.Sets = append(st.Sets[:i], st.Sets[i+1:]...)
+				break
+			}
+		}
+	case OpRename:
+		s := st.Find(a[0])
+		if s == nil {
+			return "", errorf(MsgNoSet)
+		}
+		if st.Find(a[1]) != nil {
+			return "", errorf(MsgRenameExists)
+		}
+		if st.refs(s) > 0 {
+			return "", errorf(MsgRenameBusy)
+		}
+		s.Name = a[1]
+	case OpSwap:
+		x, y := st.Find(a[0]), st.Find(a[1])
+		if x == nil || y == nil {
+			return "", errorf(MsgNoSet)
+		}
+		if x.Type != y.Type {
+			return "", errorf(MsgSwapType)
+		}
+		if x.Family != y.Family {
+			return "", errorf(MsgSwapFamily)
+		}
+		// The names stay where they are; everything else moves.
+		xr, yr := x.References, y.References
+		*x, *y = *y, *x
+		x.Name, y.Name = y.Name, x.Name
+		x.References, y.References = xr, yr
+		x.reindex()
+		y.reindex()
+	default:
+		return "", usagef("Command `%s' is invalid here", c.Op)
+	}
+	return "", nil
+}
+
+// hostKey reports whether e gives host addresses in all net dimensions.
+func hostKey(s *Set, e Elem) bool {
+	for i, d := range s.Type.Dims {
+		if d == DimNet && e[i].Bits != s.maxBits() {
+			return false
+		}
+	}
+	return true
+}
+
+func (st *State) targets(a []string) []*Set {
+	if len(a) == 0 {
+		return st.Sets
+	}
+	return []*Set{st.Find(a[0])}
+}
+
+// execList handles add/del/test on a list:set.
+func (st *State) execList(c *Command, s *Set) (string, *Error) {
+	a := c.Args
+	member := st.Find(a[1])
+	if member == nil || member.Type.List {
+		if c.Op == OpTest && member == nil {
+			return "", errorf("Set to be added/deleted/tested as element does not exist.")
+		}
+		return "", errorf("Set to be added/deleted/tested as element does not exist.")
+	}
+	e := Elem{{Name: a[1]}}
+	var tmpl Entry
+	pos, ref := "", ""
+	rest := a[2:]
+	if len(rest) >= 2 && (rest[0] == "before" || rest[0] == "after") {
+		pos, ref = rest[0], rest[1]
+		rest = rest[2:]
+	}
+	if c.Op == OpAdd {
+		if err := parseEntryOptions(s, &tmpl, rest); err != nil {
+			return "", err
+		}
+	}
+	idx := func(name string) int {
+		for i, en := range s.Entries {
+			if en.Elem[0].Name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	switch c.Op {
+	case OpAdd:
+		if idx(a[1]) >= 0 {
+			if !c.Opts.Exist {
+				return "", errorf(MsgElemExists)
+			}
+			return "", nil
+		}
+		en := tmpl
+		en.Elem = e
+		at := len(s.Entries)
+		if pos != "" {
+			r := idx(ref)
+			if r < 0 {
+				return "", errorf("Set to be added/deleted/tested as element does not exist.")
+			}
+			at = r
+			if pos == "after" {
+				at = r + 1
+			}
+		}
+		s.Entries = append(s.Entries[:at], append([]*Entry{&en}, s.Entries[at:]...)...)
+		s.reindex()
+	case OpDel:
+		i := idx(a[1])
+		if i < 0 {
+			if c.Opts.Exist {
+				return "", nil
+			}
+			return "", errorf(MsgElemMissing)
+		}
+		s.Entries = append(s.Entries[:i], s.Entries[i+1:]...)
+		s.reindex()
+	case OpTest:
+		if idx(a[1]) < 0 {
+			return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", strings.Join(a[1:], " "), s.Name), Status: StatusError, NotInSet: true}
+		}
+		return fmt.Sprintf("Warning: %s is in set %s.\n", strings.Join(a[1:], " "), s.Name), nil
+	}
+	return "", nil
+}
+
+// Clone returns a deep copy of st (entries are shared: they are replaced,
+// never modified in place).
+func (st *State) Clone() *State {
+	c := &State{}
+	for _, s := range st.Sets {
+		n := *s
+		n.Entries = append([]*Entry(nil), s.Entries...)
+		n.index = nil
+		c.Sets = append(c.Sets, &n)
+	}
+	return c
+}

@@ -1,0 +1,80 @@
+package xdp
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/xdptables/xdptables/compat"
+)
+
+// cidrRules makes n rules "-s 198.18.X.Y/32 -j DROP" (all from
+// 198.18.0.0/15) ending with the rule the benchmark packet hits.
+func cidrRules(t testing.TB, n int) []*compat.Rule {
+	specs := make([]string, 0, n)
+	for i := 0; i < n-1; i++ {
+		specs = append(specs, fmt.Sprintf("-s 198.19.%d.%d/32 -j DROP", i/256, i%256))
+	}
+	specs = append(specs, "-s 198.18.0.0/24 -j DROP")
+	return parseRules(t, compat.IPv4, specs...)
+}
+
+var benchPkt = pkt{src: netip.MustParseAddr("198.18.0.7"), dst: netip.MustParseAddr("203.0.113.1"), proto: 17, sport: 1, dport: 9, dstMAC: testMAC}
+
+func benchProg(b *testing.B, prog *ebpf.Program, want uint32) {
+	p := benchPkt
+	frame := p.frame()
+	b.ResetTimer()
+	ret, d, err := prog.Benchmark(frame, b.N, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if ret != want {
+		b.Fatalf("verdict %d, want %d", ret, want)
+	}
+	b.ReportMetric(float64(d.Nanoseconds()), "ns/pkt")
+}
+
+func BenchmarkDropAll(b *testing.B) {
+	requireBPF(b)
+	tb := newTestbed(b, parseRules(b, compat.IPv4, "-j DROP"), nil, "eth0")
+	benchProg(b, tb.prog.coll.Programs["xdptables_drop_all"], xdpDrop)
+}
+
+func BenchmarkRules(b *testing.B) {
+	requireBPF(b)
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			tb := newTestbed(b, cidrRules(b, n), nil, "eth0")
+			benchProg(b, tb.prog.prog, xdpDrop)
+		})
+	}
+}
+
+// BenchmarkTrieEntries measures a source trie of a million prefixes
+// (the shape a mirrored hash:net set would have) with one DROP rule.
+func BenchmarkTrieEntries(b *testing.B) {
+	requireBPF(b)
+	rules := parseRules(b, compat.IPv4, "-s 198.18.0.0/24 -j DROP")
+	c, err := Compile(rules, nil, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var hit uint32
+	for _, p := range c.Src4 {
+		if p.Prefix.Bits() == 24 {
+			hit = p.Class
+		}
+	}
+	for i := 0; i < 1_000_000; i++ {
+		a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
+		c.Src4 = append(c.Src4, PrefixClass{Prefix: netip.PrefixFrom(a, 30), Class: hit})
+	}
+	p, err := load(c, make([]uint32, len(c.Rules)), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	benchProg(b, p.prog, xdpDrop)
+}

@@ -1,0 +1,346 @@
+package xdp
+
+import (
+	"fmt"
+	"math/rand"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/xdptables/xdptables/compat"
+)
+
+const (
+	xdpDrop = 1
+	xdpPass = 2
+)
+
+// requireBPF skips when this process cannot load BPF programs.
+func requireBPF(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP-ROOT: loading BPF programs needs root")
+	}
+}
+
+// testbed is a classifier loaded for BPF_PROG_TEST_RUN, which runs it
+// as if received on the loopback device (ifindex 1); the classifier
+// is compiled as if that device were named ifname.
+type testbed struct {
+	c    *Classifier
+	prog *program
+}
+
+func newTestbed(t testing.TB, v4, v6 []*compat.Rule, ifname string) *testbed {
+	t.Helper()
+	c, err := Compile(v4, v6, []Iface{{Index: 1, Name: ifname, MAC: testMAC[:]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := make([]uint32, len(c.Rules))
+	for i, r := range c.Rules {
+		slots[i] = uint32(r.Pos)
+		if r.Family == compat.IPv6 {
+			slots[i] += 1000
+		}
+	}
+	p, err := load(c, slots, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return &testbed{c: c, prog: p}
+}
+
+func (tb *testbed) run(t testing.TB, p *pkt) uint32 {
+	t.Helper()
+	ret, err := tb.prog.prog.Run(&ebpf.RunOptions{Data: p.frame()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ret
+}
+
+func (tb *testbed) count(t testing.TB, slot uint32) (pk, by uint64) {
+	t.Helper()
+	var per []classifierCounter
+	if err := tb.prog.coll.Maps["counters"].Lookup(slot, &per); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range per {
+		pk += c.Packets
+		by += c.Bytes
+	}
+	return pk, by
+}
+
+func expect(rules []*compat.Rule, p *pkt) uint32 {
+	i := verdict(rules, p)
+	if i >= 0 && rules[i].Target.Name() == compat.VerdictDrop {
+		return xdpDrop
+	}
+	return xdpPass
+}
+
+func a(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func TestClassifierTable(t *testing.T) {
+	requireBPF(t)
+	type probe struct {
+		p    pkt
+		want uint32
+	}
+	v4 := func(src, dst string, proto uint8, sport, dport uint16) pkt {
+		return pkt{src: a(src), dst: a(dst), proto: proto, sport: sport, dport: dport, dstMAC: testMAC, iface: "eth0"}
+	}
+	tests := []struct {
+		name   string
+		rules  []string
+		v6     []string
+		probes []probe
+	}{
+		{"src prefix", []string{"-s 198.18.0.0/16 -j DROP"}, nil, []probe{
+			{v4("198.18.3.4", "203.0.113.1", 17, 1, 2), xdpDrop},
+			{v4("198.19.3.4", "203.0.113.1", 17, 1, 2), xdpPass},
+		}},
+		{"accept before drop", []string{"-s 198.18.1.0/24 -j ACCEPT", "-s 198.18.0.0/16 -j DROP"}, nil, []probe{
+			{v4("198.18.1.4", "203.0.113.1", 17, 1, 2), xdpPass},
+			{v4("198.18.2.4", "203.0.113.1", 17, 1, 2), xdpDrop},
+		}},
+		{"negated dst", []string{"! -d 203.0.113.0/24 -j DROP"}, nil, []probe{
+			{v4("198.18.1.4", "203.0.113.1", 17, 1, 2), xdpPass},
+			{v4("198.18.1.4", "198.51.100.1", 17, 1, 2), xdpDrop},
+		}},
+		{"ports", []string{"-p tcp --dport 1000:2000 -j DROP", "-p udp ! --sport 53 -j DROP"}, nil, []probe{
+			{v4("198.18.1.4", "203.0.113.1", 6, 1, 1500), xdpDrop},
+			{v4("198.18.1.4", "203.0.113.1", 6, 1, 2500), xdpPass},
+			{v4("198.18.1.4", "203.0.113.1", 17, 53, 1500), xdpPass},
+			{v4("198.18.1.4", "203.0.113.1", 17, 54, 1500), xdpDrop},
+			{v4("198.18.1.4", "203.0.113.1", 1, 0, 0), xdpPass},
+		}},
+		{"multiport either", []string{"-p udp -m multiport --ports 7,9:11 -j DROP"}, nil, []probe{
+			{v4("198.18.1.4", "203.0.113.1", 17, 10, 1), xdpDrop},
+			{v4("198.18.1.4", "203.0.113.1", 17, 1, 7), xdpDrop},
+			{v4("198.18.1.4", "203.0.113.1", 17, 8, 8), xdpPass},
+		}},
+		{"syn", []string{"-p tcp --syn -j DROP"}, nil, []probe{
+			{pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 6, flags: 0x02, dstMAC: testMAC}, xdpDrop},
+			{pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 6, flags: 0x12, dstMAC: testMAC}, xdpPass},
+		}},
+		{"fragments pass", []string{"-s 198.18.0.0/15 -j DROP", "-f -j DROP"}, nil, []probe{
+			{pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 17, fragOff: 0x2000, dstMAC: testMAC}, xdpPass},
+			{pkt{src: a("198.51.100.1"), dst: a("198.18.0.2"), proto: 17, fragOff: 0x0010, dstMAC: testMAC}, xdpPass},
+		}},
+		{"other host and truncated", []string{"-j DROP"}, nil, []probe{
+			{pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 17, dstMAC: [6]byte{2, 9, 9, 9, 9, 9}}, xdpPass},
+			{pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 17, dstMAC: [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}, xdpDrop},
+			{pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 6, truncate: 4, dstMAC: testMAC}, xdpPass},
+		}},
+		{"iface", []string{"-i eth+ -s 198.18.0.1 -j DROP", "! -i eth0 -j DROP"}, nil, []probe{
+			{v4("198.18.0.1", "203.0.113.1", 17, 1, 2), xdpDrop},
+			{v4("198.18.0.2", "203.0.113.1", 17, 1, 2), xdpPass},
+		}},
+		{"ipv6", nil, []string{"-s 2001:db8::/48 -p tcp --dport 80 -j DROP", "-d 2001:db8:1::1 -j DROP"}, []probe{
+			{pkt{src: a("2001:db8::5"), dst: a("2001:db8:2::1"), proto: 6, dport: 80, dstMAC: testMAC}, xdpDrop},
+			{pkt{src: a("2001:db8::5"), dst: a("2001:db8:2::1"), proto: 6, dport: 81, dstMAC: testMAC}, xdpPass},
+			{pkt{src: a("2001:db8:9::5"), dst: a("2001:db8:1::1"), proto: 58, dstMAC: testMAC}, xdpDrop},
+			{pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 17, dstMAC: testMAC}, xdpPass},
+		}},
+		{"length and iprange", []string{"-m length --length 100:200 -m iprange --src-range 198.18.0.10-198.18.0.20 -j DROP"}, nil, []probe{
+			{pkt{src: a("198.18.0.15"), dst: a("198.18.0.2"), proto: 17, length: 150, dstMAC: testMAC}, xdpDrop},
+			{pkt{src: a("198.18.0.21"), dst: a("198.18.0.2"), proto: 17, length: 150, dstMAC: testMAC}, xdpPass},
+			{pkt{src: a("198.18.0.15"), dst: a("198.18.0.2"), proto: 17, length: 201, dstMAC: testMAC}, xdpPass},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := newTestbed(t, parseRules(t, compat.IPv4, tt.rules...), parseRules(t, compat.IPv6, tt.v6...), "eth0")
+			if tb.c.Stop4 != nil || tb.c.Stop6 != nil {
+				t.Fatalf("run stopped: %v %v", tb.c.Stop4, tb.c.Stop6)
+			}
+			for i, pr := range tt.probes {
+				if got := tb.run(t, &pr.p); got != pr.want {
+					t.Errorf("probe %d (%+v): verdict %d, want %d", i, pr.p, got, pr.want)
+				}
+			}
+		})
+	}
+}
+
+func TestClassifierStops(t *testing.T) {
+	c, err := Compile(parseRules(t, compat.IPv4,
+		"-s 198.18.0.0/16 -j DROP",
+		"-m conntrack --ctstate INVALID -j DROP",
+		"-s 198.19.0.0/16 -j DROP"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Run4 != 1 || c.Stop4 == nil || c.Stop4.Pos != 1 || !strings.Contains(c.Stop4.Reason, "conntrack") {
+		t.Fatalf("run %d stop %v", c.Run4, c.Stop4)
+	}
+	c, _ = Compile(parseRules(t, compat.IPv4, "-s 198.18.0.0/16 -j NOTRACK"), nil, nil)
+	if c.Run4 != 0 || c.Stop4 == nil {
+		t.Fatalf("NOTRACK must end the run: %d %v", c.Run4, c.Stop4)
+	}
+}
+
+func TestRangePrefixes(t *testing.T) {
+	ps, _ := rangePrefixes(a("198.18.0.10"), a("198.18.0.20"))
+	var s []string
+	for _, p := range ps {
+		s = append(s, p.String())
+	}
+	if got := strings.Join(s, " "); got != "198.18.0.10/31 198.18.0.12/30 198.18.0.16/30 198.18.0.20/32" {
+		t.Fatal(got)
+	}
+	vs := valuePrefixes(1, 6)
+	if len(vs) != 4 || vs[0].Bits != 16 || vs[1].Bits != 15 || vs[2].Bits != 15 || vs[3].Bits != 16 {
+		t.Fatalf("%+v", vs)
+	}
+}
+
+// randomRule draws a rule from small pools so that rules overlap.
+func randomRule(rng *rand.Rand, fam compat.Family) string {
+	var w []string
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	neg := func() string {
+		if rng.Intn(4) == 0 {
+			return "! "
+		}
+		return ""
+	}
+	addr := func() string {
+		if fam == compat.IPv4 {
+			return pick("198.18.0.0/15", "198.18.0.0/16", "198.18.1.0/24", "198.18.1.7", "198.19.0.0/17", "203.0.113.0/25", "203.0.113.9")
+		}
+		return pick("2001:db8::/32", "2001:db8::/48", "2001:db8:0:1::/64", "2001:db8::7", "2001:db8:1::/48")
+	}
+	if rng.Intn(2) == 0 {
+		w = append(w, neg()+"-s "+addr())
+	}
+	if rng.Intn(3) == 0 {
+		w = append(w, neg()+"-d "+addr())
+	}
+	if rng.Intn(4) == 0 {
+		w = append(w, neg()+"-i "+pick("eth0", "eth+", "veth1", "lo"))
+	}
+	proto := pick("", "", "tcp", "udp", "icmp", "sctp")
+	if proto != "" {
+		if rng.Intn(5) == 0 && proto != "tcp" && proto != "udp" {
+			w = append(w, "! -p "+proto)
+			proto = ""
+		} else {
+			w = append(w, "-p "+proto)
+		}
+	}
+	ports := func() string {
+		return pick("22", "53", "1000:2000", "1500", "0:1023", "80")
+	}
+	switch proto {
+	case "tcp", "udp":
+		if rng.Intn(2) == 0 {
+			w = append(w, neg()+"--dport "+ports())
+		}
+		if rng.Intn(3) == 0 {
+			w = append(w, neg()+"--sport "+ports())
+		}
+		if proto == "tcp" && rng.Intn(3) == 0 {
+			w = append(w, neg()+pick("--syn", "--tcp-flags SYN,ACK ACK", "--tcp-flags ALL NONE"))
+		}
+		if rng.Intn(3) == 0 {
+			w = append(w, "-m multiport "+neg()+pick("--dports", "--sports", "--ports")+" "+pick("22,80", "1000:1499,53", "7"))
+		}
+	case "sctp":
+		if rng.Intn(2) == 0 {
+			w = append(w, "-m multiport "+neg()+pick("--dports", "--ports")+" 22,1500")
+		}
+	}
+	if rng.Intn(5) == 0 {
+		if fam == compat.IPv4 {
+			w = append(w, "-m iprange "+neg()+"--src-range 198.18.1.0-198.18.1.9")
+		} else {
+			w = append(w, "-m iprange "+neg()+"--dst-range 2001:db8::5-2001:db8::9")
+		}
+	}
+	if rng.Intn(5) == 0 {
+		w = append(w, "-m length "+neg()+"--length "+pick("60:100", "0:80", "200"))
+	}
+	if fam == compat.IPv4 && rng.Intn(10) == 0 {
+		w = append(w, neg()+"-f")
+	}
+	w = append(w, "-j "+pick("DROP", "DROP", "ACCEPT"))
+	return strings.Join(w, " ")
+}
+
+func randomPkt(rng *rand.Rand, fam compat.Family) pkt {
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	var p pkt
+	if fam == compat.IPv4 {
+		p.src = a(pick("198.18.0.1", "198.18.1.7", "198.18.1.5", "198.19.0.3", "198.19.200.1", "203.0.113.9", "203.0.113.200"))
+		p.dst = a(pick("198.18.1.7", "203.0.113.9", "198.51.100.1", "198.18.77.1"))
+	} else {
+		p.src = a(pick("2001:db8::7", "2001:db8::1", "2001:db8:0:1::5", "2001:db8:1::6", "2001:db9::1"))
+		p.dst = a(pick("2001:db8::5", "2001:db8::9", "2001:db8::a", "2001:db8:1::1"))
+	}
+	p.proto = []uint8{6, 17, 1, 132, 58}[rng.Intn(5)]
+	port := func() uint16 { return []uint16{22, 53, 80, 999, 1000, 1500, 2000, 2001, 7, 65535}[rng.Intn(10)] }
+	p.sport, p.dport = port(), port()
+	p.flags = []uint8{0x02, 0x12, 0x10, 0x00, 0x3f, 0x11}[rng.Intn(6)]
+	p.length = []int{40, 60, 64, 80, 81, 100, 200, 300}[rng.Intn(8)]
+	p.iface = "eth0"
+	p.dstMAC = testMAC
+	return p
+}
+
+// TestClassifierDifferential compares the BPF program with the reference
+// evaluator on random rule sets and packets, verdicts and counters.
+func TestClassifierDifferential(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(5))
+	for round := 0; round < 60; round++ {
+		n := 1 + rng.Intn(20)
+		var s4, s6 []string
+		for i := 0; i < n; i++ {
+			s4 = append(s4, randomRule(rng, compat.IPv4))
+			s6 = append(s6, randomRule(rng, compat.IPv6))
+		}
+		ifname := []string{"eth0", "veth1", "lo"}[rng.Intn(3)]
+		r4, r6 := parseRules(t, compat.IPv4, s4...), parseRules(t, compat.IPv6, s6...)
+		tb := newTestbed(t, r4, r6, ifname)
+		if tb.c.Stop4 != nil || tb.c.Stop6 != nil {
+			t.Fatalf("run stopped: %v %v", tb.c.Stop4, tb.c.Stop6)
+		}
+		want := map[uint32][2]uint64{}
+		for k := 0; k < 200; k++ {
+			fam, rules, base := compat.IPv4, r4, uint32(0)
+			if k%2 == 1 {
+				fam, rules, base = compat.IPv6, r6, 1000
+			}
+			p := randomPkt(rng, fam)
+			p.iface = ifname
+			got := tb.run(t, &p)
+			if exp := expect(rules, &p); got != exp {
+				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+					round, strings.Join(map[bool][]string{true: s4, false: s6}[fam == compat.IPv4], "\n"), p, got, exp, verdict(rules, &p)+1)
+			}
+			if got == xdpDrop {
+				slot := base + uint32(verdict(rules, &p))
+				w := want[slot]
+				want[slot] = [2]uint64{w[0] + 1, w[1] + uint64(p.length)}
+			}
+		}
+		for slot, w := range want {
+			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+			}
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(m.Run())
+}
+
+var _ = fmt.Sprint

@@ -1,0 +1,150 @@
+package xdp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/cilium/ebpf"
+)
+
+// program is one loaded generation of the classifier: its maps filled,
+// ready to be attached or swapped in.
+type program struct {
+	coll *ebpf.Collection
+	prog *ebpf.Program
+}
+
+func (p *program) Close() { p.coll.Close() }
+
+// load creates fresh maps sized for c, fills them, and loads the
+// program over them; counters is the shared per-CPU counter map (nil
+// for a private one, as in tests). slots[i] is the counter slot of
+// compiled rule i.
+func load(c *Classifier, slots []uint32, counters *ebpf.Map) (*program, error) {
+	spec, err := loadClassifier()
+	if err != nil {
+		return nil, fmt.Errorf("xdp: reading the embedded program: %w", err)
+	}
+	size := func(name string, n int) {
+		if n < 1 {
+			n = 1
+		}
+		spec.Maps[name].MaxEntries = uint32(n)
+	}
+	size("src4", len(c.Src4))
+	size("dst4", len(c.Dst4))
+	size("src6", len(c.Src6))
+	size("dst6", len(c.Dst6))
+	size("sports", len(c.Sports))
+	size("dports", len(c.Dports))
+	size("lengths", len(c.Length))
+	size("ifaces", len(c.Ifaces))
+	size("vecs", len(c.Vecs))
+	size("rules", len(c.Rules))
+	vs := spec.Maps["vecs"]
+	vs.ValueSize = uint32(8 * (c.Summary + c.Words))
+	vs.Key, vs.Value = nil, nil // the BTF type has the largest size
+	if err := spec.Variables["nwords"].Set(uint32(c.Words)); err != nil {
+		return nil, err
+	}
+	if err := spec.Variables["nsummary"].Set(uint32(c.Summary)); err != nil {
+		return nil, err
+	}
+	opts := ebpf.CollectionOptions{}
+	if counters != nil {
+		opts.MapReplacements = map[string]*ebpf.Map{"counters": counters}
+	}
+	coll, err := ebpf.NewCollectionWithOptions(spec, opts)
+	if err != nil {
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("xdp: loading the classifier: %+v", ve)
+		}
+		return nil, fmt.Errorf("xdp: loading the classifier: %w", err)
+	}
+	p := &program{coll: coll, prog: coll.Programs["xdptables_classify"]}
+	if err := fill(coll, c, slots); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
+	m := coll.Maps
+	put := func(name string, k, v any) error {
+		if err := m[name].Put(k, v); err != nil {
+			return fmt.Errorf("xdp: filling %s: %w", name, err)
+		}
+		return nil
+	}
+	for i, v := range c.Vecs {
+		b := make([]byte, 8*len(v))
+		for j, x := range v {
+			binary.NativeEndian.PutUint64(b[8*j:], x)
+		}
+		if err := put("vecs", uint32(i), b); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		ps   []PrefixClass
+	}{{"src4", c.Src4}, {"dst4", c.Dst4}, {"src6", c.Src6}, {"dst6", c.Dst6}} {
+		for _, p := range f.ps {
+			if err := put(f.name, prefixKey(p.Prefix), p.Class); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		vs   []ValueClass
+	}{{"sports", c.Sports}, {"dports", c.Dports}, {"lengths", c.Length}} {
+		for _, v := range f.vs {
+			k := classifierLpm16{Prefixlen: 0}
+			if v.Present {
+				k.Prefixlen = uint32(8 + v.Bits)
+				k.Data = [3]uint8{1, uint8(v.Value >> 8), uint8(v.Value)}
+			}
+			if err := put(f.name, k, v.Class); err != nil {
+				return err
+			}
+		}
+	}
+	for i, cls := range c.Protos {
+		if err := put("protos", uint32(i), cls); err != nil {
+			return err
+		}
+	}
+	for i, cls := range c.Flags {
+		if err := put("tcpflags", uint32(i), cls); err != nil {
+			return err
+		}
+	}
+	for _, ic := range c.Ifaces {
+		if err := put("ifaces", ic.Index, classifierIface{Cls: ic.Class, Mac: ic.MAC}); err != nil {
+			return err
+		}
+	}
+	for i, r := range c.Rules {
+		v := classifierRule{Slot: slots[i]}
+		if r.Drop {
+			v.Drop = 1
+		}
+		if err := put("rules", uint32(i), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func prefixKey(p netip.Prefix) []byte {
+	a := p.Addr().AsSlice()
+	k := make([]byte, 4+len(a))
+	binary.NativeEndian.PutUint32(k, uint32(p.Bits()))
+	copy(k[4:], a)
+	return k
+}

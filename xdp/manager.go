@@ -1,0 +1,526 @@
+package xdp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/xdptables/xdptables/compat"
+)
+
+// Where the fast path keeps its state. bpffs is not per network
+// namespace, so both paths carry the namespace's inode.
+var (
+	BPFFS    = "/sys/fs/bpf"
+	StateDir = "/run/xdptables"
+)
+
+const maxSlots = 65536
+
+// Mode is an XDP attach mode.
+type Mode string
+
+const (
+	ModeNative  Mode = "native"
+	ModeGeneric Mode = "generic"
+	ModeAuto    Mode = "auto"
+)
+
+// Attachment is one interface the classifier runs on.
+type Attachment struct {
+	Ifindex uint32 `json:"ifindex"`
+	Name    string `json:"name"`
+	Mode    Mode   `json:"mode"`
+}
+
+// StateRule is one iptables rule of the compiled run.
+type StateRule struct {
+	Key    string        `json:"key"`
+	Family compat.Family `json:"family"`
+	Pos    int           `json:"pos"`
+	Slot   uint32        `json:"slot"`
+	Drop   bool          `json:"drop"`
+	Spec   string        `json:"spec"`
+}
+
+// State is what the short-lived CLI keeps between invocations beside
+// the pinned objects.
+type State struct {
+	Links []Attachment `json:"links"`
+	Rules []StateRule  `json:"rules"`
+	Stop4 *Stop        `json:"stop4,omitempty"`
+	Stop6 *Stop        `json:"stop6,omitempty"`
+	Run4  int          `json:"run4"`
+	Run6  int          `json:"run6"`
+}
+
+// Manager owns the fast path of the current network namespace.
+type Manager struct {
+	pinDir, stateFile string
+	lock              *os.File
+	counters          *ebpf.Map
+}
+
+// NetnsID is the inode of the calling process's network namespace.
+func NetnsID() (uint64, error) {
+	fi, err := os.Stat("/proc/self/ns/net")
+	if err != nil {
+		return 0, err
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino, nil
+}
+
+// Open locks the fast path of this namespace, mounting bpffs if needed.
+// Close releases it.
+func Open() (*Manager, error) {
+	ino, err := NetnsID()
+	if err != nil {
+		return nil, fmt.Errorf("xdp: network namespace: %w", err)
+	}
+	root, err := pinRoot()
+	if err != nil {
+		return nil, err
+	}
+	id := strconv.FormatUint(ino, 10)
+	m := &Manager{
+		pinDir:    filepath.Join(root, "xdptables", id),
+		stateFile: filepath.Join(StateDir, id, "state.json"),
+	}
+	if err := os.MkdirAll(filepath.Dir(m.stateFile), 0o700); err != nil {
+		return nil, fmt.Errorf("xdp: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(filepath.Dir(m.stateFile), "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("xdp: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("xdp: lock: %w", err)
+	}
+	m.lock = f
+	return m, nil
+}
+
+// Close unlocks; it does not detach anything.
+func (m *Manager) Close() {
+	if m.counters != nil {
+		m.counters.Close()
+	}
+	if _, err := os.Stat(m.stateFile); errors.Is(err, os.ErrNotExist) {
+		_ = os.RemoveAll(filepath.Dir(m.stateFile)) // nothing attached here
+	}
+	m.lock.Close()
+}
+
+// BPFFSFallback is where the pins live when /sys/fs/bpf is not a bpffs:
+// `ip netns exec` mounts a fresh /sys, hiding the host's /sys/fs/bpf, and
+// a bpffs mounted from inside it vanishes with the process.
+var BPFFSFallback = "/run/xdptables/bpffs"
+
+func isBPFFS(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.BPF_FS_MAGIC
+}
+
+// pinRoot finds a bpffs, mounting one on /sys/fs/bpf when that lasts.
+func pinRoot() (string, error) {
+	for _, d := range []string{BPFFS, BPFFSFallback} {
+		if isBPFFS(d) {
+			return d, nil
+		}
+	}
+	self, err1 := os.Readlink("/proc/self/ns/mnt")
+	host, err2 := os.Readlink("/proc/1/ns/mnt")
+	if err1 != nil || err2 != nil || self != host {
+		return "", fmt.Errorf("xdp: no bpffs at %s or %s, and one mounted from this private mount namespace would not outlive the command; mount one first: mount -t bpf bpf %s", BPFFS, BPFFSFallback, BPFFSFallback)
+	}
+	if err := os.MkdirAll(BPFFS, 0o700); err != nil {
+		return "", fmt.Errorf("xdp: %w", err)
+	}
+	if err := unix.Mount("bpf", BPFFS, "bpf", 0, "mode=0700"); err != nil {
+		return "", fmt.Errorf("xdp: mounting bpffs on %s: %w", BPFFS, err)
+	}
+	return BPFFS, nil
+}
+
+// State reads the saved state; a namespace without one has none.
+func (m *Manager) State() (*State, error) {
+	st := &State{}
+	b, err := os.ReadFile(m.stateFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("xdp: %w", err)
+	}
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("xdp: %s: %w", m.stateFile, err)
+	}
+	return st, nil
+}
+
+func (m *Manager) save(st *State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := m.stateFile + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("xdp: %w", err)
+	}
+	return os.Rename(tmp, m.stateFile)
+}
+
+// counterMap opens (or creates and pins) the per-CPU counters shared by
+// every generation of the program.
+func (m *Manager) counterMap() (*ebpf.Map, error) {
+	if m.counters != nil {
+		return m.counters, nil
+	}
+	path := filepath.Join(m.pinDir, "counters")
+	if cm, err := ebpf.LoadPinnedMap(path, nil); err == nil {
+		m.counters = cm
+		return cm, nil
+	}
+	if err := os.MkdirAll(m.pinDir, 0o700); err != nil {
+		return nil, fmt.Errorf("xdp: %w", err)
+	}
+	spec, err := loadClassifier()
+	if err != nil {
+		return nil, err
+	}
+	cm, err := ebpf.NewMap(spec.Maps["counters"])
+	if err != nil {
+		return nil, fmt.Errorf("xdp: creating counters: %w", err)
+	}
+	if err := cm.Pin(path); err != nil {
+		cm.Close()
+		return nil, fmt.Errorf("xdp: pinning counters: %w", err)
+	}
+	m.counters = cm
+	return cm, nil
+}
+
+// RuleKeys names each rule by family, exact specification and
+// occurrence, so that a rule that survives an edit keeps its counters.
+func RuleKeys(fam compat.Family, rules []*compat.Rule) []string {
+	seen := map[string]int{}
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		spec := strings.TrimSpace(compat.ExactSpec(r))
+		seen[spec]++
+		out[i] = fmt.Sprintf("%d|%s|%d", fam, spec, seen[spec])
+	}
+	return out
+}
+
+func ifaces(st *State) []Iface {
+	var out []Iface
+	for _, l := range st.Links {
+		ifc, err := net.InterfaceByIndex(int(l.Ifindex))
+		if err != nil {
+			continue // gone: the kernel detached it
+		}
+		out = append(out, Iface{Index: uint32(ifc.Index), Name: ifc.Name, MAC: ifc.HardwareAddr})
+	}
+	return out
+}
+
+// Update compiles the raw PREROUTING rules of both families and swaps the
+// result into every attached interface, each in one step.
+func (m *Manager) Update(v4, v6 []*compat.Rule) error {
+	st, err := m.State()
+	if err != nil {
+		return err
+	}
+	p, err := m.build(st, v4, v6)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	for _, l := range st.Links {
+		lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil)
+		if err != nil {
+			return fmt.Errorf("xdp: link of %s: %w", l.Name, err)
+		}
+		err = lk.Update(p.prog)
+		lk.Close()
+		if err != nil {
+			return fmt.Errorf("xdp: replacing the program on %s: %w", l.Name, err)
+		}
+	}
+	return m.save(st)
+}
+
+// build compiles, assigns counter slots (keeping those of surviving
+// rules) and loads a new generation; st is updated to describe it.
+func (m *Manager) build(st *State, v4, v6 []*compat.Rule) (*program, error) {
+	c, err := Compile(v4, v6, ifaces(st))
+	if err != nil {
+		return nil, err
+	}
+	cm, err := m.counterMap()
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]uint32{}
+	used := map[uint32]bool{}
+	for _, r := range st.Rules {
+		old[r.Key] = r.Slot
+	}
+	keys := map[compat.Family][]string{compat.IPv4: RuleKeys(compat.IPv4, v4), compat.IPv6: RuleKeys(compat.IPv6, v6)}
+	src := map[compat.Family][]*compat.Rule{compat.IPv4: v4, compat.IPv6: v6}
+	var rules []StateRule
+	slotOf := map[string]uint32{}
+	for _, ref := range c.Rules {
+		k := keys[ref.Family][ref.Pos]
+		if _, ok := slotOf[k]; ok {
+			continue
+		}
+		if s, ok := old[k]; ok {
+			slotOf[k], used[s] = s, true
+		}
+	}
+	next := uint32(0)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, err
+	}
+	zero := make([]classifierCounter, ncpu)
+	slots := make([]uint32, len(c.Rules))
+	for i, ref := range c.Rules {
+		k := keys[ref.Family][ref.Pos]
+		s, ok := slotOf[k]
+		if !ok {
+			for used[next] {
+				next++
+			}
+			if next >= maxSlots {
+				return nil, fmt.Errorf("xdp: out of counter slots")
+			}
+			s, used[next] = next, true
+			if err := cm.Put(s, zero); err != nil {
+				return nil, fmt.Errorf("xdp: zeroing counters: %w", err)
+			}
+			slotOf[k] = s
+			rules = append(rules, StateRule{Key: k, Family: ref.Family, Pos: ref.Pos, Slot: s, Drop: ref.Drop,
+				Spec: strings.TrimSpace(compat.ExactSpec(src[ref.Family][ref.Pos]))})
+		} else if len(rules) == 0 || rules[len(rules)-1].Key != k {
+			rules = append(rules, StateRule{Key: k, Family: ref.Family, Pos: ref.Pos, Slot: s, Drop: ref.Drop,
+				Spec: strings.TrimSpace(compat.ExactSpec(src[ref.Family][ref.Pos]))})
+		}
+		slots[i] = s
+	}
+	p, err := load(c, slots, cm)
+	if err != nil {
+		return nil, err
+	}
+	st.Rules, st.Run4, st.Run6, st.Stop4, st.Stop6 = rules, c.Run4, c.Run6, c.Stop4, c.Stop6
+	return p, nil
+}
+
+func (m *Manager) linkPath(ifindex uint32) string {
+	return filepath.Join(m.pinDir, fmt.Sprintf("link_%d", ifindex))
+}
+
+// Attach runs the classifier for rules v4, v6 on ifname. With ModeAuto it
+// tries native mode first; the returned mode is the one in effect.
+func (m *Manager) Attach(ifname string, mode Mode, v4, v6 []*compat.Rule) (Mode, error) {
+	ifc, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return "", fmt.Errorf("xdp: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join("/sys/class/net", ifname, "master")); err == nil {
+		// Frames of a bridge, bond or VRF port meet PREROUTING (if at
+		// all) under another device's name.
+		return "", fmt.Errorf("xdp: %s has a master device; attach to the master instead", ifname)
+	}
+	st, err := m.State()
+	if err != nil {
+		return "", err
+	}
+	for _, l := range st.Links {
+		if l.Ifindex == uint32(ifc.Index) {
+			return "", fmt.Errorf("xdp: already attached to %s (%s)", ifname, l.Mode)
+		}
+	}
+	st.Links = append(st.Links, Attachment{Ifindex: uint32(ifc.Index), Name: ifname})
+	p, err := m.build(st, v4, v6)
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	tries := []Mode{mode}
+	if mode == ModeAuto {
+		tries = []Mode{ModeNative, ModeGeneric}
+	}
+	var lk link.Link
+	var used Mode
+	for _, t := range tries {
+		flags := link.XDPDriverMode
+		if t == ModeGeneric {
+			flags = link.XDPGenericMode
+		} else if t != ModeNative {
+			return "", fmt.Errorf("xdp: unknown mode %q", t)
+		}
+		lk, err = link.AttachXDP(link.XDPOptions{Program: p.prog, Interface: ifc.Index, Flags: flags})
+		if err == nil {
+			used = t
+			break
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("xdp: attaching to %s: %w", ifname, err)
+	}
+	defer lk.Close()
+	if err := lk.Pin(m.linkPath(uint32(ifc.Index))); err != nil {
+		return "", fmt.Errorf("xdp: pinning link: %w", err)
+	}
+	st.Links[len(st.Links)-1].Mode = used
+	for _, l := range st.Links[:len(st.Links)-1] {
+		if other, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil); err == nil {
+			err = other.Update(p.prog)
+			other.Close()
+			if err != nil {
+				return "", fmt.Errorf("xdp: updating %s: %w", l.Name, err)
+			}
+		}
+	}
+	return used, m.save(st)
+}
+
+// Detach removes the classifier from ifname. When no interface is left,
+// the pinned counters and the state go too.
+func (m *Manager) Detach(ifname string) error {
+	st, err := m.State()
+	if err != nil {
+		return err
+	}
+	i := -1
+	for j, l := range st.Links {
+		if l.Name == ifname {
+			i = j
+		}
+	}
+	if i < 0 {
+		if ifc, err := net.InterfaceByName(ifname); err == nil {
+			for j, l := range st.Links {
+				if l.Ifindex == uint32(ifc.Index) {
+					i = j
+				}
+			}
+		}
+	}
+	if i < 0 {
+		return fmt.Errorf("xdp: not attached to %s", ifname)
+	}
+	path := m.linkPath(st.Links[i].Ifindex)
+	if lk, err := link.LoadPinnedLink(path, nil); err == nil {
+		_ = lk.Unpin()
+		lk.Close()
+	}
+	st.Links = append(st.Links[:i], st.Links[i+1:]...)
+	if len(st.Links) == 0 {
+		return m.Reset()
+	}
+	return m.save(st)
+}
+
+// Reset detaches everything and removes the pinned objects and state of
+// this namespace.
+func (m *Manager) Reset() error {
+	st, err := m.State()
+	if err != nil {
+		return err
+	}
+	for _, l := range st.Links {
+		if lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil); err == nil {
+			_ = lk.Unpin()
+			lk.Close()
+		}
+	}
+	if m.counters != nil {
+		m.counters.Close()
+		m.counters = nil
+	}
+	if err := os.RemoveAll(m.pinDir); err != nil {
+		return fmt.Errorf("xdp: %w", err)
+	}
+	_ = os.Remove(filepath.Dir(m.pinDir)) // only if empty
+	return os.RemoveAll(filepath.Dir(m.stateFile))
+}
+
+// Counters returns, for each rule of fam's raw PREROUTING, what XDP
+// dropped for it (zero for rules outside the compiled run).
+func (m *Manager) Counters(fam compat.Family, rules []*compat.Rule) ([]compat.Counters, error) {
+	out := make([]compat.Counters, len(rules))
+	st, err := m.State()
+	if err != nil || len(st.Rules) == 0 {
+		return out, err
+	}
+	cm, err := ebpf.LoadPinnedMap(filepath.Join(m.pinDir, "counters"), nil)
+	if err != nil {
+		return out, nil
+	}
+	defer cm.Close()
+	slot := map[string]uint32{}
+	for _, r := range st.Rules {
+		slot[r.Key] = r.Slot
+	}
+	for i, k := range RuleKeys(fam, rules) {
+		s, ok := slot[k]
+		if !ok {
+			continue
+		}
+		var per []classifierCounter
+		if err := cm.Lookup(s, &per); err != nil {
+			return nil, fmt.Errorf("xdp: reading counters: %w", err)
+		}
+		for _, c := range per {
+			out[i].Packets += c.Packets
+			out[i].Bytes += c.Bytes
+		}
+	}
+	return out, nil
+}
+
+// SlotCounters sums the per-CPU counters of every slot in st.
+func (m *Manager) SlotCounters(st *State) (map[uint32]compat.Counters, error) {
+	out := map[uint32]compat.Counters{}
+	cm, err := ebpf.LoadPinnedMap(filepath.Join(m.pinDir, "counters"), nil)
+	if err != nil {
+		return out, nil
+	}
+	defer cm.Close()
+	for _, r := range st.Rules {
+		var per []classifierCounter
+		if err := cm.Lookup(r.Slot, &per); err != nil {
+			return nil, err
+		}
+		var c compat.Counters
+		for _, x := range per {
+			c.Packets += x.Packets
+			c.Bytes += x.Bytes
+		}
+		out[r.Slot] = c
+	}
+	return out, nil
+}
+
+// SortedLinks lists attachments by name.
+func (st *State) SortedLinks() []Attachment {
+	ls := append([]Attachment(nil), st.Links...)
+	sort.Slice(ls, func(i, j int) bool { return ls[i].Name < ls[j].Name })
+	return ls
+}
