@@ -116,7 +116,18 @@ func (e *Engine) load(table string, n need) (*View, error) {
 		return nil, err
 	}
 	prefix := table + "."
+	if len(n.chains) > 0 {
+		// the marker of the iptables table (see builder.table)
+		if _, err := e.Conn.Chain(e.kfam(), table); err == nil {
+			v.marked = true
+		} else if !errors.Is(err, unix.ENOENT) {
+			return nil, err
+		}
+	}
 	for _, kc := range chains {
+		if kc.Name == table {
+			v.marked = true
+		}
 		if !strings.HasPrefix(kc.Name, prefix) {
 			continue
 		}
@@ -339,6 +350,7 @@ func (e *Engine) command(cmd *compat.Command) (string, error) {
 		if err != nil {
 			return "", bld.commitError(err, 0)
 		}
+		e.afterCommand(cmd, v)
 		return out, nil
 	}
 }
@@ -382,15 +394,20 @@ func (bl *builder) note(idx int, chain string, line int) {
 // exist. The marker is an empty regular chain named after the iptables
 // table: iptables tables exist independently of their chains (after -X
 // removed every chain, iptables-save still prints the table).
-func (bl *builder) table(name string) {
+//
+// The marker is only sent when it is missing: re-creating an existing
+// chain is a no-op for the ruleset, but it leaves the kernel work to
+// finish that makes closing the socket wait for an RCU grace period
+// (milliseconds, on every command).
+func (bl *builder) table(v *View) {
 	if bl.tabled == nil {
 		bl.tabled = map[string]bool{}
 		bl.b.AddTable(bl.fam)
 	}
-	if !bl.tabled[name] {
-		bl.tabled[name] = true
-		bl.b.AddChain(bl.fam, name, kernel.ChainSpec{})
+	if !bl.tabled[v.Table] && !v.marked {
+		bl.b.AddChain(bl.fam, v.Table, kernel.ChainSpec{})
 	}
+	bl.tabled[v.Table] = true
 }
 
 func toKernelCounters(c *compat.Counters) *kernel.Counters {
@@ -458,11 +475,11 @@ func (bl *builder) add(v *View) error {
 			continue
 		}
 		if c.renameFrom != "" && c.InKernel {
-			bl.table(v.Table)
+			bl.table(v)
 			bl.note(bl.b.RenameChain(bl.fam, c.Handle, prefix+c.Name), c.Name, v.Line)
 		}
 		if c.create && !c.InKernel {
-			bl.table(v.Table)
+			bl.table(v)
 			spec := kernel.ChainSpec{}
 			if c.Builtin {
 				base, _ := kernel.BuiltinChain(v.Table, c.Name)
@@ -495,7 +512,7 @@ func (bl *builder) add(v *View) error {
 				if err != nil {
 					return err
 				}
-				bl.table(v.Table)
+				bl.table(v)
 				bl.note(bl.b.InsertRule(bl.fam, kname, spec), c.Name, r.Line)
 			}
 		}
@@ -521,7 +538,7 @@ func (bl *builder) add(v *View) error {
 			if err != nil {
 				return err
 			}
-			bl.table(v.Table)
+			bl.table(v)
 			if next[i] != 0 {
 				bl.note(bl.b.InsertRuleBefore(bl.fam, kname, next[i], spec), c.Name, r.Line)
 			} else {

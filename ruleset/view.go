@@ -81,6 +81,8 @@ type View struct {
 	// allows a chain to be created after the rule that jumps to it).
 	pendingJumps []string
 	deferJumps   bool
+	// marked says the marker chain of the iptables table exists.
+	marked bool
 }
 
 // NewView returns an empty view.
