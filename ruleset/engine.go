@@ -350,7 +350,6 @@ func (e *Engine) command(cmd *compat.Command) (string, error) {
 		if err != nil {
 			return "", bld.commitError(err, 0)
 		}
-		e.afterCommand(cmd, v)
 		return out, nil
 	}
 }
