@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
 )
 
 // ChainName is the nft chain that holds an iptables chain.
@@ -285,6 +286,7 @@ func SameExprs(f compat.Family, a, b []expr.Any) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	var ba, bb [512]byte
 	for i := range a {
 		ea, eb := a[i], b[i]
 		if _, ok := ea.(*expr.Counter); ok {
@@ -293,8 +295,8 @@ func SameExprs(f compat.Family, a, b []expr.Any) bool {
 			}
 			return false
 		}
-		ma, err1 := expr.Marshal(byte(f), ea)
-		mb, err2 := expr.Marshal(byte(f), eb)
+		ma, err1 := kernel.AppendExpr(ba[:0], kernel.Family(f), ea)
+		mb, err2 := kernel.AppendExpr(bb[:0], kernel.Family(f), eb)
 		if err1 != nil || err2 != nil || !bytes.Equal(ma, mb) {
 			return false
 		}
