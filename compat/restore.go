@@ -79,22 +79,62 @@ func StatusOfRestore(err error) int {
 
 var restoreTables = map[string]bool{"filter": true, "nat": true, "mangle": true, "raw": true, "security": true}
 
+// RestoreHandler receives a restore file as ParseRestoreFunc reads it.
+// An error a handler returns stops the parse and is returned as is.
+type RestoreHandler interface {
+	// Table starts a "*table" section.
+	Table(t *RestoreTable) error
+	// Chain is a ":CHAIN POLICY [p:b]" line of the current section.
+	Chain(t *RestoreTable, d ChainDecl) error
+	// Command is a rule or command line of the current section.
+	Command(t *RestoreTable, c RestoreCmd) error
+	// Commit ends the section (t.CommitLine is set).
+	Commit(t *RestoreTable) error
+}
+
 // ParseRestore reads an iptables-save/iptables-restore file. It stops at
 // the first error, which names the line as iptables-restore does.
 func ParseRestore(r io.Reader, o RestoreOptions) ([]*RestoreTable, error) {
+	var c collector
+	if err := ParseRestoreFunc(r, o, &c); err != nil {
+		return nil, err
+	}
+	return c.tables, nil
+}
+
+// collector keeps a whole file in memory.
+type collector struct{ tables []*RestoreTable }
+
+func (c *collector) Table(*RestoreTable) error { return nil }
+func (c *collector) Chain(t *RestoreTable, d ChainDecl) error {
+	t.Chains = append(t.Chains, d)
+	return nil
+}
+func (c *collector) Command(t *RestoreTable, rc RestoreCmd) error {
+	t.Cmds = append(t.Cmds, rc)
+	return nil
+}
+func (c *collector) Commit(t *RestoreTable) error {
+	c.tables = append(c.tables, t)
+	return nil
+}
+
+// ParseRestoreFunc reads a restore file line by line and hands every
+// section, chain declaration and command to h as soon as it is parsed,
+// so that a large file need not be held as rules in memory.
+func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 	var (
-		tables []*RestoreTable
-		cur    *RestoreTable
-		skip   bool // inside a section -T excludes
-		n      int
+		cur  *RestoreTable
+		skip bool // inside a section -T excludes
+		n    int
 	)
-	fail := func(err error) ([]*RestoreTable, error) { return nil, &RestoreError{Line: n, Err: err} }
+	fail := func(err error) error { return &RestoreError{Line: n, Err: err} }
 	br := bufio.NewReaderSize(r, 64*1024)
 	for {
 		raw, rerr := br.ReadString('\n')
 		if raw == "" && rerr != nil {
 			if rerr != io.EOF {
-				return nil, rerr
+				return rerr
 			}
 			break
 		}
@@ -106,7 +146,9 @@ func ParseRestore(r io.Reader, o RestoreOptions) ([]*RestoreTable, error) {
 		case (cur != nil || skip) && line == "COMMIT":
 			if cur != nil {
 				cur.CommitLine = n
-				tables = append(tables, cur)
+				if err := h.Commit(cur); err != nil {
+					return err
+				}
 			}
 			cur, skip = nil, false
 			continue
@@ -123,6 +165,9 @@ func ParseRestore(r io.Reader, o RestoreOptions) ([]*RestoreTable, error) {
 				continue
 			}
 			cur = &RestoreTable{Name: name, Line: n}
+			if err := h.Table(cur); err != nil {
+				return err
+			}
 			continue
 		case skip:
 			continue
@@ -131,7 +176,9 @@ func ParseRestore(r io.Reader, o RestoreOptions) ([]*RestoreTable, error) {
 			if err != nil {
 				return fail(err)
 			}
-			cur.Chains = append(cur.Chains, d)
+			if err := h.Chain(cur, d); err != nil {
+				return err
+			}
 			continue
 		case cur == nil:
 			return fail(Rawf(StatusOther, "%s: line %d failed\n", o.Prog, n))
@@ -143,12 +190,14 @@ func ParseRestore(r io.Reader, o RestoreOptions) ([]*RestoreTable, error) {
 		if err != nil {
 			return fail(err)
 		}
-		cur.Cmds = append(cur.Cmds, RestoreCmd{Line: n, Cmd: cmd})
+		if err := h.Command(cur, RestoreCmd{Line: n, Cmd: cmd}); err != nil {
+			return err
+		}
 	}
 	if cur != nil || skip {
-		return nil, &RestoreError{Line: n + 1, Err: Rawf(StatusOther, "%s: COMMIT expected at line %d\n", o.Prog, n+1)}
+		return &RestoreError{Line: n + 1, Err: Rawf(StatusOther, "%s: COMMIT expected at line %d\n", o.Prog, n+1)}
 	}
-	return tables, nil
+	return nil
 }
 
 func firstField(s string) string {

@@ -82,7 +82,10 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	for _, d := range t.Chains {
 		v.Line = d.Line
 		declared[d.Name] = true
-		if compat.IsBuiltin(t.Name, d.Name) && d.Policy != "-" {
+		if compat.IsBuiltin(t.Name, d.Name) {
+			if d.Policy == "-" {
+				d.Policy = compat.VerdictAccept // ":INPUT -" declares the built-in chain
+			}
 			if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
 				return &compat.RestoreError{Line: d.Line, Err: compat.Plainf(compat.StatusOther, "Bad policy name.")}
 			}

@@ -38,12 +38,12 @@ func execute(f compat.Family, cmd *compat.Command) int {
 	return 0
 }
 
-// applyRestore commits a parsed restore file as one transaction.
-func applyRestore(f compat.Family, prog string, tables []*compat.RestoreTable, a restoreArgs) int {
+// applyRestore commits a restore file as one transaction.
+func applyRestore(f compat.Family, prog string, input []byte, ro compat.RestoreOptions, a restoreArgs) int {
 	e, err := openEngine(f)
 	if err == nil {
 		defer e.Conn.Close()
-		err = e.Restore(tables, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters})
+		err = e.RestoreInput(input, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters}, ro)
 	}
 	if err != nil {
 		fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -81,18 +82,23 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 		defer fh.Close()
 		in = fh
 	}
-	tables, err := compat.ParseRestore(in, compat.RestoreOptions{
+	input, err := io.ReadAll(in)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", prog, errnoText(err))
+		return 1
+	}
+	ro := compat.RestoreOptions{
 		Family: f, Prog: prog, Counters: a.counters, Table: a.table,
 		Warn: warnStderr, Resolve: resolveHost,
-	})
-	if err != nil {
-		fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))
-		return compat.StatusOfRestore(err)
 	}
 	if a.test {
+		if _, err := compat.ParseRestore(bytes.NewReader(input), ro); err != nil {
+			fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))
+			return compat.StatusOfRestore(err)
+		}
 		return 0
 	}
-	return applyRestore(f, prog, tables, a)
+	return applyRestore(f, prog, input, ro, a)
 }
 
 var saveLongs = []compat.LongOpt{
