@@ -1,0 +1,313 @@
+package ruleset
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"runtime/debug"
+	"strings"
+
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
+)
+
+// RestoreInput applies a restore file (its bytes, kept for retries) as
+// one transaction. Sections in the shape iptables-save writes (flush mode,
+// chain declarations, -A and -N only, each table once) are streamed: every
+// rule is translated into the batch as soon as it is parsed and not kept,
+// so memory stays near the size of the batch itself. Other sections go
+// through the View as single commands do.
+func (e *Engine) RestoreInput(input []byte, o RestoreOptions, ro compat.RestoreOptions) error {
+	streamable := streamableSections(input, o)
+	// The batch is most of what a large restore keeps alive, and it holds
+	// no pointers: collecting garbage more often costs little and keeps the
+	// heap close to it.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	for attempt := 0; ; attempt++ {
+		gen, err := e.Conn.GenID()
+		if err != nil {
+			return kernelReadError(err)
+		}
+		h := &restoreHandler{e: e, o: o, streamable: streamable, views: map[string]*View{},
+			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family}}
+		// a rule line becomes about five times its size in the batch
+		lines := bytes.Count(input, []byte{'\n'})
+		h.bl.b.Grow(len(input)*6, lines)
+		if err := compat.ParseRestoreFunc(bytes.NewReader(input), ro, h); err != nil {
+			return err
+		}
+		for _, t := range compat.Tables {
+			if v := h.views[t]; v != nil {
+				if err := h.bl.add(v); err != nil {
+					return err
+				}
+			}
+		}
+		err = e.Conn.Commit(h.bl.b, gen)
+		if errors.Is(err, kernel.ErrGenerationChanged) {
+			if attempt >= MaxRetries {
+				return compat.Errorf(compat.StatusResource, "ruleset changed %d times while restoring; giving up", attempt)
+			}
+			continue
+		}
+		if err != nil {
+			return h.bl.commitError(err, 0)
+		}
+		return nil
+	}
+}
+
+// streamableSections returns the line numbers of the "*table" lines
+// whose sections can be streamed.
+func streamableSections(input []byte, o RestoreOptions) map[int]bool {
+	out := map[int]bool{}
+	if o.Noflush {
+		return out
+	}
+	seen := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(input))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	n, cur := 0, 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ':':
+		case line == "COMMIT":
+			cur = 0
+		case line[0] == '*' && cur == 0:
+			cur = n
+			name := firstWord(line[1:])
+			if prev, ok := seen[name]; ok {
+				delete(out, prev) // a table given twice: the second replaces the first
+				continue
+			}
+			seen[name] = n
+			out[n] = true
+		case cur != 0:
+			rest := line
+			if rest[0] == '[' {
+				if i := strings.IndexByte(rest, ']'); i >= 0 {
+					rest = rest[i+1:]
+				}
+			}
+			if w := firstWord(rest); w != "-A" && w != "--append" && w != "-N" && w != "--new-chain" {
+				delete(out, cur)
+			}
+		}
+	}
+	return out
+}
+
+func firstWord(s string) string {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// restoreHandler applies a restore file while it is parsed.
+type restoreHandler struct {
+	e          *Engine
+	o          RestoreOptions
+	streamable map[int]bool
+	bl         *builder
+	views      map[string]*View // sections that go through a View
+	s          *streamState     // the section being streamed
+	section    *compat.RestoreTable
+}
+
+// streamState is what a streamed section needs to know: the chains as
+// they will be after it, not its rules.
+type streamState struct {
+	v *View // the table's chains as read from the kernel
+	// exists: the chains that exist after the section (declared, created
+	// with -N, or built-ins that rules went into)
+	exists map[string]bool
+	// deferred rules wait for a chain they jump to; once a chain has one,
+	// its later rules wait too, to keep their order
+	deferred       []*RuleState
+	deferredChains map[string]bool
+	jumps          map[string]int // jump target → first line using it
+	err            error          // first error of the section, reported at COMMIT
+}
+
+func (h *restoreHandler) Table(t *compat.RestoreTable) error {
+	h.section = t
+	if !h.streamable[t.Line] {
+		h.s = nil
+		return nil
+	}
+	v, err := h.e.load(t.Name, need{})
+	if err != nil {
+		var fe *foreignError
+		if errors.As(err, &fe) {
+			return compat.Errorf(compat.StatusOther, "table `%s' is incompatible, use 'nft' tool.", t.Name)
+		}
+		return kernelReadError(err)
+	}
+	h.s = &streamState{v: v, exists: map[string]bool{}, deferredChains: map[string]bool{}, jumps: map[string]int{}}
+	// flush mode: every chain of the table is emptied first
+	for _, n := range v.names {
+		h.bl.note(h.bl.b.FlushChain(h.bl.fam, t.Name+"."+n), n, t.Line)
+	}
+	return nil
+}
+
+func (h *restoreHandler) Chain(t *compat.RestoreTable, d compat.ChainDecl) error {
+	if h.s == nil {
+		t.Chains = append(t.Chains, d)
+		return nil
+	}
+	s := h.s
+	if compat.IsBuiltin(t.Name, d.Name) {
+		if d.Policy == "-" {
+			d.Policy = compat.VerdictAccept
+		}
+		if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
+			s.fail(&compat.RestoreError{Line: d.Line, Err: compat.Plainf(compat.StatusOther, "Bad policy name.")})
+			return nil
+		}
+		cnt := compat.Counters{}
+		if h.o.Counters {
+			cnt = d.Counters
+		}
+		h.builtin(d.Name, d.Policy, cnt, d.Line)
+		return nil
+	}
+	h.userChain(d.Name, d.Line)
+	return nil
+}
+
+// builtin creates a built-in chain or sets its policy and counters.
+func (h *restoreHandler) builtin(name, policy string, cnt compat.Counters, line int) {
+	s, t := h.s, h.section
+	h.bl.table(s.v)
+	kname := t.Name + "." + name
+	if c := s.v.Chains[name]; c != nil && c.InKernel || s.exists[name] {
+		h.bl.note(h.bl.b.SetPolicy(h.bl.fam, kname, *policyOf(policy), toKernelCounters(&cnt)), name, line)
+	} else {
+		base, _ := kernel.BuiltinChain(t.Name, name)
+		h.bl.note(h.bl.b.AddChain(h.bl.fam, kname, kernel.ChainSpec{Base: &base, Policy: policyOf(policy), Counters: toKernelCounters(&cnt)}), name, line)
+	}
+	s.exists[name] = true
+}
+
+// userChain makes sure a user chain exists (it was flushed if it did).
+func (h *restoreHandler) userChain(name string, line int) {
+	s := h.s
+	if s.exists[name] {
+		return
+	}
+	if c := s.v.Chains[name]; c == nil || !c.InKernel || c.Builtin {
+		h.bl.table(s.v)
+		h.bl.note(h.bl.b.AddChain(h.bl.fam, h.section.Name+"."+name, kernel.ChainSpec{Exclusive: true}), name, line)
+	}
+	s.exists[name] = true
+}
+
+func (s *streamState) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) error {
+	if h.s == nil {
+		t.Cmds = append(t.Cmds, rc)
+		return nil
+	}
+	s, cmd := h.s, rc.Cmd
+	if s.err != nil {
+		return nil // only parse errors can still come before it
+	}
+	if cmd.Op == compat.OpNewChain {
+		if s.exists[cmd.Chain] || compat.IsBuiltin(t.Name, cmd.Chain) {
+			s.fail(&compat.RestoreError{Line: rc.Line, Err: compat.ErrChainExists})
+			return nil
+		}
+		h.userChain(cmd.Chain, rc.Line)
+		return nil
+	}
+	// -A
+	if !s.exists[cmd.Chain] {
+		if !compat.IsBuiltin(t.Name, cmd.Chain) {
+			s.fail(&compat.RestoreError{Line: rc.Line, Err: compat.ErrNoChain})
+			return nil
+		}
+		// an undeclared built-in comes back as a fresh chain
+		h.builtin(cmd.Chain, compat.VerdictAccept, compat.Counters{}, rc.Line)
+	}
+	if cmd.JumpChain != "" {
+		if _, ok := s.jumps[cmd.JumpChain]; !ok {
+			s.jumps[cmd.JumpChain] = rc.Line
+		}
+	}
+	for _, r := range cmd.Rules {
+		rs := &RuleState{Rule: r, Line: rc.Line}
+		if s.deferredChains[cmd.Chain] || (cmd.JumpChain != "" && !s.exists[cmd.JumpChain]) {
+			s.deferredChains[cmd.Chain] = true
+			rs.Spec = cmd.Chain // the chain it goes to
+			s.deferred = append(s.deferred, rs)
+			continue
+		}
+		if err := h.appendRule(cmd.Chain, rs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
+	spec, err := ruleSpec(h.section.Name, rs)
+	if err != nil {
+		return err
+	}
+	h.bl.note(h.bl.b.AppendRule(h.bl.fam, h.section.Name+"."+chain, spec), chain, rs.Line)
+	return nil
+}
+
+func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
+	if h.s == nil {
+		v := h.views[t.Name]
+		if v == nil {
+			n := need{}
+			if h.o.Noflush {
+				n = noflushNeed([]*compat.RestoreTable{t}, t.Name)
+			}
+			var err error
+			if v, err = h.e.load(t.Name, n); err != nil {
+				var fe *foreignError
+				if errors.As(err, &fe) {
+					return compat.Errorf(compat.StatusOther, "table `%s' is incompatible, use 'nft' tool.", t.Name)
+				}
+				return kernelReadError(err)
+			}
+			h.views[t.Name] = v
+		}
+		return v.restoreSection(t, h.o)
+	}
+	s := h.s
+	h.s = nil
+	if s.err != nil {
+		return s.err
+	}
+	for target := range s.jumps {
+		if c := s.exists[target]; !c || compat.IsBuiltin(t.Name, target) {
+			return &compat.RestoreError{Line: t.CommitLine, Err: compat.Paramf("Chain '%s' does not exist", target)}
+		}
+	}
+	for _, rs := range s.deferred {
+		if err := h.appendRule(rs.Spec, rs); err != nil {
+			return err
+		}
+	}
+	// chains the section does not declare go away
+	for _, n := range s.v.names {
+		if c := s.v.Chains[n]; c != nil && c.InKernel && !s.exists[n] {
+			h.bl.note(h.bl.b.DelChain(h.bl.fam, t.Name+"."+n), n, t.CommitLine)
+		}
+	}
+	return nil
+}
