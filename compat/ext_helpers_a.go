@@ -1,9 +1,7 @@
 package compat
 
 import (
-	"bufio"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,26 +220,15 @@ func lookupHost(s string, f Family) (netip.Addr, error) {
 	}
 	hostsByNameOnce.Do(func() {
 		hostsByName = map[string][]netip.Addr{}
-		fh, err := os.Open("/etc/hosts")
-		if err != nil {
-			return
-		}
-		defer fh.Close()
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			line, _, _ := strings.Cut(sc.Text(), "#")
-			fields := strings.Fields(line)
-			if len(fields) < 2 {
-				continue
-			}
+		readNameDB("/etc/hosts", func(fields []string) {
 			ip, err := netip.ParseAddr(fields[0])
 			if err != nil {
-				continue
+				return
 			}
 			for _, n := range fields[1:] {
 				hostsByName[strings.ToLower(n)] = append(hostsByName[strings.ToLower(n)], ip)
 			}
-		}
+		})
 	})
 	for _, a := range hostsByName[strings.ToLower(s)] {
 		if (f == IPv4) == a.Is4() {

@@ -24,6 +24,24 @@ var chainProtos = []protoEntry{
 	{"ipv6-mh", 135}, {"mh", 135}, {"all", 0},
 }
 
+// readNameDB calls fn with the fields of every line of a name database
+// in /etc (protocols, services, hosts) that has at least two fields,
+// comments removed. A missing file is an empty database.
+func readNameDB(path string, fn func(fields []string)) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		if fields := strings.Fields(line); len(fields) >= 2 {
+			fn(fields)
+		}
+	}
+}
+
 var (
 	protoOnce   sync.Once
 	protoByName map[string]uint8
@@ -33,21 +51,10 @@ var (
 func loadProtocols() {
 	protoByName = map[string]uint8{}
 	protoByNum = map[uint8]string{}
-	f, err := os.Open("/etc/protocols")
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		fields := strings.Fields(line)
-		if len(fields) < 2 {
-			continue
-		}
+	readNameDB("/etc/protocols", func(fields []string) {
 		n, err := strconv.ParseUint(fields[1], 10, 8)
 		if err != nil {
-			continue
+			return
 		}
 		if _, ok := protoByNum[uint8(n)]; !ok {
 			protoByNum[uint8(n)] = fields[0]
@@ -57,7 +64,7 @@ func loadProtocols() {
 				protoByName[name] = uint8(n)
 			}
 		}
-	}
+	})
 }
 
 // ParseProtocol parses a -p argument as xtables_parse_protocol does
@@ -107,25 +114,14 @@ var (
 func loadServices() {
 	servByName = map[string]uint16{}
 	servByPort = map[string]string{}
-	f, err := os.Open("/etc/services")
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		fields := strings.Fields(line)
-		if len(fields) < 2 {
-			continue
-		}
+	readNameDB("/etc/services", func(fields []string) {
 		portStr, proto, ok := strings.Cut(fields[1], "/")
 		if !ok {
-			continue
+			return
 		}
 		port, err := strconv.ParseUint(portStr, 10, 16)
 		if err != nil {
-			continue
+			return
 		}
 		k := portStr + "/" + proto
 		if _, ok := servByPort[k]; !ok {
@@ -136,7 +132,7 @@ func loadServices() {
 				servByName[name+"/"+proto] = uint16(port)
 			}
 		}
-	}
+	})
 }
 
 // ServicePort looks a service name up for proto ("tcp", "udp", ...);

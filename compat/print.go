@@ -1,10 +1,8 @@
 package compat
 
 import (
-	"bufio"
 	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -329,26 +327,13 @@ var (
 func hostName(a netip.Addr) string {
 	hostsOnce.Do(func() {
 		hostsByIP = map[netip.Addr]string{}
-		f, err := os.Open("/etc/hosts")
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			line, _, _ := strings.Cut(sc.Text(), "#")
-			fields := strings.Fields(line)
-			if len(fields) < 2 {
-				continue
+		readNameDB("/etc/hosts", func(fields []string) {
+			if ip, err := netip.ParseAddr(fields[0]); err == nil {
+				if _, ok := hostsByIP[ip]; !ok {
+					hostsByIP[ip] = fields[1]
+				}
 			}
-			ip, err := netip.ParseAddr(fields[0])
-			if err != nil {
-				continue
-			}
-			if _, ok := hostsByIP[ip]; !ok {
-				hostsByIP[ip] = fields[1]
-			}
-		}
+		})
 	})
 	if n, ok := hostsByIP[a]; ok {
 		return n
