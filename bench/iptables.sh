@@ -9,10 +9,8 @@
 #   OUT=bench/RESULTS.md        where the table goes ("-" = stdout only)
 #
 # Every measurement runs in its own fresh network namespace per tool.
-# Rules are kube-proxy-like but use only what the xdptables nftables
-# backend translated when this was written: addresses, -p tcp/udp with
-# --dport/--sport, -i/-o, jumps to user chains, ACCEPT/DROP/RETURN.
-# (No -m comment / statistic / MARK yet: see RESULTS.md.)
+# Rules are kube-proxy-like: thousands of small chains, comments,
+# statistic, MARK, tcp/udp ports, jumps.
 set -euo pipefail
 
 BIN=${1:-bin/xdptables}
@@ -72,23 +70,27 @@ gen() {
 		print ":FORWARD ACCEPT [0:0]"
 		print ":OUTPUT ACCEPT [0:0]"
 		print ":KUBE-SERVICES - [0:0]"
-		print ":KUBE-MARK-DROP - [0:0]"
+		print ":KUBE-MARK-MASQ - [0:0]"
 		for (s = 0; s < svcs; s++) {
 			printf ":KUBE-SVC-%08X - [0:0]\n", s
 			for (e = 0; e < 3; e++) printf ":KUBE-SEP-%08X%d - [0:0]\n", s, e
 		}
-		print "-A INPUT -j KUBE-SERVICES"
-		print "-A FORWARD -j KUBE-SERVICES"
-		print "-A KUBE-MARK-DROP -j DROP"
+		print "-A INPUT -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES"
+		print "-A FORWARD -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES"
+		print "-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000"
 		for (s = 0; s < svcs; s++) {
 			ip = sprintf("10.%d.%d.%d", 96 + int(s / 65536), int(s / 256) % 256, s % 256)
 			proto = (s % 4 == 3) ? "udp" : "tcp"
-			printf "-A KUBE-SERVICES -d %s/32 -p %s -m %s --dport %d -j KUBE-SVC-%08X\n", ip, proto, proto, 80 + s % 1000, s
+			name = sprintf("ns%d/svc-%d:port", s % 17, s)
+			printf "-A KUBE-SERVICES -d %s/32 -p %s -m comment --comment \"%s cluster IP\" -m %s --dport %d -j KUBE-SVC-%08X\n", ip, proto, name, proto, 80 + s % 1000, s
 			for (e = 0; e < 3; e++) {
 				ep = sprintf("10.%d.%d.%d", 128 + int(s / 65536), int(s / 256) % 256, (s * 3 + e) % 250 + 1)
-				printf "-A KUBE-SVC-%08X -i eth%d -j KUBE-SEP-%08X%d\n", s, e, s, e
-				printf "-A KUBE-SEP-%08X%d -s %s/32 -j KUBE-MARK-DROP\n", s, e, ep
-				printf "-A KUBE-SEP-%08X%d -d %s/32 -p %s -m %s --dport 8080 -j ACCEPT\n", s, e, ep, proto, proto
+				stat = ""
+				if (e == 0) stat = " -m statistic --mode random --probability 0.33333333349"
+				if (e == 1) stat = " -m statistic --mode random --probability 0.50000000000"
+				printf "-A KUBE-SVC-%08X -m comment --comment \"%s -> %s:8080\"%s -j KUBE-SEP-%08X%d\n", s, name, ep, stat, s, e
+				printf "-A KUBE-SEP-%08X%d -s %s/32 -m comment --comment \"%s\" -j KUBE-MARK-MASQ\n", s, e, ep, name
+				printf "-A KUBE-SEP-%08X%d -d %s/32 -p %s -m comment --comment \"%s\" -m %s --dport 8080 -j ACCEPT\n", s, e, ep, proto, name, proto
 			}
 		}
 		print "COMMIT"
@@ -157,7 +159,8 @@ done
 # loaded-state commands: one namespace per tool, holding $LOADED rules
 gen "$LOADED" "$WORK/loaded"
 NEWRULE="-d 10.250.1.1/32 -p tcp -m tcp --dport 9999 -j ACCEPT"
-CHECKRULE=$(grep '^-A KUBE-SERVICES' "$WORK/loaded" | tail -1 | cut -d' ' -f3-)
+# the rule text holds a quoted comment: split it as the shell would
+eval "CHECKRULE=($(grep '^-A KUBE-SERVICES' "$WORK/loaded" | tail -1 | cut -d' ' -f3-))"
 printf '*filter\n-A KUBE-SERVICES %s\nCOMMIT\n' "-d 10.250.2.2/32 -p udp -m udp --dport 53 -j ACCEPT" >"$WORK/one"
 declare -A L=()
 for k in ref ours; do
@@ -176,7 +179,7 @@ measure() { # NAME REFCMD OURSCMD as functions taking ns+tool kind
 op_append() { run "$2" $(tool $1 iptables) -A KUBE-SERVICES $NEWRULE; ip netns exec "$2" $(tool $1 iptables) -D KUBE-SERVICES $NEWRULE; }
 op_delete() { ip netns exec "$2" $(tool $1 iptables) -A KUBE-SERVICES $NEWRULE; run "$2" $(tool $1 iptables) -D KUBE-SERVICES $NEWRULE; }
 op_noflush() { STDIN="$WORK/one" run "$2" $(tool $1 iptables-restore) --noflush; ip netns exec "$2" $(tool $1 iptables) -D KUBE-SERVICES -d 10.250.2.2/32 -p udp -m udp --dport 53 -j ACCEPT; }
-op_check() { run "$2" $(tool $1 iptables) -C KUBE-SERVICES $CHECKRULE; }
+op_check() { run "$2" $(tool $1 iptables) -C KUBE-SERVICES "${CHECKRULE[@]}"; }
 op_list() { run "$2" $(tool $1 iptables) -L KUBE-SERVICES -n; }
 op_save() { run "$2" $(tool $1 iptables-save); }
 echo "== with $LOADED rules loaded"
