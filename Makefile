@@ -48,11 +48,13 @@ fuzz:
 	$(GO) test ./compat -run '^$$' -fuzz FuzzRestore -fuzztime $(FUZZTIME)
 	$(GO) test ./translate -run '^$$' -fuzz FuzzFromKernel -fuzztime $(FUZZTIME)
 
-# bench compares restore and single commands with iptables-nft (root;
-# see bench/iptables.sh for SIZES, LOADED, ONECHAIN, REPS, OUT).
+# bench compares restore and single commands with iptables-nft, and the
+# ipset personality with ipset (root; see bench/iptables.sh for SIZES,
+# LOADED, ONECHAIN, REPS, OUT and bench/ipset.sh for BIG, SMALL, REPS).
 bench: deps build
 	@command -v /usr/bin/time >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 	bash bench/iptables.sh $(BIN)
+	bash bench/ipset.sh $(BIN)
 
 # generate rebuilds the XDP program's committed Go bindings and object
 # (needs clang, llvm and libbpf-dev).

@@ -33,8 +33,9 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, r := range cmd.Rules {
 			// iptables prints interface names raw: one with blanks or
-			// quotes does not read back, in the reference either
-			if strings.ContainsAny(r.InIface+r.OutIface, " \t\"\\") {
+			// quotes (or a newline, a word separator too) does not read back,
+			// in the reference either
+			if strings.ContainsAny(r.InIface+r.OutIface, " \t\n\"\\") {
 				continue
 			}
 			// the chain name is taken as given; the rule text must round-trip

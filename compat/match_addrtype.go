@@ -169,8 +169,14 @@ const (
 // "cmp" and a contiguous run of types a "range" on the low byte (types
 // are below 12). Other type sets and IPv6 (whose xt_addrtype logic is
 // its own) keep the xtables match.
+//
+// fib with iif is allowed in PREROUTING, INPUT and FORWARD, with oif in
+// FORWARD, OUTPUT and POSTROUTING, as xt_addrtype allows
+// --limit-iface-in and --limit-iface-out; with both, xt_addrtype is
+// allowed in FORWARD only, so elsewhere (user chains included) the rule
+// keeps the xtables match and the kernel refuses it as iptables-nft's.
 func (m *AddrtypeMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if ctx.Family == IPv4 {
+	if ctx.Family == IPv4 && (!m.LimitIn || !m.LimitOut || ctx.InHooks(hookFwd)) {
 		if out, ok := m.native(); ok {
 			return out, nil
 		}

@@ -323,6 +323,10 @@ func (m *HashlimitMatch) Final(_ *Rule, seen OptSet) error {
 		var burst uint64
 		if seen.Has(hlOptBurst) {
 			unit := hlCostToBytes(m.Avg)
+			if unit == 0 {
+				// iptables divides by zero here (SIGFPE)
+				return Paramf("hashlimit: a byte rate below 16b/s cannot have a burst")
+			}
 			if m.Burst < unit {
 				return Paramf("burst cannot be smaller than %db", unit)
 			}
@@ -412,16 +416,33 @@ func (m *HashlimitMatch) fullMask() uint8 {
 	return 32
 }
 
-func (m *HashlimitMatch) Save(b *strings.Builder, _ *Rule) {
+func (m *HashlimitMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
+
+// SaveExact is Save in a form that parses back to the same match:
+// iptables prints the name unquoted, and a byte rate (and burst) rounded
+// to a unit, which for the slowest rates ("1gb/s" reads as 1 byte a
+// second) prints "0b/s", and need not give the same burst back.
+func (m *HashlimitMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
+
+func (m *HashlimitMatch) save(b *strings.Builder, exact bool) {
 	if m.Mode&hlModeInvert != 0 {
 		b.WriteString(" --hashlimit-above")
 	} else {
 		b.WriteString(" --hashlimit-upto")
 	}
 	var quantum uint32
-	if m.Mode&hlModeBytes != 0 {
+	switch {
+	case m.Mode&hlModeBytes != 0 && exact:
+		var tmp strings.Builder
+		quantum = hlBytesString(&tmp, m.Avg, m.Burst, " --hashlimit-burst")
+		unit := hlCostToBytes(m.Avg)
+		fmt.Fprintf(b, " %db/s", max(unit, 1))
+		if m.Burst != 0 {
+			fmt.Fprintf(b, " --hashlimit-burst %db", unit*m.Burst)
+		}
+	case m.Mode&hlModeBytes != 0:
 		quantum = hlBytesString(b, m.Avg, m.Burst, " --hashlimit-burst")
-	} else {
+	default:
 		var s string
 		s, quantum = hlRateString(m.Avg)
 		fmt.Fprintf(b, " %s --hashlimit-burst %d", s, m.Burst)
@@ -429,7 +450,11 @@ func (m *HashlimitMatch) Save(b *strings.Builder, _ *Rule) {
 	if m.Mode&hlModeHash != 0 {
 		b.WriteString(" --hashlimit-mode " + hlModeString(m.Mode, ","))
 	}
-	b.WriteString(" --hashlimit-name " + m.ListName)
+	name := m.ListName
+	if exact {
+		name = SaveQuote(name)
+	}
+	b.WriteString(" --hashlimit-name " + name)
 	if m.Size != 0 {
 		fmt.Fprintf(b, " --hashlimit-htable-size %d", m.Size)
 	}

@@ -105,8 +105,22 @@ func (m *MACMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 // NftExprs: xt_mac matches only on Ethernet devices (ARPHRD_ETHER) with
 // a link-layer header in front of the packet, whatever "!" says; "meta
 // iiftype" guards the first, the link-layer payload load itself fails
-// (the rule does not match) when no header is there.
-func (m *MACMatch) NftExprs(*NftContext) ([]expr.Any, error) {
+// (the rule does not match) when no header is there. xt_mac is only
+// allowed in PREROUTING, INPUT and FORWARD: in other chains, user chains
+// included, the rule keeps the xtables match (struct xt_mac_info) so
+// that the kernel refuses it (at once, or at a jump from a base chain)
+// as it does iptables-nft's.
+func (m *MACMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if !ctx.InHooks(hookPre | hookIn | hookFwd) {
+		x := &xtBlob{}
+		x.raw(m.Addr[:], 6)
+		inv := uint32(0)
+		if m.Invert {
+			inv = 1
+		}
+		x.u32(inv)
+		return []expr.Any{compatMatch("mac", 0, x)}, nil
+	}
 	return []expr.Any{
 		metaLoad(expr.MetaKeyIIFTYPE),
 		cmpReg(false, binary.NativeEndian.AppendUint16(nil, 1)), // ARPHRD_ETHER

@@ -154,9 +154,13 @@ func (m *OwnerMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 // packet has no socket with a file, which is what xt_owner does for the
 // positive single-id tests. "!" (true without a socket), id ranges (an
 // ordered compare of host-order data), --suppl-groups and
-// --socket-exists keep the xtables match.
-func (m *OwnerMatch) NftExprs(*NftContext) ([]expr.Any, error) {
-	if m.Invert == 0 && m.Match&^(ownerUID|ownerGID) == 0 &&
+// --socket-exists keep the xtables match. xt_owner is only allowed in
+// OUTPUT and POSTROUTING (elsewhere a packet may carry an early-demuxed
+// socket that meta skuid would read): in other chains, user chains
+// included, the rule keeps the xtables match so that the kernel refuses
+// it (at once, or at a jump from a base chain) as it does iptables-nft's.
+func (m *OwnerMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.InHooks(hookOut|hookPost) && m.Invert == 0 && m.Match&^(ownerUID|ownerGID) == 0 &&
 		m.UIDMin == m.UIDMax && m.GIDMin == m.GIDMax {
 		var out []expr.Any
 		if m.Match&ownerUID != 0 {

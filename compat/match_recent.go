@@ -117,10 +117,21 @@ func (m *RecentMatch) Final(_ *Rule, seen OptSet) error {
 		[][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 3}, {3, 0}, {3, 1}, {3, 2}, {4, 0}, {4, 3}})
 }
 
-func (m *RecentMatch) Save(b *strings.Builder, _ *Rule) {
+func (m *RecentMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
+
+// SaveExact is Save in a form that parses back to the same match:
+// iptables prints --seconds as a signed number (2^31 and up come out
+// negative, which does not parse) and the list name unquoted.
+func (m *RecentMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
+
+func (m *RecentMatch) save(b *strings.Builder, exact bool) {
 	b.WriteString(bang(m.Invert) + " --" + m.Cmd)
 	if m.Seconds != 0 {
-		fmt.Fprintf(b, " --seconds %d", int32(m.Seconds))
+		if exact {
+			fmt.Fprintf(b, " --seconds %d", m.Seconds)
+		} else {
+			fmt.Fprintf(b, " --seconds %d", int32(m.Seconds))
+		}
 	}
 	if m.Reap {
 		b.WriteString(" --reap")
@@ -131,7 +142,11 @@ func (m *RecentMatch) Save(b *strings.Builder, _ *Rule) {
 	if m.RTTL {
 		b.WriteString(" --rttl")
 	}
-	b.WriteString(" --name " + m.ListName + " --mask " + m.Mask.String())
+	name := m.ListName
+	if exact {
+		name = SaveQuote(name)
+	}
+	b.WriteString(" --name " + name + " --mask " + m.Mask.String())
 	if m.Dest {
 		b.WriteString(" --rdest")
 	} else {

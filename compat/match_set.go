@@ -172,11 +172,20 @@ const (
 	SetDimPortOnly                   // port only (bitmap:port)
 )
 
-// SetInfo describes an ipset set for -m set.
+// SetInfo describes an ipset set for -m set and -j SET.
 type SetInfo struct {
 	NftName string // the nftables set to look up
 	Family  Family
 	Dims    []SetDim
+	// Updatable: rules can add and delete elements (-j SET): a plain
+	// set, not the interval set of a net type.
+	Updatable  bool
+	HasTimeout bool
+	Timeout    uint32 // the set's default timeout, seconds
+	Counters   bool
+	// List is a list:set: its members are looked up one by one, which
+	// one nftables rule cannot express (see ipset/doc.go).
+	List bool
 }
 
 // LookupIPSet tells what -m set needs to know about an ipset set; the
@@ -188,23 +197,53 @@ var LookupIPSet func(name string) (info SetInfo, ok bool)
 // NftExprs builds the set's key from the packet, one field per
 // dimension in the direction --match-set gives, into consecutive 32-bit
 // registers, and looks it up in the nftables set that holds the ipset.
-// Counter tests and --return-nomatch have no native form.
+// Counter tests and --return-nomatch have no native form; a lookup
+// updates the element's counter, so ! --update-counters is only exact
+// (and accepted) for a set without counters; ! --update-subcounters
+// concerns list:set members only.
 func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if LookupIPSet == nil || m.ReturnNomatch || m.Packets.Op != "" || m.Bytes.Op != "" {
+	if LookupIPSet == nil {
 		return nil, ErrNoNative
 	}
 	info, ok := LookupIPSet(m.SetName)
 	if !ok {
-		return nil, Errorf(StatusParameter, "Set %s doesn't exist.", m.SetName)
+		// ipset's libxt_set message ends with a newline: xtables prints
+		// an empty line before the Try line.
+		return nil, Errorf(StatusParameter, "Set %s doesn't exist.\n", m.SetName)
+	}
+	// The sets live in nftables, not in the kernel's ipset, so the xt
+	// "set" match cannot stand in: what has no native form is refused.
+	// --return-nomatch would need nomatch pieces in the lookup set
+	// (they are left out); counter tests would need the element's
+	// counter in a register.
+	if m.ReturnNomatch {
+		return nil, Errorf(StatusParameter, "--return-nomatch is not supported by the nftables backend.")
+	}
+	if m.Packets.Op != "" || m.Bytes.Op != "" {
+		return nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend.")
+	}
+	if m.NoCounters && info.Counters {
+		return nil, Errorf(StatusParameter, "! --update-counters is not supported by the nftables backend for a set with counters.")
+	}
+	if info.List {
+		return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot match it yet.", m.SetName)
 	}
 	if info.Family != ctx.Family || len(m.Dirs) < len(info.Dims) {
 		// ipset matches nothing for a family mismatch or too few directions.
 		return []expr.Any{&expr.Verdict{Kind: expr.VerdictBreak}}, nil
 	}
+	out := setKeyExprs(ctx, info, func(i int) bool { return m.Dirs[i] == "src" })
+	return append(out, &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName, Invert: m.Invert}), nil
+}
+
+// setKeyExprs builds the key of set info from the packet, one field per
+// dimension (src(i) tells the direction of dimension i), into
+// consecutive 32-bit registers from NFT_REG32_00.
+func setKeyExprs(ctx *NftContext, info SetInfo, src func(i int) bool) []expr.Any {
 	var out []expr.Any
 	reg := uint32(8) // NFT_REG32_00
 	for i, d := range info.Dims {
-		src := m.Dirs[i] == "src"
+		src := src(i)
 		switch d {
 		case SetDimAddr:
 			off, n := uint32(16), uint32(4)
@@ -249,5 +288,5 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 			reg++
 		}
 	}
-	return append(out, &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName, Invert: m.Invert}), nil
+	return out
 }

@@ -216,9 +216,20 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 }
 
 // NftExprs translates the tcp match: flags, then source and destination
-// ports, each as a transport-header payload load and a compare.
-func (m *TCPMatch) NftExprs(*NftContext) ([]expr.Any, error) {
-	var out []expr.Any
+// ports, each as a transport-header payload load and a compare. Like
+// every xtables match that reads the transport header, xt_tcp never
+// matches a non-first IPv4 fragment (also with no option at all), so the
+// first-fragment test comes first (see firstFragmentExprs).
+//
+// --tcp-option walks the TCP options (and drops a packet whose options
+// are truncated), which nft's `tcp option` does not do the same way:
+// with it the whole match is the xtables tcp match (struct xt_tcp,
+// revision 0), as iptables-nft sends it; xt_tcp skips fragments itself.
+func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if m.HasOption {
+		return []expr.Any{m.xtTCP()}, nil
+	}
+	out := firstFragmentExprs(ctx.Rule)
 	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
 		op := expr.CmpOpEq
 		if m.FlagsInv {
@@ -231,8 +242,34 @@ func (m *TCPMatch) NftExprs(*NftContext) ([]expr.Any, error) {
 	}
 	out = append(out, PortExprs(0, m.Src)...)
 	out = append(out, PortExprs(2, m.Dst)...)
-	if m.HasOption {
-		return nil, ErrNoNative
-	}
 	return out, nil
+}
+
+// xtTCP is struct xt_tcp: spts[2], dpts[2], option, flg_mask, flg_cmp,
+// invflags (XT_TCP_INV_SRCPT 1, DSTPT 2, FLAGS 4, OPTION 8).
+func (m *TCPMatch) xtTCP() expr.Any {
+	x := &xtBlob{}
+	x.u16(m.Src.Min)
+	x.u16(m.Src.Max)
+	x.u16(m.Dst.Min)
+	x.u16(m.Dst.Max)
+	x.u8(m.Option)
+	var inv uint8
+	if m.HasFlags {
+		x.u8(m.FlagMask)
+		x.u8(m.FlagCmp)
+	} else {
+		x.u8(0)
+		x.u8(0)
+	}
+	for _, f := range []struct {
+		on  bool
+		bit uint8
+	}{{m.Src.Invert, 1}, {m.Dst.Invert, 2}, {m.HasFlags && m.FlagsInv, 4}, {m.OptionInv, 8}} {
+		if f.on {
+			inv |= f.bit
+		}
+	}
+	x.u8(inv)
+	return compatMatch("tcp", 0, x)
 }

@@ -74,7 +74,11 @@ func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	ListPorts(b, "dpt", m.Dst, "udp", numeric)
 }
 
-// NftExprs translates the udp match: source, then destination ports.
-func (m *UDPMatch) NftExprs(*NftContext) ([]expr.Any, error) {
-	return append(PortExprs(0, m.Src), PortExprs(2, m.Dst)...), nil
+// NftExprs translates the udp match: the first-fragment test (xt_udp
+// never matches a non-first IPv4 fragment; see firstFragmentExprs), then
+// source and destination ports.
+func (m *UDPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	out := firstFragmentExprs(ctx.Rule)
+	out = append(out, PortExprs(0, m.Src)...)
+	return append(out, PortExprs(2, m.Dst)...), nil
 }

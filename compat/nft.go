@@ -42,6 +42,10 @@ type NftContext struct {
 	Rule   *Rule
 	// Table is the iptables table the rule lives in.
 	Table string
+	// Chain is the iptables chain the rule lives in ("" when unknown):
+	// matches the kernel allows only in some hooks use it (see
+	// InHooks).
+	Chain string
 }
 
 // NftExpresser is implemented by matches and targets that have a native

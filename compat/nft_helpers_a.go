@@ -80,3 +80,30 @@ func ruleProtoIs(r *Rule, p uint8) bool { return r.ProtoSet && !r.ProtoInv && r.
 
 // putAddr16 writes a into the 16-byte union nf_inet_addr at b.
 func putAddr16(b []byte, a []byte) { copy(b[:16], a) }
+
+// iptables hooks by built-in chain name.
+var builtinHook = map[string]uint8{"PREROUTING": 0, "INPUT": 1, "FORWARD": 2, "OUTPUT": 3, "POSTROUTING": 4}
+
+// InHooks reports whether the rule's chain is a built-in chain of one
+// of the given hooks (bits 1<<NF_INET_*), or unknown. A user chain
+// reports false: the kernel checks an xtables extension there only when
+// a jump from a base chain binds it to hooks, so an extension the
+// kernel restricts to some hooks keeps its xtables form in user chains,
+// and the kernel accepts or refuses it, at the jump, as it does
+// iptables-nft's.
+func (ctx *NftContext) InHooks(hooks uint8) bool {
+	if ctx == nil || ctx.Chain == "" {
+		return true
+	}
+	h, ok := builtinHook[ctx.Chain]
+	return ok && hooks&(1<<h) != 0
+}
+
+// Hook masks for InHooks.
+const (
+	hookPre  = 1 << 0
+	hookIn   = 1 << 1
+	hookFwd  = 1 << 2
+	hookOut  = 1 << 3
+	hookPost = 1 << 4
+)

@@ -502,6 +502,9 @@ func (p *parser) base(c int, r goResult) error {
 			if p.invert {
 				return Paramf("cannot have ! before -g")
 			}
+			if err := checkTargetName(arg); err != nil {
+				return err
+			}
 			p.jumpto = arg
 			p.rule.Target = &ChainTarget{Chain: arg, Goto: true}
 			p.cmd.JumpChain = arg
@@ -755,12 +758,26 @@ func (p *parser) mergeOptions(l *loadedExt) {
 	p.longs = append(merged, p.longs...)
 }
 
+// checkTargetName is xtables' xt_parse_target, for -j and -g.
+func checkTargetName(name string) error {
+	if name == "" {
+		return Paramf("Invalid target name (too short)")
+	}
+	if len(name) >= 29 {
+		return Paramf("Invalid target name `%s' (%d chars max)", name, 28)
+	}
+	if strings.ContainsAny(name, " \t\n\v\f\r") { // C isspace
+		return Paramf("Invalid target name `%s'", name)
+	}
+	return nil
+}
+
 func (p *parser) jump(name string) error {
 	if p.invert {
 		return Paramf("cannot have ! before -j")
 	}
-	if len(name) >= 29 {
-		return Paramf("Invalid target name `%s' (%d chars max)", name, 28)
+	if err := checkTargetName(name); err != nil {
+		return err
 	}
 	p.jumpto = name
 	spec := FindTarget(name, p.f)

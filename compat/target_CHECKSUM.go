@@ -44,13 +44,17 @@ func (t *ChecksumTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	}
 }
 
-// NftExprs: nftables has no checksum-fill expression and the kernel
-// binds the xtables target to a table named "mangle", so CHECKSUM is
-// not supported; outside the mangle table the kernel refuses it anyway,
-// and does so for the xtables target we hand it there.
+// NftExprs: CHECKSUM completes a partial (offloaded) checksum in place,
+// and nftables has no expression that does (payload writes only update
+// checksums incrementally). The kernel binds the xtables target to a
+// table named "mangle", so it cannot run in our table either: the rule
+// is refused with a message that says so, rather than accepted as a
+// no-op that would silently leave checksums partial (see
+// docs/extensions.md). Outside the mangle table the kernel refuses it
+// anyway, and does so for the xtables target we hand it there.
 func (t *ChecksumTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if ctx.Table != "mangle" {
 		return tgRefused("CHECKSUM", 0, 1), nil
 	}
-	return nil, errTgUnsupported
+	return nil, tgNotInTable("CHECKSUM", "mangle", "--checksum-fill")
 }

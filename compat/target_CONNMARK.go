@@ -166,22 +166,37 @@ func (t *ConnmarkTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	}
 }
 
-// NftExprs: --restore-mark with a full nfmask and no shift is `meta
-// mark set ct mark & ctmask`; like xt, it leaves packets without a
-// conntrack alone (the ct load ends the rule). Everything else stays
-// the xtables target (no table restriction): save and restore under
-// both masks mix two registers, and the forms that write the ct mark
-// (`ct mark set`) do not come back from the kernel reader (the library
-// decodes a ct set as a ct load), so their read-back would fail. So does
-// --restore-mark in the raw table, where a CT template may sit on the
-// packet: xt ignores it, a ct load would read its zero mark.
+// NftExprs: three forms are native.
+//
+//   - --restore-mark with a full nfmask and no shift is `meta mark set ct
+//     mark & ctmask`; like xt, it leaves packets without a conntrack alone
+//     (the ct load ends the rule). Not in the raw table, where a CT
+//     template may sit on the packet: xt ignores it, a ct load would read
+//     its zero mark.
+//   - --set-xmark V/M (and --set-mark, --and/--or/--xor-mark, which parse
+//     to it) is `ct mark set ct mark & ^M ^ V`, or `ct mark set V` for a
+//     full mask: xt computes (ctmark & ^ctmask) ^ ctmark-value and writes
+//     it (with an IPCT_MARK event) when it changed; nft_ct_set does the
+//     same, and both leave packets without a conntrack, or with a
+//     template, alone.
+//   - --save-mark with full masks and no shift is `ct mark set meta mark`
+//     (xt: (ctmark & ^ctmask) ^ (mark & nfmask)).
+//
+// Everything else (save/restore under masks, shifts) mixes two
+// registers and keeps the xtables target (no table restriction).
 func (t *ConnmarkTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if t.Mode == tgConnmarkRestore && t.NfMask == 0xffffffff && t.ShiftBits == 0 && ctx.Table != "raw" {
+	ctSet := &expr.Ct{Key: expr.CtKeyMARK, Register: 1, SourceRegister: true}
+	switch {
+	case t.Mode == tgConnmarkRestore && t.NfMask == 0xffffffff && t.ShiftBits == 0 && ctx.Table != "raw":
 		out := []expr.Any{&expr.Ct{Key: expr.CtKeyMARK, Register: 1}}
 		if t.CtMask != 0xffffffff {
 			out = append(out, &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: hostU32(t.CtMask), Xor: hostU32(0)})
 		}
 		return append(out, tgMetaSet(expr.MetaKeyMARK)), nil
+	case t.Mode == tgConnmarkSet && t.ShiftBits == 0:
+		return append(tgXsetExprs(&expr.Ct{Key: expr.CtKeyMARK, Register: 1}, t.CtMark, t.CtMask), ctSet), nil
+	case t.Mode == tgConnmarkSave && t.NfMask == 0xffffffff && t.CtMask == 0xffffffff && t.ShiftBits == 0:
+		return []expr.Any{&expr.Meta{Key: expr.MetaKeyMARK, Register: 1}, ctSet}, nil
 	}
 	nfmask := t.NfMask
 	if t.Mode == tgConnmarkSet {

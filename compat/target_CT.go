@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -204,11 +205,22 @@ func (t *CTTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 func (t *CTTarget) ListName() string { return "CT" }
 
 // NftExprs: --notrack (and NOTRACK) is the nft notrack expression.
+// A CT target that only sets a zone (--zone N, plain -j CT = zone 0,
+// or --zone-orig and --zone-reply together, which the kernel treats as
+// both directions) is `ct zone set N`: like xt's CT, it attaches a
+// conntrack template with that zone (IPS_CONFIRMED, nothing else) to a
+// packet that has no conntrack yet and leaves other packets alone, and
+// the kernel allows it in the same hooks (PREROUTING, OUTPUT).
+//
 // Every other CT form needs the xtables target, which the kernel binds
-// to a table named "raw", or `ct zone set`, which the kernel reader
-// cannot decode back (the library reads a ct set as a ct load): not
-// supported. Outside the raw table the kernel refuses CT, and so it
-// does when we hand it the xtables target there.
+// to a table named "raw" (not supported, see tgNotInTable): --helper,
+// --timeout (nft would need named ct helper/timeout objects, whose
+// template is not the same), --ctevents/--expevents (no nft
+// equivalent), a zone in one direction only (the library cannot send
+// the direction of a ct zone set) and --zone mark (xt takes the mark
+// when conntrack looks the packet up, nft when the rule runs). Outside
+// the raw table the kernel refuses CT, and so it does when we hand it
+// the xtables target there.
 func (t *CTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if ctx.Table != "raw" {
 		return tgRefused("CT", 2, 72), nil
@@ -216,5 +228,26 @@ func (t *CTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if t.Flags&CTNotrack != 0 {
 		return []expr.Any{&expr.Notrack{}}, nil
 	}
-	return nil, errTgUnsupported
+	dir := t.Flags & (CTZoneDirOrig | CTZoneDirRepl)
+	if t.Flags&^(CTZoneDirOrig|CTZoneDirRepl) == 0 && (dir == 0 || dir == CTZoneDirOrig|CTZoneDirRepl) &&
+		t.Helper == "" && t.Timeout == "" && t.CtEvents == 0 && t.ExpEvents == 0 {
+		return []expr.Any{tgImm(1, binary.NativeEndian.AppendUint16(nil, t.Zone)),
+			&expr.Ct{Key: expr.CtKeyZONE, Register: 1, SourceRegister: true}}, nil
+	}
+	return nil, tgNotInTable("CT", "raw", t.reason())
+}
+
+// reason says why the form has no native translation.
+func (t *CTTarget) reason() string {
+	switch {
+	case t.Helper != "":
+		return "--helper"
+	case t.Timeout != "":
+		return "--timeout"
+	case t.CtEvents != 0 || t.ExpEvents != 0:
+		return "--ctevents/--expevents"
+	case t.Flags&CTZoneMark != 0:
+		return "--zone mark"
+	}
+	return "a zone in one direction"
 }

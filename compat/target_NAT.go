@@ -343,7 +343,7 @@ func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	r := t.Range
 	if r.Flags&NATProtoOffset != 0 {
 		// nft nat has no base port: a shifted port map (/base).
-		return nil, errTgUnsupported
+		return nil, tgNotInTable(t.Kind, "nat", "a shifted port map (/BASE)")
 	}
 	var out []expr.Any
 	ports := r.Flags&NATProtoSpecified != 0
@@ -359,13 +359,18 @@ func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	random, fully, persistent := r.Flags&NATProtoRandom != 0, r.Flags&NATProtoRandomFull != 0, r.Flags&NATPersistent != 0
 	switch t.Kind {
 	case "MASQUERADE":
+		// With ports the kernel package sends NFTA_MASQ_FLAGS with
+		// NF_NAT_RANGE_PROTO_SPECIFIED next to the port registers
+		// (the library's own encoding leaves the flags out, and the
+		// kernel would then ignore the ports): see kernel/fastexpr.go.
+		m := &expr.Masq{Random: random, FullyRandom: fully, Persistent: persistent}
 		if ports {
-			// The library's masq expression cannot carry flags
-			// with ports, and without NF_NAT_RANGE_PROTO_SPECIFIED
-			// the kernel would ignore the ports.
-			return nil, errTgUnsupported
+			m.ToPorts, m.RegProtoMin = true, pmin
+			if pmax != pmin {
+				m.RegProtoMax = pmax
+			}
 		}
-		return append(out, &expr.Masq{Random: random, FullyRandom: fully, Persistent: persistent}), nil
+		return append(out, m), nil
 	case "REDIRECT":
 		return append(out, &expr.Redir{RegisterProtoMin: pmin, RegisterProtoMax: pmax, Flags: r.Flags}), nil
 	}

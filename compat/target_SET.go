@@ -3,6 +3,9 @@ package compat
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/google/nftables/expr"
 )
 
 // SetTarget is -j SET (revision 3): it adds the packet's addresses or
@@ -191,3 +194,63 @@ func (t *SetTarget) write(b *strings.Builder, pfx string) {
 func (t *SetTarget) Save(b *strings.Builder, _ *Rule) { t.write(b, "--") }
 
 func (t *SetTarget) List(b *strings.Builder, _ *Rule, _ bool) { t.write(b, "") }
+
+// nft_dynset operations.
+const (
+	dynsetOpAdd    = 0 // NFT_DYNSET_OP_ADD
+	dynsetOpUpdate = 1 // NFT_DYNSET_OP_UPDATE
+	dynsetOpDelete = 2 // NFT_DYNSET_OP_DELETE
+)
+
+// NftExprs adds the packet's key to the set (--add-set) or deletes it
+// (--del-set) with nft dynset on the same nftables set -m set looks up.
+// --add-set adds a missing element and leaves an existing one alone;
+// with --exist it also refreshes an existing element's timeout
+// (dynset update). The timeout is --timeout, else the set's default.
+// Net types (an interval set holds their flattened pieces, which the
+// packet path cannot update) and --map-set have no native form.
+func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if LookupIPSet == nil || len(t.Map.Dirs) > 0 {
+		return nil, ErrNoNative
+	}
+	var out []expr.Any
+	for _, op := range []struct {
+		ref SetRef
+		add bool
+	}{{t.Add, true}, {t.Del, false}} {
+		if len(op.ref.Dirs) == 0 {
+			continue
+		}
+		info, ok := LookupIPSet(op.ref.Name)
+		if !ok {
+			return nil, Errorf(StatusParameter, "Set %s doesn't exist.\n", op.ref.Name)
+		}
+		if info.List {
+			return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot update it from rules yet.", op.ref.Name)
+		}
+		if !info.Updatable {
+			return nil, ErrNoNative
+		}
+		if info.Family != ctx.Family || len(op.ref.Dirs) < len(info.Dims) {
+			continue // ipset does nothing for these
+		}
+		dirs := op.ref.Dirs
+		out = append(out, setKeyExprs(ctx, info, func(i int) bool { return dirs[i] })...)
+		d := &expr.Dynset{SrcRegKey: KernelReg(8), SetName: info.NftName, Operation: dynsetOpDelete}
+		if op.add {
+			d.Operation = dynsetOpAdd
+			if t.Exist && info.HasTimeout {
+				d.Operation = dynsetOpUpdate
+			}
+			if info.HasTimeout {
+				secs := info.Timeout
+				if t.Timeout != tgSetNoTimeout {
+					secs = t.Timeout
+				}
+				d.Timeout = time.Duration(secs) * time.Second
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

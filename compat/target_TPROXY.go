@@ -92,13 +92,16 @@ func (t *TproxyTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	fmt.Fprintf(b, " TPROXY redirect %s:%d mark 0x%x/0x%x", t.addr(), t.Port, t.MarkValue, t.MarkMask)
 }
 
-// NftExprs: nft tproxy continues with the next rule when no socket is
-// found, where TPROXY drops the packet, and the kernel binds the
-// xtables target to a table named "mangle": not supported. Outside the
-// mangle table the kernel refuses it, also the target we hand it there.
+// NftExprs: TPROXY drops the packet when no socket is found and
+// accepts it (after setting the mark) when one is; nft tproxy ends the
+// rule (the next rule runs) when none is found, so an exact form would
+// need a second rule or chain, which would break iptables' one rule,
+// one kernel rule numbering. The kernel binds the xtables target to a
+// table named "mangle": not supported. Outside the mangle table the
+// kernel refuses it, also the target we hand it there.
 func (t *TproxyTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if ctx.Table != "mangle" {
 		return tgRefused("TPROXY", 1, 26), nil
 	}
-	return nil, errTgUnsupported
+	return nil, tgNotInTable("TPROXY", "mangle", "dropping packets without a socket in the same rule")
 }

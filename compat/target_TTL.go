@@ -104,9 +104,11 @@ func (t *TTLTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 }
 
 // NftExprs: --ttl-set / --hl-set is `ip ttl set` / `ip6 hoplimit set`.
-// --ttl-inc/--ttl-dec saturate at 255/0, which nftables cannot compute,
-// and the kernel binds the xtables target to a table named "mangle":
-// not supported. Outside the mangle table the kernel refuses the target.
+// --ttl-inc/--ttl-dec saturate at 255/0, which no nftables expression
+// computes (an exact form would need a 256-entry anonymous map per rule,
+// which our rule encoding does not carry), and the kernel binds the
+// xtables target to a table named "mangle": not supported. Outside the
+// mangle table the kernel refuses the target.
 func (t *TTLTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	name := "TTL"
 	if t.IPv6 {
@@ -116,7 +118,11 @@ func (t *TTLTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		return tgRefused(name, 0, 2), nil
 	}
 	if t.Mode != tgTtlSet {
-		return nil, errTgUnsupported
+		opt := "--ttl-inc/--ttl-dec"
+		if t.IPv6 {
+			opt = "--hl-inc/--hl-dec"
+		}
+		return nil, tgNotInTable(name, "mangle", opt+" (they saturate at 255 and 0)")
 	}
 	if t.IPv6 {
 		return []expr.Any{tgImm(1, []byte{t.Value}),

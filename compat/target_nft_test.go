@@ -2,6 +2,7 @@ package compat
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -18,6 +19,8 @@ func TestTargetNftExprs(t *testing.T) {
 	markLoad := &expr.Meta{Key: expr.MetaKeyMARK, Register: 1}
 	markSet := &expr.Meta{Key: expr.MetaKeyMARK, Register: 1, SourceRegister: true}
 	ctLoad := &expr.Ct{Key: expr.CtKeyMARK, Register: 1}
+	ctSet := &expr.Ct{Key: expr.CtKeyMARK, Register: 1, SourceRegister: true}
+	zoneSet := &expr.Ct{Key: expr.CtKeyZONE, Register: 1, SourceRegister: true}
 	bw := func(mask, xor uint32) expr.Any {
 		return &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: hostU32(mask), Xor: hostU32(xor)}
 	}
@@ -47,7 +50,15 @@ func TestTargetNftExprs(t *testing.T) {
 		{IPv4, "mangle", "-j MARK --set-mark 5", []expr.Any{imm(1, hostU32(5)...), markSet}, false},
 		{IPv4, "mangle", "-j MARK --set-xmark 0x5/0xf0", []expr.Any{markLoad, bw(^uint32(0xf0), 5), markSet}, false},
 		{IPv4, "mangle", "-j MARK --or-mark 0x100", []expr.Any{markLoad, bw(^uint32(0x100), 0x100), markSet}, false},
-		{IPv4, "mangle", "-j CONNMARK --save-mark", []expr.Any{tgXtTarget("CONNMARK", 2, []byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 1})}, false},
+		{IPv4, "mangle", "-j CONNMARK --save-mark", []expr.Any{markLoad, ctSet}, false},
+		{IPv4, "raw", "-j CONNMARK --save-mark", []expr.Any{markLoad, ctSet}, false},
+		{IPv4, "mangle", "-j CONNMARK --save-mark --mask 0xff", []expr.Any{tgXtTarget("CONNMARK", 2, []byte{0, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0, 0, 1})}, false},
+		{IPv4, "mangle", "-j CONNMARK --save-mark --left-shift-mark 8", []expr.Any{tgXtTarget("CONNMARK", 2, []byte{0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 8, 1})}, false},
+		{IPv4, "mangle", "-j CONNMARK --set-mark 7", []expr.Any{imm(1, hostU32(7)...), ctSet}, false},
+		{IPv4, "filter", "-j CONNMARK --set-xmark 0x5/0xf0", []expr.Any{ctLoad, bw(^uint32(0xf0), 5), ctSet}, false},
+		{IPv4, "filter", "-j CONNMARK --set-mark 0x10/0x30", []expr.Any{ctLoad, bw(^uint32(0x30), 0x10), ctSet}, false},
+		{IPv4, "filter", "-j CONNMARK --or-mark 0x100", []expr.Any{ctLoad, bw(^uint32(0x100), 0x100), ctSet}, false},
+		{IPv4, "filter", "-j CONNMARK --xor-mark 0x3", []expr.Any{ctLoad, bw(^uint32(0), 3), ctSet}, false},
 		{IPv4, "mangle", "-j CONNMARK --restore-mark --ctmask 0xff", []expr.Any{ctLoad, bw(0xff, 0), markSet}, false},
 		{IPv4, "nat", "-j MASQUERADE --random", []expr.Any{&expr.Masq{Random: true}}, false},
 		{IPv4, "nat", "-p tcp -j DNAT --to-destination 10.0.0.5:80", []expr.Any{imm(1, 10, 0, 0, 5), imm(3, 0, 80),
@@ -57,10 +68,18 @@ func TestTargetNftExprs(t *testing.T) {
 		{IPv4, "nat", "-p tcp -j REDIRECT --to-ports 8080-8090", []expr.Any{imm(3, 0x1f, 0x90), imm(4, 0x1f, 0x9a),
 			&expr.Redir{RegisterProtoMin: 3, RegisterProtoMax: 4, Flags: NATProtoSpecified}}, false},
 		{IPv4, "filter", "-j MASQUERADE", refused("MASQUERADE", 0, 24), false},
-		{IPv4, "nat", "-p tcp -j MASQUERADE --to-ports 1000", nil, true},
+		{IPv4, "nat", "-p tcp -j MASQUERADE --to-ports 1000", []expr.Any{imm(3, 0x03, 0xe8), &expr.Masq{ToPorts: true, RegProtoMin: 3}}, false},
+		{IPv4, "nat", "-p tcp -j MASQUERADE --to-ports 1024-65535 --random-fully", []expr.Any{imm(3, 0x04, 0x00), imm(4, 0xff, 0xff),
+			&expr.Masq{ToPorts: true, RegProtoMin: 3, RegProtoMax: 4, FullyRandom: true}}, false},
 		{IPv4, "raw", "-j CT --notrack", []expr.Any{&expr.Notrack{}}, false},
 		{IPv4, "raw", "-j NOTRACK", []expr.Any{&expr.Notrack{}}, false},
-		{IPv4, "raw", "-j CT --zone 5", nil, true},
+		{IPv4, "raw", "-j CT --zone 5", []expr.Any{imm(1, binary.NativeEndian.AppendUint16(nil, 5)...), zoneSet}, false},
+		{IPv4, "raw", "-j CT", []expr.Any{imm(1, 0, 0), zoneSet}, false},
+		{IPv4, "raw", "-j CT --zone-orig 7 --zone-reply 8", []expr.Any{imm(1, binary.NativeEndian.AppendUint16(nil, 8)...), zoneSet}, false},
+		{IPv4, "raw", "-j CT --zone-orig 7", nil, true},
+		{IPv4, "raw", "-j CT --zone mark", nil, true},
+		{IPv4, "raw", "-j CT --zone 1 --ctevents new", nil, true},
+		{IPv4, "raw", "-p tcp -j CT --timeout x", nil, true},
 		{IPv4, "filter", "-j CT --notrack", refused("CT", 2, 72), false},
 		{IPv4, "raw", "-p tcp -j CT --helper ftp", nil, true},
 		{IPv4, "mangle", "-j TTL --ttl-set 64", tgHeaderRewrite(8, []byte{0, 0xff}, []byte{64, 0}, true), false},

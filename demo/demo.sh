@@ -13,7 +13,11 @@ if [ "$(id -u)" != 0 ]; then
   exit 0
 fi
 srv=xdpt-demo-srv-$$ cli=xdpt-demo-cli-$$
-cleanup() { ip netns del "$srv" 2>/dev/null || true; ip netns del "$cli" 2>/dev/null || true; }
+cleanup() {
+  ip netns exec "$srv" "$bin" xdp detach veth0 >/dev/null 2>&1 || true
+  ip netns del "$srv" 2>/dev/null || true; ip netns del "$cli" 2>/dev/null || true
+  if [ -n "${bpfmounted:-}" ]; then umount "$bpfmounted" 2>/dev/null || true; fi
+}
 trap cleanup EXIT
 ip netns add "$srv"; ip netns add "$cli"
 ip link add veth0 netns "$srv" type veth peer name veth1 netns "$cli"
@@ -38,3 +42,31 @@ S "$bin" iptables-save -c
 echo
 echo "== nft list table ip xdptables (what the kernel holds)"
 if command -v nft >/dev/null; then S nft list table ip xdptables; else echo "(nft not installed)"; fi
+
+echo
+echo "== XDP fast path: a 100k-network blocklist loaded with ipset restore, dropped in XDP"
+# `ip netns exec` gives its child a fresh /sys, so the pins live in a
+# bpffs mounted from here, at xdptables' fallback path.
+bpffs=/run/xdptables/bpffs
+if [ "$(stat -f -c %T "$bpffs" 2>/dev/null)" != bpf_fs ]; then
+  if mkdir -p "$bpffs" && mount -t bpf bpf "$bpffs" 2>/dev/null; then bpfmounted=$bpffs; fi
+fi
+if [ "$(stat -f -c %T "$bpffs" 2>/dev/null)" != bpf_fs ]; then
+  echo "(bpffs cannot be mounted here: no XDP part; nftables alone enforces every rule)"
+  exit 0
+fi
+{
+  echo "create blocklist hash:net maxelem 200000"
+  awk 'BEGIN { for (i = 0; i < 99999; i++) printf "add blocklist 198.%d.%d.%d\n", 18 + int(i / 65536), int(i / 256) % 256, i % 256 }'
+  echo "add blocklist 198.51.100.2"
+} | S "$bin" ipset restore
+S "$bin" iptables -t raw -A PREROUTING -m set --match-set blocklist src -j DROP
+S "$bin" xdp attach veth0 --mode generic
+echo "attached in generic mode on veth0; the client (198.51.100.2, in the blocklist) sends 5 pings"
+ip netns exec "$cli" ping -c 5 -i 0.2 -W 1 198.51.100.1 >/dev/null || true
+echo
+echo "== xdptables iptables -t raw -L -n -v (nftables counter + XDP counter)"
+S "$bin" iptables -t raw -L -n -v
+echo
+echo "== xdptables xdp status"
+S "$bin" xdp status

@@ -25,9 +25,7 @@ var compatBlobLinesT = []struct {
 	{compat.IPv4, "filter", "INPUT", "-j NFQUEUE --queue-balance 2:5 --queue-bypass"},
 	{compat.IPv4, "filter", "INPUT", "-j NFQUEUE --queue-balance 2:5 --queue-cpu-fanout"},
 	{compat.IPv6, "filter", "INPUT", "-j NFQUEUE --queue-num 3 --queue-bypass"},
-	{compat.IPv4, "mangle", "PREROUTING", "-j CONNMARK --set-xmark 0x10/0xff"},
-	{compat.IPv4, "mangle", "PREROUTING", "-j CONNMARK --set-mark 5"},
-	{compat.IPv4, "mangle", "PREROUTING", "-j CONNMARK --save-mark"},
+	// CONNMARK --set-xmark/--set-mark and a plain --save-mark are native
 	{compat.IPv4, "mangle", "PREROUTING", "-j CONNMARK --save-mark --nfmask 0xf --ctmask 0xf0"},
 	{compat.IPv4, "mangle", "PREROUTING", "-j CONNMARK --restore-mark --mask 0xff"},
 	{compat.IPv4, "mangle", "PREROUTING", "-j CONNMARK --save-mark --left-shift-mark 8"},

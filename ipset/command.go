@@ -144,18 +144,22 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 	return true, nil
 }
 
+var (
+	argsNeeded = map[Op]int{OpCreate: 2, OpAdd: 2, OpDel: 2, OpTest: 2, OpSwap: 2, OpRename: 2}
+	argsMax    = map[Op]int{OpList: 1, OpSave: 1, OpFlush: 1, OpDestroy: 1, OpSwap: 2, OpRename: 2, OpRestore: 0, OpVersion: 0, OpHelp: 1}
+)
+
 // checkArgs checks the number of positional arguments.
 func (c *Command) checkArgs() *Error {
 	n := len(c.Args)
-	need := map[Op]int{OpCreate: 2, OpAdd: 2, OpDel: 2, OpTest: 2, OpSwap: 2, OpRename: 2}[c.Op]
+	need := argsNeeded[c.Op]
 	if n < need {
 		if n == 1 {
 			return usagef("Missing second mandatory argument to command %s", c.Op)
 		}
 		return usagef("Missing mandatory argument to command %s", c.Op)
 	}
-	maxArgs := map[Op]int{OpList: 1, OpSave: 1, OpFlush: 1, OpDestroy: 1, OpSwap: 2, OpRename: 2, OpRestore: 0, OpVersion: 0, OpHelp: 1}
-	if m, ok := maxArgs[c.Op]; ok && n > m {
+	if m, ok := argsMax[c.Op]; ok && n > m {
 		return usagef("Unknown argument: `%s'", c.Args[m])
 	}
 	for _, a := range c.Args[:min(n, 2)] {
@@ -210,6 +214,9 @@ func ParseRestore(text string) ([]*Command, *Error) {
 			continue
 		}
 		args := SplitLine(t)
+		if len(args) == 0 {
+			continue // only blanks ("\r", …): ipset skips the line
+		}
 		op, ok := opAliases[args[0]]
 		if !ok {
 			e := usagef("No command specified: unknown argument %s", args[0])

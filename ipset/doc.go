@@ -41,6 +41,37 @@
 //     given to its most specific entry; pieces owned by nomatch entries
 //     are left out. A piece carries the timeout and comment of its owner.
 //     Both sets change in the same transaction.
+//   - "ipset-nomatch.NAME", an empty set, exists while a net type holds
+//     nomatch entries. Without it, every address an entry covers is in
+//     some piece, so the kernel's own answers decide single commands
+//     without reading the set (see setengine/fast.go): an exclusive add
+//     of the new prefix's piece that the kernel accepts without an
+//     interval overlap means the prefix overlaps no entry; a piece next
+//     to an entry's range means an enclosing entry may exist. Whatever
+//     these checks cannot decide takes the general path, which reads
+//     the set (O(n)).
+//   - list:set: "ipset.NAME" holds one element per member, its key the
+//     member's position (so the order survives), its comment the
+//     member's name (then "\x1f" and the entry's own comment).
+//   - Plain (non-interval) lookup sets are created "dynamic" (rhash
+//     backend) so that -j SET --add-set/--del-set can be nft dynset
+//     add/update/delete on them.
+//
+// initval: ipset draws it at random; here a set created without one gets
+// a value derived from its name, which is not stored, so that two sets
+// created alike have identical headers and swap moves only elements:
+// the nftables sets keep their names, which rules point at, and the
+// elements of both change in one transaction (atomic for packets). A
+// set whose header differs from its swap partner's (maxelem, timeout,
+// counters, …) is re-created, which fails while a rule uses it.
+//
+// Not matched natively: -m set on a list:set (an nftables rule cannot OR
+// several lookups; the planned form is a hidden chain per list:set and
+// direction set with one lookup rule per member that sets a mark bit,
+// tested by the calling rule — it needs ruleset/ and translate/ to know
+// the hidden chains) and -j SET on net types (their lookup set is an
+// interval set, which the packet path cannot update); both are refused
+// with a message.
 //
 // Fields without an nftables equivalent: "Size in memory" is an
 // estimate in ipset's layout; hashsize, bucketsize, initval and forceadd
@@ -53,8 +84,7 @@
 // add start at zero (the counter expression cannot be preset through
 // the library used); skbinfo values are not kept; counters of net types
 // read back as zero; a rename re-creates the sets, so the renamed set
-// moves to the end of the listing; list:set is kept in memory only
-// (not stored in the kernel yet); when an overlapping more specific net
+// moves to the end of the listing; when an overlapping more specific net
 // entry expires before its parent, the parent does not take its range
 // back until the next change of the set.
 package ipset

@@ -23,6 +23,7 @@ type Part struct {
 	HasMAC  bool
 	Mark    uint32
 	Name    string // DimSet
+	pos     uint32 // DimSet: the member's position, as stored
 }
 
 // Elem is an element: one Part per dimension of the set's type.

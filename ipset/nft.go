@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,12 +40,7 @@ type NftElem struct {
 }
 
 // Supported reports whether the kernel mapping covers s.
-func (s *Set) Supported() error {
-	if s.Type.List {
-		return fmt.Errorf("list:set is not stored in nftables yet")
-	}
-	return nil
-}
+func (s *Set) Supported() error { return nil }
 
 // fieldTypes returns the nftables types of the lookup key of s.
 func (s *Set) fieldTypes() []nftables.SetDatatype {
@@ -68,7 +63,7 @@ func (s *Set) fieldTypes() []nftables.SetDatatype {
 			ts = append(ts, nftables.TypeIFName)
 		case DimMAC:
 			ts = append(ts, nftables.TypeEtherAddr)
-		case DimMark:
+		case DimMark, DimSet:
 			ts = append(ts, nftables.TypeMark)
 		}
 	}
@@ -86,7 +81,7 @@ func keyType(ts []nftables.SetDatatype) nftables.SetDatatype {
 // Header is the text kept in the lookup set's comment: type and create
 // options, from which save and list print the header.
 func (s *Set) Header() string {
-	return commentPrefix + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ")
+	return commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false), " ")
 }
 
 // ParseHeader rebuilds a set (without entries) from a lookup set's name
@@ -126,6 +121,9 @@ func pad4(dst, b []byte) []byte {
 // last address of the prefix.
 func (s *Set) key(e Elem, last bool) []byte {
 	var k []byte
+	if s.Type.List {
+		return binary.BigEndian.AppendUint32(nil, e[0].pos) // see nftSets
+	}
 	if len(s.fieldTypes()) == 1 && s.Type.Bitmap && s.Type.Dims[0] == DimPort {
 		return binary.BigEndian.AppendUint16(nil, e[0].Port)
 	}
@@ -186,32 +184,66 @@ func (s *Set) base(name string, ts []nftables.SetDatatype, interval bool) nftabl
 		Interval:      interval,
 		HasTimeout:    s.HasTimeout,
 		Counter:       s.Counters,
+		// Rules add and delete elements of plain (non-interval) sets
+		// (-j SET): that needs a backend the packet path can update.
+		Dynamic: !interval && !s.Type.Net(),
 	}
 }
 
-func (s *Set) attrs(en *Entry, e *nftables.SetElement) string {
+func (s *Set) attrs(en *Entry, e *nftables.SetElement, id bool) string {
 	if s.HasTimeout && en.Timeout > 0 {
 		e.Timeout = time.Duration(en.Timeout) * time.Second
 	}
 	if s.Comment {
 		e.Comment = en.Comment
 	}
+	if s.Type.List {
+		// A list:set's member is its element's comment (the key is
+		// the position), followed by the entry's own comment.
+		e.Comment = en.Elem[0].Name
+		if s.Comment && en.Comment != "" {
+			e.Comment += listCommentSep + en.Comment
+		}
+		if !id {
+			return ""
+		}
+		return fmt.Sprintf("/%d/%q", en.Timeout, e.Comment)
+	}
+	if !id {
+		return ""
+	}
+	if en.Timeout == 0 && en.Comment == "" {
+		return "/0/"
+	}
 	return fmt.Sprintf("/%d/%q", en.Timeout, en.Comment)
 }
 
 // NftSets returns the nftables sets that hold s: the lookup set, and for
 // net types the entries set.
-func (s *Set) NftSets() []NftSet {
+func (s *Set) NftSets() []NftSet { return s.nftSets(true) }
+
+// NftSetsNoIDs is NftSets without the elements' IDs (for sets created
+// whole, which need no diff).
+func (s *Set) NftSetsNoIDs() []NftSet { return s.nftSets(false) }
+
+func (s *Set) nftSets(ids bool) []NftSet {
 	ts := s.fieldTypes()
 	if !s.Type.Net() {
 		look := NftSet{Set: s.base(LookupSetName(s.Name), ts, false)}
 		look.Set.Comment = s.Header()
-		if !s.Type.Bitmap {
+		if !s.Type.Bitmap && !s.Type.List {
 			look.Set.Size = s.MaxElem
 		}
-		for _, en := range s.Entries {
+		look.Elems = make([]NftElem, 0, len(s.Entries))
+		for i, en := range s.Entries {
 			el := nftables.SetElement{Key: s.key(en.Elem, false)}
-			id := hex.EncodeToString(el.Key) + s.attrs(en, &el)
+			if s.Type.List {
+				el.Key = binary.BigEndian.AppendUint32(nil, uint32(i)) // the position
+			}
+			id := s.attrs(en, &el, ids)
+			if ids {
+				id = hex.EncodeToString(el.Key) + id
+			}
 			look.Elems = append(look.Elems, NftElem{ID: id, Parts: []nftables.SetElement{el}})
 		}
 		return []NftSet{look}
@@ -219,14 +251,18 @@ func (s *Set) NftSets() []NftSet {
 	ents := NftSet{Set: s.base(EntriesSetName(s.Name), append(ts[:len(ts):len(ts)], nftables.TypeMark), false)}
 	ents.Set.Counter = false
 	ents.Set.Size = s.MaxElem
+	ents.Elems = make([]NftElem, 0, len(s.Entries))
 	for _, en := range s.Entries {
 		el := nftables.SetElement{Key: append(s.key(en.Elem, false), s.meta(en)...)}
-		id := hex.EncodeToString(el.Key) + s.attrs(en, &el)
+		id := s.attrs(en, &el, ids)
+		if ids {
+			id = hex.EncodeToString(el.Key) + id
+		}
 		ents.Elems = append(ents.Elems, NftElem{ID: id, Parts: []nftables.SetElement{el}})
 	}
 	look := NftSet{Set: s.base(LookupSetName(s.Name), ts, true)}
 	look.Set.Comment = s.Header()
-	look.Elems = s.pieces()
+	look.Elems = s.pieces(ids)
 	return []NftSet{look, ents}
 }
 
@@ -235,7 +271,7 @@ func (s *Set) NftSets() []NftSet {
 // agree on the non-net dimensions, an address belongs to the most specific
 // prefix covering it, and is in the set unless that prefix is nomatch.
 // Each piece carries the timeout and comment of the entry that owns it.
-func (s *Set) pieces() []NftElem {
+func (s *Set) pieces(ids bool) []NftElem {
 	netDim := -1
 	for i, d := range s.Type.Dims {
 		if d == DimNet {
@@ -245,7 +281,15 @@ func (s *Set) pieces() []NftElem {
 	}
 	groups := map[string][]*Entry{}
 	var order []string
+	if len(s.Type.Dims) == 1 {
+		// One dimension: one group. (The group is sorted in place.)
+		order = []string{""}
+		groups[""] = append(make([]*Entry, 0, len(s.Entries)), s.Entries...)
+	}
 	for _, en := range s.Entries {
+		if len(s.Type.Dims) == 1 {
+			break
+		}
 		g := make(Elem, len(en.Elem))
 		copy(g, en.Elem)
 		g[netDim] = Part{}
@@ -264,19 +308,20 @@ func (s *Set) pieces() []NftElem {
 	var out []NftElem
 	for _, k := range order {
 		ens := groups[k]
-		sort.SliceStable(ens, func(i, j int) bool {
-			a, b := ens[i].Elem[netDim], ens[j].Elem[netDim]
+		// Keys are unique within a group: no two entries compare equal.
+		slices.SortFunc(ens, func(x, y *Entry) int {
+			a, b := x.Elem[netDim], y.Elem[netDim]
 			if c := a.Addr.Compare(b.Addr); c != 0 {
-				return c < 0
+				return c
 			}
-			return a.Bits < b.Bits
+			return a.Bits - b.Bits
 		})
 		// Walk the prefix tree (prefixes nest or are disjoint).
 		type span struct {
 			lo, hi netip.Addr
 			owner  *Entry
 		}
-		var spans []span
+		spans := make([]span, 0, len(ens)+len(ens)/4)
 		var walk func(i int) int
 		walk = func(i int) int {
 			en := ens[i]
@@ -299,31 +344,41 @@ func (s *Set) pieces() []NftElem {
 		for i := 0; i < len(ens); {
 			i = walk(i)
 		}
+		if out == nil {
+			out = make([]NftElem, 0, len(spans))
+		}
+		// Parts of all pieces come from one array.
+		partsBuf := make([]nftables.SetElement, 0, 2*len(spans))
 		for _, sp := range spans {
 			if sp.owner.Nomatch {
 				continue
 			}
-			e := sp.owner.Elem
-			lo, hi := make(Elem, len(e)), make(Elem, len(e))
-			copy(lo, e)
-			copy(hi, e)
-			lo[netDim] = Part{Addr: sp.lo, Bits: s.maxBits()}
-			hi[netDim] = Part{Addr: sp.hi, Bits: s.maxBits()}
-			kl, kh := s.key(lo, false), s.key(hi, true)
+			var kl, kh []byte
+			if concat {
+				e := sp.owner.Elem
+				lo, hi := make(Elem, len(e)), make(Elem, len(e))
+				copy(lo, e)
+				copy(hi, e)
+				lo[netDim] = Part{Addr: sp.lo, Bits: s.maxBits()}
+				hi[netDim] = Part{Addr: sp.hi, Bits: s.maxBits()}
+				kl, kh = s.key(lo, false), s.key(hi, true)
+			} else {
+				kl, kh = sp.lo.AsSlice(), sp.hi.AsSlice()
+			}
 			start := nftables.SetElement{Key: kl}
-			attr := s.attrs(sp.owner, &start)
-			id := hex.EncodeToString(kl) + "-" + hex.EncodeToString(kh) + attr
+			id := s.attrs(sp.owner, &start, ids)
+			if ids {
+				id = hex.EncodeToString(kl) + "-" + hex.EncodeToString(kh) + id
+			}
 			if concat {
 				start.KeyEnd = kh
-				out = append(out, NftElem{ID: id, Parts: []nftables.SetElement{start}})
-				continue
 			}
-			parts := []nftables.SetElement{start}
-			if next := sp.hi.Next(); next.IsValid() {
-				end := nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true}
-				parts = append(parts, end)
+			at := len(partsBuf)
+			partsBuf = append(partsBuf, start)
+			if next := sp.hi.Next(); !concat && next.IsValid() {
+				partsBuf = append(partsBuf, nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true})
 			}
-			out = append(out, NftElem{ID: id, Parts: parts})
+			out = append(out, NftElem{ID: id, Parts: partsBuf[at:len(partsBuf):len(partsBuf)]})
 		}
 	}
 	return out
@@ -340,7 +395,7 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 			return nil
 		}
 		b := k[:n]
-		k = k[(n+3)&^3:]
+		k = k[min((n+3)&^3, len(k)):]
 		return b
 	}
 	alen := 4
@@ -389,6 +444,13 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 				return nil, false
 			}
 			p.Mark = binary.NativeEndian.Uint32(b)
+		case DimSet:
+			b := take(4)
+			if b == nil {
+				return nil, false
+			}
+			p.pos = binary.BigEndian.Uint32(b)
+			p.Name, en.Comment, _ = strings.Cut(el.Comment, listCommentSep)
 		}
 		en.Elem = append(en.Elem, p)
 	}
@@ -413,7 +475,9 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 	if s.HasTimeout && el.Timeout > 0 {
 		en.Timeout = uint32(el.Expires / time.Second)
 	}
-	en.Comment = el.Comment
+	if !s.Type.List {
+		en.Comment = el.Comment
+	}
 	if el.Counter != nil {
 		en.Packets, en.Bytes = el.Counter.Packets, el.Counter.Bytes
 	}

@@ -21,12 +21,14 @@ func orderForListing(sets []*Set) []*Set {
 // MemSize is the "Size in memory" ipset would report for s. It has no
 // nftables equivalent; this estimate follows ipset's hash layout
 // (header + buckets + per-entry size) closely enough for a reader.
-func (st *State) MemSize(s *Set) int {
+func (st *State) MemSize(s *Set) int { return memSize(s, len(s.Entries)) }
+
+func memSize(s *Set, n int) int {
 	switch {
 	case s.Type.List:
-		return 120 + 8*len(s.Entries)
+		return 120 + 8*n
 	case s.Type.Bitmap:
-		return 120 + 8*len(s.Entries)
+		return 120 + 8*n
 	}
 	per := 16
 	if s.Family == Inet6 {
@@ -41,83 +43,140 @@ func (st *State) MemSize(s *Set) int {
 	if s.Comment {
 		per += 8
 	}
-	return 200 + per*len(s.Entries) + 8*((len(s.Entries)+3)/4)
+	return 200 + per*n + 8*((n+3)/4)
+}
+
+// StringWriter is what the printers write to (strings.Builder,
+// bufio.Writer).
+type StringWriter interface {
+	WriteString(string) (int, error)
+}
+
+// OutputMode is the output mode of a list or save command.
+func OutputMode(c *Command) string {
+	if c.Opts.Output != "" {
+		return c.Opts.Output
+	}
+	if c.Op == OpSave {
+		return OutputSave
+	}
+	return OutputPlain
 }
 
 // Write prints the sets selected by c (list or save) from st.
-func (st *State) Write(b *strings.Builder, c *Command, sets []*Set) {
-	mode := c.Opts.Output
-	if mode == "" {
-		mode = OutputPlain
-		if c.Op == OpSave {
-			mode = OutputSave
-		}
-	}
-	if mode == OutputXML {
-		b.WriteString("<ipsets>\n")
-	}
+func (st *State) Write(b StringWriter, c *Command, sets []*Set) {
+	WriteStart(b, c)
 	for i, s := range sets {
 		entries := s.Entries
 		if c.Opts.Sorted {
 			entries = s.Sorted()
 		}
-		switch mode {
-		case OutputSave:
-			if c.Opts.Names {
-				b.WriteString(s.Name + "\n")
-				continue
-			}
-			b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ") + "\n")
-			for _, en := range entries {
-				b.WriteString("add " + s.Name + " " + s.FormatElem(en.Elem))
-				if o := s.EntryOptions(en); len(o) > 0 {
-					b.WriteString(" " + strings.Join(o, " "))
-				}
-				b.WriteString("\n")
-			}
-		case OutputPlain:
-			if c.Opts.Names {
-				b.WriteString(s.Name + "\n")
-				continue
-			}
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString("Name: " + s.Name + "\nType: " + s.Type.Name + "\nRevision: " + strconv.Itoa(s.Type.Revision) +
-				"\nHeader: " + strings.Join(s.HeaderOptions(), " ") + "\nSize in memory: " + strconv.Itoa(st.MemSize(s)) +
-				"\nReferences: " + strconv.Itoa(st.refs(s)) + "\nNumber of entries: " + strconv.Itoa(len(s.Entries)) + "\n")
-			if c.Opts.Terse {
-				continue
-			}
-			b.WriteString("Members:\n")
-			for _, en := range entries {
-				b.WriteString(s.FormatElem(en.Elem))
-				if o := s.EntryOptions(en); len(o) > 0 {
-					b.WriteString(" " + strings.Join(o, " "))
-				}
-				b.WriteString("\n")
-			}
-		case OutputXML:
-			if c.Opts.Names {
-				b.WriteString("<ipset name=\"" + s.Name + "\"/>\n")
-				continue
-			}
-			b.WriteString("<ipset name=\"" + s.Name + "\">\n<type>" + s.Type.Name + "</type>\n<revision>" +
-				strconv.Itoa(s.Type.Revision) + "</revision>\n<header>" + xmlOptions(s.HeaderOptions()) +
-				"\n<memsize>" + strconv.Itoa(st.MemSize(s)) + "</memsize>\n<references>" + strconv.Itoa(st.refs(s)) +
-				"</references>\n<numentries>" + strconv.Itoa(len(s.Entries)) + "</numentries>\n</header>\n")
-			if !c.Opts.Terse {
-				b.WriteString("<members>\n")
-				for _, en := range entries {
-					b.WriteString("<member><elem>" + s.FormatElem(en.Elem) + "</elem>" + xmlOptions(s.EntryOptions(en)) + "</member>\n")
-				}
-				b.WriteString("</members>\n")
-			}
-			b.WriteString("</ipset>\n")
+		if !st.WriteSetHead(b, c, s, i, len(entries)) {
+			continue
 		}
+		for _, en := range entries {
+			WriteMember(b, c, s, en)
+		}
+		WriteSetEnd(b, c)
 	}
-	if mode == OutputXML {
+	WriteEnd(b, c)
+}
+
+// WriteStart begins the output of a list or save command.
+func WriteStart(b StringWriter, c *Command) {
+	if OutputMode(c) == OutputXML {
+		b.WriteString("<ipsets>\n")
+	}
+}
+
+// WriteEnd ends the output of a list or save command.
+func WriteEnd(b StringWriter, c *Command) {
+	if OutputMode(c) == OutputXML {
 		b.WriteString("</ipsets>\n")
+	}
+}
+
+// MembersNeedCount reports whether the header WriteSetHead prints
+// needs the number of entries (it comes before the members).
+func MembersNeedCount(c *Command) bool {
+	return OutputMode(c) != OutputSave && !c.Opts.Names
+}
+
+// WantMembers reports whether c prints members at all.
+func WantMembers(c *Command) bool {
+	return !c.Opts.Names && (!c.Opts.Terse || OutputMode(c) == OutputSave)
+}
+
+// WriteSetHead prints what comes before the members of the i-th set
+// printed, which has n entries. It reports whether members follow
+// (then WriteMember for each and WriteSetEnd).
+func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool {
+	switch OutputMode(c) {
+	case OutputSave:
+		if c.Opts.Names {
+			b.WriteString(s.Name + "\n")
+			return false
+		}
+		b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ") + "\n")
+		return true
+	case OutputPlain:
+		if c.Opts.Names {
+			b.WriteString(s.Name + "\n")
+			return false
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("Name: " + s.Name + "\nType: " + s.Type.Name + "\nRevision: " + strconv.Itoa(s.Type.Revision) +
+			"\nHeader: " + strings.Join(s.HeaderOptions(), " ") + "\nSize in memory: " + strconv.Itoa(memSize(s, n)) +
+			"\nReferences: " + strconv.Itoa(st.refs(s)) + "\nNumber of entries: " + strconv.Itoa(n) + "\n")
+		if c.Opts.Terse {
+			return false
+		}
+		b.WriteString("Members:\n")
+		return true
+	default: // OutputXML
+		if c.Opts.Names {
+			b.WriteString("<ipset name=\"" + s.Name + "\"/>\n")
+			return false
+		}
+		b.WriteString("<ipset name=\"" + s.Name + "\">\n<type>" + s.Type.Name + "</type>\n<revision>" +
+			strconv.Itoa(s.Type.Revision) + "</revision>\n<header>" + xmlOptions(s.HeaderOptions()) +
+			"\n<memsize>" + strconv.Itoa(memSize(s, n)) + "</memsize>\n<references>" + strconv.Itoa(st.refs(s)) +
+			"</references>\n<numentries>" + strconv.Itoa(n) + "</numentries>\n</header>\n")
+		if c.Opts.Terse {
+			b.WriteString("</ipset>\n")
+			return false
+		}
+		b.WriteString("<members>\n")
+		return true
+	}
+}
+
+// WriteMember prints one member of s.
+func WriteMember(b StringWriter, c *Command, s *Set, en *Entry) {
+	switch OutputMode(c) {
+	case OutputSave:
+		b.WriteString("add " + s.Name + " " + s.FormatElem(en.Elem))
+		if o := s.EntryOptions(en); len(o) > 0 {
+			b.WriteString(" " + strings.Join(o, " "))
+		}
+		b.WriteString("\n")
+	case OutputPlain:
+		b.WriteString(s.FormatElem(en.Elem))
+		if o := s.EntryOptions(en); len(o) > 0 {
+			b.WriteString(" " + strings.Join(o, " "))
+		}
+		b.WriteString("\n")
+	default:
+		b.WriteString("<member><elem>" + s.FormatElem(en.Elem) + "</elem>" + xmlOptions(s.EntryOptions(en)) + "</member>\n")
+	}
+}
+
+// WriteSetEnd ends a set whose members were printed.
+func WriteSetEnd(b StringWriter, c *Command) {
+	if OutputMode(c) == OutputXML {
+		b.WriteString("</members>\n</ipset>\n")
 	}
 }
 

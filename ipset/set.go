@@ -3,7 +3,6 @@ package ipset
 import (
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"net/netip"
 	"sort"
 	"strconv"
@@ -76,7 +75,7 @@ type Entry struct {
 // NewSet returns a set with ipset's defaults for t.
 func NewSet(name string, t *Type) *Set {
 	return &Set{Name: name, Type: t, Family: Inet, HashSize: 1024, MaxElem: 65536, BucketSize: 12,
-		InitVal: rand.Uint32(), Size: 8}
+		InitVal: defaultInitval(name), Size: 8}
 }
 
 // Key identifies an element within its set (options aside).
@@ -265,7 +264,9 @@ func parseRange(s *Set, a string) *Error {
 }
 
 // HeaderOptions returns the create options as save and list print them.
-func (s *Set) HeaderOptions() []string {
+func (s *Set) HeaderOptions() []string { return s.headerOptions(true) }
+
+func (s *Set) headerOptions(withInitval bool) []string {
 	var o []string
 	switch {
 	case s.Type.List:
@@ -293,7 +294,10 @@ func (s *Set) HeaderOptions() []string {
 		}
 	}
 	if !s.Type.List && !s.Type.Bitmap {
-		o = append(o, "bucketsize", strconv.Itoa(int(s.BucketSize)), "initval", fmt.Sprintf("0x%08x", s.InitVal))
+		o = append(o, "bucketsize", strconv.Itoa(int(s.BucketSize)))
+		if withInitval || s.InitVal != defaultInitval(s.Name) {
+			o = append(o, "initval", fmt.Sprintf("0x%08x", s.InitVal))
+		}
 	}
 	return o
 }

@@ -166,9 +166,15 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		}
 		// The names stay where they are; everything else moves.
 		xr, yr := x.References, y.References
+		xd, yd := x.InitVal == defaultInitval(x.Name), y.InitVal == defaultInitval(y.Name)
 		*x, *y = *y, *x
 		x.Name, y.Name = y.Name, x.Name
 		x.References, y.References = xr, yr
+		// A drawn initval stays with the name: the header, which the
+		// kernel keeps with the name, stays the same.
+		if xd && yd {
+			x.InitVal, y.InitVal = defaultInitval(x.Name), defaultInitval(y.Name)
+		}
 		x.reindex()
 		y.reindex()
 	default:
@@ -198,11 +204,13 @@ func (st *State) targets(a []string) []*Set {
 func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	a := c.Args
 	member := st.Find(a[1])
-	if member == nil || member.Type.List {
-		if c.Op == OpTest && member == nil {
-			return "", errorf("Set to be added/deleted/tested as element does not exist.")
-		}
+	switch {
+	case member == nil && c.Op == OpTest:
+		return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", strings.Join(a[1:], " "), s.Name), Status: StatusError, NotInSet: true}
+	case member == nil:
 		return "", errorf("Set to be added/deleted/tested as element does not exist.")
+	case member.Type.List && c.Op == OpAdd:
+		return "", errorf("Sets with list:set type cannot be added to the set.")
 	}
 	e := Elem{{Name: a[1]}}
 	var tmpl Entry

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -161,21 +162,43 @@ func (c *Conn) Commit(b *Batch, genid uint32) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 
+	markers := []uint32{syncSeq}
 	var opErrs []*OpError
 	seen := map[int]bool{} // an operation split into messages may fail in several
 	var batchErr error
 	lost := false
+	remark := false
 	for done := false; !done; {
-		msgs, err := c.recv()
+		flags := 0
+		if remark {
+			flags = unix.MSG_DONTWAIT
+		}
+		msgs, err := c.recvFlags(flags)
 		if err == unix.ENOBUFS {
+			// Error reports were dropped, and the GETGEN answer may
+			// have been too. Read what is queued, then ask again, so
+			// that an answer surely comes.
 			lost = true
+			remark = true
+			continue
+		}
+		if err == unix.EAGAIN && remark {
+			remark = false
+			syncSeq = c.nextSeq(1)
+			markers = append(markers, syncSeq)
+			binary.NativeEndian.PutUint32(g.buf[8:12], syncSeq)
+			if err := c.send(g.buf); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("commit: netlink receive: %w", err)
 		}
 		for _, m := range msgs {
-			if m.Header.Seq == syncSeq {
+			if slices.Contains(markers, m.Header.Seq) {
+				// the answer to one of the GETGEN markers: the kernel
+				// sent everything about the batch before it
 				done = true
 				continue
 			}

@@ -169,9 +169,13 @@ func (c *Conn) send(b []byte) error {
 // recv reads one datagram and returns the messages in it. A receive buffer
 // overrun (ENOBUFS) is returned as the error; the caller decides whether to
 // read on.
-func (c *Conn) recv() ([]syscall.NetlinkMessage, error) {
+func (c *Conn) recv() ([]syscall.NetlinkMessage, error) { return c.recvFlags(0) }
+
+// recvFlags is recv with extra flags: MSG_DONTWAIT returns EAGAIN when
+// nothing is queued.
+func (c *Conn) recvFlags(flags int) ([]syscall.NetlinkMessage, error) {
 	for {
-		n, _, err := unix.Recvfrom(c.fd, c.rbuf, unix.MSG_PEEK|unix.MSG_TRUNC)
+		n, _, err := unix.Recvfrom(c.fd, c.rbuf, unix.MSG_PEEK|unix.MSG_TRUNC|flags)
 		if err == unix.EINTR {
 			continue
 		}
@@ -181,7 +185,7 @@ func (c *Conn) recv() ([]syscall.NetlinkMessage, error) {
 		if n > len(c.rbuf) {
 			c.rbuf = make([]byte, n)
 		}
-		n, _, err = unix.Recvfrom(c.fd, c.rbuf, 0)
+		n, _, err = unix.Recvfrom(c.fd, c.rbuf, flags)
 		if err == unix.EINTR {
 			continue
 		}
@@ -197,6 +201,16 @@ func (c *Conn) recv() ([]syscall.NetlinkMessage, error) {
 			msgs[i].Data = append([]byte(nil), msgs[i].Data...)
 		}
 		return msgs, nil
+	}
+}
+
+// drain discards the datagrams queued on the socket, without waiting.
+func (c *Conn) drain() {
+	for i := 0; i < 1<<20; i++ {
+		_, _, err := unix.Recvfrom(c.fd, c.rbuf, unix.MSG_DONTWAIT)
+		if err != nil && err != unix.EINTR && err != unix.ENOBUFS {
+			return // EAGAIN: empty
+		}
 	}
 }
 

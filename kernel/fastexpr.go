@@ -9,8 +9,19 @@ import (
 // into the batch buffer, byte for byte what expr.Marshal produces (see
 // TestFastExprMatchesLibrary), without its intermediate allocations.
 // It reports false for anything else; the caller then uses expr.Marshal.
+//
+// One expression is intentionally not what the library produces: a
+// masq with ToPorts. The library then sends the port registers without
+// NFTA_MASQ_FLAGS, and the kernel, missing NF_NAT_RANGE_PROTO_SPECIFIED,
+// ignores the ports; we send the flags (PROTO_SPECIFIED plus random,
+// random-fully, persistent) as nft does. The kernel lists both back and
+// the library decodes them into the same Masq, so read-back comparisons
+// (which re-marshal both sides with the library, dropping the flags of a
+// masq with ports) still see equal expressions.
 func (e *encoder) encodeExpr(x expr.Any) bool {
 	switch v := x.(type) {
+	case *expr.Masq:
+		e.masq(v)
 	case *expr.Payload:
 		if v.OperationType != expr.PayloadLoad || v.CsumType != 0 {
 			return false
@@ -78,6 +89,35 @@ func (e *encoder) encodeExpr(x expr.Any) bool {
 		return false
 	}
 	return true
+}
+
+// masq encodes a masq expression; see encodeExpr for how it departs from
+// the library when ports are given.
+func (e *encoder) masq(v *expr.Masq) {
+	d := e.exprStart("masq")
+	var flags uint32
+	if v.Random {
+		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM
+	}
+	if v.FullyRandom {
+		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM_FULLY
+	}
+	if v.Persistent {
+		flags |= unix.NF_NAT_RANGE_PERSISTENT
+	}
+	if v.ToPorts {
+		flags |= unix.NF_NAT_RANGE_PROTO_SPECIFIED
+	}
+	if flags != 0 {
+		e.u32(unix.NFTA_MASQ_FLAGS, flags)
+	}
+	if v.ToPorts {
+		e.u32(unix.NFTA_MASQ_REG_PROTO_MIN, v.RegProtoMin)
+		if v.RegProtoMax != 0 {
+			e.u32(unix.NFTA_MASQ_REG_PROTO_MAX, v.RegProtoMax)
+		}
+	}
+	e.exprEnd(d)
 }
 
 // exprStart opens NFTA_LIST_ELEM { NFTA_EXPR_NAME, NFTA_EXPR_DATA { and

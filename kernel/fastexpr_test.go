@@ -8,8 +8,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// TestFastExprMatchesLibrary: every expression encodeExpr handles is
+// byte for byte the library's, with one intended exception, a masq with
+// ports (ToPorts), which also carries NFTA_MASQ_FLAGS: see encodeExpr and
+// TestMasqPortsEncoding / TestMasqPortsAndCtSetInKernel.
 func TestFastExprMatchesLibrary(t *testing.T) {
 	for _, x := range []expr.Any{
+		&expr.Masq{},
+		&expr.Masq{Random: true, Persistent: true},
 		&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
 		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 12, Len: 3},
 		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{1, 2, 3}},

@@ -121,6 +121,13 @@ func (c *Conn) requestOnce(msg int, dump bool, fam Family, attrs func(*encoder))
 		msgs, err := c.recv()
 		if err == unix.ENOBUFS {
 			overrun = true
+			if !dump {
+				// The reply may be among the dropped messages: waiting
+				// for it could block forever. Discard what is queued
+				// and ask again.
+				c.drain()
+				return nil, true, nil
+			}
 			continue
 		}
 		if err != nil {
@@ -488,6 +495,17 @@ func forEachExpr(raw []byte, fn func(name string, data []byte) error) error {
 
 func (r *Rule) decodeExprs() error {
 	return forEachExpr(r.rawExprs, func(name string, data []byte) error {
+		if name == "ct" {
+			// The library's decoder drops NFTA_CT_SREG, which would
+			// read `ct mark set` back as a ct load.
+			ct, err := decodeCt(data)
+			if err != nil {
+				r.Unsupported = append(r.Unsupported, name)
+				return nil
+			}
+			r.Exprs = append(r.Exprs, ct)
+			return nil
+		}
 		e := newExpr(name)
 		if e == nil {
 			r.Unsupported = append(r.Unsupported, name)
@@ -512,6 +530,30 @@ func (r *Rule) decodeExprs() error {
 		r.Exprs = append(r.Exprs, e)
 		return nil
 	})
+}
+
+// decodeCt decodes a ct expression, a load (NFTA_CT_DREG) or a set
+// (NFTA_CT_SREG, SourceRegister true).
+func decodeCt(data []byte) (*expr.Ct, error) {
+	ad, err := netlink.NewAttributeDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	ad.ByteOrder = binary.BigEndian
+	ct := &expr.Ct{}
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.NFTA_CT_KEY:
+			ct.Key = expr.CtKey(ad.Uint32())
+		case unix.NFTA_CT_DREG:
+			ct.Register = ad.Uint32()
+		case unix.NFTA_CT_SREG:
+			ct.Register, ct.SourceRegister = ad.Uint32(), true
+		case unix.NFTA_CT_DIRECTION:
+			ct.Direction = uint32(ad.Uint8())
+		}
+	}
+	return ct, ad.Err()
 }
 
 // newExpr returns an empty expression of the library's type for a kernel

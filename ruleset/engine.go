@@ -350,6 +350,7 @@ func (e *Engine) command(cmd *compat.Command) (string, error) {
 		if err != nil {
 			return "", bld.commitError(err, 0)
 		}
+		e.afterCommand(cmd, v)
 		return out, nil
 	}
 }
@@ -507,7 +508,7 @@ func (bl *builder) add(v *View) error {
 		// new rules for the head of an unread chain go in reverse order
 		for i := len(c.Rules) - 1; i >= 0; i-- {
 			if r := c.Rules[i]; r.prepend {
-				spec, err := ruleSpec(v.Table, r)
+				spec, err := ruleSpec(v.Table, c.Name, r)
 				if err != nil {
 					return err
 				}
@@ -533,7 +534,7 @@ func (bl *builder) add(v *View) error {
 				}
 				continue
 			}
-			spec, err := ruleSpec(v.Table, r)
+			spec, err := ruleSpec(v.Table, c.Name, r)
 			if err != nil {
 				return err
 			}
@@ -548,10 +549,16 @@ func (bl *builder) add(v *View) error {
 	return nil
 }
 
-// ruleSpec translates a new rule for the kernel.
-func ruleSpec(table string, r *RuleState) (kernel.RuleSpec, error) {
-	es, err := translate.Exprs(table, r.Rule)
+// ruleSpec translates a new rule of chain for the kernel.
+func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
+	es, err := translate.ExprsIn(table, chain, r.Rule)
 	if err != nil {
+		// An extension's own error (e.g. -m set's "Set X doesn't
+		// exist.") prints as the extension words it.
+		var ce *compat.Error
+		if errors.As(err, &ce) {
+			return kernel.RuleSpec{}, lineErr(r.Line, ce)
+		}
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
 	ud, err := translate.UserData(r.Rule)
@@ -599,7 +606,15 @@ func (bl *builder) commitError(err error, _ int) error {
 	if oe.Errno == 0 {
 		return lineErr(line, compat.Errorf(compat.StatusResource, "%v", oe.Err))
 	}
-	ke := &KernelError{Op: oe.Op.Kind.String(), Errno: kernel.Strerror(oe.Errno), Object: object, Line: line}
+	errno := oe.Errno
+	if errno == unix.EOPNOTSUPP && strings.HasPrefix(oe.Op.Kind.String(), "RULE_") {
+		// A native expression in a hook that does not allow it (nat,
+		// masq, redir, fib, reject, ct zone set ...): the kernel answers
+		// EOPNOTSUPP where, for iptables-nft's xtables extension, it
+		// answers EINVAL ("RULE_APPEND failed (Invalid argument)").
+		errno = unix.EINVAL
+	}
+	ke := &KernelError{Op: oe.Op.Kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}
 	if line > 0 {
 		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
 	}

@@ -10,6 +10,7 @@ import (
 
 // ListRules prints the view as `iptables -S [CHAIN [N]]` does.
 func (v *View) ListRules(cmd *compat.Command) (string, error) {
+	v.addXDPCounters()
 	var b strings.Builder
 	verbose := cmd.Verbose > 0
 	policyLine := func(c *ChainState) {
@@ -76,6 +77,7 @@ func (v *View) incompatible(chain string) error {
 
 // List prints the view as `iptables -L` does with the command's options.
 func (v *View) List(cmd *compat.Command) (string, error) {
+	v.addXDPCounters()
 	f := compat.ListFormat{Verbose: cmd.Verbose > 0, Numeric: cmd.Numeric, Exact: cmd.Exact, LineNumbers: cmd.LineNumbers}
 	var b strings.Builder
 	one := func(c *ChainState) {
@@ -117,6 +119,7 @@ func (v *View) List(cmd *compat.Command) (string, error) {
 
 // Save returns the table for iptables-save.
 func (v *View) Save() *compat.SaveTable {
+	v.addXDPCounters()
 	t := &compat.SaveTable{Name: v.Table}
 	for _, c := range v.Sorted() {
 		sc := &compat.SaveChain{Name: c.Name, Policy: "-"}

@@ -4,66 +4,12 @@ import (
 	"errors"
 
 	"github.com/xdptables/xdptables/compat"
-	"github.com/xdptables/xdptables/kernel"
 )
 
 // RestoreOptions are iptables-restore's switches that change semantics.
 type RestoreOptions struct {
 	Noflush  bool
 	Counters bool
-}
-
-// Restore applies a parsed restore file as one transaction: every table
-// section, or nothing at all.
-func (e *Engine) Restore(tables []*compat.RestoreTable, o RestoreOptions) error {
-	for attempt := 0; ; attempt++ {
-		gen, err := e.Conn.GenID()
-		if err != nil {
-			return kernelReadError(err)
-		}
-		b := kernel.NewBatch()
-		bld := &builder{b: b, fam: e.kfam(), family: e.Family}
-		views := map[string]*View{}
-		for _, t := range tables {
-			v := views[t.Name]
-			if v == nil {
-				n := need{}
-				if o.Noflush {
-					n = noflushNeed(tables, t.Name)
-				}
-				v, err = e.load(t.Name, n)
-				if err != nil {
-					var fe *foreignError
-					if errors.As(err, &fe) {
-						return compat.Errorf(compat.StatusOther, "table `%s' is incompatible, use 'nft' tool.", t.Name)
-					}
-					return kernelReadError(err)
-				}
-				views[t.Name] = v
-			}
-			if err := v.restoreSection(t, o); err != nil {
-				return err
-			}
-		}
-		for _, t := range compat.Tables {
-			if v := views[t]; v != nil {
-				if err := bld.add(v); err != nil {
-					return err
-				}
-			}
-		}
-		err = e.Conn.Commit(b, gen)
-		if errors.Is(err, kernel.ErrGenerationChanged) {
-			if attempt >= MaxRetries {
-				return compat.Errorf(compat.StatusResource, "ruleset changed %d times while restoring; giving up", attempt)
-			}
-			continue
-		}
-		if err != nil {
-			return bld.commitError(err, 0)
-		}
-		return nil
-	}
 }
 
 // restoreSection applies one "*table ... COMMIT" section to the view.

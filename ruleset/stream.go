@@ -53,6 +53,7 @@ func (e *Engine) RestoreInput(input []byte, o RestoreOptions, ro compat.RestoreO
 		if err != nil {
 			return h.bl.commitError(err, 0)
 		}
+		e.afterRestore(h.sections)
 		return nil
 	}
 }
@@ -116,6 +117,7 @@ type restoreHandler struct {
 	views      map[string]*View // sections that go through a View
 	s          *streamState     // the section being streamed
 	section    *compat.RestoreTable
+	sections   []*compat.RestoreTable
 }
 
 // streamState is what a streamed section needs to know: the chains as
@@ -135,6 +137,7 @@ type streamState struct {
 
 func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 	h.section = t
+	h.sections = append(h.sections, t)
 	if !h.streamable[t.Line] {
 		h.s = nil
 		return nil
@@ -260,7 +263,7 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 }
 
 func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
-	spec, err := ruleSpec(h.section.Name, rs)
+	spec, err := ruleSpec(h.section.Name, chain, rs)
 	if err != nil {
 		return err
 	}

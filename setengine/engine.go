@@ -30,16 +30,38 @@ func famOf(s *ipset.Set) kernel.Family {
 	return kernel.IPv4
 }
 
-// Load reads every ipset set from the kernel.
+// Load reads every ipset set from the kernel, with its entries and
+// references.
 func (e *Engine) Load() (*ipset.State, error) {
-	nc, err := nftables.New()
-	if err != nil {
-		return nil, err
+	return e.load(loadOpts{elems: true, refs: true})
+}
+
+// loadOpts says what load reads: which sets (nil: all), whether their
+// entries, whether the rules that reference them.
+type loadOpts struct {
+	names map[string]bool
+	elems bool
+	refs  bool
+}
+
+// Headers reads the named sets (all when names is nil) without their
+// entries or references.
+func (e *Engine) Headers(names ...string) (*ipset.State, error) {
+	o := loadOpts{}
+	if names != nil {
+		o.names = map[string]bool{}
+		for _, n := range names {
+			o.names[n] = true
+		}
 	}
-	defer nc.CloseLasting()
+	return e.load(o)
+}
+
+func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 	st := &ipset.State{}
 	for _, fam := range []kernel.Family{kernel.IPv4, kernel.IPv6} {
-		tbl := &nftables.Table{Name: kernel.TableName, Family: nftables.TableFamily(fam)}
+		// The list is read whole (it is small next to the elements):
+		// list:set sets are always loaded, as they reference others.
 		infos, err := e.Conn.Sets(fam)
 		if err != nil {
 			return nil, fmt.Errorf("reading sets: %w", err)
@@ -47,46 +69,21 @@ func (e *Engine) Load() (*ipset.State, error) {
 		if len(infos) == 0 {
 			continue
 		}
-		sets, err := nc.GetSets(tbl)
-		if err != nil {
-			return nil, fmt.Errorf("reading sets: %w", err)
-		}
-		byName := map[string]*nftables.Set{}
-		for _, s := range sets {
-			byName[s.Name] = s
-		}
-		refs := map[string]int{}
-		if rules, err := e.Conn.TableRules(fam); err == nil {
-			for _, r := range rules {
-				for _, x := range r.Exprs {
-					if l, ok := x.(*expr.Lookup); ok {
-						refs[l.SetName]++
-					}
-				}
-			}
+		var refs map[string]int
+		if o.refs {
+			refs = e.references(fam)
 		}
 		for _, info := range infos {
 			s, ok := ipset.ParseHeader(info.Name, info.Comment)
-			ns := byName[info.Name]
-			if !ok || ns == nil {
+			if !ok || (o.names != nil && !o.names[s.Name] && !s.Type.List) {
 				continue
 			}
-			s.References = refs[ns.Name]
-			src := ns
-			if s.Type.Net() {
-				if src = byName[ipset.EntriesSetName(s.Name)]; src == nil {
-					continue
+			s.References = refs[info.Name]
+			if o.elems || s.Type.List {
+				if err := e.readEntries(fam, s); err != nil {
+					return nil, err
 				}
-			}
-			src.Table = tbl
-			elems, err := nc.GetSetElements(src)
-			if err != nil {
-				return nil, fmt.Errorf("reading set %s: %w", src.Name, err)
-			}
-			for _, el := range elems {
-				if en, ok := s.DecodeEntry(el); ok {
-					s.Insert(en)
-				}
+				s.SortLoaded()
 			}
 			st.Sets = append(st.Sets, s)
 		}
@@ -94,8 +91,48 @@ func (e *Engine) Load() (*ipset.State, error) {
 	return st, nil
 }
 
+// references counts, per nftables set, the rules of our table in fam
+// that use it (lookups and set updates).
+func (e *Engine) references(fam kernel.Family) map[string]int {
+	refs := map[string]int{}
+	rules, err := e.Conn.TableRules(fam)
+	if err != nil {
+		return refs
+	}
+	for _, r := range rules {
+		for _, x := range r.Exprs {
+			switch l := x.(type) {
+			case *expr.Lookup:
+				refs[l.SetName]++
+			case *expr.Dynset:
+				refs[l.SetName]++
+			}
+		}
+	}
+	return refs
+}
+
+// readEntries reads the entries of s from the kernel.
+func (e *Engine) readEntries(fam kernel.Family, s *ipset.Set) error {
+	err := e.Conn.SetElements(fam, s.EntriesNftSet(), s.ClearEntries,
+		func(el *nftables.SetElement) error {
+			if en, ok := s.DecodeEntry(*el); ok {
+				s.AppendLoaded(en)
+			}
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("reading set %s: %w", s.Name, err)
+	}
+	return nil
+}
+
 // diff adds to b what turns old into cur.
-func diff(b *kernel.Batch, old, cur *ipset.State) {
+func diff(b *kernel.Batch, old, cur *ipset.State) { diffSets(b, old, cur, false) }
+
+// diffSets is diff; partial says the sets hold only some of their
+// entries (the nomatch marker is then only ever added).
+func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool) {
 	tables := map[kernel.Family]bool{}
 	for _, s := range cur.Sets {
 		if !tables[famOf(s)] {
@@ -111,42 +148,67 @@ func diff(b *kernel.Batch, old, cur *ipset.State) {
 	for _, s := range cur.Sets {
 		curBy[s.Name] = s
 	}
+	marker := func(s *ipset.Set, on bool) {
+		m := s.MarkerSet()
+		if on {
+			b.AddSet(famOf(s), &m, false)
+		} else {
+			b.DelSet(famOf(s), m.Name)
+		}
+	}
 	del := func(s *ipset.Set) {
-		for _, ns := range s.NftSets() {
-			b.DelSet(famOf(s), ns.Set.Name)
+		b.DelSet(famOf(s), ipset.LookupSetName(s.Name))
+		if s.Type.Net() {
+			b.DelSet(famOf(s), ipset.EntriesSetName(s.Name))
+		}
+		if s.Type.Net() && s.HasNomatch() {
+			marker(s, false)
 		}
 	}
 	add := func(s *ipset.Set) {
-		for _, ns := range s.NftSets() {
+		for _, ns := range s.NftSetsNoIDs() {
 			set := ns.Set
 			b.AddSet(famOf(s), &set, true)
-			var els []nftables.SetElement
+			n := 0
+			for _, e := range ns.Elems {
+				n += len(e.Parts)
+			}
+			els := make([]nftables.SetElement, 0, n)
 			for _, e := range ns.Elems {
 				els = append(els, e.Parts...)
 			}
 			if len(els) > 0 {
-				b.AddSetElements(famOf(s), &set, els, false)
+				b.AddElements(famOf(s), set.Name, set.HasTimeout, els, false)
 			}
 		}
+		if s.Type.Net() && s.HasNomatch() {
+			marker(s, true)
+		}
 	}
+	same := func(a, b *ipset.Set) bool { return a.Header() == b.Header() && a.Family == b.Family }
 	for _, s := range old.Sets {
-		if n := curBy[s.Name]; n == nil || n.Header() != s.Header() || n.Family != s.Family {
+		if n := curBy[s.Name]; n == nil || !same(n, s) {
 			del(s)
 		}
 	}
 	for _, s := range cur.Sets {
 		o := oldBy[s.Name]
-		if o == nil || o.Header() != s.Header() || o.Family != s.Family {
+		if o == nil || !same(o, s) {
 			add(s)
 			continue
 		}
+		if s.Type.Net() {
+			if was, is := o.HasNomatch(), s.HasNomatch(); was != is && (is || !partial) {
+				marker(s, is)
+			}
+		}
 		os, ns := o.NftSets(), s.NftSets()
 		for i := range ns {
-			have := map[string]bool{}
+			have := make(map[string]bool, len(os[i].Elems))
 			for _, e := range os[i].Elems {
 				have[e.ID] = true
 			}
-			want := map[string]bool{}
+			want := make(map[string]bool, len(ns[i].Elems))
 			for _, e := range ns[i].Elems {
 				want[e.ID] = true
 			}
@@ -163,25 +225,78 @@ func diff(b *kernel.Batch, old, cur *ipset.State) {
 			}
 			set := ns[i].Set
 			if len(dels) > 0 {
-				b.DelSetElements(famOf(s), &set, dels)
+				b.DelElements(famOf(s), set.Name, dels)
 			}
 			if len(adds) > 0 {
-				b.AddSetElements(famOf(s), &set, adds, false)
+				b.AddElements(famOf(s), set.Name, set.HasTimeout, adds, false)
 			}
 		}
 	}
 }
 
+// scope returns what cmds need read from the kernel: the sets they name
+// (nil: all) and whether references matter.
+func scope(cmds []*ipset.Command) loadOpts {
+	o := loadOpts{names: map[string]bool{}, elems: true}
+	for _, c := range cmds {
+		switch c.Op {
+		case ipset.OpList, ipset.OpSave, ipset.OpDestroy, ipset.OpRename:
+			o.refs = true
+		}
+		switch c.Op {
+		case ipset.OpList, ipset.OpSave, ipset.OpFlush, ipset.OpDestroy:
+			if len(c.Args) == 0 {
+				o.names = nil
+				return o
+			}
+			o.names[c.Args[0]] = true
+		case ipset.OpSwap, ipset.OpRename:
+			o.names[c.Args[0]] = true
+			o.names[c.Args[1]] = true
+		case ipset.OpAdd, ipset.OpDel, ipset.OpTest:
+			o.names[c.Args[0]] = true
+			if len(c.Args) > 1 {
+				o.names[c.Args[1]] = true // list:set members
+			}
+			for _, a := range c.Args[2:] {
+				if a == "before" || a == "after" {
+					o.refs = true
+				}
+			}
+		default:
+			if len(c.Args) > 0 {
+				o.names[c.Args[0]] = true
+			}
+		}
+	}
+	return o
+}
+
 // Run executes cmds (one command, or a restore file's commands) as one
 // transaction. The returned error is an *ipset.Error naming the line for
-// restore; on any error nothing changes.
+// restore; on any error nothing changes. Only the sets the commands name
+// are read; a single add, del or test asks the kernel about the element
+// instead of reading the set when it can.
 func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
+	if len(cmds) == 1 && cmds[0].Line == 0 && !xdpWatching() {
+		if res, err, ok := e.fast(cmds[0]); ok {
+			return res, err
+		}
+		if res, err, ok := e.treeRun(cmds[0]); ok {
+			return res, err
+		}
+	}
+	opts := scope(cmds)
+	if xdpWatching() {
+		// AfterCommit mirrors whole states: read every set.
+		opts.names = nil
+	}
 	for attempt := 0; ; attempt++ {
 		genid, err := e.Conn.GenID()
 		if err != nil {
 			return Result{}, kernelErr(err)
 		}
-		st, err := e.Load()
+		st, err := e.load(opts)
 		if err != nil {
 			return Result{}, kernelErr(err)
 		}
@@ -224,6 +339,7 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		if err != nil {
 			return Result{}, kernelErr(err)
 		}
+		afterCommit(e, old, st)
 		return Result{Stdout: out.String(), Stderr: errOut.String()}, nil
 	}
 }

@@ -25,10 +25,17 @@ func SplitChainName(name string) (table, chain string, ok bool) {
 var ErrUnsupported = errors.New("not supported by the nftables backend")
 
 // Exprs translates r, a rule of the iptables table, into expressions.
-// The counter starts at r.Counters when given.
+// The counter starts at r.Counters when given. The chain is not known:
+// hook-restricted matches translate as in a chain where they are allowed
+// (use ExprsIn for rules going to the kernel).
 func Exprs(table string, r *compat.Rule) ([]expr.Any, error) {
+	return ExprsIn(table, "", r)
+}
+
+// ExprsIn translates r, a rule of chain in the iptables table.
+func ExprsIn(table, chain string, r *compat.Rule) ([]expr.Any, error) {
 	var out []expr.Any
-	ctx := &compat.NftContext{Family: r.Family, Rule: r, Table: table}
+	ctx := &compat.NftContext{Family: r.Family, Rule: r, Table: table, Chain: chain}
 	out = append(out, ifaceExprs(expr.MetaKeyIIFNAME, r.InIface, r.InInv)...)
 	out = append(out, ifaceExprs(expr.MetaKeyOIFNAME, r.OutIface, r.OutInv)...)
 	if r.ProtoSet {
@@ -229,7 +236,7 @@ func FromKernel(f compat.Family, table, chain string, exprs []expr.Any, userdata
 	}
 	r := cmd.Rules[0]
 	renamedTarget(table, r, exprs)
-	want, err := Exprs(table, r)
+	want, err := ExprsIn(table, chain, r)
 	if err != nil {
 		return nil, ErrForeign
 	}

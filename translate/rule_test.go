@@ -15,7 +15,13 @@ func parseRule(t *testing.T, f compat.Family, args ...string) *compat.Rule {
 	return cmd.Rules[0]
 }
 
-// Expected expressions follow iptables-nft 1.8.9's encoding (spec §2).
+// firstFrag is the test that keeps non-first IPv4 fragments from
+// matching tcp/udp port and flag rules (documented iptables semantics;
+// iptables-nft 1.8.9 leaves it out, see DESIGN "Behaviour contracts").
+const firstFrag = "[ payload load 2b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff ) ^ 0x0000 ]\n[ cmp eq reg 1 0x0000 ]\n"
+
+// Expected expressions follow iptables-nft 1.8.9's encoding (spec §2),
+// plus firstFrag in front of tcp/udp header tests.
 func TestExprs(t *testing.T) {
 	for _, c := range []struct {
 		fam  compat.Family
@@ -36,16 +42,26 @@ func TestExprs(t *testing.T) {
 		{compat.IPv4, []string{"-A", "INPUT", "-i", "eth+", "-j", "web"},
 			"[ meta load iifname => reg 1 ]\n[ cmp eq reg 1 0x657468 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 jump -> filter.web ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "--sport", "1024:65535", "--dport", ":1023", "-c", "5", "6", "-g", "web"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" +
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag +
 				"[ payload load 2b @ transport header + 0 => reg 1 ]\n[ cmp gte reg 1 0x0400 ]\n" +
 				"[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp lte reg 1 0x03ff ]\n" +
 				"[ counter pkts 5 bytes 6 ]\n[ immediate reg 0 goto -> filter.web ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "udp", "!", "--dport", "10:20"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n[ payload load 2b @ transport header + 2 => reg 1 ]\n[ range neq reg 1 0x000a 0x0014 ]\n[ counter pkts 0 bytes 0 ]\n"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n" + firstFrag + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ range neq reg 1 0x000a 0x0014 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "--syn", "-j", "ACCEPT"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n[ payload load 1b @ transport header + 13 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x17 ) ^ 0x00 ]\n[ cmp eq reg 1 0x02 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 accept ]\n"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag + "[ payload load 1b @ transport header + 13 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x17 ) ^ 0x00 ]\n[ cmp eq reg 1 0x02 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 accept ]\n"},
 		{compat.IPv6, []string{"-A", "INPUT", "-s", "2001:db8::/32", "!", "-d", "2001:db8::1"},
 			"[ payload load 4b @ network header + 8 => reg 1 ]\n[ cmp eq reg 1 0x20010db8 ]\n[ payload load 16b @ network header + 24 => reg 1 ]\n[ cmp neq reg 1 0x20010db8000000000000000000000001 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "!", "-f", "-p", "tcp", "--dport", "80"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0050 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-f", "-p", "udp", "--dport", "53"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n" +
+				"[ payload load 2b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff ) ^ 0x0000 ]\n[ cmp neq reg 1 0x0000 ]\n" +
+				firstFrag + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "-m", "tcp"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag + "[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv6, []string{"-A", "INPUT", "-p", "udp", "--sport", "53"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n[ payload load 2b @ transport header + 0 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-i", "+"},
 			"[ meta load iifname => reg 1 ]\n[ counter pkts 0 bytes 0 ]\n"},
 	} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/ipset"
 )
 
 // cidrRules makes n rules "-s 198.18.X.Y/32 -j DROP" (all from
@@ -71,10 +72,44 @@ func BenchmarkTrieEntries(b *testing.B) {
 		a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
 		c.Src4 = append(c.Src4, PrefixClass{Prefix: netip.PrefixFrom(a, 30), Class: hit})
 	}
-	p, err := load(c, make([]uint32, len(c.Rules)), nil)
+	p, err := load(c, make([]uint32, len(c.Rules)), nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
 	benchProg(b, p.prog, xdpDrop)
+}
+
+// BenchmarkSetEntries: one "-m set --match-set bl src -j DROP" rule on a
+// mirrored hash:net set of 1 and 1 000 000 entries.
+func BenchmarkSetEntries(b *testing.B) {
+	requireBPF(b)
+	for _, n := range []int{1, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
+			s.MaxElem = uint32(n)
+			s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.0"), Bits: 24}}})
+			for i := 1; i < n; i++ {
+				a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
+				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: a, Bits: 30}}})
+			}
+			rules := parseRules(b, compat.IPv4, "-m set --match-set bl src -j DROP")
+			c, err := CompileSets(rules, nil, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
+				func(string) *ipset.Set { return s })
+			if err != nil || c.Run4 != 1 {
+				b.Fatal(err, c.Stop4)
+			}
+			sm, err := newSetMap(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sm.Close()
+			p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			benchProg(b, p.prog, xdpDrop)
+		})
+	}
 }

@@ -46,7 +46,7 @@ func newTestbed(t testing.TB, v4, v6 []*compat.Rule, ifname string) *testbed {
 			slots[i] += 1000
 		}
 	}
-	p, err := load(c, slots, nil)
+	p, err := load(c, slots, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

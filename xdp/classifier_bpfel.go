@@ -51,6 +51,21 @@ type classifierRule struct {
 	Drop uint32
 }
 
+type classifierSetkey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Proto     uint8
+	Port      [2]uint8
+	Addr      [16]uint8
+}
+
+type classifierSetval struct {
+	_       structs.HostLayout
+	Expires uint64
+	Nomatch uint32
+	Pad     uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -63,6 +78,10 @@ const (
 	classifierMapLengths            = "lengths"
 	classifierMapProtos             = "protos"
 	classifierMapRules              = "rules"
+	classifierMapSet0               = "set0"
+	classifierMapSet1               = "set1"
+	classifierMapSet2               = "set2"
+	classifierMapSet3               = "set3"
 	classifierMapSports             = "sports"
 	classifierMapSrc4               = "src4"
 	classifierMapSrc6               = "src6"
@@ -70,8 +89,14 @@ const (
 	classifierMapVecs               = "vecs"
 	classifierProgXdptablesClassify = "xdptables_classify"
 	classifierProgXdptablesDropAll  = "xdptables_drop_all"
+	classifierVarFamCls             = "fam_cls"
+	classifierVarFams               = "fams"
+	classifierVarFields             = "fields"
+	classifierVarNsets              = "nsets"
 	classifierVarNsummary           = "nsummary"
 	classifierVarNwords             = "nwords"
+	classifierVarSetCfg             = "set_cfg"
+	classifierVarSetCls             = "set_cls"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -132,6 +157,10 @@ type classifierMapSpecs struct {
 	Lengths  *ebpf.MapSpec `ebpf:"lengths"`
 	Protos   *ebpf.MapSpec `ebpf:"protos"`
 	Rules    *ebpf.MapSpec `ebpf:"rules"`
+	Set0     *ebpf.MapSpec `ebpf:"set0"`
+	Set1     *ebpf.MapSpec `ebpf:"set1"`
+	Set2     *ebpf.MapSpec `ebpf:"set2"`
+	Set3     *ebpf.MapSpec `ebpf:"set3"`
 	Sports   *ebpf.MapSpec `ebpf:"sports"`
 	Src4     *ebpf.MapSpec `ebpf:"src4"`
 	Src6     *ebpf.MapSpec `ebpf:"src6"`
@@ -143,8 +172,14 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
+	FamCls   *ebpf.VariableSpec `ebpf:"fam_cls"`
+	Fams     *ebpf.VariableSpec `ebpf:"fams"`
+	Fields   *ebpf.VariableSpec `ebpf:"fields"`
+	Nsets    *ebpf.VariableSpec `ebpf:"nsets"`
 	Nsummary *ebpf.VariableSpec `ebpf:"nsummary"`
 	Nwords   *ebpf.VariableSpec `ebpf:"nwords"`
+	SetCfg   *ebpf.VariableSpec `ebpf:"set_cfg"`
+	SetCls   *ebpf.VariableSpec `ebpf:"set_cls"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -175,6 +210,10 @@ type classifierMaps struct {
 	Lengths  *ebpf.Map `ebpf:"lengths"`
 	Protos   *ebpf.Map `ebpf:"protos"`
 	Rules    *ebpf.Map `ebpf:"rules"`
+	Set0     *ebpf.Map `ebpf:"set0"`
+	Set1     *ebpf.Map `ebpf:"set1"`
+	Set2     *ebpf.Map `ebpf:"set2"`
+	Set3     *ebpf.Map `ebpf:"set3"`
 	Sports   *ebpf.Map `ebpf:"sports"`
 	Src4     *ebpf.Map `ebpf:"src4"`
 	Src6     *ebpf.Map `ebpf:"src6"`
@@ -192,6 +231,10 @@ func (m *classifierMaps) Close() error {
 		m.Lengths,
 		m.Protos,
 		m.Rules,
+		m.Set0,
+		m.Set1,
+		m.Set2,
+		m.Set3,
 		m.Sports,
 		m.Src4,
 		m.Src6,
@@ -204,8 +247,14 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
+	FamCls   *ebpf.Variable `ebpf:"fam_cls"`
+	Fams     *ebpf.Variable `ebpf:"fams"`
+	Fields   *ebpf.Variable `ebpf:"fields"`
+	Nsets    *ebpf.Variable `ebpf:"nsets"`
 	Nsummary *ebpf.Variable `ebpf:"nsummary"`
 	Nwords   *ebpf.Variable `ebpf:"nwords"`
+	SetCfg   *ebpf.Variable `ebpf:"set_cfg"`
+	SetCls   *ebpf.Variable `ebpf:"set_cls"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.

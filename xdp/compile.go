@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/ipset"
 )
 
 // MaxRules is the most compiled rules one classifier holds (the BPF
@@ -82,7 +83,51 @@ type Classifier struct {
 	Protos                 [256]uint32
 	Flags                  [257]uint32
 	Ifaces                 []IfaceClass
+
+	// Fields says which header fields some rule of the run looks at
+	// (F* bits); the program skips the others. Fams has bit 0 when
+	// IPv4 rules are in the run, bit 1 for IPv6; FamCls are the
+	// classes of each family's rules.
+	Fields, Fams uint32
+	FamCls       [2]uint32
+	// Sets are the mirrored set lookups, SetCls[2*i+m] the class for
+	// lookup i not matching (m 0) or matching (m 1).
+	Sets   []SetLookup
+	SetCls [2 * MaxSets]uint32
 }
+
+// Field bits of Classifier.Fields (as in bpf/classifier.c).
+const (
+	FSrc uint32 = 1 << iota
+	FDst
+	FProto
+	FFlags
+	FSport
+	FDport
+	FLen
+	FIface
+)
+
+// MaxSets is how many -m set lookups one classifier holds.
+const MaxSets = 4
+
+// Set lookup configuration bits (bpf/classifier.c SET_*).
+const (
+	setAddrDst uint32 = 1 << iota
+	setPortSrc
+	setPortDst
+	setV6
+)
+
+// SetLookup is one mirrored -m set --match-set: the set and which
+// packet fields its dimensions take.
+type SetLookup struct {
+	Set string
+	Cfg uint32
+}
+
+// SetSource gives the kernel's ipset set called name, or nil.
+type SetSource func(name string) *ipset.Set
 
 type addrCond struct {
 	prefixes []netip.Prefix
@@ -109,26 +154,41 @@ type crule struct {
 	flags              []flagCond
 	iface              string
 	ifaceInv, hasIface bool
+	sets               []setCond
+}
+
+type setCond struct {
+	slot int
+	inv  bool
 }
 
 // Compile turns the rules of raw PREROUTING (v4 and v6, in order) into a
 // classifier for the interfaces ifaces. It stops each family's run at
 // the first rule XDP cannot evaluate exactly.
 func Compile(v4, v6 []*compat.Rule, ifaces []Iface) (*Classifier, error) {
+	return CompileSets(v4, v6, ifaces, nil)
+}
+
+// CompileSets is Compile with -m set lookups of the sets sets gives
+// evaluated in XDP (nil: none).
+func CompileSets(v4, v6 []*compat.Rule, ifaces []Iface, sets SetSource) (*Classifier, error) {
 	c := &Classifier{}
 	var rules []*crule
+	slots := &setSlots{src: sets}
 	for _, fam := range []compat.Family{compat.IPv4, compat.IPv6} {
 		in, run, stop := v4, &c.Run4, &c.Stop4
 		if fam == compat.IPv6 {
 			in, run, stop = v6, &c.Run6, &c.Stop6
 		}
 		for i, r := range in {
-			alts, err := lower(fam, i, r)
+			mark := len(slots.list)
+			alts, err := lower(fam, i, r, slots)
 			if err == nil && len(rules)+len(alts) > MaxRules {
 				err = fmt.Errorf("more than %d rules in XDP", MaxRules)
 			}
 			if err != nil {
 				*stop = &Stop{Family: fam, Pos: i, Rule: strings.TrimSpace(compat.ExactSpec(r)), Reason: err.Error()}
+				slots.list = slots.list[:mark]
 				break
 			}
 			rules = append(rules, alts...)
@@ -137,7 +197,22 @@ func Compile(v4, v6 []*compat.Rule, ifaces []Iface) (*Classifier, error) {
 	}
 	for _, r := range rules {
 		c.Rules = append(c.Rules, r.ref)
+		used := func(f uint32, b bool) {
+			if b {
+				c.Fields |= f
+			}
+		}
+		used(FSrc, len(r.src) > 0)
+		used(FDst, len(r.dst) > 0)
+		used(FProto, r.proto != nil)
+		used(FFlags, len(r.flags) > 0)
+		used(FSport, len(r.sport) > 0)
+		used(FDport, len(r.dport) > 0)
+		used(FLen, len(r.length) > 0)
+		used(FIface, r.hasIface)
+		c.Fams |= 1 << famIndex(r.ref.Family)
 	}
+	c.Sets = slots.list
 	n := len(rules)
 	if n == 0 {
 		n = 1
@@ -165,6 +240,25 @@ func Compile(v4, v6 []*compat.Rule, ifaces []Iface) (*Classifier, error) {
 			return true
 		})
 	}
+	for f := range c.FamCls {
+		fam := compat.IPv4
+		if f == 1 {
+			fam = compat.IPv6
+		}
+		c.FamCls[f] = b.class(func(r *crule) bool { return r.ref.Family == fam })
+	}
+	for i := range c.Sets {
+		for m := 0; m < 2; m++ {
+			c.SetCls[2*i+m] = b.class(func(r *crule) bool {
+				for _, sc := range r.sets {
+					if sc.slot == i && (m == 1) == sc.inv {
+						return false
+					}
+				}
+				return true
+			})
+		}
+	}
 	for _, ifc := range ifaces {
 		ic := IfaceClass{Index: ifc.Index}
 		copy(ic.MAC[:], ifc.MAC)
@@ -186,7 +280,7 @@ func ifaceMatch(pattern, name string) bool {
 
 // lower turns one iptables rule into compiled rules (more than one only
 // for multiport --ports), or says why XDP cannot evaluate it exactly.
-func lower(fam compat.Family, pos int, r *compat.Rule) ([]*crule, error) {
+func lower(fam compat.Family, pos int, r *compat.Rule, slots *setSlots) ([]*crule, error) {
 	t, ok := r.Target.(*compat.ChainTarget)
 	if !ok || t.Goto || (t.Chain != compat.VerdictDrop && t.Chain != compat.VerdictAccept) {
 		name := "no target"
@@ -327,6 +421,14 @@ func lower(fam compat.Family, pos int, r *compat.Rule) ([]*crule, error) {
 					}
 				}
 			}
+		case *compat.SetMatch:
+			slot, err := slots.lookup(fam, m)
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range alts {
+				a.sets = append(a.sets, setCond{slot: slot, inv: m.Invert})
+			}
 		case *compat.LengthMatch:
 			for _, a := range alts {
 				a.length = append(a.length, rangeCond{ranges: []compat.PortRange{{Min: m.Min, Max: m.Max}}, inv: m.Invert})
@@ -361,6 +463,7 @@ func (r *crule) clone() *crule {
 	c := *r
 	c.src = append([]addrCond(nil), r.src...)
 	c.dst = append([]addrCond(nil), r.dst...)
+	c.sets = append([]setCond(nil), r.sets...)
 	c.sport = append([]rangeCond(nil), r.sport...)
 	c.dport = append([]rangeCond(nil), r.dport...)
 	c.length = append([]rangeCond(nil), r.length...)

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xdptables/xdptables/ipset"
 )
 
 // program is one loaded generation of the classifier: its maps filled,
@@ -22,7 +24,7 @@ func (p *program) Close() { p.coll.Close() }
 // program over them; counters is the shared per-CPU counter map (nil
 // for a private one, as in tests). slots[i] is the counter slot of
 // compiled rule i.
-func load(c *Classifier, slots []uint32, counters *ebpf.Map) (*program, error) {
+func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*ebpf.Map) (*program, error) {
 	spec, err := loadClassifier()
 	if err != nil {
 		return nil, fmt.Errorf("xdp: reading the embedded program: %w", err)
@@ -49,12 +51,30 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map) (*program, error) {
 	if err := spec.Variables["nwords"].Set(uint32(c.Words)); err != nil {
 		return nil, err
 	}
-	if err := spec.Variables["nsummary"].Set(uint32(c.Summary)); err != nil {
-		return nil, err
+	var cfg [MaxSets]uint32
+	for i, l := range c.Sets {
+		cfg[i] = l.Cfg
 	}
-	opts := ebpf.CollectionOptions{}
+	for name, v := range map[string]any{
+		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
+		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
+	} {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
+		}
+	}
+	opts := ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{}}
 	if counters != nil {
-		opts.MapReplacements = map[string]*ebpf.Map{"counters": counters}
+		opts.MapReplacements["counters"] = counters
+	}
+	for i, l := range c.Sets {
+		m := sets[l.Set]
+		if m == nil {
+			return nil, fmt.Errorf("xdp: no map for set %s", l.Set)
+		}
+		name := fmt.Sprintf("set%d", i)
+		opts.MapReplacements[name] = m
+		spec.Maps[name].MaxEntries = m.MaxEntries()
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, opts)
 	if err != nil {
@@ -139,6 +159,34 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 		}
 	}
 	return nil
+}
+
+// newSetMap creates the LPM trie mirroring set s, filled.
+func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
+	spec, err := loadClassifier()
+	if err != nil {
+		return nil, err
+	}
+	ms := spec.Maps["set0"].Copy()
+	ms.MaxEntries = max(s.MaxElem, uint32(len(s.Entries)), 1)
+	ms.Name = "xdpt_set"
+	m, err := ebpf.NewMap(ms)
+	if err != nil {
+		return nil, fmt.Errorf("xdp: creating the map of set %s: %w", s.Name, err)
+	}
+	ks, vs := setContents(s)
+	if len(ks) > 0 {
+		if _, err := m.BatchUpdate(ks, vs, nil); err != nil {
+			// LPM tries have no batch operations on older kernels
+			for i := range ks {
+				if err := m.Put(ks[i], vs[i]); err != nil {
+					m.Close()
+					return nil, fmt.Errorf("xdp: filling the map of set %s: %w", s.Name, err)
+				}
+			}
+		}
+	}
+	return m, nil
 }
 
 func prefixKey(p netip.Prefix) []byte {

@@ -1,6 +1,7 @@
 package xdp
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,6 +64,46 @@ type State struct {
 	Stop6 *Stop        `json:"stop6,omitempty"`
 	Run4  int          `json:"run4"`
 	Run6  int          `json:"run6"`
+	// Sets are the ipset sets mirrored into BPF maps, pinned as
+	// set_HEX(NAME) beside the program's links.
+	Sets []string `json:"sets,omitempty"`
+	// NextSlot is where the search for a free counter slot starts: a
+	// slot is reused only after every other one, long after packets of
+	// the generation that last used it are gone.
+	NextSlot uint32 `json:"next_slot"`
+}
+
+// Input is what a generation is compiled from: the raw PREROUTING rules
+// of both families, their identities (Keys: the kernel rule handles,
+// so that counters follow the nftables rule), the sets -m set looks
+// up, and the rules whose counters start again at zero (-Z).
+type Input struct {
+	V4, V6       []*compat.Rule
+	Keys4, Keys6 []string
+	Sets         SetSource
+	Zero         map[string]bool
+}
+
+func (in *Input) keys(fam compat.Family) []string {
+	if fam == compat.IPv6 {
+		if in.Keys6 != nil {
+			return in.Keys6
+		}
+		return RuleKeys(fam, in.V6)
+	}
+	if in.Keys4 != nil {
+		return in.Keys4
+	}
+	return RuleKeys(fam, in.V4)
+}
+
+// HandleKeys names rules by their nftables handle.
+func HandleKeys(fam compat.Family, handles []uint64) []string {
+	out := make([]string, len(handles))
+	for i, h := range handles {
+		out[i] = fmt.Sprintf("%d|h%d", fam, h)
+	}
+	return out
 }
 
 // Manager owns the fast path of the current network namespace.
@@ -239,12 +280,30 @@ func ifaces(st *State) []Iface {
 
 // Update compiles the raw PREROUTING rules of both families and swaps the
 // result into every attached interface, each in one step.
-func (m *Manager) Update(v4, v6 []*compat.Rule) error {
+func (m *Manager) Update(in *Input) error {
 	st, err := m.State()
 	if err != nil {
 		return err
 	}
-	p, err := m.build(st, v4, v6)
+	// Interfaces that went away took their XDP program with them.
+	live := st.Links[:0]
+	for _, l := range st.Links {
+		if _, err := net.InterfaceByIndex(int(l.Ifindex)); err != nil {
+			if lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil); err == nil {
+				_ = lk.Unpin()
+				lk.Close()
+			} else {
+				_ = os.Remove(m.linkPath(l.Ifindex))
+			}
+			continue
+		}
+		live = append(live, l)
+	}
+	st.Links = live
+	if len(st.Links) == 0 {
+		return m.Reset()
+	}
+	p, err := m.build(st, in)
 	if err != nil {
 		return err
 	}
@@ -265,8 +324,8 @@ func (m *Manager) Update(v4, v6 []*compat.Rule) error {
 
 // build compiles, assigns counter slots (keeping those of surviving
 // rules) and loads a new generation; st is updated to describe it.
-func (m *Manager) build(st *State, v4, v6 []*compat.Rule) (*program, error) {
-	c, err := Compile(v4, v6, ifaces(st))
+func (m *Manager) build(st *State, in *Input) (*program, error) {
+	c, err := CompileSets(in.V4, in.V6, ifaces(st), in.Sets)
 	if err != nil {
 		return nil, err
 	}
@@ -279,20 +338,20 @@ func (m *Manager) build(st *State, v4, v6 []*compat.Rule) (*program, error) {
 	for _, r := range st.Rules {
 		old[r.Key] = r.Slot
 	}
-	keys := map[compat.Family][]string{compat.IPv4: RuleKeys(compat.IPv4, v4), compat.IPv6: RuleKeys(compat.IPv6, v6)}
-	src := map[compat.Family][]*compat.Rule{compat.IPv4: v4, compat.IPv6: v6}
+	keys := map[compat.Family][]string{compat.IPv4: in.keys(compat.IPv4), compat.IPv6: in.keys(compat.IPv6)}
+	src := map[compat.Family][]*compat.Rule{compat.IPv4: in.V4, compat.IPv6: in.V6}
 	var rules []StateRule
 	slotOf := map[string]uint32{}
 	for _, ref := range c.Rules {
 		k := keys[ref.Family][ref.Pos]
-		if _, ok := slotOf[k]; ok {
+		if _, ok := slotOf[k]; ok || in.Zero[k] {
 			continue
 		}
 		if s, ok := old[k]; ok {
 			slotOf[k], used[s] = s, true
 		}
 	}
-	next := uint32(0)
+	next := st.NextSlot % maxSlots
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
 		return nil, err
@@ -303,31 +362,81 @@ func (m *Manager) build(st *State, v4, v6 []*compat.Rule) (*program, error) {
 		k := keys[ref.Family][ref.Pos]
 		s, ok := slotOf[k]
 		if !ok {
-			for used[next] {
-				next++
-			}
-			if next >= maxSlots {
-				return nil, fmt.Errorf("xdp: out of counter slots")
+			for n := 0; used[next]; n++ {
+				if n == maxSlots {
+					return nil, fmt.Errorf("xdp: out of counter slots")
+				}
+				next = (next + 1) % maxSlots
 			}
 			s, used[next] = next, true
+			next = (next + 1) % maxSlots
 			if err := cm.Put(s, zero); err != nil {
 				return nil, fmt.Errorf("xdp: zeroing counters: %w", err)
 			}
 			slotOf[k] = s
-			rules = append(rules, StateRule{Key: k, Family: ref.Family, Pos: ref.Pos, Slot: s, Drop: ref.Drop,
-				Spec: strings.TrimSpace(compat.ExactSpec(src[ref.Family][ref.Pos]))})
-		} else if len(rules) == 0 || rules[len(rules)-1].Key != k {
+		}
+		if len(rules) == 0 || rules[len(rules)-1].Key != k {
 			rules = append(rules, StateRule{Key: k, Family: ref.Family, Pos: ref.Pos, Slot: s, Drop: ref.Drop,
 				Spec: strings.TrimSpace(compat.ExactSpec(src[ref.Family][ref.Pos]))})
 		}
 		slots[i] = s
 	}
-	p, err := load(c, slots, cm)
+	setMaps := map[string]*ebpf.Map{}
+	defer func() {
+		for _, sm := range setMaps {
+			sm.Close()
+		}
+	}()
+	var setNames []string
+	for _, l := range c.Sets {
+		if setMaps[l.Set] != nil {
+			continue
+		}
+		sm, err := newSetMap(in.Sets(l.Set))
+		if err != nil {
+			return nil, err
+		}
+		setMaps[l.Set] = sm
+		setNames = append(setNames, l.Set)
+	}
+	p, err := load(c, slots, cm, setMaps)
 	if err != nil {
 		return nil, err
 	}
+	// The set maps are pinned under their names once the program using
+	// them is loaded; ipset add/del update them in place.
+	for _, name := range setNames {
+		if err := m.pinSet(name, setMaps[name]); err != nil {
+			p.Close()
+			return nil, err
+		}
+	}
+	for _, name := range st.Sets {
+		if setMaps[name] == nil {
+			_ = os.Remove(m.setPath(name))
+		}
+	}
 	st.Rules, st.Run4, st.Run6, st.Stop4, st.Stop6 = rules, c.Run4, c.Run6, c.Stop4, c.Stop6
+	st.Sets, st.NextSlot = setNames, next
 	return p, nil
+}
+
+func (m *Manager) setPath(name string) string {
+	// bpffs refuses '.' in names, which set names may hold
+	return filepath.Join(m.pinDir, "set_"+hex.EncodeToString([]byte(name)))
+}
+
+// pinSet pins sm as the map of set name, replacing the previous one.
+func (m *Manager) pinSet(name string, sm *ebpf.Map) error {
+	tmp := m.setPath(name) + "_new"
+	_ = os.Remove(tmp)
+	if err := sm.Pin(tmp); err != nil {
+		return fmt.Errorf("xdp: pinning set %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, m.setPath(name)); err != nil {
+		return fmt.Errorf("xdp: pinning set %s: %w", name, err)
+	}
+	return nil
 }
 
 func (m *Manager) linkPath(ifindex uint32) string {
@@ -336,10 +445,10 @@ func (m *Manager) linkPath(ifindex uint32) string {
 
 // Attach runs the classifier for rules v4, v6 on ifname. With ModeAuto it
 // tries native mode first; the returned mode is the one in effect.
-func (m *Manager) Attach(ifname string, mode Mode, v4, v6 []*compat.Rule) (Mode, error) {
+func (m *Manager) Attach(ifname string, mode Mode, in *Input) (Mode, error) {
 	ifc, err := net.InterfaceByName(ifname)
 	if err != nil {
-		return "", fmt.Errorf("xdp: %w", err)
+		return "", fmt.Errorf("xdp: no interface %s in this network namespace", ifname)
 	}
 	if _, err := os.Stat(filepath.Join("/sys/class/net", ifname, "master")); err == nil {
 		// Frames of a bridge, bond or VRF port meet PREROUTING (if at
@@ -356,7 +465,7 @@ func (m *Manager) Attach(ifname string, mode Mode, v4, v6 []*compat.Rule) (Mode,
 		}
 	}
 	st.Links = append(st.Links, Attachment{Ifindex: uint32(ifc.Index), Name: ifname})
-	p, err := m.build(st, v4, v6)
+	p, err := m.build(st, in)
 	if err != nil {
 		return "", err
 	}
@@ -461,10 +570,10 @@ func (m *Manager) Reset() error {
 	return os.RemoveAll(filepath.Dir(m.stateFile))
 }
 
-// Counters returns, for each rule of fam's raw PREROUTING, what XDP
-// dropped for it (zero for rules outside the compiled run).
-func (m *Manager) Counters(fam compat.Family, rules []*compat.Rule) ([]compat.Counters, error) {
-	out := make([]compat.Counters, len(rules))
+// Counters returns, for each rule key, what XDP dropped for it (zero
+// for rules outside the compiled run).
+func (m *Manager) Counters(keys []string) ([]compat.Counters, error) {
+	out := make([]compat.Counters, len(keys))
 	st, err := m.State()
 	if err != nil || len(st.Rules) == 0 {
 		return out, err
@@ -478,7 +587,7 @@ func (m *Manager) Counters(fam compat.Family, rules []*compat.Rule) ([]compat.Co
 	for _, r := range st.Rules {
 		slot[r.Key] = r.Slot
 	}
-	for i, k := range RuleKeys(fam, rules) {
+	for i, k := range keys {
 		s, ok := slot[k]
 		if !ok {
 			continue
@@ -523,4 +632,43 @@ func (st *State) SortedLinks() []Attachment {
 	ls := append([]Attachment(nil), st.Links...)
 	sort.Slice(ls, func(i, j int) bool { return ls[i].Name < ls[j].Name })
 	return ls
+}
+
+// Active says, cheaply and without locking, whether the fast path is
+// attached in this network namespace (its state file exists): commands
+// check it before doing any XDP work.
+func Active() bool {
+	ino, err := NetnsID()
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(StateDir, strconv.FormatUint(ino, 10), "state.json"))
+	return err == nil
+}
+
+// Disable replaces the program on every attached interface by one that
+// passes everything (nftables alone decides), for when an update failed:
+// an outdated classifier must never drop what the new rules accept.
+func (m *Manager) Disable() error {
+	st, err := m.State()
+	if err != nil {
+		return err
+	}
+	p, err := m.build(st, &Input{})
+	if err != nil {
+		return m.Reset()
+	}
+	defer p.Close()
+	for _, l := range st.Links {
+		lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil)
+		if err != nil {
+			continue
+		}
+		err = lk.Update(p.prog)
+		lk.Close()
+		if err != nil {
+			return m.Reset()
+		}
+	}
+	return m.save(st)
 }

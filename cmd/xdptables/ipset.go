@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/xdptables/xdptables/ipset"
 	"github.com/xdptables/xdptables/kernel"
@@ -33,6 +35,9 @@ func ipsetMain(_ string, args []string) int {
 		fmt.Print(ipset.Help())
 		return 0
 	case ipset.OpRestore:
+		// A restore builds the sets in memory once, briefly: trade
+		// memory for less garbage collection.
+		debug.SetGCPercent(400)
 		in := io.Reader(os.Stdin)
 		if cmd.Opts.File != "" && cmd.Opts.File != "-" {
 			f, err := os.Open(cmd.Opts.File)
@@ -60,7 +65,6 @@ func ipsetMain(_ string, args []string) int {
 	}
 	defer conn.Close()
 	e := &setengine.Engine{Conn: conn}
-	res, err := e.Run(cmds)
 	out := io.Writer(os.Stdout)
 	if (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
 		f, ferr := os.Create(cmd.Opts.File)
@@ -70,6 +74,18 @@ func ipsetMain(_ string, args []string) int {
 		defer f.Close()
 		out = f
 	}
+	if cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave {
+		// Streamed: the listing is printed as the kernel gives it.
+		w := bufio.NewWriterSize(out, 64<<10)
+		if err, ok := e.List(cmd, w); ok {
+			w.Flush()
+			if err != nil {
+				return fail(err)
+			}
+			return 0
+		}
+	}
+	res, err := e.Run(cmds)
 	fmt.Fprint(out, res.Stdout)
 	if !quiet {
 		fmt.Fprint(os.Stderr, res.Stderr)

@@ -12,25 +12,29 @@ import (
 // The iptables personalities learn about ipset sets from the kernel, once
 // per invocation, when a rule first uses -m set.
 func init() {
-	var once sync.Once
-	var st *ipset.State
+	var mu sync.Mutex
+	cache := map[string]*ipset.Set{}
 	compat.LookupIPSet = func(name string) (compat.SetInfo, bool) {
-		once.Do(func() {
-			conn, err := kernel.Open()
-			if err != nil {
-				return
+		// Only the set's header is read (not its elements), once per
+		// name and invocation.
+		mu.Lock()
+		s, seen := cache[name]
+		if !seen {
+			if conn, err := kernel.Open(); err == nil {
+				if st, err := (&setengine.Engine{Conn: conn}).Headers(name); err == nil {
+					s = st.Find(name)
+				}
+				conn.Close()
 			}
-			defer conn.Close()
-			st, _ = (&setengine.Engine{Conn: conn}).Load()
-		})
-		if st == nil {
-			return compat.SetInfo{}, false
+			cache[name] = s
 		}
-		s := st.Find(name)
+		mu.Unlock()
 		if s == nil {
 			return compat.SetInfo{}, false
 		}
-		info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4}
+		info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4,
+			Updatable: !s.Type.Net() && !s.Type.List, HasTimeout: s.HasTimeout, Timeout: s.Timeout, Counters: s.Counters,
+			List: s.Type.List}
 		if s.Family == ipset.Inet6 {
 			info.Family = compat.IPv6
 		}

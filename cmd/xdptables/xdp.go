@@ -67,9 +67,9 @@ func xdpMain(args []string) int {
 	case "apply":
 		return xdpApply(m, *config)
 	case "sync":
-		v4, v6, err := rawPrerouting()
+		_, _, in, err := rawPrerouting()
 		if err == nil {
-			err = m.Update(v4, v6)
+			err = m.Update(in)
 		}
 		if err != nil {
 			errorf("xdptables: %v\n", err)
@@ -83,41 +83,23 @@ func xdpMain(args []string) int {
 	return 2
 }
 
-// rawPrerouting reads the raw PREROUTING rules of both families.
-func rawPrerouting() (v4, v6 []*compat.Rule, err error) {
-	for _, f := range []compat.Family{compat.IPv4, compat.IPv6} {
-		e, err := openEngine(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		tables, err := e.Save("raw")
-		e.Conn.Close()
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, t := range tables {
-			for _, c := range t.Chains {
-				if c.Name != "PREROUTING" {
-					continue
-				}
-				if f == compat.IPv4 {
-					v4 = c.Rules
-				} else {
-					v6 = c.Rules
-				}
-			}
-		}
+// rawPrerouting reads the raw PREROUTING rules of both families (with
+// their nftables counters only) and the input of a generation.
+func rawPrerouting() (v4, v6 []*compat.Rule, in *xdp.Input, err error) {
+	in, err = xdpInput(nil, nil)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return v4, v6, nil
+	return in.V4, in.V6, in, nil
 }
 
 func xdpAttach(m *xdp.Manager, ifname string, mode xdp.Mode) int {
-	v4, v6, err := rawPrerouting()
+	_, _, in, err := rawPrerouting()
 	if err != nil {
 		errorf("xdptables: %v\n", err)
 		return 1
 	}
-	used, err := m.Attach(ifname, mode, v4, v6)
+	used, err := m.Attach(ifname, mode, in)
 	if err != nil {
 		errorf("xdptables: %v\n", err)
 		return 1
@@ -183,7 +165,10 @@ func xdpStatus(m *xdp.Manager) int {
 	for _, l := range st.SortedLinks() {
 		fmt.Printf("interface %s (ifindex %d): %s\n", l.Name, l.Ifindex, l.Mode)
 	}
-	v4, v6, err := rawPrerouting()
+	if len(st.Sets) > 0 {
+		fmt.Printf("ipset sets mirrored in XDP maps: %s\n", strings.Join(st.Sets, ", "))
+	}
+	v4, v6, _, err := rawPrerouting()
 	if err != nil {
 		errorf("xdptables: %v\n", err)
 		return 1

@@ -21,6 +21,8 @@ func subcommands() map[string]subcommand {
 		"xdp":   {"xdp attach|detach|apply|sync|status: the XDP fast path of raw PREROUTING", xdpMain},
 
 		"persist": {"persist restore|save|files: boot-time restore and save of /etc/iptables/rules.v4 etc.", persistMain},
+
+		"translate": {"translate iptables|ip6tables|iptables-restore|ip6tables-restore|ipset restore ...: print the nftables script", translateMain},
 	}
 }
 

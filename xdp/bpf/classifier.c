@@ -23,9 +23,38 @@
 #define MAX_WORDS 256 /* 16384 rules */
 #define MAX_SUMMARY (MAX_WORDS / 64)
 
-/* Set by the loader for each compiled classifier. */
+/* Set by the loader for each compiled classifier. The verifier knows
+ * their values, so the branches on them that cannot be taken are
+ * removed before the program is JIT-compiled: fields no rule of the run
+ * looks at cost nothing. */
 volatile const __u32 nwords = 1;
 volatile const __u32 nsummary = 1;
+
+#define F_SRC (1 << 0)
+#define F_DST (1 << 1)
+#define F_PROTO (1 << 2)
+#define F_FLAGS (1 << 3)
+#define F_SPORT (1 << 4)
+#define F_DPORT (1 << 5)
+#define F_LEN (1 << 6)
+#define F_IFACE (1 << 7)
+volatile const __u32 fields = 0xff;
+/* families with rules in the run: 1 IPv4, 2 IPv6 */
+volatile const __u32 fams = 3;
+/* per family, the class of the rules of that family (used when no
+ * address field is looked up) */
+volatile const __u32 fam_cls[2];
+
+/* Mirrored ipset sets (-m set --match-set): up to MAX_SETS lookups. */
+#define MAX_SETS 4
+#define SET_ADDR_DST (1 << 0)
+#define SET_PORT_SRC (1 << 1)
+#define SET_PORT_DST (1 << 2)
+#define SET_V6 (1 << 3)
+volatile const __u32 nsets = 0;
+volatile const __u32 set_cfg[MAX_SETS];
+/* [2*i]: class when set i does not match the packet, [2*i+1]: when it does */
+volatile const __u32 set_cls[2 * MAX_SETS];
 
 struct lpm4 {
 	__u32 prefixlen;
@@ -58,6 +87,35 @@ struct counter {
 	__u64 packets;
 	__u64 bytes;
 };
+
+/* A set element: protocol and port (zero for address-only types), then
+ * the address; prefixlen counts 24 bits for protocol and port. */
+struct setkey {
+	__u32 prefixlen;
+	__u8 proto;
+	__u8 port[2];
+	__u8 addr[16];
+} __attribute__((packed));
+
+struct setval {
+	__u64 expires; /* CLOCK_BOOTTIME ns; 0: permanent */
+	__u32 nomatch;
+	__u32 pad;
+};
+
+#define SETMAP(name)                                \
+	struct {                                    \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);      \
+		__uint(map_flags, BPF_F_NO_PREALLOC);     \
+		__uint(max_entries, 1);                   \
+		__type(key, struct setkey);               \
+		__type(value, struct setval);             \
+	} name SEC(".maps")
+
+SETMAP(set0);
+SETMAP(set1);
+SETMAP(set2);
+SETMAP(set3);
 
 #define LPM(name, keytype)                          \
 	struct {                                    \
@@ -153,13 +211,6 @@ static __always_inline __u32 ctz64(__u64 x)
 	return n;
 }
 
-static __always_inline __u64 *vec(__u32 *cls)
-{
-	if (!cls)
-		return 0;
-	return bpf_map_lookup_elem(&vecs, cls);
-}
-
 static __always_inline int same_mac(const __u8 *a, const __u8 *b)
 {
 	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] &&
@@ -207,12 +258,49 @@ static __always_inline int v4_csum_ok(struct iphdr *iph, __u32 ihl, void *end)
 	return sum == 0xffff;
 }
 
+#define NVEC 13 /* 8 fields, 4 sets, the family */
+#define V_FAM 12
+
 struct scan {
-	__u64 *v[8];
+	__u64 *v[NVEC];
 	__u64 m, s;
 	__u32 idx;
 	int found;
 };
+
+/* The AND of every vector in use at word o. */
+static __always_inline __u64 conj(__u64 **v, __u64 o)
+{
+	__u64 x = ~0ULL;
+
+	if (fields & F_SRC)
+		x &= v[0][o];
+	if (fields & F_DST)
+		x &= v[1][o];
+	if (fields & F_PROTO)
+		x &= v[2][o];
+	if (fields & F_FLAGS)
+		x &= v[3][o];
+	if (fields & F_SPORT)
+		x &= v[4][o];
+	if (fields & F_DPORT)
+		x &= v[5][o];
+	if (fields & F_LEN)
+		x &= v[6][o];
+	if (fields & F_IFACE)
+		x &= v[7][o];
+	if (nsets > 0)
+		x &= v[8][o];
+	if (nsets > 1)
+		x &= v[9][o];
+	if (nsets > 2)
+		x &= v[10][o];
+	if (nsets > 3)
+		x &= v[11][o];
+	if (!(fields & (F_SRC | F_DST)))
+		x &= v[V_FAM][o];
+	return x;
+}
 
 /* One candidate word of the summary bits left in sc->m. */
 static long scan_word(__u64 i, void *ctx)
@@ -229,15 +317,71 @@ static long scan_word(__u64 i, void *ctx)
 	asm volatile("" : "+r"(o));
 	if (w >= nw || o >= ns + nw || o >= MAX_SUMMARY + MAX_WORDS)
 		return 1;
-	__u64 *v0 = sc->v[0], *v1 = sc->v[1], *v2 = sc->v[2], *v3 = sc->v[3],
-	      *v4 = sc->v[4], *v5 = sc->v[5], *v6 = sc->v[6], *v7 = sc->v[7];
-	__u64 x = v0[o] & v1[o] & v2[o] & v3[o] & v4[o] & v5[o] & v6[o] & v7[o];
+	__u64 x = conj(sc->v, o);
 	if (x) {
 		sc->idx = w * 64 + ctz64(x);
 		sc->found = 1;
 		return 1;
 	}
 	return 0;
+}
+
+/* Looks packet key k up in mirrored set map; 1 match, 0 no match, -1
+ * an entry that may have expired (leave the packet to nftables). */
+static __always_inline int set_test(void *map, struct setkey *k)
+{
+	struct setval *e = bpf_map_lookup_elem(map, k);
+
+	if (!e)
+		return 0;
+	if (e->expires && bpf_ktime_get_boot_ns() >= e->expires)
+		return -1;
+	return !e->nomatch;
+}
+
+static __always_inline int port_proto_ipset(__u8 p)
+{
+	return p == IPPROTO_TCP || p == IPPROTO_UDP || p == IPPROTO_SCTP ||
+	       p == IPPROTO_UDPLITE;
+}
+
+/* The vector of set slot i for this packet; 0 to pass the packet. */
+static __always_inline __u64 *set_vec(int i, void *map, int v6, void *saddr,
+				      void *daddr, __u8 proto, __u8 *ports)
+{
+	__u32 cfg = set_cfg[i];
+	__u32 cls;
+	int m = 0;
+
+	if (!!(cfg & SET_V6) == v6) {
+		struct setkey k = {};
+		int ok = 1;
+
+		if (cfg & (SET_PORT_SRC | SET_PORT_DST)) {
+			if (!ports || !port_proto_ipset(proto)) {
+				ok = 0;
+			} else {
+				__u8 *pp = (cfg & SET_PORT_SRC) ? ports : ports + 2;
+				k.proto = proto;
+				k.port[0] = pp[0];
+				k.port[1] = pp[1];
+			}
+		}
+		if (ok) {
+			if (v6) {
+				__builtin_memcpy(k.addr, (cfg & SET_ADDR_DST) ? daddr : saddr, 16);
+				k.prefixlen = 24 + 128;
+			} else {
+				__builtin_memcpy(k.addr, (cfg & SET_ADDR_DST) ? daddr : saddr, 4);
+				k.prefixlen = 24 + 32;
+			}
+			m = set_test(map, &k);
+			if (m < 0)
+				return 0;
+		}
+	}
+	cls = set_cls[2 * i + m];
+	return bpf_map_lookup_elem(&vecs, &cls);
 }
 
 SEC("xdp")
@@ -247,10 +391,13 @@ int xdptables_classify(struct xdp_md *ctx)
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	__u32 ifindex = ctx->ingress_ifindex;
-	__u32 *csrc, *cdst, *cproto, *cflags, *csport, *cdport, *clen;
 	struct lpm16 kport = {.prefixlen = 8}, klen = {.prefixlen = 24};
 	__u32 flagkey = 256, protokey, iplen;
-	void *l4, *l3end;
+	struct iphdr *ip4 = 0;
+	void *l4, *l3end, *saddr, *daddr;
+	__u8 *ports = 0;
+	int v6;
+	struct scan sc = {};
 
 	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
@@ -264,30 +411,50 @@ int xdptables_classify(struct xdp_md *ctx)
 
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);
-		struct lpm4 ks = {.prefixlen = 32}, kd = {.prefixlen = 32};
 
+		if (!(fams & 1))
+			return XDP_PASS;
 		if ((void *)(ip + 1) > end || ip->version != 4 || ip->ihl < 5)
 			return XDP_PASS;
 		iplen = bpf_ntohs(ip->tot_len);
 		l3end = (void *)ip + iplen;
 		if (iplen < ip->ihl * 4 || l3end > end)
 			return XDP_PASS;
-		if (!v4_csum_ok(ip, ip->ihl, end))
-			return XDP_PASS;
 		/* Fragments: raw PREROUTING sees reassembled packets when
 		 * defragmentation is loaded, single fragments otherwise. */
 		if (ip->frag_off & bpf_htons(0x3fff))
 			return XDP_PASS;
-		__builtin_memcpy(ks.addr, &ip->saddr, 4);
-		__builtin_memcpy(kd.addr, &ip->daddr, 4);
-		csrc = bpf_map_lookup_elem(&src4, &ks);
-		cdst = bpf_map_lookup_elem(&dst4, &kd);
+		v6 = 0;
+		ip4 = ip;
+		saddr = &ip->saddr;
+		daddr = &ip->daddr;
 		protokey = ip->protocol;
 		l4 = (void *)ip + ip->ihl * 4;
+		if (fields & F_SRC) {
+			struct lpm4 k = {.prefixlen = 32};
+			__u32 *c;
+
+			__builtin_memcpy(k.addr, saddr, 4);
+			c = bpf_map_lookup_elem(&src4, &k);
+			sc.v[0] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			if (!sc.v[0])
+				return XDP_PASS;
+		}
+		if (fields & F_DST) {
+			struct lpm4 k = {.prefixlen = 32};
+			__u32 *c;
+
+			__builtin_memcpy(k.addr, daddr, 4);
+			c = bpf_map_lookup_elem(&dst4, &k);
+			sc.v[1] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			if (!sc.v[1])
+				return XDP_PASS;
+		}
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
-		struct lpm6 ks = {.prefixlen = 128}, kd = {.prefixlen = 128};
 
+		if (!(fams & 2))
+			return XDP_PASS;
 		if ((void *)(ip6 + 1) > end || ip6->version != 6)
 			return XDP_PASS;
 		l3end = (void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len);
@@ -307,12 +474,31 @@ int xdptables_classify(struct xdp_md *ctx)
 		    ip6->daddr.in6_u.u6_addr32[3] == bpf_htonl(1))
 			return XDP_PASS;
 		iplen = (bpf_ntohs(ip6->payload_len) + 40) & 0xffff;
-		__builtin_memcpy(ks.addr, &ip6->saddr, 16);
-		__builtin_memcpy(kd.addr, &ip6->daddr, 16);
-		csrc = bpf_map_lookup_elem(&src6, &ks);
-		cdst = bpf_map_lookup_elem(&dst6, &kd);
+		v6 = 1;
+		saddr = &ip6->saddr;
+		daddr = &ip6->daddr;
 		protokey = ip6->nexthdr;
 		l4 = ip6 + 1;
+		if (fields & F_SRC) {
+			struct lpm6 k = {.prefixlen = 128};
+			__u32 *c;
+
+			__builtin_memcpy(k.addr, saddr, 16);
+			c = bpf_map_lookup_elem(&src6, &k);
+			sc.v[0] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			if (!sc.v[0])
+				return XDP_PASS;
+		}
+		if (fields & F_DST) {
+			struct lpm6 k = {.prefixlen = 128};
+			__u32 *c;
+
+			__builtin_memcpy(k.addr, daddr, 16);
+			c = bpf_map_lookup_elem(&dst6, &k);
+			sc.v[1] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			if (!sc.v[1])
+				return XDP_PASS;
+		}
 	} else {
 		return XDP_PASS;
 	}
@@ -331,52 +517,124 @@ int xdptables_classify(struct xdp_md *ctx)
 				return XDP_PASS;
 			flagkey = p[13];
 		}
+		ports = p;
 		kport.prefixlen = 24;
 		kport.data[0] = 1;
-		kport.data[1] = p[0];
-		kport.data[2] = p[1];
-		csport = bpf_map_lookup_elem(&sports, &kport);
-		kport.data[1] = p[2];
-		kport.data[2] = p[3];
-		cdport = bpf_map_lookup_elem(&dports, &kport);
-	} else {
-		csport = bpf_map_lookup_elem(&sports, &kport);
-		cdport = bpf_map_lookup_elem(&dports, &kport);
 	}
-	klen.data[0] = 1;
-	klen.data[1] = iplen >> 8;
-	klen.data[2] = iplen & 0xff;
-	clen = bpf_map_lookup_elem(&lengths, &klen);
-	cproto = bpf_map_lookup_elem(&protos, &protokey);
-	cflags = bpf_map_lookup_elem(&tcpflags, &flagkey);
+	if (fields & F_SPORT) {
+		__u32 *c;
 
-	__u64 *vi = vec(&dev->cls), *vs = vec(csrc), *vd = vec(cdst),
-	      *vp = vec(cproto), *vf = vec(cflags), *vsp = vec(csport),
-	      *vdp = vec(cdport), *vl = vec(clen);
-	if (!vi || !vs || !vd || !vp || !vf || !vsp || !vdp || !vl)
-		return XDP_PASS;
+		if (ports) {
+			kport.data[1] = ports[0];
+			kport.data[2] = ports[1];
+		}
+		c = bpf_map_lookup_elem(&sports, &kport);
+		sc.v[4] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		if (!sc.v[4])
+			return XDP_PASS;
+	}
+	if (fields & F_DPORT) {
+		__u32 *c;
 
-	struct scan sc = {.v = {vi, vs, vd, vp, vf, vsp, vdp, vl}};
+		if (ports) {
+			kport.data[1] = ports[2];
+			kport.data[2] = ports[3];
+		}
+		c = bpf_map_lookup_elem(&dports, &kport);
+		sc.v[5] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		if (!sc.v[5])
+			return XDP_PASS;
+	}
+	if (fields & F_LEN) {
+		__u32 *c;
 
-	for (__u64 s = 0; s < MAX_SUMMARY; s++) {
-		if (s >= nsummary)
-			break;
-		sc.s = s;
-		sc.m = vi[s] & vs[s] & vd[s] & vp[s] & vf[s] & vsp[s] & vdp[s] &
-		       vl[s];
-		/* bpf_loop: the verifier checks the body once, not per word */
-		if (sc.m)
-			bpf_loop(64, scan_word, &sc, 0);
-		if (sc.found)
-			break;
+		klen.data[0] = 1;
+		klen.data[1] = iplen >> 8;
+		klen.data[2] = iplen & 0xff;
+		c = bpf_map_lookup_elem(&lengths, &klen);
+		sc.v[6] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		if (!sc.v[6])
+			return XDP_PASS;
+	}
+	if (fields & F_PROTO) {
+		__u32 *c = bpf_map_lookup_elem(&protos, &protokey);
+
+		sc.v[2] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		if (!sc.v[2])
+			return XDP_PASS;
+	}
+	if (fields & F_FLAGS) {
+		__u32 *c = bpf_map_lookup_elem(&tcpflags, &flagkey);
+
+		sc.v[3] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		if (!sc.v[3])
+			return XDP_PASS;
+	}
+	if (fields & F_IFACE) {
+		sc.v[7] = bpf_map_lookup_elem(&vecs, &dev->cls);
+		if (!sc.v[7])
+			return XDP_PASS;
+	}
+	if (nsets > 0) {
+		sc.v[8] = set_vec(0, &set0, v6, saddr, daddr, protokey, ports);
+		if (!sc.v[8])
+			return XDP_PASS;
+	}
+	if (nsets > 1) {
+		sc.v[9] = set_vec(1, &set1, v6, saddr, daddr, protokey, ports);
+		if (!sc.v[9])
+			return XDP_PASS;
+	}
+	if (nsets > 2) {
+		sc.v[10] = set_vec(2, &set2, v6, saddr, daddr, protokey, ports);
+		if (!sc.v[10])
+			return XDP_PASS;
+	}
+	if (nsets > 3) {
+		sc.v[11] = set_vec(3, &set3, v6, saddr, daddr, protokey, ports);
+		if (!sc.v[11])
+			return XDP_PASS;
+	}
+	if (!(fields & (F_SRC | F_DST))) {
+		__u32 fc = fam_cls[v6];
+
+		sc.v[V_FAM] = bpf_map_lookup_elem(&vecs, &fc);
+		if (!sc.v[V_FAM])
+			return XDP_PASS;
+	}
+
+	if (nwords == 1) {
+		/* one word of rules: no summary to walk */
+		__u64 x = conj(sc.v, 1);
+
+		if (!x)
+			return XDP_PASS;
+		sc.idx = ctz64(x);
+		sc.found = 1;
+	} else {
+		for (__u64 s = 0; s < MAX_SUMMARY; s++) {
+			if (s >= nsummary)
+				break;
+			sc.s = s;
+			sc.m = conj(sc.v, s);
+			/* bpf_loop: the verifier checks the body once, not per word */
+			if (sc.m)
+				bpf_loop(64, scan_word, &sc, 0);
+			if (sc.found)
+				break;
+		}
 	}
 	__u32 idx = sc.idx;
-	int found = sc.found;
-	if (!found)
+	if (!sc.found)
 		return XDP_PASS;
 
 	struct rule *r = bpf_map_lookup_elem(&rules, &idx);
 	if (!r || !r->drop)
+		return XDP_PASS;
+	/* ip_rcv_core drops a bad header checksum before PREROUTING: such
+	 * a packet is left to the kernel, uncounted, as nftables never sees
+	 * it. Checked only here, on the way to a drop. */
+	if (ip4 && !v4_csum_ok(ip4, ip4->ihl, end))
 		return XDP_PASS;
 	struct counter *c = bpf_map_lookup_elem(&counters, &r->slot);
 	if (c) {

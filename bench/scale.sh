@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# bench/scale.sh — how time and peak memory grow with the ruleset (issue 7).
+#
+# Usage: bench/scale.sh [BIN]   (BIN defaults to bin/xdptables; run as root)
+#   RULES="1000 10000 100000"      rule counts
+#   ELEMS="10000 100000 1000000"   ipset element counts ("" to skip)
+#
+# For each size, in a fresh network namespace: restore, -S, -L -n, save,
+# a single -A and -D on the loaded ruleset; for sets: ipset restore, list,
+# save, add, del. Each line: operation, size, seconds, peak RSS (MB), and
+# the time per item, which stays flat when nothing is superlinear.
+set -euo pipefail
+
+BIN=${1:-bin/xdptables}
+RULES=${RULES:-"1000 10000 100000"}
+ELEMS=${ELEMS-"10000 100000 1000000"}
+
+[ "$(id -u)" = 0 ] || { echo "bench needs root (network namespaces)" >&2; exit 1; }
+WORK=$(mktemp -d /tmp/xdpt-scale.XXXXXX)
+NS=""
+cleanup() {
+	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+"$BIN" links "$WORK" >/dev/null
+
+# run OP N CMD... : time CMD in the namespace, print a result line
+run() {
+	local op=$1 n=$2
+	shift 2
+	if ! /usr/bin/time -f "%e %M" -o "$WORK/t" ip netns exec "$NS" "$@" >"$WORK/out" 2>"$WORK/err"; then
+		echo "FAILED: $op $n: $(head -c 300 "$WORK/err")" >&2
+	fi
+	read -r secs kb <"$WORK/t"
+	awk -v op="$op" -v n="$n" -v s="$secs" -v kb="$kb" \
+		'BEGIN { printf "| %-14s | %8d | %7.2f | %6.1f | %7.2f |\n", op, n, s, kb/1024, s*1e6/n }'
+}
+
+newns() {
+	[ -n "$NS" ] && ip netns del "$NS"
+	NS=xdpt-scale-$$-$1
+	ip netns add "$NS"
+}
+
+echo "| operation      |     size |    secs | RSS MB | µs/item |"
+echo "|----------------|---------:|--------:|-------:|--------:|"
+for n in $RULES; do
+	# rules spread over chains of 100, as large real rulesets are
+	awk -v n="$n" 'BEGIN {
+		print "*filter"; print ":INPUT ACCEPT [0:0]"; print ":FORWARD ACCEPT [0:0]"; print ":OUTPUT ACCEPT [0:0]"
+		c = int((n + 99) / 100)
+		for (i = 0; i < c; i++) printf ":C%d - [0:0]\n", i
+		for (i = 0; i < c; i++) printf "-A INPUT -s 198.18.%d.0/24 -j C%d\n", i % 256, i
+		for (i = 0; i < n - c; i++)
+			printf "-A C%d -s 198.19.%d.%d/32 -p tcp -m tcp --dport %d -m comment --comment \"rule %d\" -j ACCEPT\n", i % c, int(i / 256) % 256, i % 256, 1 + i % 60000, i
+		print "COMMIT" }' >"$WORK/rules"
+	newns "$n"
+	run restore "$n" "$WORK/iptables-restore" "$WORK/rules"
+	run "-S" "$n" "$WORK/iptables" -S
+	run "-L -n" "$n" "$WORK/iptables" -L -n
+	run save "$n" "$WORK/iptables-save"
+	run "-A (loaded)" "$n" "$WORK/iptables" -A C0 -s 203.0.113.1 -j DROP
+	run "-D (loaded)" "$n" "$WORK/iptables" -D C0 -s 203.0.113.1 -j DROP
+	run "restore again" "$n" "$WORK/iptables-restore" "$WORK/rules"
+done
+for n in $ELEMS; do
+	awk -v n="$n" 'BEGIN {
+		print "create big hash:ip family inet hashsize 65536 maxelem " (n + 10)
+		for (i = 0; i < n; i++) printf "add big 10.%d.%d.%d\n", int(i / 65536) % 256, int(i / 256) % 256, i % 256 }' >"$WORK/set"
+	newns "set$n"
+	run "ipset restore" "$n" "$WORK/ipset" restore -f "$WORK/set"
+	run "ipset list" "$n" "$WORK/ipset" list big
+	run "ipset save" "$n" "$WORK/ipset" save
+	run "ipset add" "$n" "$WORK/ipset" add big 203.0.113.1
+	run "ipset del" "$n" "$WORK/ipset" del big 203.0.113.1
+done

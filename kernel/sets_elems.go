@@ -1,0 +1,397 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// Targeted set reads for ipset: one set's metadata, one element, or a
+// streamed dump of a set's elements that never holds the whole set.
+
+const (
+	nftaSetElemKeyEnd      = 10 // NFTA_SET_ELEM_KEY_END
+	nftaSetElemExpressions = 11 // NFTA_SET_ELEM_EXPRESSIONS
+	nftaSetHandle          = 0x10
+)
+
+// Set returns the metadata of the named set of our table in fam; ok is
+// false when it (or the table) does not exist.
+func (c *Conn) Set(fam Family, name string) (info SetInfo, ok bool, err error) {
+	msgs, err := c.request(unix.NFT_MSG_GETSET, false, fam, func(e *encoder) {
+		e.str(unix.NFTA_SET_TABLE, TableName)
+		e.str(unix.NFTA_SET_NAME, name)
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return SetInfo{}, false, nil
+	}
+	if err != nil {
+		return SetInfo{}, false, fmt.Errorf("get set %s: %w", name, err)
+	}
+	for _, m := range msgs {
+		ad, err := decoder(m)
+		if err != nil {
+			return SetInfo{}, false, err
+		}
+		for ad.Next() {
+			switch ad.Type() {
+			case unix.NFTA_SET_NAME:
+				info.Name = ad.String()
+			case nftaSetHandle:
+				info.Handle = ad.Uint64()
+			case unix.NFTA_SET_USERDATA:
+				info.Comment = udataString(ad.Bytes(), 7)
+			}
+		}
+		if err := ad.Err(); err != nil {
+			return SetInfo{}, false, err
+		}
+		return info, info.Name == name, nil
+	}
+	return SetInfo{}, false, nil
+}
+
+// GetSetElement asks the kernel for the element of set that matches key
+// (for an interval set: the interval holding key; keyEnd, when not nil,
+// is the end of a range key of a concatenated interval set). ok is false
+// when there is none.
+func (c *Conn) GetSetElement(fam Family, set string, key, keyEnd []byte) (el nftables.SetElement, ok bool, err error) {
+	msgs, err := c.request(unix.NFT_MSG_GETSETELEM, false, fam, func(e *encoder) {
+		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
+		e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
+		l := e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+		item := e.nest(unix.NFTA_LIST_ELEM)
+		k := e.nest(unix.NFTA_SET_ELEM_KEY)
+		e.bytes(unix.NFTA_DATA_VALUE, key)
+		e.endNest(k)
+		if keyEnd != nil {
+			k := e.nest(nftaSetElemKeyEnd)
+			e.bytes(unix.NFTA_DATA_VALUE, keyEnd)
+			e.endNest(k)
+		}
+		e.endNest(item)
+		e.endNest(l)
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return el, false, nil
+	}
+	if err != nil {
+		return el, false, fmt.Errorf("get element of set %s: %w", set, err)
+	}
+	found := false
+	for _, m := range msgs {
+		if err := eachElem(m.Data, func(e *nftables.SetElement) error {
+			if !found {
+				el, found = *e, true
+			}
+			return nil
+		}); err != nil {
+			return el, false, err
+		}
+	}
+	return el, found, nil
+}
+
+// ErrDumpRestart is returned by SetElements' callback side when the dump
+// was interrupted and starts over: the caller drops what it got so far.
+var ErrDumpRestart = errors.New("set dump restarted")
+
+// SetElements streams the elements of the named set of our table in fam
+// to fn, one dump message at a time (the element passed is reused). When
+// the kernel marks the dump interrupted the dump is repeated: restart is
+// then called before the elements come again.
+func (c *Conn) SetElements(fam Family, set string, restart func(), fn func(*nftables.SetElement) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		again, err := c.setElementsOnce(fam, set, fn)
+		if err != nil {
+			return err
+		}
+		if !again {
+			return nil
+		}
+		if attempt >= 16 {
+			return fmt.Errorf("dump of set %s kept being interrupted: %w", set, ErrGenerationChanged)
+		}
+		if restart != nil {
+			restart()
+		}
+	}
+}
+
+func (c *Conn) setElementsOnce(fam Family, set string, fn func(*nftables.SetElement) error) (again bool, err error) {
+	var e encoder
+	off := e.begin(nftType(unix.NFT_MSG_GETSETELEM), unix.NLM_F_DUMP, fam, 0)
+	e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
+	e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
+	e.end(off)
+	if e.err != nil {
+		return false, e.err
+	}
+	seq := c.nextSeq(1)
+	binary.NativeEndian.PutUint32(e.buf[8:12], seq)
+	if err := c.send(e.buf); err != nil {
+		return false, err
+	}
+	c.growBuffers(0, 4<<20)
+	intr, failed := false, error(nil)
+	for {
+		msgs, err := c.recvNoCopy()
+		if err == unix.ENOBUFS {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("netlink receive: %w", err)
+		}
+		for _, m := range msgs {
+			if m.Header.Seq != seq {
+				continue
+			}
+			if m.Header.Flags&unix.NLM_F_DUMP_INTR != 0 {
+				intr = true
+			}
+			switch m.Header.Type {
+			case unix.NLMSG_ERROR:
+				if errno, _, text := nlError(m); errno != 0 {
+					return false, fmt.Errorf("dump set %s: %w", set, withText(errno, text))
+				}
+			case unix.NLMSG_DONE:
+				if len(m.Data) >= 4 {
+					if code := int32(binary.NativeEndian.Uint32(m.Data[:4])); code < 0 {
+						return false, fmt.Errorf("dump set %s: %w", set, unix.Errno(-code))
+					}
+				}
+				return intr && failed == nil, failed
+			default:
+				if failed == nil && !intr {
+					failed = eachElem(m.Data, fn)
+				}
+			}
+		}
+	}
+}
+
+// recvNoCopy is recv without copying: the messages are only valid until
+// the next read.
+func (c *Conn) recvNoCopy() ([]syscall.NetlinkMessage, error) {
+	for {
+		n, _, err := unix.Recvfrom(c.fd, c.rbuf, unix.MSG_PEEK|unix.MSG_TRUNC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n > len(c.rbuf) {
+			c.rbuf = make([]byte, n)
+		}
+		n, _, err = unix.Recvfrom(c.fd, c.rbuf, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return syscall.ParseNetlinkMessage(c.rbuf[:n])
+	}
+}
+
+// tlv walks netlink attributes.
+func tlv(b []byte, fn func(typ uint16, v []byte) error) error {
+	for len(b) >= 4 {
+		l := int(binary.NativeEndian.Uint16(b[:2]))
+		t := binary.NativeEndian.Uint16(b[2:4]) &^ (unix.NLA_F_NESTED | unix.NLA_F_NET_BYTEORDER)
+		if l < 4 || l > len(b) {
+			return errors.New("malformed netlink attribute")
+		}
+		if err := fn(t, b[4:l]); err != nil {
+			return err
+		}
+		b = b[min(nlmAlign(l), len(b)):]
+	}
+	return nil
+}
+
+func dataValue(b []byte) []byte {
+	var v []byte
+	_ = tlv(b, func(t uint16, x []byte) error {
+		if t == unix.NFTA_DATA_VALUE {
+			v = x
+		}
+		return nil
+	})
+	return v
+}
+
+// eachElem decodes the elements of one NEWSETELEM message (after the
+// nfgenmsg header). Key bytes alias the message buffer.
+func eachElem(data []byte, fn func(*nftables.SetElement) error) error {
+	if len(data) < 4 {
+		return errors.New("short nfnetlink message")
+	}
+	var el nftables.SetElement
+	var ctr expr.Counter
+	return tlv(data[4:], func(t uint16, v []byte) error {
+		if t != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
+			return nil
+		}
+		return tlv(v, func(t uint16, v []byte) error {
+			if t != unix.NFTA_LIST_ELEM {
+				return nil
+			}
+			el = nftables.SetElement{}
+			err := tlv(v, func(t uint16, v []byte) error {
+				switch t {
+				case unix.NFTA_SET_ELEM_KEY:
+					el.Key = dataValue(v)
+				case nftaSetElemKeyEnd:
+					el.KeyEnd = dataValue(v)
+				case unix.NFTA_SET_ELEM_FLAGS:
+					if len(v) >= 4 {
+						el.IntervalEnd = binary.BigEndian.Uint32(v)&unix.NFT_SET_ELEM_INTERVAL_END != 0
+					}
+				case unix.NFTA_SET_ELEM_TIMEOUT:
+					if len(v) >= 8 {
+						el.Timeout = time.Duration(binary.BigEndian.Uint64(v)) * time.Millisecond
+					}
+				case unix.NFTA_SET_ELEM_EXPIRATION:
+					if len(v) >= 8 {
+						el.Expires = time.Duration(binary.BigEndian.Uint64(v)) * time.Millisecond
+					}
+				case unix.NFTA_SET_ELEM_USERDATA:
+					el.Comment = udataString(v, 0) // NFTNL_UDATA_SET_ELEM_COMMENT
+				case unix.NFTA_SET_ELEM_EXPR, nftaSetElemExpressions:
+					if c, ok := counterOf(v, t == nftaSetElemExpressions); ok {
+						ctr = c
+						el.Counter = &ctr
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			return fn(&el)
+		})
+	})
+}
+
+// counterOf finds a counter expression in NFTA_SET_ELEM_EXPR (one
+// expression) or NFTA_SET_ELEM_EXPRESSIONS (a list of them).
+func counterOf(v []byte, list bool) (c expr.Counter, ok bool) {
+	one := func(v []byte) {
+		name := ""
+		var data []byte
+		_ = tlv(v, func(t uint16, x []byte) error {
+			switch t {
+			case unix.NFTA_EXPR_NAME:
+				name = string(x)
+				for len(name) > 0 && name[len(name)-1] == 0 {
+					name = name[:len(name)-1]
+				}
+			case unix.NFTA_EXPR_DATA:
+				data = x
+			}
+			return nil
+		})
+		if name != "counter" {
+			return
+		}
+		ok = true
+		_ = tlv(data, func(t uint16, x []byte) error {
+			if len(x) < 8 {
+				return nil
+			}
+			switch t {
+			case unix.NFTA_COUNTER_BYTES:
+				c.Bytes = binary.BigEndian.Uint64(x)
+			case unix.NFTA_COUNTER_PACKETS:
+				c.Packets = binary.BigEndian.Uint64(x)
+			}
+			return nil
+		})
+	}
+	if !list {
+		one(v)
+		return
+	}
+	_ = tlv(v, func(t uint16, x []byte) error {
+		if t == unix.NFTA_LIST_ELEM {
+			one(x)
+		}
+		return nil
+	})
+	return
+}
+
+// AddElements adds elements to the named set of our table in fam (created
+// earlier, possibly in this batch), encoded straight into the batch
+// (the same attributes google/nftables marshals: key, key end, interval
+// end flag, timeout, comment) and split into messages below the
+// attribute size limit. exclusive fails with EEXIST on an element that
+// exists. hasTimeout says whether element timeouts are sent.
+func (b *Batch) AddElements(fam Family, set string, hasTimeout bool, elems []nftables.SetElement, exclusive bool) int {
+	idx := b.addOp(Op{Kind: OpSetElemAdd, Family: fam, Set: set})
+	flags := uint16(unix.NLM_F_CREATE)
+	if exclusive {
+		flags |= unix.NLM_F_EXCL
+	}
+	return b.elemMessages(idx, unix.NFT_MSG_NEWSETELEM, flags, fam, set, hasTimeout, elems)
+}
+
+// DelElements deletes elements (by key, key end and interval end flag)
+// from the named set; an absent element fails with ENOENT.
+func (b *Batch) DelElements(fam Family, set string, elems []nftables.SetElement) int {
+	idx := b.addOp(Op{Kind: OpSetElemDel, Family: fam, Set: set})
+	return b.elemMessages(idx, unix.NFT_MSG_DELSETELEM, 0, fam, set, false, elems)
+}
+
+func (b *Batch) elemMessages(idx, typ int, flags uint16, fam Family, set string, timeouts bool, elems []nftables.SetElement) int {
+	b.Grow(len(elems)*48, 0)
+	for len(elems) > 0 {
+		off := b.msg(idx, typ, flags, fam)
+		b.e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
+		b.e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
+		list := b.e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+		start := len(b.e.buf)
+		n := 0
+		for n < len(elems) && len(b.e.buf)-start < maxElemMsg {
+			v := &elems[n]
+			n++
+			item := b.e.nest(uint16(n))
+			if v.IntervalEnd {
+				b.e.u32(unix.NFTA_SET_ELEM_FLAGS, unix.NFT_SET_ELEM_INTERVAL_END)
+			}
+			k := b.e.nest(unix.NFTA_SET_ELEM_KEY)
+			b.e.bytes(unix.NFTA_DATA_VALUE, v.Key)
+			b.e.endNest(k)
+			if len(v.KeyEnd) > 0 {
+				k := b.e.nest(nftaSetElemKeyEnd)
+				b.e.bytes(unix.NFTA_DATA_VALUE, v.KeyEnd)
+				b.e.endNest(k)
+			}
+			if timeouts && v.Timeout != 0 {
+				b.e.u64(unix.NFTA_SET_ELEM_TIMEOUT, uint64(v.Timeout.Milliseconds()))
+			}
+			if c := v.Comment; c != "" && typ == unix.NFT_MSG_NEWSETELEM {
+				c = c[:min(len(c), 254)] // one length byte, with the NUL
+				ud := make([]byte, 0, len(c)+3)
+				ud = append(ud, 0, byte(len(c)+1)) // NFTNL_UDATA_SET_ELEM_COMMENT
+				ud = append(append(ud, c...), 0)
+				b.e.bytes(unix.NFTA_SET_ELEM_USERDATA, ud)
+			}
+			b.e.endNest(item)
+		}
+		b.e.endNest(list)
+		b.done(idx, off)
+		elems = elems[n:]
+	}
+	return idx
+}

@@ -1,0 +1,161 @@
+package setengine
+
+import (
+	"errors"
+	"io"
+
+	"github.com/google/nftables"
+
+	"github.com/xdptables/xdptables/ipset"
+	"github.com/xdptables/xdptables/kernel"
+)
+
+// Streamed list and save. ipset streams its listing; so does this: the
+// members of a set are decoded and printed one by one, never held as
+// entries. Where the header counts the members (plain, xml) one set's
+// printed members are kept as text until the count is known; save goes
+// straight to w. Sorted output needs all entries and takes the general
+// path (ok false).
+func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok bool) {
+	if c.Opts.Sorted {
+		return nil, false
+	}
+	o := scope([]*ipset.Command{c})
+	o.elems = false
+	st, lerr := e.load(o)
+	if lerr != nil {
+		return kernelErr(lerr), true
+	}
+	sets, ierr := st.Select(c)
+	if ierr != nil {
+		return ierr, true
+	}
+	ipset.WriteStart(w, c)
+	var buf chunks
+	for i, s := range sets {
+		fam := kernel.IPv4
+		if s.Family == ipset.Inet6 {
+			fam = kernel.IPv6
+		}
+		if s.Type.List {
+			// Small, and read already (in stored order).
+			if st.WriteSetHead(w, c, s, i, len(s.Entries)) {
+				for _, en := range s.Entries {
+					ipset.WriteMember(w, c, s, en)
+				}
+				ipset.WriteSetEnd(w, c)
+			}
+			continue
+		}
+		if !ipset.WantMembers(c) {
+			n := 0
+			if ipset.MembersNeedCount(c) {
+				if err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0 }, func(el *nftables.SetElement) error {
+					if _, ok := s.DecodeEntry(*el); ok {
+						n++
+					}
+					return nil
+				}); err != nil {
+					return kernelErr(err), true
+				}
+			}
+			st.WriteSetHead(w, c, s, i, n)
+			continue
+		}
+		if !ipset.MembersNeedCount(c) {
+			// save: header, then members as they come. What was written
+			// cannot be taken back: a dump the kernel restarts (the set
+			// changed meanwhile) after that is an error.
+			flushed, lost := false, false
+			st.WriteSetHead(w, c, s, i, 0)
+			buf.Reset()
+			err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
+				if lost {
+					return errors.New("set changed while it was saved")
+				}
+				if en, ok := s.DecodeEntry(*el); ok {
+					ipset.WriteMember(&buf, c, s, en)
+				}
+				if buf.Len() > 64<<10 {
+					buf.flush(w)
+					flushed = true
+				}
+				return nil
+			})
+			if err != nil {
+				return kernelErr(err), true
+			}
+			buf.flush(w)
+			ipset.WriteSetEnd(w, c)
+			continue
+		}
+		n := 0
+		buf.Reset()
+		err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
+			if en, ok := s.DecodeEntry(*el); ok {
+				n++
+				ipset.WriteMember(&buf, c, s, en)
+			}
+			return nil
+		})
+		if err != nil {
+			return kernelErr(err), true
+		}
+		if st.WriteSetHead(w, c, s, i, n) {
+			buf.flush(w)
+			ipset.WriteSetEnd(w, c)
+		}
+		buf.Reset()
+	}
+	ipset.WriteEnd(w, c)
+	return nil, true
+}
+
+// chunks is an output buffer in 1 MiB pieces: unlike one growing
+// slice it never holds twice what it keeps while growing.
+type chunks struct {
+	full [][]byte
+	cur  []byte
+	n    int
+}
+
+const chunkSize = 1 << 20
+
+func (c *chunks) WriteString(s string) (int, error) {
+	for len(s) > 0 {
+		if c.cur == nil || len(c.cur) == cap(c.cur) {
+			if c.cur != nil {
+				c.full = append(c.full, c.cur)
+			}
+			size := chunkSize
+			if c.full == nil {
+				size = 128 << 10 // save flushes at 64 KiB
+			}
+			c.cur = make([]byte, 0, size)
+		}
+		k := min(len(s), cap(c.cur)-len(c.cur))
+		c.cur = append(c.cur, s[:k]...)
+		s = s[k:]
+		c.n += k
+	}
+	return len(s), nil
+}
+
+func (c *chunks) Len() int { return c.n }
+
+func (c *chunks) Reset() { c.full, c.cur, c.n = nil, nil, 0 }
+
+// flush writes what c holds to w and empties c.
+func (c *chunks) flush(w ipset.StringWriter) {
+	write := func(b []byte) { w.WriteString(string(b)) }
+	if bw, ok := w.(io.Writer); ok {
+		write = func(b []byte) { bw.Write(b) }
+	}
+	for _, b := range c.full {
+		write(b)
+	}
+	if c.cur != nil {
+		write(c.cur)
+	}
+	c.Reset()
+}

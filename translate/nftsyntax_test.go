@@ -1,0 +1,89 @@
+package translate
+
+import (
+	"testing"
+
+	"github.com/google/nftables/expr"
+	"github.com/xdptables/xdptables/compat"
+)
+
+func TestNftSyntaxRules(t *testing.T) {
+	compat.LookupIPSet = func(name string) (compat.SetInfo, bool) {
+		return compat.SetInfo{NftName: "ipset." + name, Family: compat.IPv4, Dims: []compat.SetDim{compat.SetDimAddr, compat.SetDimPort}}, true
+	}
+	defer func() { compat.LookupIPSet = nil }()
+	cases := []struct {
+		f          compat.Family
+		table      string
+		rule, want string
+	}{
+		{compat.IPv4, "filter", "-A FORWARD -s 10.0.0.0/8 -d 192.0.2.1 -i eth+ -o lo -j DROP",
+			`iifname "eth*" oifname "lo" ip saddr 10.0.0.0/8 ip daddr 192.0.2.1 counter drop`},
+		{compat.IPv4, "filter", "-A INPUT ! -s 10.1.2.0/23 -p tcp --dport 22 -j ACCEPT",
+			`meta l4proto 6 ip saddr != 10.1.2.0/23 @nh,48,16 & 0x1fff == 0x0 th dport 22 counter accept`},
+		{compat.IPv4, "filter", "-A INPUT -p udp --dport 1000:2000 -j RETURN",
+			`meta l4proto 17 @nh,48,16 & 0x1fff == 0x0 th dport 1000-2000 counter return`},
+		{compat.IPv4, "filter", "-A INPUT -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+			`ct state established,related counter accept`},
+		{compat.IPv4, "filter", "-A INPUT -m mark --mark 0x4000/0x4000 -j FOO",
+			`meta mark & 0x00004000 == 0x00004000 counter jump filter.FOO`},
+		{compat.IPv4, "nat", "-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000",
+			`counter meta mark set meta mark & 0xffffbfff ^ 0x00004000`},
+		{compat.IPv4, "nat", "-A POSTROUTING -o eth0 -j MASQUERADE --random-fully",
+			`oifname "eth0" counter masquerade fully-random`},
+		{compat.IPv4, "nat", "-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 192.0.2.1-192.0.2.3:8080-8090",
+			`meta l4proto 6 @nh,48,16 & 0x1fff == 0x0 th dport 80 counter dnat to 192.0.2.1-192.0.2.3:8080-8090`},
+		{compat.IPv4, "nat", "-A PREROUTING -p tcp -j REDIRECT --to-ports 3128",
+			`meta l4proto 6 counter redirect to :3128`},
+		{compat.IPv4, "filter", "-A INPUT -j REJECT",
+			`counter reject with icmp type port-unreachable`},
+		{compat.IPv4, "filter", "-A INPUT -p tcp -j REJECT --reject-with tcp-reset",
+			`meta l4proto 6 counter reject with tcp reset`},
+		{compat.IPv6, "filter", "-A INPUT -s 2001:db8::/32 -j REJECT",
+			`ip6 saddr 2001:db8::/32 counter reject with icmpv6 type port-unreachable`},
+		{compat.IPv4, "filter", `-A INPUT -j LOG --log-prefix "x: " --log-level 6`,
+			`counter log prefix "x: " level info`},
+		{compat.IPv4, "filter", "-A INPUT -m limit --limit 3/min --limit-burst 7 -j ACCEPT",
+			`limit rate 3/minute burst 7 packets counter accept`},
+		{compat.IPv4, "filter", "-A INPUT -m set --match-set blk src,dst -j DROP",
+			`ip saddr . meta l4proto . th dport @ipset.blk counter drop`},
+		{compat.IPv4, "filter", "-A INPUT -m set ! --match-set blk src,src -j DROP",
+			`ip saddr . meta l4proto . th sport != @ipset.blk counter drop`},
+		{compat.IPv4, "raw", "-A PREROUTING -j CT --notrack",
+			`counter notrack`},
+		{compat.IPv4, "nat", "-A x -m statistic --mode nth --every 3 --packet 1 -j ACCEPT",
+			`numgen inc mod 3 1 counter accept`},
+	}
+	for _, c := range cases {
+		cmd, err := compat.Parse(c.f, compat.RestoreWords(c.rule), compat.ParseOptions{Table: c.table, Restore: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.rule, err)
+		}
+		es, err := Exprs(c.table, cmd.Rules[0])
+		if err != nil {
+			t.Fatalf("%s: %v", c.rule, err)
+		}
+		st, err := NftSyntax(c.f, es)
+		if err != nil {
+			t.Fatalf("%s: %v", c.rule, err)
+		}
+		if st.Text != c.want {
+			t.Errorf("%s\n got %s\nwant %s", c.rule, st.Text, c.want)
+		}
+	}
+}
+
+func TestNftSyntaxCompat(t *testing.T) {
+	es := []expr.Any{&expr.Match{Name: "recent"}, &expr.Counter{}, &expr.Verdict{Kind: expr.VerdictDrop}}
+	st, err := NftSyntax(compat.IPv4, es)
+	if err != nil || len(st.Compat) != 1 || st.Text != `xt match "recent" counter drop` {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if _, err := NftSyntax(compat.IPv4, []expr.Any{&expr.Verdict{Kind: expr.VerdictBreak}}); err == nil {
+		t.Fatal("break has no syntax")
+	}
+	st, _ = NftSyntax(compat.IPv4, []expr.Any{&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1}, &expr.Counter{}})
+	if st.Text != "counter" || len(st.Notes) != 1 {
+		t.Fatalf("lone load: %+v", st)
+	}
+}

@@ -1,0 +1,224 @@
+package xdp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/ipset"
+)
+
+func famIndex(f compat.Family) int {
+	if f == compat.IPv6 {
+		return 1
+	}
+	return 0
+}
+
+// setSlots assigns the -m set lookups of the run to the program's set
+// slots: one per set and packet-field combination.
+type setSlots struct {
+	src  SetSource
+	list []SetLookup
+}
+
+// lookup returns the slot of -m set match m in a rule of family fam, or
+// says why XDP cannot evaluate it exactly.
+func (ss *setSlots) lookup(fam compat.Family, m *compat.SetMatch) (int, error) {
+	if ss.src == nil {
+		return 0, fmt.Errorf("-m set is not evaluated in XDP")
+	}
+	if m.ReturnNomatch || m.Packets.Op != "" || m.Bytes.Op != "" {
+		return 0, fmt.Errorf("-m set with --return-nomatch or counter tests")
+	}
+	s := ss.src(m.SetName)
+	if s == nil {
+		return 0, fmt.Errorf("set %s not found", m.SetName)
+	}
+	if err := Mirrorable(s); err != nil {
+		return 0, err
+	}
+	if (s.Family == ipset.Inet6) != (fam == compat.IPv6) {
+		return 0, fmt.Errorf("set %s is of the other family", s.Name)
+	}
+	dims := len(s.Type.Dims)
+	if len(m.Dirs) < dims {
+		return 0, fmt.Errorf("-m set %s with fewer directions than dimensions", s.Name)
+	}
+	var cfg uint32
+	if m.Dirs[0] == "dst" {
+		cfg |= setAddrDst
+	}
+	if dims == 2 {
+		if m.Dirs[1] == "dst" {
+			cfg |= setPortDst
+		} else {
+			cfg |= setPortSrc
+		}
+	}
+	if s.Family == ipset.Inet6 {
+		cfg |= setV6
+	}
+	for i, l := range ss.list {
+		if l.Set == s.Name && l.Cfg == cfg {
+			return i, nil
+		}
+	}
+	if len(ss.list) == MaxSets {
+		return 0, fmt.Errorf("more than %d set lookups in XDP", MaxSets)
+	}
+	ss.list = append(ss.list, SetLookup{Set: s.Name, Cfg: cfg})
+	return len(ss.list) - 1, nil
+}
+
+// Mirrorable says whether XDP can hold set s exactly: hash:ip, hash:net,
+// hash:ip,port and hash:net,port without per-element counters, with
+// ports of TCP, UDP, SCTP or UDPLite only.
+func Mirrorable(s *ipset.Set) error {
+	switch s.Type.Name {
+	case "hash:ip", "hash:net", "hash:ip,port", "hash:net,port":
+	default:
+		return fmt.Errorf("set %s of type %s is not mirrored in XDP", s.Name, s.Type.Name)
+	}
+	if s.Counters {
+		return fmt.Errorf("set %s has element counters", s.Name)
+	}
+	if len(s.Type.Dims) == 2 {
+		for _, en := range s.Entries {
+			switch en.Elem[1].Proto {
+			case 6, 17, 132, 136:
+			default:
+				return fmt.Errorf("set %s has entries of protocol %d", s.Name, en.Elem[1].Proto)
+			}
+		}
+	}
+	return nil
+}
+
+// setKey is the LPM-trie key of bpf/classifier.c struct setkey.
+type setKey [4 + 3 + 16]byte
+
+// setVal is struct setval.
+type setVal [16]byte
+
+// boottime is CLOCK_BOOTTIME, the clock of bpf_ktime_get_boot_ns.
+func boottime() time.Duration {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	return time.Duration(ts.Nano())
+}
+
+// entryKV is the map key and value of set entry en of s.
+func entryKV(s *ipset.Set, en *ipset.Entry, now time.Duration) (setKey, setVal) {
+	var k setKey
+	var v setVal
+	a := en.Elem[0].Addr
+	bits := a.BitLen()
+	if s.Type.Dims[0] == ipset.DimNet {
+		bits = en.Elem[0].Bits
+	} else if s.Netmask > 0 && s.Netmask < bits {
+		bits = s.Netmask
+	}
+	pfx, _ := a.Prefix(bits)
+	if len(s.Type.Dims) == 2 {
+		k[4] = en.Elem[1].Proto
+		binary.BigEndian.PutUint16(k[5:], en.Elem[1].Port)
+	}
+	copy(k[7:], pfx.Addr().AsSlice())
+	binary.NativeEndian.PutUint32(k[:4], uint32(24+bits))
+	if s.HasTimeout {
+		// The kernel reports whole seconds left (rounded down), so
+		// the mirror expires no later than nftables' element; an
+		// element read back with 0 left may be permanent or about to
+		// go: its packets are left to nftables.
+		exp := now + time.Duration(en.Timeout)*time.Second
+		if en.Timeout == 0 {
+			exp = 1
+		}
+		binary.NativeEndian.PutUint64(v[:8], uint64(exp))
+	}
+	if en.Nomatch {
+		binary.NativeEndian.PutUint32(v[8:], 1)
+	}
+	return k, v
+}
+
+// setContents is the map contents of s.
+func setContents(s *ipset.Set) ([]setKey, []setVal) {
+	now := boottime()
+	ks := make([]setKey, len(s.Entries))
+	vs := make([]setVal, len(s.Entries))
+	for i, en := range s.Entries {
+		ks[i], vs[i] = entryKV(s, en, now)
+	}
+	return ks, vs
+}
+
+// SetChanged carries an ipset command's change of set name (before:
+// old, after: cur; nil when absent) to its mirror. It returns false
+// when the mirror cannot be updated in place in one step (more than one
+// element changed, the set was replaced or no longer fits): the caller
+// then rebuilds the whole generation with Update, which swaps new maps
+// in atomically. Sets that are not mirrored need nothing.
+func (m *Manager) SetChanged(name string, old, cur *ipset.Set) (bool, error) {
+	st, err := m.State()
+	if err != nil {
+		return false, err
+	}
+	mirrored := false
+	for _, n := range st.Sets {
+		mirrored = mirrored || n == name
+	}
+	if !mirrored || (old == nil && cur == nil) {
+		// not mirrored, or not part of this command
+		return true, nil
+	}
+	if old == nil || cur == nil || old.Header() != cur.Header() || Mirrorable(cur) != nil {
+		return false, nil
+	}
+	type op struct {
+		del bool
+		en  *ipset.Entry
+	}
+	var ops []op
+	was := map[string]*ipset.Entry{}
+	for _, en := range old.Entries {
+		was[old.Key(en.Elem)] = en
+	}
+	for _, en := range cur.Entries {
+		k := cur.Key(en.Elem)
+		o := was[k]
+		delete(was, k)
+		if o == nil || o.Nomatch != en.Nomatch || en.Timeout > o.Timeout {
+			ops = append(ops, op{en: en})
+		}
+	}
+	for _, en := range was {
+		ops = append(ops, op{del: true, en: en})
+	}
+	if len(ops) == 0 {
+		return true, nil
+	}
+	if len(ops) > 1 {
+		return false, nil
+	}
+	sm, err := ebpf.LoadPinnedMap(m.setPath(name), nil)
+	if err != nil {
+		return false, nil
+	}
+	defer sm.Close()
+	k, v := entryKV(cur, ops[0].en, boottime())
+	if ops[0].del {
+		err = sm.Delete(k)
+	} else {
+		err = sm.Put(k, v)
+	}
+	if err != nil {
+		return false, nil
+	}
+	return true, nil
+}
