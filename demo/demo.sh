@@ -7,8 +7,7 @@ bin=$(cd "$(dirname "${1:-bin/xdptables}")" && pwd)/$(basename "${1:-bin/xdptabl
 here=$(cd "$(dirname "$0")" && pwd)
 if [ "$(id -u)" != 0 ]; then
   echo "make demo needs root (it creates network namespaces)." >&2
-  echo "Without root, here is the ruleset checked and printed in canonical form:" >&2
-  "$bin" iptables-restore --test "$here/example.rules"
+  echo "Without root, here is the ruleset parsed and printed in canonical form:" >&2
   "$bin" canon "$here/example.rules"
   exit 0
 fi

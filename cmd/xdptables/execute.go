@@ -51,3 +51,15 @@ func applyRestore(f compat.Family, prog string, input []byte, ro compat.RestoreO
 	}
 	return 0
 }
+
+// kernelReadable reports whether this process may read the nftables
+// ruleset (it is root or has CAP_NET_ADMIN).
+func kernelReadable() bool {
+	conn, err := kernel.Open()
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_, err = conn.GenID()
+	return err == nil
+}

@@ -91,6 +91,10 @@ func ipsetMain(_ string, args []string) int {
 		fmt.Fprint(os.Stderr, res.Stderr)
 	}
 	if err != nil {
+		// a restore that cannot reach the kernel fails at its first line
+		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpRestore && e.Line == 0 && len(cmds) > 0 && cmds[0].Line > 0 {
+			e.Line = cmds[0].Line
+		}
 		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpTest && e.NotInSet {
 			// "X is NOT in set Y." has no prefix.
 			if !quiet {

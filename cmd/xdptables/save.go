@@ -92,7 +92,12 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 		Warn: warnStderr, Resolve: resolveHost,
 	}
 	if a.test {
-		if _, err := compat.ParseRestore(bytes.NewReader(input), ro); err != nil {
+		tables, err := compat.ParseRestore(bytes.NewReader(input), ro)
+		if err == nil && len(tables) > 0 && !kernelReadable() {
+			// like iptables-restore --test, which reaches the kernel at COMMIT
+			err = &compat.RestoreError{Line: tables[0].CommitLine, Err: compat.ErrNotPermitted}
+		}
+		if err != nil {
 			fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))
 			return compat.StatusOfRestore(err)
 		}
