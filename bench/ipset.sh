@@ -9,7 +9,9 @@
 #
 # Each tool runs in its own network namespace. Restore, list and save are
 # timed with /usr/bin/time around `ip netns exec` (wall time, peak RSS);
-# single commands are timed inside the namespace (REPS runs of one
+# CPU is user + system time of the process (kernel work done in its
+# system calls included), less sensitive to a loaded machine than wall
+# time. Single commands are timed inside the namespace (REPS runs of one
 # command in a loop, no ip netns exec in the figure), each element added
 # and then deleted again: in the big set (an address range the set does
 # not cover, and a /28 nested in one of its entries), in an empty set and
@@ -76,14 +78,14 @@ with open(work + "/nested", "w") as f:
     f.write(outer.split("/")[0].rsplit(".", 2)[0] + ".77.16/28\n")
 EOF
 
-# timed KIND ARGS... → "seconds rssKB" of `ip netns exec NS ipset ARGS`
+# timed KIND ARGS... → "seconds rssKB cpuseconds" of `ip netns exec NS ipset ARGS`
 timed() {
 	local kind=$1
 	shift
 	local ns=$NSREF cmd=ipset
 	if [ "$kind" = ours ]; then ns=$NSOURS cmd=$WORK/ours/ipset; fi
-	/usr/bin/time -f "%e %M" -o "$WORK/time" ip netns exec "$ns" "$cmd" "$@" >/dev/null
-	tail -1 "$WORK/time"
+	/usr/bin/time -f "%e %M %U %S" -o "$WORK/time" ip netns exec "$ns" "$cmd" "$@" >/dev/null
+	tail -1 "$WORK/time" | awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }'
 }
 
 # percmd KIND SET ELEM [REPS] → mean ms of add, test, del of ELEM in SET
@@ -104,9 +106,9 @@ percmd() {
 }
 
 ROWS=()
-row() { # name ref(t m) ours(t m)
-	ROWS+=("$(awk -v n="$1" -v rt="$2" -v rm="$3" -v ot="$4" -v om="$5" 'BEGIN {
-		printf "| %s | %.2f s | %.1f MB | %.2f s | %.1f MB | %.2f× | %.2f× |", n, rt, rm/1024, ot, om/1024, ot/rt, om/rm }')")
+row() { # name ref(t m cpu) ours(t m cpu)
+	ROWS+=("$(awk -v n="$1" -v rt="$2" -v rm="$3" -v rc="$4" -v ot="$5" -v om="$6" -v oc="$7" 'BEGIN {
+		printf "| %s | %.2f s | %.2f s | %.1f MB | %.2f s | %.2f s | %.1f MB | %.2f× | %.2f× | %.2f× |", n, rt, rc, rm/1024, ot, oc, om/1024, ot/rt, oc/rc, om/rm }')")
 }
 
 for k in ref ours; do
@@ -145,8 +147,8 @@ row "list -o xml $BIG set" "${xml_ref[@]}" "${xml_ours[@]}"
 	echo
 	echo "- machine: $(uname -srm), $(nproc) CPUs; reference: $(ipset -v | head -1)"
 	echo
-	echo "| operation | ipset time | ipset peak RSS | xdptables time | xdptables peak RSS | time ratio | RSS ratio |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| operation | ipset time | ipset CPU | ipset peak RSS | xdptables time | xdptables CPU | xdptables peak RSS | time ratio | CPU ratio | RSS ratio |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${ROWS[@]}"
 	echo
 	echo "Single commands, mean of $REPS (ms, inside the namespace, process start included):"

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 )
@@ -230,5 +232,29 @@ func TestCommitErrorsOverrun(t *testing.T) {
 	}
 	if _, err := c.GenID(); err != nil {
 		t.Fatalf("connection unusable after the overrun: %v", err)
+	}
+}
+
+// TestElemPrintDup: hasDup finds a repeated element, and elements that
+// differ (in key, key end or interval-end flag) never look the same.
+func TestElemPrintDup(t *testing.T) {
+	els := []nftables.SetElement{
+		{Key: []byte{10, 0, 0, 1}},
+		{Key: []byte{10, 0, 0, 2}},
+		{Key: []byte{10, 0, 0, 1}, IntervalEnd: true},
+		{Key: []byte{10, 0}, KeyEnd: []byte{0, 1}},
+		{Key: []byte{10, 0, 0, 1}, KeyEnd: []byte{10, 0, 0, 9}},
+		{Key: make([]byte, 16)},
+		{Key: append(make([]byte, 15), 1)},
+	}
+	var prints []uint64
+	for i := range els {
+		prints = append(prints, elemPrint(&els[i]))
+	}
+	if hasDup(slices.Clone(prints)) {
+		t.Fatalf("distinct elements share a print: %x", prints)
+	}
+	if !hasDup(append(prints, elemPrint(&nftables.SetElement{Key: []byte{10, 0, 0, 2}}))) {
+		t.Fatal("a repeated element was not found")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -142,6 +143,7 @@ func (c *Conn) setElementsOnce(fam Family, set string, fn func(*nftables.SetElem
 	}
 	c.growBuffers(0, 4<<20)
 	intr, failed := false, error(nil)
+	var seen []uint64 // a fingerprint of each element, to find repeats
 	for {
 		msgs, err := c.recvNoCopy()
 		if err == unix.ENOBUFS {
@@ -168,10 +170,21 @@ func (c *Conn) setElementsOnce(fam Family, set string, fn func(*nftables.SetElem
 						return false, fmt.Errorf("dump set %s: %w", set, unix.Errno(-code))
 					}
 				}
+				if failed == nil && !intr && hasDup(seen) {
+					// The kernel resumes a dump by walking the set from
+					// its start and skipping what it sent; while the hash
+					// table is being resized (after a large change) that
+					// gives some elements twice and misses others, and the
+					// dump is not flagged interrupted. Read it again.
+					intr = true
+				}
 				return intr && failed == nil, failed
 			default:
 				if failed == nil && !intr {
-					failed = eachElem(m.Data, fn)
+					failed = eachElem(m.Data, func(el *nftables.SetElement) error {
+						seen = append(seen, elemPrint(el))
+						return fn(el)
+					})
 				}
 			}
 		}
@@ -394,4 +407,42 @@ func (b *Batch) elemMessages(idx, typ int, flags uint16, fam Family, set string,
 		elems = elems[n:]
 	}
 	return idx
+}
+
+// elemPrint is an element's identity for hasDup: the key itself when it
+// is short (no two keys share it), else a 64-bit FNV-1a hash of it.
+func elemPrint(el *nftables.SetElement) uint64 {
+	var flag uint64
+	if el.IntervalEnd {
+		flag = 1
+	}
+	if len(el.Key)+len(el.KeyEnd) <= 6 {
+		v := uint64(len(el.Key))<<1 | flag
+		for _, b := range el.Key {
+			v = v<<8 | uint64(b)
+		}
+		for _, b := range el.KeyEnd {
+			v = v<<8 | uint64(b)
+		}
+		return v | 1<<63
+	}
+	h := uint64(14695981039346656037) ^ flag
+	for _, part := range [][]byte{el.Key, {0xff, byte(len(el.Key))}, el.KeyEnd} {
+		for _, b := range part {
+			h ^= uint64(b)
+			h *= 1099511628211
+		}
+	}
+	return h &^ (1 << 63)
+}
+
+// hasDup reports whether a fingerprint occurs twice (it sorts prints).
+func hasDup(prints []uint64) bool {
+	slices.Sort(prints)
+	for i := 1; i < len(prints); i++ {
+		if prints[i] == prints[i-1] {
+			return true
+		}
+	}
+	return false
 }
