@@ -89,14 +89,31 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 func noflushNeed(tables []*compat.RestoreTable, table string) need {
 	var n need
 	seen := map[string]bool{}
+	seenChain := map[string]bool{}
+	allChains := false
+	addChain := func(c string) {
+		if c != "" && !seenChain[c] {
+			seenChain[c] = true
+			n.chains = append(n.chains, c)
+		}
+	}
 	for _, t := range tables {
 		if t.Name != table {
 			continue
 		}
+		for _, d := range t.Chains {
+			addChain(d.Name)
+		}
 		for _, rc := range t.Cmds {
-			m := needOfRules(rc.Cmd)
+			m := needOf(rc.Cmd)
 			if m.allRules {
 				return need{allRules: true}
+			}
+			if len(m.chains) == 0 {
+				allChains = true // a command on every chain (-F, -X, -Z)
+			}
+			for _, c := range m.chains {
+				addChain(c)
 			}
 			for _, c := range m.rulesOf {
 				if !seen[c] {
@@ -105,6 +122,9 @@ func noflushNeed(tables []*compat.RestoreTable, table string) need {
 				}
 			}
 		}
+	}
+	if allChains {
+		n.chains = nil
 	}
 	return n
 }
