@@ -36,6 +36,9 @@ func x6Fcheck(ext string, defs []OptDef, seen OptSet, rels map[int]x6Rel) error 
 	}
 	for i := range defs {
 		d := &defs[i]
+		if name(d.ID) != d.Name {
+			continue // an alias entry; xtables has one entry per id
+		}
 		r := rels[d.ID]
 		if r.mand && !seen.Has(d.ID) {
 			return Paramf("%s: option \"--%s\" must be specified\n", ext, d.Name)

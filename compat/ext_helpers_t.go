@@ -16,57 +16,6 @@ import (
 // targets rely on: integer, mark/mask, host and port arguments and the
 // final check of option relations, with xtables' exact messages.
 
-// tgRel holds the relations xtables' final check enforces for one
-// option: options it excludes, options it requires, and whether it is
-// mandatory.
-type tgRel struct {
-	mand bool
-	excl OptSet
-	also OptSet
-}
-
-func tgBit(id int) OptSet { return 1 << uint(id) }
-
-// tgFcheck runs xtables_options_fcheck: in option-table order, a missing
-// mandatory option, then per other option id "also requires" and
-// "cannot be used together with". Extensions run their own final check
-// first and this one after it, as xtables does.
-func tgFcheck(ext string, defs []OptDef, seen OptSet, rels map[int]tgRel) error {
-	name := func(id int) string {
-		for i := range defs {
-			if defs[i].ID == id {
-				return defs[i].Name
-			}
-		}
-		return ""
-	}
-	for i := range defs {
-		d := &defs[i]
-		if name(d.ID) != d.Name {
-			continue // an alias entry; xtables has one entry per id
-		}
-		r := rels[d.ID]
-		if r.mand && !seen.Has(d.ID) {
-			return Paramf("%s: option \"--%s\" must be specified\n", ext, d.Name)
-		}
-		if !seen.Has(d.ID) {
-			continue
-		}
-		for id := 0; id < 32; id++ {
-			if id == d.ID || name(id) == "" {
-				continue
-			}
-			if r.also.Has(id) && !seen.Has(id) {
-				return Paramf("%s: option \"--%s\" also requires \"--%s\".\n", ext, d.Name, name(id))
-			}
-			if r.excl.Has(id) && seen.Has(id) {
-				return Paramf("%s: option \"--%s\" cannot be used together with \"--%s\".\n", ext, d.Name, name(id))
-			}
-		}
-	}
-	return nil
-}
-
 // tgStrtoumax is strtoumax(s, &end, 0) as xtables_strtoul calls it: it
 // returns the value and the unparsed rest; ok is false when no digits
 // were read or a minus sign leads; overflow reports ERANGE.

@@ -36,7 +36,7 @@ func (t *AuditTarget) Parse(p *OptArg) error {
 }
 
 func (t *AuditTarget) Final(_ *Rule, seen OptSet) error {
-	return tgFcheck("AUDIT", tgAuditOptions, seen, map[int]tgRel{0: {mand: true}})
+	return x6Fcheck("AUDIT", tgAuditOptions, seen, map[int]x6Rel{0: {mand: true}})
 }
 
 func (t *AuditTarget) Save(b *strings.Builder, _ *Rule) {

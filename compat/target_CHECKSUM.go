@@ -28,7 +28,7 @@ func (t *ChecksumTarget) Name() string { return "CHECKSUM" }
 func (t *ChecksumTarget) Parse(*OptArg) error { t.Fill = true; return nil }
 
 func (t *ChecksumTarget) Final(_ *Rule, seen OptSet) error {
-	return tgFcheck("CHECKSUM", tgChecksumOptions, seen, map[int]tgRel{0: {mand: true}})
+	return x6Fcheck("CHECKSUM", tgChecksumOptions, seen, map[int]x6Rel{0: {mand: true}})
 }
 
 func (t *ChecksumTarget) Save(b *strings.Builder, _ *Rule) {

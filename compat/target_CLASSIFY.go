@@ -78,7 +78,7 @@ func (t *ClassifyTarget) Parse(p *OptArg) error {
 }
 
 func (t *ClassifyTarget) Final(_ *Rule, seen OptSet) error {
-	return tgFcheck("CLASSIFY", tgClassifyOptions, seen, map[int]tgRel{0: {mand: true}})
+	return x6Fcheck("CLASSIFY", tgClassifyOptions, seen, map[int]x6Rel{0: {mand: true}})
 }
 
 func (t *ClassifyTarget) Save(b *strings.Builder, _ *Rule) {

@@ -57,13 +57,13 @@ var tgConnmarkOptions = []OptDef{
 	{Name: "mask", Arg: RequiredArg, ID: tgCmOptMask},
 }
 
-var tgConnmarkRels = map[int]tgRel{
+var tgConnmarkRels = map[int]x6Rel{
 	tgCmOptSetX: {excl: tgCmAnyOp}, tgCmOptSet: {excl: tgCmAnyOp}, tgCmOptAnd: {excl: tgCmAnyOp},
 	tgCmOptOr: {excl: tgCmAnyOp}, tgCmOptXor: {excl: tgCmAnyOp}, tgCmOptSave: {excl: tgCmAnyOp},
 	tgCmOptRestore: {excl: tgCmAnyOp},
-	tgCmOptCtMask:  {excl: tgBit(tgCmOptMask)},
-	tgCmOptNfMask:  {excl: tgBit(tgCmOptMask)},
-	tgCmOptMask:    {excl: tgBit(tgCmOptCtMask) | tgBit(tgCmOptNfMask)},
+	tgCmOptCtMask:  {excl: bit(tgCmOptMask)},
+	tgCmOptNfMask:  {excl: bit(tgCmOptMask)},
+	tgCmOptMask:    {excl: bit(tgCmOptCtMask) | bit(tgCmOptNfMask)},
 }
 
 func init() {
@@ -114,7 +114,7 @@ func (t *ConnmarkTarget) Final(_ *Rule, seen OptSet) error {
 	if seen&tgCmAnyOp == 0 {
 		return Paramf("CONNMARK target: No operation specified")
 	}
-	return tgFcheck("CONNMARK", tgConnmarkOptions, seen, tgConnmarkRels)
+	return x6Fcheck("CONNMARK", tgConnmarkOptions, seen, tgConnmarkRels)
 }
 
 func (t *ConnmarkTarget) shiftName() string {

@@ -23,9 +23,9 @@ var tgDscpOptions = []OptDef{
 	{Name: "set-dscp-class", Arg: RequiredArg, ID: tgDscpOptClass},
 }
 
-var tgDscpRels = map[int]tgRel{
-	tgDscpOptSet:   {excl: tgBit(tgDscpOptClass)},
-	tgDscpOptClass: {excl: tgBit(tgDscpOptSet)},
+var tgDscpRels = map[int]x6Rel{
+	tgDscpOptSet:   {excl: bit(tgDscpOptClass)},
+	tgDscpOptClass: {excl: bit(tgDscpOptSet)},
 }
 
 // tgDscpClasses are the DiffServ class names in xtables' lookup order.
@@ -86,7 +86,7 @@ func (t *DSCPTarget) Final(_ *Rule, seen OptSet) error {
 	if seen == 0 {
 		return Paramf("DSCP target: Parameter --set-dscp is required")
 	}
-	return tgFcheck("DSCP", tgDscpOptions, seen, tgDscpRels)
+	return x6Fcheck("DSCP", tgDscpOptions, seen, tgDscpRels)
 }
 
 func (t *DSCPTarget) Save(b *strings.Builder, _ *Rule) {

@@ -31,7 +31,7 @@ var tgMarkOptions = []OptDef{
 	{Name: "xor-mark", Arg: RequiredArg, ID: tgMarkOptXor},
 }
 
-var tgMarkRels = map[int]tgRel{
+var tgMarkRels = map[int]x6Rel{
 	tgMarkOptSetX: {excl: tgMarkAnyOp}, tgMarkOptSet: {excl: tgMarkAnyOp}, tgMarkOptAnd: {excl: tgMarkAnyOp},
 	tgMarkOptOr: {excl: tgMarkAnyOp}, tgMarkOptXor: {excl: tgMarkAnyOp},
 }
@@ -89,7 +89,7 @@ func (t *MarkTarget) Final(_ *Rule, seen OptSet) error {
 	if seen == 0 {
 		return Paramf("MARK: One of the --set-xmark, --{and,or,xor,set}-mark options is required")
 	}
-	return tgFcheck("MARK", tgMarkOptions, seen, tgMarkRels)
+	return x6Fcheck("MARK", tgMarkOptions, seen, tgMarkRels)
 }
 
 func (t *MarkTarget) Save(b *strings.Builder, _ *Rule) {

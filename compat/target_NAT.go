@@ -69,7 +69,7 @@ var tgNatOptions = map[string][]OptDef{
 	},
 }
 
-var tgNatRels = map[string]map[int]tgRel{
+var tgNatRels = map[string]map[int]x6Rel{
 	"SNAT": {tgNatOptToSrc: {mand: true}},
 	"DNAT": {tgNatOptToDest: {mand: true}},
 }
@@ -123,7 +123,7 @@ func (t *NATTarget) Final(_ *Rule, seen OptSet) error {
 	if t.Kind == "REDIRECT" && t.Range.Flags&NATProtoOffset != 0 {
 		return Paramf("Shifted portmap ranges not supported with this kernel")
 	}
-	return tgFcheck(t.Kind, tgNatOptions[t.Kind], seen, tgNatRels[t.Kind])
+	return x6Fcheck(t.Kind, tgNatOptions[t.Kind], seen, tgNatRels[t.Kind])
 }
 
 // natPort parses a port number or, where allowed, a service name.

@@ -42,9 +42,9 @@ var tgNflogOptions = []OptDef{
 	{Name: "nflog-threshold", Arg: RequiredArg, ID: tgNflogOptThreshold},
 }
 
-var tgNflogRels = map[int]tgRel{
-	tgNflogOptRange: {excl: tgBit(tgNflogOptSize)},
-	tgNflogOptSize:  {excl: tgBit(tgNflogOptRange)},
+var tgNflogRels = map[int]x6Rel{
+	tgNflogOptRange: {excl: bit(tgNflogOptSize)},
+	tgNflogOptSize:  {excl: bit(tgNflogOptRange)},
 }
 
 func init() {
@@ -96,7 +96,7 @@ func (t *NflogTarget) Final(r *Rule, seen OptSet) error {
 		// the nft log expression has no place for a bare range
 		t.Len = 0
 	}
-	err := tgFcheck("NFLOG", tgNflogOptions, seen, tgNflogRels)
+	err := x6Fcheck("NFLOG", tgNflogOptions, seen, tgNflogRels)
 	if err != nil && seen.Has(tgNflogOptRange) {
 		// iptables warns about --nflog-range before failing
 		prog := r.Family.Prog()

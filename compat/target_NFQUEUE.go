@@ -30,10 +30,10 @@ var tgNfqOptions = []OptDef{
 	{Name: "queue-cpu-fanout", Arg: NoArg, ID: tgNfqOptFanout},
 }
 
-var tgNfqRels = map[int]tgRel{
-	tgNfqOptNum:     {excl: tgBit(tgNfqOptBalance)},
-	tgNfqOptBalance: {excl: tgBit(tgNfqOptNum)},
-	tgNfqOptFanout:  {also: tgBit(tgNfqOptBalance)},
+var tgNfqRels = map[int]x6Rel{
+	tgNfqOptNum:     {excl: bit(tgNfqOptBalance)},
+	tgNfqOptBalance: {excl: bit(tgNfqOptNum)},
+	tgNfqOptFanout:  {also: bit(tgNfqOptBalance)},
 }
 
 func init() {
@@ -108,7 +108,7 @@ func (t *NfqueueTarget) Parse(p *OptArg) error {
 }
 
 func (t *NfqueueTarget) Final(_ *Rule, seen OptSet) error {
-	return tgFcheck("NFQUEUE", tgNfqOptions, seen, tgNfqRels)
+	return x6Fcheck("NFQUEUE", tgNfqOptions, seen, tgNfqRels)
 }
 
 func (t *NfqueueTarget) write(b *strings.Builder, save bool) {

@@ -57,7 +57,7 @@ func (t *TeeTarget) Parse(p *OptArg) error {
 }
 
 func (t *TeeTarget) Final(_ *Rule, seen OptSet) error {
-	return tgFcheck("TEE", tgTeeOptions, seen, map[int]tgRel{tgTeeOptGateway: {mand: true}})
+	return x6Fcheck("TEE", tgTeeOptions, seen, map[int]x6Rel{tgTeeOptGateway: {mand: true}})
 }
 
 func (t *TeeTarget) gateway() string {

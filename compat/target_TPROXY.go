@@ -71,7 +71,7 @@ func (t *TproxyTarget) Parse(p *OptArg) error {
 }
 
 func (t *TproxyTarget) Final(_ *Rule, seen OptSet) error {
-	return tgFcheck("TPROXY", tgTproxyOptions, seen, map[int]tgRel{tgTproxyOptPort: {mand: true}})
+	return x6Fcheck("TPROXY", tgTproxyOptions, seen, map[int]x6Rel{tgTproxyOptPort: {mand: true}})
 }
 
 func (t *TproxyTarget) addr() string {

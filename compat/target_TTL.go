@@ -23,7 +23,7 @@ const (
 
 const tgTtlAny = 1<<tgTtlSet | 1<<tgTtlInc | 1<<tgTtlDec
 
-var tgTtlRels = map[int]tgRel{tgTtlSet: {excl: tgTtlAny}, tgTtlInc: {excl: tgTtlAny}, tgTtlDec: {excl: tgTtlAny}}
+var tgTtlRels = map[int]x6Rel{tgTtlSet: {excl: tgTtlAny}, tgTtlInc: {excl: tgTtlAny}, tgTtlDec: {excl: tgTtlAny}}
 
 func tgTtlOptions(pfx string) []OptDef {
 	return []OptDef{
@@ -71,7 +71,7 @@ func (t *TTLTarget) Final(_ *Rule, seen OptSet) error {
 	if t.IPv6 {
 		pfx = "hl"
 	}
-	return tgFcheck(t.Name(), tgTtlOptions(pfx), seen, tgTtlRels)
+	return x6Fcheck(t.Name(), tgTtlOptions(pfx), seen, tgTtlRels)
 }
 
 func (t *TTLTarget) Save(b *strings.Builder, _ *Rule) {

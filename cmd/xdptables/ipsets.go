@@ -32,30 +32,35 @@ func init() {
 		if s == nil {
 			return compat.SetInfo{}, false
 		}
-		info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4,
-			Updatable: !s.Type.Net() && !s.Type.List, HasTimeout: s.HasTimeout, Timeout: s.Timeout, Counters: s.Counters,
-			List: s.Type.List}
-		if s.Family == ipset.Inet6 {
-			info.Family = compat.IPv6
-		}
-		for _, d := range s.Type.Dims {
-			switch d {
-			case ipset.DimIP, ipset.DimNet:
-				info.Dims = append(info.Dims, compat.SetDimAddr)
-			case ipset.DimPort:
-				if s.Type.Bitmap {
-					info.Dims = append(info.Dims, compat.SetDimPortOnly)
-				} else {
-					info.Dims = append(info.Dims, compat.SetDimPort)
-				}
-			case ipset.DimIface:
-				info.Dims = append(info.Dims, compat.SetDimIface)
-			case ipset.DimMAC:
-				info.Dims = append(info.Dims, compat.SetDimMAC)
-			case ipset.DimMark:
-				info.Dims = append(info.Dims, compat.SetDimMark)
-			}
-		}
-		return info, true
+		return setInfo(name, s), true
 	}
+}
+
+// setInfo describes an ipset set the way -m set and -j SET need it.
+func setInfo(name string, s *ipset.Set) compat.SetInfo {
+	info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4,
+		Updatable: !s.Type.Net() && !s.Type.List, HasTimeout: s.HasTimeout, Timeout: s.Timeout, Counters: s.Counters,
+		List: s.Type.List}
+	if s.Family == ipset.Inet6 {
+		info.Family = compat.IPv6
+	}
+	for _, d := range s.Type.Dims {
+		switch d {
+		case ipset.DimIP, ipset.DimNet:
+			info.Dims = append(info.Dims, compat.SetDimAddr)
+		case ipset.DimPort:
+			if s.Type.Bitmap {
+				info.Dims = append(info.Dims, compat.SetDimPortOnly)
+			} else {
+				info.Dims = append(info.Dims, compat.SetDimPort)
+			}
+		case ipset.DimIface:
+			info.Dims = append(info.Dims, compat.SetDimIface)
+		case ipset.DimMAC:
+			info.Dims = append(info.Dims, compat.SetDimMAC)
+		case ipset.DimMark:
+			info.Dims = append(info.Dims, compat.SetDimMark)
+		}
+	}
+	return info
 }

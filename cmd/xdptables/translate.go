@@ -149,29 +149,7 @@ func useIPSets(st *ipset.State) {
 		if s == nil {
 			return compat.SetInfo{}, false
 		}
-		info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4}
-		if s.Family == ipset.Inet6 {
-			info.Family = compat.IPv6
-		}
-		for _, d := range s.Type.Dims {
-			switch d {
-			case ipset.DimIP, ipset.DimNet:
-				info.Dims = append(info.Dims, compat.SetDimAddr)
-			case ipset.DimPort:
-				if s.Type.Bitmap {
-					info.Dims = append(info.Dims, compat.SetDimPortOnly)
-				} else {
-					info.Dims = append(info.Dims, compat.SetDimPort)
-				}
-			case ipset.DimIface:
-				info.Dims = append(info.Dims, compat.SetDimIface)
-			case ipset.DimMAC:
-				info.Dims = append(info.Dims, compat.SetDimMAC)
-			case ipset.DimMark:
-				info.Dims = append(info.Dims, compat.SetDimMark)
-			}
-		}
-		return info, true
+		return setInfo(name, s), true
 	}
 }
 
