@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -14,25 +12,7 @@ import (
 // and change nothing.
 func TestNonRootRestoreSaveIpset(t *testing.T) {
 	netns.RequireRoot(t)
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Fatal("setpriv (util-linux) is needed to drop privileges")
-	}
-	dir := LinkDir(t)
-	copyDir := t.TempDir()
-	if err := os.Chmod(copyDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "xdptables"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(copyDir, "xdptables")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(bin, "links", copyDir).CombinedOutput(); err != nil {
-		t.Fatalf("links: %v %s", err, out)
-	}
+	copyDir := nobodyLinkDir(t)
 	ns := netns.New(t, "nr2")
 	priv := []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}
 	rules := "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -s 198.51.100.1/32 -j DROP\nCOMMIT\n"
