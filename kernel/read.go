@@ -70,6 +70,7 @@ type Rule struct {
 	Counter *Counters
 
 	rawExprs []byte // NFTA_RULE_EXPRESSIONS payload, re-sent verbatim by ZeroRuleCounter
+	decoded  bool
 }
 
 const (
@@ -389,6 +390,22 @@ func decodeCounters(nd *netlink.AttributeDecoder, cnt *Counters) {
 // that chain is dumped. A missing chain gives no rules and no error; use
 // Chain to tell it apart from an empty one.
 func (c *Conn) Rules(fam Family, chain string) ([]Rule, error) {
+	rs, err := c.RulesUndecoded(fam, chain)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rs {
+		if err := rs[i].Decode(); err != nil {
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
+// RulesUndecoded is Rules without decoding the expressions (Exprs,
+// Unsupported and Counter stay empty until Decode): for callers that
+// look at most rules only by their userdata.
+func (c *Conn) RulesUndecoded(fam Family, chain string) ([]Rule, error) {
 	msgs, err := c.request(unix.NFT_MSG_GETRULE, true, fam, func(e *encoder) {
 		e.str(unix.NFTA_RULE_TABLE, TableName)
 		e.str(unix.NFTA_RULE_CHAIN, chain)
@@ -396,7 +413,41 @@ func (c *Conn) Rules(fam Family, chain string) ([]Rule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list rules of chain %s: %w", chain, err)
 	}
-	return decodeRules(fam, msgs)
+	return decodeRulesLazy(fam, msgs, false)
+}
+
+// Decode decodes the rule's expressions, once.
+func (r *Rule) Decode() error {
+	if r.decoded {
+		return nil
+	}
+	r.decoded = true
+	if err := r.decodeExprs(); err != nil {
+		return fmt.Errorf("decode rule %d in chain %s: %w", r.Handle, r.Chain, err)
+	}
+	return nil
+}
+
+// JumpTarget returns the chain a rule's final jump or goto names, decoding
+// only that expression.
+func (r *Rule) JumpTarget() (string, bool) {
+	var last []byte
+	var lastName string
+	_ = forEachExpr(r.rawExprs, func(name string, data []byte) error {
+		lastName, last = name, data
+		return nil
+	})
+	if lastName != "immediate" {
+		return "", false
+	}
+	v := &expr.Verdict{}
+	if err := expr.Unmarshal(byte(r.Family), last, v); err != nil {
+		return "", false
+	}
+	if v.Kind == expr.VerdictJump || v.Kind == expr.VerdictGoto {
+		return v.Chain, true
+	}
+	return "", false
 }
 
 // TableRules returns the rules of all chains of our table in one dump, each
@@ -412,12 +463,16 @@ func (c *Conn) TableRules(fam Family) ([]Rule, error) {
 }
 
 func decodeRules(fam Family, msgs []syscall.NetlinkMessage) ([]Rule, error) {
+	return decodeRulesLazy(fam, msgs, true)
+}
+
+func decodeRulesLazy(fam Family, msgs []syscall.NetlinkMessage, exprs bool) ([]Rule, error) {
 	out := make([]Rule, 0, len(msgs))
 	for _, m := range msgs {
 		if m.Header.Type != nftType(unix.NFT_MSG_NEWRULE) {
 			continue
 		}
-		r, table, err := decodeRule(fam, m)
+		r, table, err := decodeRule(fam, m, exprs)
 		if err != nil {
 			return nil, err
 		}
@@ -429,7 +484,7 @@ func decodeRules(fam Family, msgs []syscall.NetlinkMessage) ([]Rule, error) {
 	return out, nil
 }
 
-func decodeRule(fam Family, m syscall.NetlinkMessage) (Rule, string, error) {
+func decodeRule(fam Family, m syscall.NetlinkMessage, exprs bool) (Rule, string, error) {
 	ad, err := decoder(m)
 	if err != nil {
 		return Rule{}, "", err
@@ -455,8 +510,10 @@ func decodeRule(fam Family, m syscall.NetlinkMessage) (Rule, string, error) {
 	if err := ad.Err(); err != nil {
 		return Rule{}, "", fmt.Errorf("decode rule: %w", err)
 	}
-	if err := r.decodeExprs(); err != nil {
-		return Rule{}, "", fmt.Errorf("decode rule %d in chain %s: %w", r.Handle, r.Chain, err)
+	if exprs {
+		if err := r.Decode(); err != nil {
+			return Rule{}, "", err
+		}
 	}
 	return r, table, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
 	"github.com/xdptables/xdptables/translate"
@@ -166,7 +165,12 @@ func (e *Engine) load(table string, n need) (*View, error) {
 				continue
 			}
 			v.Chains[name].Loaded = true
-			rs, err := e.Conn.Rules(e.kfam(), prefix+name)
+			read := e.Conn.Rules
+			if len(n.exact) > 0 {
+				// -C/-D: most rules are only looked at by their text
+				read = e.Conn.RulesUndecoded
+			}
+			rs, err := read(e.kfam(), prefix+name)
 			if err != nil {
 				return nil, err
 			}
@@ -192,6 +196,9 @@ func (e *Engine) load(table string, n need) (*View, error) {
 			c.partial = true
 			continue
 		}
+		if err := kr.Decode(); err != nil {
+			return nil, err
+		}
 		r, err := translate.FromKernel(e.Family, table, chain, kr.Exprs, kr.UserData)
 		if err != nil || len(kr.Unsupported) > 0 {
 			return nil, &foreignError{table: table, chain: chain}
@@ -213,11 +220,9 @@ func maybeWanted(kr *kernel.Rule, wanted map[string]bool) bool {
 	if wanted[text] {
 		return true
 	}
-	if len(kr.Exprs) > 0 {
-		if vd, ok := kr.Exprs[len(kr.Exprs)-1].(*expr.Verdict); ok && (vd.Kind == expr.VerdictJump || vd.Kind == expr.VerdictGoto) {
-			_, target, _ := strings.Cut(vd.Chain, ".")
-			return !strings.HasSuffix(text, " "+target)
-		}
+	if chain, ok := kr.JumpTarget(); ok {
+		_, target, _ := strings.Cut(chain, ".")
+		return !strings.HasSuffix(text, " "+target)
 	}
 	return false
 }
