@@ -563,6 +563,13 @@ func (r *Rule) decodeExprs() error {
 			r.Exprs = append(r.Exprs, ct)
 			return nil
 		}
+		if e, ok := decodeFast(name, data); ok {
+			if cnt, ok := e.(*expr.Counter); ok && r.Counter == nil {
+				r.Counter = &Counters{Packets: cnt.Packets, Bytes: cnt.Bytes}
+			}
+			r.Exprs = append(r.Exprs, e)
+			return nil
+		}
 		e := newExpr(name)
 		if e == nil {
 			r.Unsupported = append(r.Unsupported, name)
