@@ -12,6 +12,12 @@ type RestoreOptions struct {
 	Counters bool
 }
 
+// ApplySection applies one "*table ... COMMIT" section to the view, as
+// a restore does (without the kernel: `xdptables canon` uses it).
+func (v *View) ApplySection(t *compat.RestoreTable, o RestoreOptions) error {
+	return v.restoreSection(t, o)
+}
+
 // restoreSection applies one "*table ... COMMIT" section to the view.
 func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	v.Noflush = o.Noflush

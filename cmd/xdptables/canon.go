@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/ruleset"
 )
 
 // canonMain prints a restore file the way iptables-save prints the
-// ruleset after loading it: canonical rule spelling, chain order, and
-// (with -c) counters. It works on the file alone: only chain
-// declarations and -A/-N lines, as iptables-save files hold, are taken.
+// ruleset after restoring it into empty tables: canonical rule
+// spelling, chain order, and (with -c) counters. It works on the file
+// alone, with iptables' semantics for every command the file holds.
 func canonMain(args []string) int {
 	fs := pflag.NewFlagSet("canon", pflag.ContinueOnError)
 	six := fs.BoolP("ipv6", "6", false, "the file is an ip6tables-save file")
@@ -46,56 +47,24 @@ func canonMain(args []string) int {
 		fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))
 		return compat.StatusOfRestore(err)
 	}
-	now := time.Now()
+	// each section applied to an empty table, as a restore would (a
+	// table given twice: the second section replaces the first)
+	views := map[string]*ruleset.View{}
 	for _, t := range tables {
-		st, err := canonTable(t)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "xdptables canon:", err)
-			return 1
+		v := ruleset.NewView(f, t.Name)
+		if err := v.ApplySection(t, ruleset.RestoreOptions{Counters: *counters}); err != nil {
+			fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))
+			return compat.StatusOfRestore(err)
 		}
-		if err := compat.WriteSave(os.Stdout, "iptables-save", st, *counters, now); err != nil {
-			return 1
+		views[t.Name] = v
+	}
+	now := time.Now()
+	for _, name := range compat.Tables {
+		if v := views[name]; v != nil {
+			if err := compat.WriteSave(os.Stdout, "iptables-save", v.Save(), *counters, now); err != nil {
+				return 1
+			}
 		}
 	}
 	return 0
-}
-
-func canonTable(t *compat.RestoreTable) (*compat.SaveTable, error) {
-	st := &compat.SaveTable{Name: t.Name}
-	byName := map[string]*compat.SaveChain{}
-	get := func(name string) *compat.SaveChain {
-		if c, ok := byName[name]; ok {
-			return c
-		}
-		c := &compat.SaveChain{Name: name, Policy: "-"}
-		if compat.IsBuiltin(t.Name, name) {
-			c.Policy = compat.VerdictAccept
-		}
-		byName[name] = c
-		st.Chains = append(st.Chains, c)
-		return c
-	}
-	for _, d := range t.Chains {
-		c := get(d.Name)
-		if compat.IsBuiltin(t.Name, d.Name) && d.Policy != "-" {
-			c.Policy = d.Policy
-		}
-		c.Counters = d.Counters
-	}
-	for _, rc := range t.Cmds {
-		switch rc.Cmd.Op {
-		case compat.OpAppend:
-			c, ok := byName[rc.Cmd.Chain]
-			if !ok {
-				return nil, fmt.Errorf("line %d: chain %s was not declared", rc.Line, rc.Cmd.Chain)
-			}
-			c.Rules = append(c.Rules, rc.Cmd.Rules...)
-		case compat.OpNewChain:
-			get(rc.Cmd.Chain)
-		default:
-			return nil, fmt.Errorf("line %d: only chain declarations, -N and -A lines are supported here", rc.Line)
-		}
-	}
-	compat.SortChains(t.Name, st.Chains)
-	return st, nil
 }
