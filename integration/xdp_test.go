@@ -28,7 +28,13 @@ func xdpPins(t *testing.T) {
 	if out, err := exec.Command("mount", "-t", "bpf", "bpf", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount bpffs: %v: %s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+	t.Cleanup(func() {
+		// lazily: a pinned object still held elsewhere must not keep the
+		// mount on the host after the tests
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
 }
 
 // vethPair makes namespaces a (sender) and b (receiver) joined by veth
