@@ -15,13 +15,21 @@ type SPIRange struct {
 }
 
 func parseSPIRange(p *OptArg) (SPIRange, error) {
+	v, err := parseU32Range(p)
+	return SPIRange{Min: v[0], Max: v[1], Invert: p.Invert}, err
+}
+
+// parseU32Range parses "A" or "A:B" (32-bit, xtables' range parser) as
+// the pair [A, A] or [A, B]: the SPI, fragment id and segments-left
+// options share it.
+func parseU32Range(p *OptArg) ([2]uint32, error) {
 	v, err := x6Range(p, 0, math.MaxUint32, 2)
 	if err != nil {
-		return SPIRange{}, err
+		return [2]uint32{}, err
 	}
-	r := SPIRange{Min: uint32(v[0]), Max: uint32(v[0]), Invert: p.Invert}
+	r := [2]uint32{uint32(v[0]), uint32(v[0])}
 	if len(v) == 2 {
-		r.Max = uint32(v[1])
+		r[1] = uint32(v[1])
 	}
 	return r, nil
 }

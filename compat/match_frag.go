@@ -57,16 +57,11 @@ func (m *FragMatch) Name() string { return "frag" }
 func (m *FragMatch) Parse(p *OptArg) error {
 	switch p.Def.ID {
 	case fragOptID:
-		v, err := x6Range(p, 0, math.MaxUint32, 2)
+		v, err := parseU32Range(p)
 		if err != nil {
 			return err
 		}
-		m.IDs[0] = uint32(v[0])
-		if len(v) == 1 {
-			m.IDs[1] = m.IDs[0]
-		} else {
-			m.IDs[1] = uint32(v[1])
-		}
+		m.IDs = v
 		m.Flags |= fragFlagIDs
 		if p.Invert {
 			m.InvFlag |= fragFlagIDs

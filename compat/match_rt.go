@@ -74,16 +74,11 @@ func (m *RTMatch) Parse(p *OptArg) error {
 			m.InvFlag |= flag
 		}
 	case rtOptSegs:
-		v, err := x6Range(p, 0, math.MaxUint32, 2)
+		v, err := parseU32Range(p)
 		if err != nil {
 			return err
 		}
-		m.SegsLeft[0] = uint32(v[0])
-		if len(v) == 1 {
-			m.SegsLeft[1] = m.SegsLeft[0]
-		} else {
-			m.SegsLeft[1] = uint32(v[1])
-		}
+		m.SegsLeft = v
 		m.Flags |= rtFlagSegs
 		if p.Invert {
 			m.InvFlag |= rtFlagSegs
