@@ -65,3 +65,30 @@ func KernelReg(r32 uint32) uint32 {
 	}
 	return r32
 }
+
+// ValueMap maps the value in the lookup's source register through a
+// fixed table into its destination register: a lookup in a constant
+// anonymous map that is created with the rule and goes away with it
+// (kernel.AnonMap). Keys and Values are the table's entries, KeyLen and
+// DataLen their sizes in bytes.
+type ValueMap struct {
+	*expr.Lookup
+	KeyLen, DataLen uint32
+	Keys, Values    [][]byte
+}
+
+// AnonMapDef returns the lookup and the map.
+func (m *ValueMap) AnonMapDef() (*expr.Lookup, uint32, uint32, [][]byte, [][]byte) {
+	return m.Lookup, m.KeyLen, m.DataLen, m.Keys, m.Values
+}
+
+// byteMap is the ValueMap of f over all 256 byte values, from register 1
+// into register 1.
+func byteMap(f func(b int) int) *ValueMap {
+	m := &ValueMap{Lookup: &expr.Lookup{SourceRegister: 1, DestRegister: 1, IsDestRegSet: true}, KeyLen: 1, DataLen: 1}
+	for b := 0; b < 256; b++ {
+		m.Keys = append(m.Keys, []byte{byte(b)})
+		m.Values = append(m.Values, []byte{byte(f(b))})
+	}
+	return m
+}

@@ -814,7 +814,21 @@ type Warner interface {
 	Warning() string
 }
 
+// addWarner is a Warner whose notice is about what the rule will do in
+// the kernel: it is printed only for commands that add the rule.
+type addWarner interface {
+	Warner
+	warnsOnAdd()
+}
+
 func (p *parser) warnFrom(x any) {
+	if _, ok := x.(addWarner); ok {
+		switch p.cmd.Op {
+		case OpAppend, OpInsert, OpReplace:
+		default:
+			return
+		}
+	}
 	if w, ok := x.(Warner); ok {
 		if s := w.Warning(); s != "" {
 			p.warn(s)

@@ -104,11 +104,13 @@ func (t *TTLTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 }
 
 // NftExprs: --ttl-set / --hl-set is `ip ttl set` / `ip6 hoplimit set`.
-// --ttl-inc/--ttl-dec saturate at 255/0, which no nftables expression
-// computes (an exact form would need a 256-entry anonymous map per rule,
-// which our rule encoding does not carry), and the kernel binds the
-// xtables target to a table named "mangle": not supported. Outside the
-// mangle table the kernel refuses the target.
+// --ttl-inc/--ttl-dec (and the HL twins) add or subtract and stop at 255
+// and 0, which no nftables expression computes: the field is mapped
+// through a 256-entry constant map made with the rule (ValueMap), then
+// written back, for IPv4 with the header checksum updated as xt_TTL does.
+// The TTL is the high byte of its 16-bit checksum word, so a one-byte
+// write updates the checksum exactly. Outside the mangle table the kernel
+// refuses the xtables target, as it does iptables-nft's.
 func (t *TTLTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	name := "TTL"
 	if t.IPv6 {
@@ -117,16 +119,28 @@ func (t *TTLTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if ctx.Table != "mangle" {
 		return tgRefused(name, 0, 2), nil
 	}
-	if t.Mode != tgTtlSet {
-		opt := "--ttl-inc/--ttl-dec"
+	if t.Mode == tgTtlSet {
 		if t.IPv6 {
-			opt = "--hl-inc/--hl-dec"
+			return []expr.Any{tgImm(1, []byte{t.Value}),
+				&expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 7, Len: 1}}, nil
 		}
-		return nil, tgNotInTable(name, "mangle", opt+" (they saturate at 255 and 0)")
+		return tgHeaderRewrite(8, []byte{0x00, 0xff}, []byte{t.Value, 0}, true), nil
 	}
+	n := int(t.Value)
+	m := byteMap(func(b int) int { return max(b-n, 0) })
+	if t.Mode == tgTtlInc {
+		m = byteMap(func(b int) int { return min(b+n, 255) })
+	}
+	off := uint32(8)
 	if t.IPv6 {
-		return []expr.Any{tgImm(1, []byte{t.Value}),
-			&expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 7, Len: 1}}, nil
+		off = 7
 	}
-	return tgHeaderRewrite(8, []byte{0x00, 0xff}, []byte{t.Value, 0}, true), nil
+	w := &expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: 1}
+	if !t.IPv6 {
+		w.CsumType, w.CsumOffset = expr.CsumTypeInet, 10
+	}
+	return []expr.Any{
+		&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: 1},
+		m, w,
+	}, nil
 }

@@ -83,11 +83,15 @@ func TestTargetNftExprs(t *testing.T) {
 		{IPv4, "filter", "-j CT --notrack", refused("CT", 2, 72), false},
 		{IPv4, "raw", "-p tcp -j CT --helper ftp", nil, true},
 		{IPv4, "mangle", "-j TTL --ttl-set 64", tgHeaderRewrite(8, []byte{0, 0xff}, []byte{64, 0}, true), false},
-		{IPv4, "mangle", "-j TTL --ttl-inc 1", nil, true},
+		{IPv4, "mangle", "-j TTL --ttl-inc 1", []expr.Any{
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 8, Len: 1},
+			&expr.Lookup{SourceRegister: 1, DestRegister: 1, IsDestRegSet: true},
+			&expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 8, Len: 1, CsumType: expr.CsumTypeInet, CsumOffset: 10},
+		}, false},
 		{IPv6, "mangle", "-j HL --hl-set 9", []expr.Any{imm(1, 9), &expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 7, Len: 1}}, false},
 		{IPv4, "mangle", "-j DSCP --set-dscp 10", tgHeaderRewrite(0, []byte{0xff, 0x03}, []byte{0, 40}, true), false},
 		{IPv6, "mangle", "-j DSCP --set-dscp 0x2e", tgHeaderRewrite(0, []byte{0xf0, 0x3f}, []byte{0x0b, 0x80}, false), false},
-		{IPv4, "mangle", "-p udp -j CHECKSUM --checksum-fill", nil, true},
+		{IPv4, "mangle", "-p udp -j CHECKSUM --checksum-fill", []expr.Any{}, false},
 		{IPv4, "filter", "-j NFQUEUE --queue-balance 2:3 --queue-bypass", []expr.Any{tgXtTarget("NFQUEUE", 3, []byte{2, 0, 2, 0, 1, 0})}, false},
 		{IPv4, "filter", "-j AUDIT --type drop", []expr.Any{&expr.Log{Key: 1 << unix.NFTA_LOG_LEVEL, Level: expr.LogLevelAudit}}, false},
 		{IPv4, "raw", "-j TRACE", []expr.Any{imm(1, 1), &expr.Meta{Key: expr.MetaKeyNFTRACE, Register: 1, SourceRegister: true}}, false},
@@ -128,6 +132,48 @@ func TestTargetNftExprs(t *testing.T) {
 			if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s: expression %d is %#v, want %#v", tc.args, i, got[i], tc.want[i])
 			}
+		}
+	}
+}
+
+// TestTTLMaps: --ttl-inc/--ttl-dec/--hl-dec map every byte value to the
+// sum or difference stopped at 255 and 0, as xt_TTL and xt_HL compute it.
+func TestTTLMaps(t *testing.T) {
+	tests := []struct {
+		fam  Family
+		args string
+		off  uint32
+		want map[byte]byte
+	}{
+		{IPv4, "-j TTL --ttl-dec 100", 8, map[byte]byte{0: 0, 99: 0, 100: 0, 101: 1, 255: 155}},
+		{IPv4, "-j TTL --ttl-inc 250", 8, map[byte]byte{0: 250, 5: 255, 6: 255, 255: 255}},
+		{IPv6, "-j HL --hl-dec 1", 7, map[byte]byte{0: 0, 1: 0, 64: 63, 255: 254}},
+		{IPv6, "-j HL --hl-inc 255", 7, map[byte]byte{0: 255, 1: 255}},
+	}
+	for _, tc := range tests {
+		cmd, err := Parse(tc.fam, append([]string{"-A", "X"}, strings.Fields(tc.args)...), ParseOptions{Table: "mangle"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		es, err := cmd.Rules[0].Target.(NftExpresser).NftExprs(&NftContext{Family: tc.fam, Rule: cmd.Rules[0], Table: "mangle"})
+		if err != nil || len(es) != 3 {
+			t.Fatalf("%s: %v %v", tc.args, es, err)
+		}
+		m, ok := es[1].(*ValueMap)
+		if !ok || m.KeyLen != 1 || m.DataLen != 1 || len(m.Keys) != 256 {
+			t.Fatalf("%s: expression 1 is %#v", tc.args, es[1])
+		}
+		for i, k := range m.Keys {
+			if k[0] != byte(i) {
+				t.Fatalf("%s: key %d is %d", tc.args, i, k[0])
+			}
+			if v, ok := tc.want[k[0]]; ok && m.Values[i][0] != v {
+				t.Errorf("%s: %d maps to %d, want %d", tc.args, k[0], m.Values[i][0], v)
+			}
+		}
+		w := es[2].(*expr.Payload)
+		if w.OperationType != expr.PayloadWrite || w.Offset != tc.off || (w.CsumType == expr.CsumTypeInet) != (tc.fam == IPv4) {
+			t.Errorf("%s: write %#v", tc.args, w)
 		}
 	}
 }

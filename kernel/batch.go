@@ -118,6 +118,7 @@ type Batch struct {
 	msgOff []uint32 // offset of each message in e.buf
 	msgOp  []int32  // operation index of each message
 	errOp  int      // operation whose encoding failed first
+	setIDs uint32   // anonymous maps sent so far (their NFTA_SET_ID)
 }
 
 // NewBatch returns an empty batch.
@@ -330,6 +331,15 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 		op.Handle = pos
 	}
 	idx := b.addOp(op)
+	exprs := r.Exprs
+	for i, x := range exprs {
+		if m, ok := x.(AnonMap); ok {
+			if &exprs[0] == &r.Exprs[0] {
+				exprs = append([]expr.Any(nil), r.Exprs...)
+			}
+			exprs[i] = b.anonMap(idx, fam, m)
+		}
+	}
 	off := b.msg(idx, unix.NFT_MSG_NEWRULE, flags, fam)
 	b.e.str(unix.NFTA_RULE_TABLE, TableName)
 	b.e.str(unix.NFTA_RULE_CHAIN, chain)
@@ -340,7 +350,7 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 		b.e.u64(unix.NFTA_RULE_POSITION, pos)
 	}
 	n := b.e.nest(unix.NFTA_RULE_EXPRESSIONS)
-	for i, x := range r.Exprs {
+	for i, x := range exprs {
 		if b.e.encodeExpr(x) {
 			continue
 		}

@@ -534,7 +534,15 @@ func (bl *builder) add(v *View) error {
 				continue
 			}
 			if r.Handle != 0 {
-				if r.Zeroed && r.kernel != nil {
+				if r.Zeroed && r.kernel != nil && r.kernel.HasAnonMap() {
+					// rebuilt with a new map: the old one goes with the old rule
+					spec, err := ruleSpec(v.Table, c.Name, r)
+					if err != nil {
+						return err
+					}
+					spec.UserData = r.kernel.UserData
+					bl.note(bl.b.ReplaceRule(bl.fam, kname, r.Handle, spec), c.Name, r.Line)
+				} else if r.Zeroed && r.kernel != nil {
 					bl.note(bl.b.ZeroRuleCounter(*r.kernel, ruleCompat(r.Rule)), c.Name, r.Line)
 				}
 				continue

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/google/nftables/expr"
+
+	"github.com/xdptables/xdptables/kernel"
 )
 
 // Debug renders expressions one per line in a compact form close to
@@ -30,6 +32,9 @@ func Debug(es []expr.Any) string {
 			fmt.Fprintf(&b, "counter pkts %d bytes %d", x.Packets, x.Bytes)
 		case *expr.Verdict:
 			fmt.Fprintf(&b, "immediate reg 0 %s", verdictName(x))
+		case kernel.AnonMap:
+			l, _, _, keys, _ := x.AnonMapDef()
+			fmt.Fprintf(&b, "lookup reg %d anonymous map (%d entries) => reg %d", l.SourceRegister, len(keys), l.DestRegister)
 		default:
 			fmt.Fprintf(&b, "%T %+v", e, e)
 		}

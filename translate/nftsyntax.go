@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
 )
 
 // NftStatement is a rule rendered in nft's rule language (`nft -f`
@@ -195,6 +196,17 @@ func (p *printer) expr(e expr.Any) error {
 			op = "!= "
 		}
 		p.emit(fmt.Sprintf("%s %s%s-%s", p.lhs(o, x.FromData), op, p.value(o, x.FromData), p.value(o, x.ToData)))
+	case kernel.AnonMap:
+		l, _, dataLen, keys, values := x.AnonMapDef()
+		o, err := p.use(l.SourceRegister)
+		if err != nil {
+			return err
+		}
+		pairs := make([]string, len(keys))
+		for i := range keys {
+			pairs[i] = p.value(o, keys[i]) + " : " + strconv.FormatUint(beUint(values[i]), 10)
+		}
+		p.load(l.DestRegister, &operand{text: o.text + " map { " + strings.Join(pairs, ", ") + " }", kind: kindDec, size: int(dataLen)})
 	case *expr.Lookup:
 		var keys []string
 		for _, r := range p.pending {
@@ -257,7 +269,15 @@ func (p *printer) expr(e expr.Any) error {
 	case *expr.NAT:
 		return p.nat(x)
 	case *expr.Masq:
-		p.emit("masquerade" + natFlags(x.Random, x.FullyRandom, x.Persistent))
+		s := "masquerade"
+		if x.ToPorts {
+			ports, err := p.portRange(x.RegProtoMin, x.RegProtoMax)
+			if err != nil {
+				return err
+			}
+			s += " to :" + ports
+		}
+		p.emit(s + natFlags(x.Random, x.FullyRandom, x.Persistent))
 	case *expr.Redir:
 		s := "redirect"
 		if x.RegisterProtoMin != 0 {

@@ -302,9 +302,41 @@ func SameExprs(f compat.Family, a, b []expr.Any) bool {
 			}
 			return false
 		}
+		if m, ok := ea.(kernel.AnonMap); ok {
+			if mb, ok := eb.(kernel.AnonMap); ok {
+				if !sameAnonMap(f, m, mb) {
+					return false
+				}
+				continue
+			}
+			// the kernel names the map it made with the rule
+			l, ok := eb.(*expr.Lookup)
+			if !ok || !kernel.IsAnonMapName(l.SetName) || l.SetID != 0 {
+				return false
+			}
+			c, _, _, _, _ := m.AnonMapDef()
+			cp := *c
+			cp.SetName = l.SetName
+			ea = &cp
+		}
 		ma, err1 := kernel.AppendExpr(ba[:0], kernel.Family(f), ea)
 		mb, err2 := kernel.AppendExpr(bb[:0], kernel.Family(f), eb)
 		if err1 != nil || err2 != nil || !bytes.Equal(ma, mb) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameAnonMap compares two anonymous maps: lookup and entries.
+func sameAnonMap(f compat.Family, a, b kernel.AnonMap) bool {
+	la, ka, da, keysA, valsA := a.AnonMapDef()
+	lb, kb, db, keysB, valsB := b.AnonMapDef()
+	if ka != kb || da != db || len(keysA) != len(keysB) || !SameExprs(f, []expr.Any{la}, []expr.Any{lb}) {
+		return false
+	}
+	for i := range keysA {
+		if !bytes.Equal(keysA[i], keysB[i]) || !bytes.Equal(valsA[i], valsB[i]) {
 			return false
 		}
 	}
