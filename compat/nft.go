@@ -92,3 +92,14 @@ func byteMap(f func(b int) int) *ValueMap {
 	}
 	return m
 }
+
+// BoundJump jumps to a chain that is created with the rule and goes away
+// with it, holding Rules (kernel.BoundChain): one iptables rule whose
+// effect needs more than one nftables rule stays one kernel rule.
+type BoundJump struct {
+	*expr.Verdict
+	Rules [][]expr.Any
+}
+
+// BoundRules returns the rules of the bound chain.
+func (j *BoundJump) BoundRules() [][]expr.Any { return j.Rules }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 )
 
 // TproxyTarget is -j TPROXY (revision 1): it diverts the packet to a
@@ -92,16 +93,45 @@ func (t *TproxyTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	fmt.Fprintf(b, " TPROXY redirect %s:%d mark 0x%x/0x%x", t.addr(), t.Port, t.MarkValue, t.MarkMask)
 }
 
-// NftExprs: TPROXY drops the packet when no socket is found and
-// accepts it (after setting the mark) when one is; nft tproxy ends the
-// rule (the next rule runs) when none is found, so an exact form would
-// need a second rule or chain, which would break iptables' one rule,
-// one kernel rule numbering. The kernel binds the xtables target to a
-// table named "mangle": not supported. Outside the mangle table the
-// kernel refuses it, also the target we hand it there.
+// NftExprs: xt TPROXY diverts the packet to a local socket (one on the
+// connection, else a transparent listener on --on-ip/--on-port), sets the
+// mark and accepts it; with no such socket it drops it. nft's tproxy
+// ends the rule instead when it finds none, so the rule jumps to a chain
+// bound to it (BoundJump) that holds "tproxy, mark, accept" and then
+// "drop": one iptables rule, one kernel rule, the same verdicts. The
+// bound rule repeats the protocol test, as nft's own tproxy statement
+// needs it. As for xt TPROXY, the kernel refuses it outside the mangle
+// table, outside PREROUTING (checked for built-in chains here, at the
+// jump for user chains) and without -p tcp or -p udp.
 func (t *TproxyTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if ctx.Table != "mangle" {
+	r := ctx.Rule
+	_, builtin := builtinHook[ctx.Chain]
+	if ctx.Table != "mangle" || (builtin && ctx.Chain != "PREROUTING") || r == nil || !r.ProtoSet || r.ProtoInv ||
+		(r.Proto != unix.IPPROTO_TCP && r.Proto != unix.IPPROTO_UDP) {
 		return tgRefused("TPROXY", 1, 26), nil
 	}
-	return nil, tgNotInTable("TPROXY", "mangle", "dropping packets without a socket in the same rule")
+	fam := byte(unix.NFPROTO_IPV4)
+	if t.Family == IPv6 {
+		fam = unix.NFPROTO_IPV6
+	}
+	divert := []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{r.Proto}},
+		tgImm(1, []byte{byte(t.Port >> 8), byte(t.Port)}),
+	}
+	tp := &expr.TProxy{Family: fam, TableFamily: fam, RegPort: 1}
+	if t.Addr.IsValid() && !t.Addr.IsUnspecified() {
+		divert = append(divert, tgImm(2, t.Addr.AsSlice()))
+		tp.RegAddr = 2
+	}
+	divert = append(divert, tp)
+	if t.MarkMask != 0 || t.MarkValue != 0 {
+		divert = append(divert, tgXsetExprs(&expr.Meta{Key: expr.MetaKeyMARK, Register: 1}, t.MarkValue, t.MarkMask)...)
+		divert = append(divert, tgMetaSet(expr.MetaKeyMARK))
+	}
+	divert = append(divert, &expr.Verdict{Kind: expr.VerdictAccept})
+	return []expr.Any{&BoundJump{
+		Verdict: &expr.Verdict{Kind: expr.VerdictJump},
+		Rules:   [][]expr.Any{divert, {&expr.Verdict{Kind: expr.VerdictDrop}}},
+	}}, nil
 }

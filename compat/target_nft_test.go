@@ -96,7 +96,7 @@ func TestTargetNftExprs(t *testing.T) {
 		{IPv4, "filter", "-j AUDIT --type drop", []expr.Any{&expr.Log{Key: 1 << unix.NFTA_LOG_LEVEL, Level: expr.LogLevelAudit}}, false},
 		{IPv4, "raw", "-j TRACE", []expr.Any{imm(1, 1), &expr.Meta{Key: expr.MetaKeyNFTRACE, Register: 1, SourceRegister: true}}, false},
 		{IPv4, "mangle", "-j TEE --gateway 10.0.0.1", []expr.Any{imm(1, 10, 0, 0, 1), &expr.Dup{RegAddr: 1}}, false},
-		{IPv4, "mangle", "-p tcp -j TPROXY --on-port 8080", nil, true},
+		{IPv4, "mangle", "-p tcp -j TPROXY --on-port 8080", []expr.Any{&expr.Verdict{Kind: expr.VerdictJump}}, false},
 	}
 	for _, tc := range tests {
 		args := append([]string{"-A", "X"}, strings.Fields(tc.args)...)
@@ -174,6 +174,63 @@ func TestTTLMaps(t *testing.T) {
 		w := es[2].(*expr.Payload)
 		if w.OperationType != expr.PayloadWrite || w.Offset != tc.off || (w.CsumType == expr.CsumTypeInet) != (tc.fam == IPv4) {
 			t.Errorf("%s: write %#v", tc.args, w)
+		}
+	}
+}
+
+// TestTproxyBound: TPROXY jumps to a bound chain that diverts, marks and
+// accepts, or else drops; the kernel's refusals of xt TPROXY (no -p
+// tcp/udp, a hook other than PREROUTING, a table other than mangle) keep
+// the refused xtables form.
+func TestTproxyBound(t *testing.T) {
+	build := func(fam Family, table, chain, args string) []expr.Any {
+		t.Helper()
+		cmd, err := Parse(fam, append([]string{"-A", chain}, strings.Fields(args)...), ParseOptions{Table: table})
+		if err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		es, err := cmd.Rules[0].Target.(NftExpresser).NftExprs(&NftContext{Family: fam, Rule: cmd.Rules[0], Table: table, Chain: chain})
+		if err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		return es
+	}
+	es := build(IPv4, "mangle", "PREROUTING", "-p udp -j TPROXY --on-port 53 --on-ip 198.51.100.1 --tproxy-mark 0x10/0x30")
+	j, ok := es[0].(*BoundJump)
+	if len(es) != 1 || !ok || len(j.Rules) != 2 {
+		t.Fatalf("got %#v", es)
+	}
+	div := j.Rules[0]
+	var tp *expr.TProxy
+	for _, e := range div {
+		if x, ok := e.(*expr.TProxy); ok {
+			tp = x
+		}
+	}
+	if tp == nil || tp.RegPort == 0 || tp.RegAddr == 0 || tp.Family != unix.NFPROTO_IPV4 {
+		t.Errorf("divert rule %#v", div)
+	}
+	if v, ok := div[len(div)-1].(*expr.Verdict); !ok || v.Kind != expr.VerdictAccept {
+		t.Errorf("divert rule ends with %#v", div[len(div)-1])
+	}
+	if v, ok := j.Rules[1][0].(*expr.Verdict); !ok || len(j.Rules[1]) != 1 || v.Kind != expr.VerdictDrop {
+		t.Errorf("second rule %#v", j.Rules[1])
+	}
+	if es := build(IPv6, "mangle", "DIVERT", "-p tcp -j TPROXY --on-port 1"); len(es) != 1 {
+		t.Errorf("user chain: %#v", es)
+	} else if _, ok := es[0].(*BoundJump); !ok {
+		t.Errorf("user chain: %#v", es)
+	}
+	for _, c := range []struct{ table, chain, args string }{
+		{"mangle", "PREROUTING", "-j TPROXY --on-port 1"},
+		{"mangle", "PREROUTING", "-p icmp -j TPROXY --on-port 1"},
+		{"mangle", "PREROUTING", "! -p tcp -j TPROXY --on-port 1"},
+		{"mangle", "INPUT", "-p tcp -j TPROXY --on-port 1"},
+		{"filter", "INPUT", "-p tcp -j TPROXY --on-port 1"},
+	} {
+		es := build(IPv4, c.table, c.chain, c.args)
+		if _, ok := es[0].(*expr.Target); !ok || len(es) != 1 {
+			t.Errorf("%s %s %s: %#v, want the refused xt target", c.table, c.chain, c.args, es)
 		}
 	}
 }

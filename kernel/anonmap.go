@@ -35,8 +35,8 @@ const anonSetIDBase = 0x40000000
 // rule holds in its place.
 func (b *Batch) anonMap(idx int, fam Family, m AnonMap) *expr.Lookup {
 	l, keyLen, dataLen, keys, values := m.AnonMapDef()
-	b.setIDs++
-	id := anonSetIDBase + b.setIDs
+	b.anonIDs++
+	id := anonSetIDBase + b.anonIDs
 	off := b.msg(idx, unix.NFT_MSG_NEWSET, unix.NLM_F_CREATE, fam)
 	b.e.str(unix.NFTA_SET_TABLE, TableName)
 	b.e.str(unix.NFTA_SET_NAME, AnonMapName)
@@ -84,13 +84,14 @@ func IsAnonMapName(name string) bool {
 	return len(name) > 5 && name[:5] == "__map"
 }
 
-// HasAnonMap says whether r, read from the kernel, looks a register up in
-// an anonymous map. Such a rule cannot be sent back as read (the map is
-// bound to the rule being replaced): it must be rebuilt with its map.
-func (r *Rule) HasAnonMap() bool {
+// BindsObjects says whether r, read from the kernel, uses an anonymous map
+// or a bound chain. Such a rule cannot be sent back as read (they are bound
+// to the rule being replaced): it must be rebuilt with new ones.
+func (r *Rule) BindsObjects() bool {
 	found := false
 	_ = forEachExpr(r.rawExprs, func(name string, data []byte) error {
-		if name == "lookup" && bytes.Contains(data, []byte("__map")) {
+		if (name == "lookup" && bytes.Contains(data, []byte("__map"))) ||
+			(name == "immediate" && bytes.Contains(data, []byte("__chain"))) {
 			found = true
 		}
 		return nil

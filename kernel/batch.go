@@ -113,12 +113,12 @@ const beginLen = unix.NLMSG_HDRLEN + 4 + 8
 // methods return the index of the operation they add; errors from Commit
 // name operations by that index. A Batch is not safe for concurrent use.
 type Batch struct {
-	e      encoder
-	ops    []Op
-	msgOff []uint32 // offset of each message in e.buf
-	msgOp  []int32  // operation index of each message
-	errOp  int      // operation whose encoding failed first
-	setIDs uint32   // anonymous maps sent so far (their NFTA_SET_ID)
+	e       encoder
+	ops     []Op
+	msgOff  []uint32 // offset of each message in e.buf
+	msgOp   []int32  // operation index of each message
+	errOp   int      // operation whose encoding failed first
+	anonIDs uint32   // anonymous maps and bound chains sent so far (their IDs)
 }
 
 // NewBatch returns an empty batch.
@@ -331,15 +331,7 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 		op.Handle = pos
 	}
 	idx := b.addOp(op)
-	exprs := r.Exprs
-	for i, x := range exprs {
-		if m, ok := x.(AnonMap); ok {
-			if &exprs[0] == &r.Exprs[0] {
-				exprs = append([]expr.Any(nil), r.Exprs...)
-			}
-			exprs[i] = b.anonMap(idx, fam, m)
-		}
-	}
+	exprs := b.prepareExprs(idx, fam, r.Exprs)
 	off := b.msg(idx, unix.NFT_MSG_NEWRULE, flags, fam)
 	b.e.str(unix.NFTA_RULE_TABLE, TableName)
 	b.e.str(unix.NFTA_RULE_CHAIN, chain)
@@ -349,22 +341,56 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 	if pos != 0 {
 		b.e.u64(unix.NFTA_RULE_POSITION, pos)
 	}
-	n := b.e.nest(unix.NFTA_RULE_EXPRESSIONS)
+	if err := b.exprList(fam, exprs); err != nil {
+		b.e.end(off)
+		return b.fail(idx, err)
+	}
+	b.ruleTail(r.UserData, r.Compat)
+	return b.done(idx, off)
+}
+
+// prepareExprs sends, for operation idx, what the rule's expressions
+// create with it (anonymous maps, bound chains) and returns the
+// expressions to encode in the rule: exprs itself when there is nothing.
+func (b *Batch) prepareExprs(idx int, fam Family, exprs []expr.Any) []expr.Any {
+	out := exprs
 	for i, x := range exprs {
+		var y expr.Any
+		switch m := x.(type) {
+		case AnonMap:
+			y = b.anonMap(idx, fam, m)
+		case BoundChain:
+			y = b.boundChain(idx, fam, m)
+		default:
+			continue
+		}
+		if &out[0] == &exprs[0] {
+			out = append([]expr.Any(nil), exprs...)
+		}
+		out[i] = y
+	}
+	return out
+}
+
+// exprList encodes NFTA_RULE_EXPRESSIONS.
+func (b *Batch) exprList(fam Family, exprs []expr.Any) error {
+	n := b.e.nest(unix.NFTA_RULE_EXPRESSIONS)
+	defer b.e.endNest(n)
+	for i, x := range exprs {
+		if j, ok := x.(boundJump); ok {
+			j.encode(&b.e)
+			continue
+		}
 		if b.e.encodeExpr(x) {
 			continue
 		}
 		data, err := expr.Marshal(byte(fam), x)
 		if err != nil {
-			b.e.endNest(n)
-			b.e.end(off)
-			return b.fail(idx, fmt.Errorf("expression %d (%T): %w", i, x, err))
+			return fmt.Errorf("expression %d (%T): %w", i, x, err)
 		}
 		b.e.bytes(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, data)
 	}
-	b.e.endNest(n)
-	b.ruleTail(r.UserData, r.Compat)
-	return b.done(idx, off)
+	return nil
 }
 
 func (b *Batch) ruleTail(userdata []byte, compat *RuleCompat) {

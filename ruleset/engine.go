@@ -534,8 +534,8 @@ func (bl *builder) add(v *View) error {
 				continue
 			}
 			if r.Handle != 0 {
-				if r.Zeroed && r.kernel != nil && r.kernel.HasAnonMap() {
-					// rebuilt with a new map: the old one goes with the old rule
+				if r.Zeroed && r.kernel != nil && r.kernel.BindsObjects() {
+					// rebuilt with new maps/chains: the old ones go with the old rule
 					spec, err := ruleSpec(v.Table, c.Name, r)
 					if err != nil {
 						return err

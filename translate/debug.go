@@ -32,6 +32,13 @@ func Debug(es []expr.Any) string {
 			fmt.Fprintf(&b, "counter pkts %d bytes %d", x.Packets, x.Bytes)
 		case *expr.Verdict:
 			fmt.Fprintf(&b, "immediate reg 0 %s", verdictName(x))
+		case kernel.BoundChain:
+			fmt.Fprintf(&b, "immediate reg 0 jump -> bound chain {\n")
+			for _, r := range x.BoundRules() {
+				b.WriteString(Debug(r))
+				b.WriteString("--\n")
+			}
+			b.WriteString("}")
 		case kernel.AnonMap:
 			l, _, _, keys, _ := x.AnonMapDef()
 			fmt.Fprintf(&b, "lookup reg %d anonymous map (%d entries) => reg %d", l.SourceRegister, len(keys), l.DestRegister)

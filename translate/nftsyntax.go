@@ -196,6 +196,18 @@ func (p *printer) expr(e expr.Any) error {
 			op = "!= "
 		}
 		p.emit(fmt.Sprintf("%s %s%s-%s", p.lhs(o, x.FromData), op, p.value(o, x.FromData), p.value(o, x.ToData)))
+	case kernel.BoundChain:
+		var rules []string
+		for _, r := range x.BoundRules() {
+			st, err := NftSyntax(p.fam, r)
+			if err != nil {
+				return err
+			}
+			rules = append(rules, st.Text)
+			p.compat = append(p.compat, st.Compat...)
+			p.notes = append(p.notes, st.Notes...)
+		}
+		p.emit("jump { " + strings.Join(rules, "; ") + "; }")
 	case kernel.AnonMap:
 		l, _, dataLen, keys, values := x.AnonMapDef()
 		o, err := p.use(l.SourceRegister)

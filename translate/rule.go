@@ -302,6 +302,26 @@ func SameExprs(f compat.Family, a, b []expr.Any) bool {
 			}
 			return false
 		}
+		if j, ok := ea.(kernel.BoundChain); ok {
+			if jb, ok := eb.(kernel.BoundChain); ok {
+				ra, rb := j.BoundRules(), jb.BoundRules()
+				if len(ra) != len(rb) {
+					return false
+				}
+				for k := range ra {
+					if !SameExprs(f, ra[k], rb[k]) {
+						return false
+					}
+				}
+				continue
+			}
+			// the kernel names the chain it made with the rule
+			v, ok := eb.(*expr.Verdict)
+			if !ok || v.Kind != expr.VerdictJump || !kernel.IsBoundChainName(v.Chain) {
+				return false
+			}
+			continue
+		}
 		if m, ok := ea.(kernel.AnonMap); ok {
 			if mb, ok := eb.(kernel.AnonMap); ok {
 				if !sameAnonMap(f, m, mb) {
