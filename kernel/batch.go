@@ -119,6 +119,7 @@ type Batch struct {
 	msgOp   []int32  // operation index of each message
 	errOp   int      // operation whose encoding failed first
 	anonIDs uint32   // anonymous maps and bound chains sent so far (their IDs)
+	mapped  []byte   // the mapping e.buf lives in, when outside the heap (batchmem.go)
 }
 
 // NewBatch returns an empty batch.
@@ -131,7 +132,9 @@ func NewBatch() *Batch {
 // Grow makes room for about n more bytes in ops more operations, so
 // that building a large batch does not copy its buffers over and over.
 func (b *Batch) Grow(n, ops int) {
-	if cap(b.e.buf)-len(b.e.buf) < n {
+	if cap(b.e.buf)-len(b.e.buf) < n && len(b.e.buf)+n >= offHeapMin && b.growOffHeap(n) {
+		// placed outside the heap (batchmem.go)
+	} else if cap(b.e.buf)-len(b.e.buf) < n {
 		nb := make([]byte, len(b.e.buf), len(b.e.buf)+n)
 		copy(nb, b.e.buf)
 		b.e.buf = nb

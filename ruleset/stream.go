@@ -1,11 +1,11 @@
 package ruleset
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"runtime/debug"
 	"strings"
+	"unsafe"
 
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
@@ -19,9 +19,9 @@ import (
 // through the View as single commands do.
 func (e *Engine) RestoreInput(input []byte, o RestoreOptions, ro compat.RestoreOptions) error {
 	streamable := streamableSections(input, o)
-	// The batch is most of what a large restore keeps alive, and it holds
-	// no pointers: collecting garbage more often costs little and keeps the
-	// heap close to it.
+	// The batch lives outside the heap (kernel.Batch.Grow), so the heap is
+	// the input, the operations and each rule's short-lived garbage:
+	// collecting more often keeps the peak close to batch + input.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	for attempt := 0; ; attempt++ {
 		gen, err := e.Conn.GenID()
@@ -44,6 +44,10 @@ func (e *Engine) RestoreInput(input []byte, o RestoreOptions, ro compat.RestoreO
 			}
 		}
 		err = e.Conn.Commit(h.bl.b, gen)
+		if err != nil && !errors.Is(err, kernel.ErrGenerationChanged) {
+			err = h.bl.commitError(err, 0)
+		}
+		h.bl.b.Release()
 		if errors.Is(err, kernel.ErrGenerationChanged) {
 			if attempt >= MaxRetries {
 				return compat.Errorf(compat.StatusResource, "ruleset changed %d times while restoring; giving up", attempt)
@@ -51,7 +55,7 @@ func (e *Engine) RestoreInput(input []byte, o RestoreOptions, ro compat.RestoreO
 			continue
 		}
 		if err != nil {
-			return h.bl.commitError(err, 0)
+			return err
 		}
 		e.afterRestore(h.sections)
 		return nil
@@ -66,12 +70,19 @@ func streamableSections(input []byte, o RestoreOptions) map[int]bool {
 		return out
 	}
 	seen := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(input))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	// input is not modified while it is restored: its lines are looked
+	// at in place, without copies
+	text := unsafe.String(unsafe.SliceData(input), len(input))
 	n, cur := 0, 0
-	for sc.Scan() {
+	for len(text) > 0 {
 		n++
-		line := sc.Text()
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		line = strings.TrimSuffix(line, "\r")
 		switch {
 		case line == "" || line[0] == '#' || line[0] == ':':
 		case line == "COMMIT":
@@ -101,11 +112,11 @@ func streamableSections(input []byte, o RestoreOptions) map[int]bool {
 }
 
 func firstWord(s string) string {
-	f := strings.Fields(s)
-	if len(f) == 0 {
-		return ""
+	s = strings.TrimLeft(s, " \t\r\n\v\f")
+	if i := strings.IndexAny(s, " \t\r\n\v\f"); i >= 0 {
+		return s[:i]
 	}
-	return f[0]
+	return s
 }
 
 // restoreHandler applies a restore file while it is parsed.

@@ -82,7 +82,7 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 		defer fh.Close()
 		in = fh
 	}
-	input, err := io.ReadAll(in)
+	input, err := readInput(in)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %s\n", prog, errnoText(err))
 		return 1
