@@ -11,11 +11,12 @@ all: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xdptables
 
-# deps installs the reference tools the kernel tests compare against.
+# deps installs the reference tools the kernel tests compare against, and
+# rpm for the package install tests (tools/package).
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  missing=""; \
-	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset ping:iputils-ping; do \
+	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset ping:iputils-ping rpm:rpm; do \
 	    command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; \
 	  done; \
 	  if [ -n "$$missing" ]; then \
