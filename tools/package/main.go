@@ -3,7 +3,8 @@
 // repository root and is not part of the xdptables binary.
 //
 // The version comes from `git describe`. Whether the packages take over
-// ipset (divert /usr/sbin/ipset) and apply the XDP attach config at boot
+// ipset (the deb diverts /usr/sbin/ipset, the rpm conflicts with and
+// provides ipset) and apply the XDP attach config at boot
 // (`xdptables xdp apply`, xdptables-xdp.service) is decided by
 // asking the freshly built binary what it can do, so that the packages
 // never install a name the binary does not answer to.
