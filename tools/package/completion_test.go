@@ -278,7 +278,7 @@ func TestBashCompletion(t *testing.T) {
 			check(ips+" ", "create", "add", "list", "restore", "swap")
 			check(ips+" add ", "blocklist")
 			check(ips+" -exist add ", "blocklist")
-			check(ips+" add blocklist ")
+			check(ips + " add blocklist ")
 			check(ips+" create new ", "hash:net", "list:set")
 			check(ips+" create new hash:", "net", "ip,port", "net,iface")
 			check(ips+" create new hash:ip,p", "ip,port", "ip,port,net")
