@@ -537,6 +537,16 @@ func TestRPMInstallFedora(t *testing.T) {
 
 	r.rpm("-i", pkg)
 	installed("install")
+	// systemd's own check of the installed units (keys, dependencies,
+	// the ExecStart binary in the root)
+	if _, err := exec.LookPath("systemd-analyze"); err == nil {
+		cmd := exec.Command("systemd-analyze", append([]string{"verify", "--root=" + r.dir, "--man=no"}, units...)...)
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
+			t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+		}
+	} else {
+		t.Log("systemd-analyze not installed: the units are not verified")
+	}
 	// what dnf reinstall does: %post 2, then the old copy's %preun and
 	// %postun 1. (rpm -i --replacepkgs, which installs a second copy
 	// next to the first, is refused: each copy's Conflicts: ipset meets
