@@ -22,8 +22,19 @@ func TestRPMContents(t *testing.T) {
 	if _, err := exec.LookPath("rpm"); err != nil {
 		t.Skip("SKIP-TOOL: rpm not installed")
 	}
-	_, pkg, feat, _ := packages(t)
+	_, pkg, feat, bin := packages(t)
 	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
+	if feat.IPSet {
+		// the version the rpm provides ipset at is the one the binary
+		// answers with
+		link := filepath.Join(t.TempDir(), "ipset")
+		if err := os.Symlink(bin, link); err != nil {
+			t.Fatal(err)
+		}
+		if v := run(t, link, "-v"); !strings.HasPrefix(v, "ipset v"+IPSetVersion+",") {
+			t.Errorf("ipset -v = %q, the rpm provides ipset = %s", v, IPSetVersion)
+		}
+	}
 	if !strings.HasSuffix(pkg, "xdptables-1.2.3+git4.abcdef0-1."+arch+".rpm") {
 		t.Errorf("rpm file name %s", pkg)
 	}
