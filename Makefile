@@ -11,13 +11,15 @@ all: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xdptables
 
-# deps installs the reference tools the kernel tests compare against.
+# deps installs the reference tools the kernel tests compare against, and
+# rpm and bash-completion for the package tests (tools/package).
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  missing=""; \
-	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset ping:iputils-ping; do \
+	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset ping:iputils-ping rpm:rpm; do \
 	    command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; \
 	  done; \
+	  [ -r /usr/share/bash-completion/bash_completion ] || missing="$$missing bash-completion"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

@@ -208,5 +208,33 @@ func TestBootUnits(t *testing.T) {
 		if r := boot(ns, "xdptables-sets.service", "--root", root); r.RC != 0 {
 			t.Errorf("sets unit, second run: %+v", r)
 		}
+		before := ns.Run("", bin, "ipset", "save").Stdout
+
+		// a broken sets file: a new set and new members before the
+		// broken line, none of which may be loaded
+		place(root, map[string]string{"etc/iptables/ipsets": "create allowlist hash:ip family inet\n" +
+			"add allowlist 198.51.100.9\nadd blocklist 203.0.113.8\nadd blocklist not-an-address\n"})
+		r = boot(ns, "xdptables-sets.service", "--root", root)
+		if r.RC != 1 || !strings.Contains(r.Stderr, "Error in line 4") ||
+			!strings.Contains(r.Stderr, "restoring ipsets from "+filepath.Join(root, "etc/iptables/ipsets")) ||
+			!strings.Contains(r.Stderr, "nothing restored; ipsets is unchanged") {
+			t.Errorf("sets unit with a broken file: %+v", r)
+		}
+		if after := ns.Run("", bin, "ipset", "save").Stdout; after != before {
+			t.Errorf("sets changed by a broken file:\n%s\nwant:\n%s", after, before)
+		}
+		// the rules unit after it still checks and loads its own files
+		if r := boot(ns, "xdptables-rules.service", "--root", root); r.RC != 0 {
+			t.Errorf("rules unit after a failed sets unit: %+v", r)
+		}
+
+		// a sets file named in /etc/default/xdptables that is missing
+		r = boot(ns, "xdptables-sets.service", "--sets", filepath.Join(root, "etc/iptables/nope"))
+		if r.RC != 1 || !strings.Contains(r.Stderr, "nope: file missing; nothing restored") {
+			t.Errorf("sets unit with a missing file: %+v", r)
+		}
+		if after := ns.Run("", bin, "ipset", "save").Stdout; after != before {
+			t.Errorf("sets changed by a missing file:\n%s", after)
+		}
 	})
 }

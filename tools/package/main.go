@@ -3,7 +3,8 @@
 // repository root and is not part of the xdptables binary.
 //
 // The version comes from `git describe`. Whether the packages take over
-// ipset (divert /usr/sbin/ipset) and apply the XDP attach config at boot
+// ipset (the deb diverts /usr/sbin/ipset, the rpm conflicts with and
+// provides ipset) and apply the XDP attach config at boot
 // (`xdptables xdp apply`, xdptables-xdp.service) is decided by
 // asking the freshly built binary what it can do, so that the packages
 // never install a name the binary does not answer to.
@@ -33,6 +34,10 @@ import (
 // Priority of the xdptables alternatives: above iptables-nft (20 on
 // Debian, 10 on Fedora/RHEL) and iptables-legacy (10).
 const Priority = 50
+
+// IPSetVersion is the ipset release whose language and output the ipset
+// personality reproduces (what `ipset -v` prints); the rpm provides it.
+const IPSetVersion = "7.17"
 
 // Libexec holds the alternative targets: links named exactly like the
 // personalities, so that the binary knows what to be even when a target
@@ -308,9 +313,15 @@ func Contents(root, format, bin string, st staged, feat Features) files.Contents
 	names := append([]string(nil), rulesPersonalities...)
 	if feat.IPSet {
 		names = append(names, "ipset")
-		if format == "deb" {
-			// Debian's ipset is diverted to ipset.distrib by preinst
-			c = append(c, link("xdptables", "/usr/sbin/ipset"))
+		// the deb's preinst diverts Debian's ipset to ipset.distrib; the
+		// rpm conflicts with the distribution's ipset package instead
+		c = append(c, link("xdptables", "/usr/sbin/ipset"))
+	}
+	if format == "rpm" {
+		// rpm removes only the directories a package owns (dpkg any
+		// that end up empty)
+		for _, d := range []string{Libexec, "/usr/share/doc/xdptables"} {
+			c = append(c, &files.Content{Destination: d, Type: files.TypeDir, FileInfo: &files.ContentFileInfo{Mode: 0o755}})
 		}
 	}
 	for _, n := range names {
@@ -380,7 +391,18 @@ func write(root, format, arch, version, bin string, st staged, feat Features, ou
 		}
 		info.Deb.Compression = "xz"
 	case "rpm":
+		// Fedora's chkconfig/alternatives and openSUSE's update-alternatives
+		// packages both own this path; the scriptlets need it
+		info.Depends = []string{"/usr/sbin/update-alternatives"}
 		info.Recommends = []string{"nftables"}
+		if feat.IPSet {
+			// rpm cannot divert a file of another package: the package
+			// owns /usr/sbin/ipset, stands in for ipset in dependencies
+			// and refuses to sit next to it (`dnf swap ipset xdptables`).
+			// No Obsoletes: that would swap ipset out on any dnf upgrade.
+			info.Provides = []string{"ipset = " + IPSetVersion}
+			info.Conflicts = []string{"ipset"}
+		}
 		info.Scripts = nfpm.Scripts{
 			PostInstall: st.scripts["rpm/post"],
 			PreRemove:   st.scripts["rpm/preun"],
