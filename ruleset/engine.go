@@ -383,7 +383,7 @@ type builder struct {
 	tabled map[string]bool
 	// opLine and opChain give, per operation index, the restore line and
 	// the iptables chain, for error messages.
-	opLine  []int
+	opLine  []int32
 	opChain []string
 }
 
@@ -392,7 +392,7 @@ func (bl *builder) note(idx int, chain string, line int) {
 		bl.opLine = append(bl.opLine, 0)
 		bl.opChain = append(bl.opChain, "")
 	}
-	bl.opLine[idx], bl.opChain[idx] = line, chain
+	bl.opLine[idx], bl.opChain[idx] = int32(line), chain
 }
 
 // table makes sure our nft table and the marker of the iptables table
@@ -610,7 +610,7 @@ func (bl *builder) commitError(err error, _ int) error {
 	var chain string
 	var line int
 	if oe.Index >= 0 && oe.Index < len(bl.opLine) {
-		chain, line = bl.opChain[oe.Index], bl.opLine[oe.Index]
+		chain, line = bl.opChain[oe.Index], int(bl.opLine[oe.Index])
 	}
 	object := "chain " + chain
 	if strings.HasPrefix(oe.Op.Kind.String(), "RULE_") {

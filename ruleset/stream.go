@@ -1,8 +1,10 @@
 package ruleset
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"runtime/debug"
 	"strings"
 	"unsafe"
@@ -11,17 +13,37 @@ import (
 	"github.com/xdptables/xdptables/kernel"
 )
 
-// RestoreInput applies a restore file (its bytes, kept for retries) as
-// one transaction. Sections in the shape iptables-save writes (flush mode,
-// chain declarations, -A and -N only, each table once) are streamed: every
-// rule is translated into the batch as soon as it is parsed and not kept,
-// so memory stays near the size of the batch itself. Other sections go
-// through the View as single commands do.
-func (e *Engine) RestoreInput(input []byte, o RestoreOptions, ro compat.RestoreOptions) error {
-	streamable := streamableSections(input, o)
+// RestoreSource is the text of a restore file, readable more than once:
+// a restore that meets a concurrent change reads it again.
+type RestoreSource interface {
+	Open() (io.Reader, error)
+}
+
+// BytesSource is a restore file held in memory.
+type BytesSource []byte
+
+// Open returns a reader of the file's bytes.
+func (b BytesSource) Open() (io.Reader, error) { return bytes.NewReader(b), nil }
+
+// RestoreInput applies a restore file as one transaction. Sections in
+// the shape iptables-save writes (flush mode, chain declarations, -A and
+// -N only, each table once) are streamed: every rule is translated into
+// the batch as soon as it is parsed and not kept, so memory stays near the
+// size of the batch itself. Other sections go through the View as single
+// commands do.
+func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.RestoreOptions) error {
+	r, err := src.Open()
+	if err != nil {
+		return err
+	}
+	scan, err := streamableSections(r, o)
+	if err != nil {
+		return err
+	}
+	streamable := scan.tables
 	// The batch lives outside the heap (kernel.Batch.Grow), so the heap is
-	// the input, the operations and each rule's short-lived garbage:
-	// collecting more often keeps the peak close to batch + input.
+	// the operations and each rule's short-lived garbage: collecting more
+	// often keeps the peak close to the batch.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	for attempt := 0; ; attempt++ {
 		gen, err := e.Conn.GenID()
@@ -31,9 +53,12 @@ func (e *Engine) RestoreInput(input []byte, o RestoreOptions, ro compat.RestoreO
 		h := &restoreHandler{e: e, o: o, streamable: streamable, views: map[string]*View{},
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family}}
 		// a rule line becomes about five times its size in the batch
-		lines := bytes.Count(input, []byte{'\n'})
-		h.bl.b.Grow(len(input)*6, lines)
-		if err := compat.ParseRestoreFunc(bytes.NewReader(input), ro, h); err != nil {
+		h.bl.b.Grow(int(scan.size)*6, scan.lines)
+		in, err := src.Open()
+		if err != nil {
+			return err
+		}
+		if err := compat.ParseRestoreFunc(in, ro, h); err != nil {
 			return err
 		}
 		for _, t := range compat.Tables {
@@ -62,40 +87,63 @@ func (e *Engine) RestoreInput(input []byte, o RestoreOptions, ro compat.RestoreO
 	}
 }
 
-// streamableSections returns the line numbers of the "*table" lines
-// whose sections can be streamed.
-func streamableSections(input []byte, o RestoreOptions) map[int]bool {
-	out := map[int]bool{}
-	if o.Noflush {
-		return out
-	}
+// restoreScan is what one pass over a restore file tells before it is
+// applied.
+type restoreScan struct {
+	// tables: the line numbers of the "*table" lines whose sections can
+	// be streamed
+	tables map[int]bool
+	lines  int
+	size   int64
+}
+
+// streamableSections reads a restore file once and finds the sections
+// that can be streamed.
+func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
+	out := restoreScan{tables: map[int]bool{}}
 	seen := map[string]int{}
-	// input is not modified while it is restored: its lines are looked
-	// at in place, without copies
-	text := unsafe.String(unsafe.SliceData(input), len(input))
+	br := bufio.NewReaderSize(r, 64<<10)
 	n, cur := 0, 0
-	for len(text) > 0 {
-		n++
-		line := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = ""
+	for {
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// a line longer than the buffer: only its start matters here
+			long := append([]byte(nil), b...)
+			for err == bufio.ErrBufferFull {
+				var more []byte
+				more, err = br.ReadSlice('\n')
+				out.size += int64(len(more))
+			}
+			b = long
 		}
-		line = strings.TrimSuffix(line, "\r")
+		if len(b) == 0 && err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			if o.Noflush {
+				out.tables = map[int]bool{}
+			}
+			return out, err
+		}
+		out.size += int64(len(b))
+		n++
+		out.lines++
+		// the line is only looked at before the next read: no copy
+		line := unsafe.String(unsafe.SliceData(b), len(b))
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		switch {
 		case line == "" || line[0] == '#' || line[0] == ':':
 		case line == "COMMIT":
 			cur = 0
 		case line[0] == '*' && cur == 0:
 			cur = n
-			name := firstWord(line[1:])
+			name := strings.Clone(firstWord(line[1:]))
 			if prev, ok := seen[name]; ok {
-				delete(out, prev) // a table given twice: the second replaces the first
+				delete(out.tables, prev) // a table given twice: the second replaces the first
 				continue
 			}
 			seen[name] = n
-			out[n] = true
+			out.tables[n] = true
 		case cur != 0:
 			rest := line
 			if rest[0] == '[' {
@@ -104,11 +152,19 @@ func streamableSections(input []byte, o RestoreOptions) map[int]bool {
 				}
 			}
 			if w := firstWord(rest); w != "-A" && w != "--append" && w != "-N" && w != "--new-chain" {
-				delete(out, cur)
+				delete(out.tables, cur)
 			}
 		}
+		if err == io.EOF {
+			if o.Noflush {
+				out.tables = map[int]bool{}
+			}
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
 	}
-	return out
 }
 
 func firstWord(s string) string {

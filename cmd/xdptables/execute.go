@@ -39,7 +39,7 @@ func execute(f compat.Family, cmd *compat.Command) int {
 }
 
 // applyRestore commits a restore file as one transaction.
-func applyRestore(f compat.Family, prog string, input []byte, ro compat.RestoreOptions, a restoreArgs) int {
+func applyRestore(f compat.Family, prog string, input ruleset.RestoreSource, ro compat.RestoreOptions, a restoreArgs) int {
 	e, err := openEngine(f)
 	if err == nil {
 		defer e.Conn.Close()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -82,7 +81,7 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 		defer fh.Close()
 		in = fh
 	}
-	input, err := readInput(in)
+	input, err := restoreSource(in)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %s\n", prog, errnoText(err))
 		return 1
@@ -92,7 +91,12 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 		Warn: warnStderr, Resolve: resolveHost,
 	}
 	if a.test {
-		tables, err := compat.ParseRestore(bytes.NewReader(input), ro)
+		r, err := input.Open()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %s\n", prog, errnoText(err))
+			return 1
+		}
+		tables, err := compat.ParseRestore(r, ro)
 		if err == nil && len(tables) > 0 && !kernelReadable() {
 			// like iptables-restore --test, which reaches the kernel at COMMIT
 			err = &compat.RestoreError{Line: tables[0].CommitLine, Err: compat.ErrNotPermitted}
