@@ -389,3 +389,137 @@ func TestPacketsECN(t *testing.T) {
 		t.Errorf("counters %s, want %s", got["ours"], want)
 	}
 }
+
+const (
+	pktClient6 = "2001:db8:6::1"
+	pktServer6 = "2001:db8:6::2"
+)
+
+// tosCases6 rewrite the IPv6 traffic class, which straddles the first
+// two bytes of the header.
+var tosCases6 = []tosCase{
+	{"-j TOS --set-tos 0x10", 0xc3, 0x10},
+	{"-j TOS --set-tos 0x10/0x3f", 0xc3, 0xd0},
+	{"-j TOS --set-tos Maximize-Throughput", 0xff, 0xc8},
+	{"-j TOS --and-tos 0xf0", 0x5a, 0x50},
+	{"-j TOS --or-tos 0x0f", 0x50, 0x5f},
+	{"-j TOS --xor-tos 0xa5", 0xff, 0x5a},
+}
+
+// TestPacketsTOS6: TOS on IPv6 rewrites the traffic class of the
+// client's UDP datagrams (flow label and version untouched, or the
+// datagram would not arrive); the server reads it with IPV6_RECVTCLASS.
+func TestPacketsTOS6(t *testing.T) {
+	tools := pktTools(t)
+	tools6 := map[string]string{"ref": "ip6tables-nft", "ours": strings.TrimSuffix(tools["ours"], "iptables") + "ip6tables"}
+	const base = 9200
+	var rules []string
+	for i, c := range tosCases6 {
+		rules = append(rules, fmt.Sprintf("-t mangle -A OUTPUT -p udp --sport %d %s", base+i, c.rule))
+	}
+	got := map[string][]uint64{}
+	for _, label := range []string{"ref", "ours"} {
+		p := newPktPair(t, "h6t6"+label[:1])
+		for _, x := range []struct {
+			ns   *netns.NS
+			addr string
+		}{{p.client, pktClient6}, {p.server, pktServer6}} {
+			dev := ""
+			for _, l := range strings.Split(mustRun(t, x.ns, "ip", "-o", "link", "show"), "\n") {
+				if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], "x") {
+					dev = strings.SplitN(strings.TrimSuffix(f[1], ":"), "@", 2)[0]
+				}
+			}
+			mustRun(t, x.ns, "ip", "addr", "add", x.addr+"/64", "dev", dev, "nodad")
+		}
+		loadRules(t, p.client, tools6[label], rules)
+		recv := udpTclassServer(t, p.server, 9000)
+		for i, c := range tosCases6 {
+			udpSendTclass(t, p.client, base+i, 9000, c.sent)
+		}
+		seen := recv(len(tosCases6))
+		for i, c := range tosCases6 {
+			tc, ok := seen[base+i]
+			switch {
+			case !ok:
+				t.Errorf("%s: %s (sent 0x%02x): datagram not received", label, c.rule, c.sent)
+			case tc != c.got:
+				t.Errorf("%s: %s (sent 0x%02x): received traffic class 0x%02x, want 0x%02x", label, c.rule, c.sent, tc, c.got)
+			}
+		}
+		got[label] = ruleCounters(t, p.client, tools6[label], "mangle", "OUTPUT")
+	}
+	if fmt.Sprint(got["ref"]) != fmt.Sprint(got["ours"]) {
+		t.Errorf("client mangle OUTPUT counters: reference %v, xdptables %v", got["ref"], got["ours"])
+	}
+}
+
+func udpSendTclass(t *testing.T, ns *netns.NS, sport, dport int, tclass byte) {
+	t.Helper()
+	inNS(t, ns, func() {
+		fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_TCLASS, int(tclass)); err != nil {
+			t.Fatal(err)
+		}
+		la := &unix.SockaddrInet6{Port: sport}
+		copy(la.Addr[:], net.ParseIP(pktClient6).To16())
+		if err := unix.Bind(fd, la); err != nil {
+			t.Fatal(err)
+		}
+		ra := &unix.SockaddrInet6{Port: dport}
+		copy(ra.Addr[:], net.ParseIP(pktServer6).To16())
+		if err := unix.Sendto(fd, []byte("tclass"), 0, ra); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func udpTclassServer(t *testing.T, ns *netns.NS, port int) func(n int) map[int]byte {
+	t.Helper()
+	var fd int
+	inNS(t, ns, func() {
+		var err error
+		fd, err = unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_RECVTCLASS, 1); err != nil {
+			t.Fatal(err)
+		}
+		sa := &unix.SockaddrInet6{Port: port}
+		copy(sa.Addr[:], net.ParseIP(pktServer6).To16())
+		if err := unix.Bind(fd, sa); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Cleanup(func() { unix.Close(fd) })
+	return func(n int) map[int]byte {
+		tv := unix.NsecToTimeval(int64(300 * time.Millisecond))
+		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+		out := map[int]byte{}
+		deadline := time.Now().Add(3 * time.Second)
+		buf, oob := make([]byte, 64), make([]byte, 128)
+		for len(out) < n && time.Now().Before(deadline) {
+			_, oobn, _, from, err := unix.Recvmsg(fd, buf, oob, 0)
+			if err != nil {
+				continue
+			}
+			msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range msgs {
+				if m.Header.Level == unix.IPPROTO_IPV6 && m.Header.Type == unix.IPV6_TCLASS && len(m.Data) >= 4 {
+					if sa, ok := from.(*unix.SockaddrInet6); ok {
+						out[sa.Port] = byte(binary.NativeEndian.Uint32(m.Data))
+					}
+				}
+			}
+		}
+		return out
+	}
+}
