@@ -102,6 +102,10 @@ func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 		}
 		b.WriteString(" -j ")
 		b.WriteString(r.Target.Name())
+		if e, ok := r.Target.(ExactSaver); ok && !canonical {
+			e.SaveExact(b, r)
+			return
+		}
 		r.Target.Save(b, r)
 	}
 }
@@ -341,9 +345,10 @@ func hostName(a netip.Addr) string {
 	return a.String()
 }
 
-// ExactSaver is implemented by matches whose -S form loses something
-// (iptables 1.8.9 drops an inverted full range): SaveExact prints what
-// parses back to exactly the same match.
+// ExactSaver is implemented by matches and targets whose -S form loses
+// something (iptables 1.8.9 drops an inverted full range, prints an
+// IDLETIMER label unquoted): SaveExact prints what parses back to
+// exactly the same match or target.
 type ExactSaver interface {
 	SaveExact(b *strings.Builder, r *Rule)
 }
