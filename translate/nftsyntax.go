@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	mbits "math/bits"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -646,6 +647,31 @@ func (p *printer) nat(x *expr.NAT) error {
 		kind = "dnat"
 	}
 	s := kind + " to "
+	if x.Prefix && x.RegAddrMin != 0 && x.RegAddrMax != 0 {
+		// NF_NAT_RANGE_NETMAP: the range is a prefix whose bits replace
+		// the packet's
+		lo, err := p.use(x.RegAddrMin)
+		if err != nil {
+			return err
+		}
+		hi, err := p.use(x.RegAddrMax)
+		if err != nil {
+			return err
+		}
+		bits := 0
+		for i := range lo.lit {
+			bits += 8 - mbits.Len8(lo.lit[i]^hi.lit[i])
+			if lo.lit[i] != hi.lit[i] {
+				break
+			}
+		}
+		fam := "ip"
+		if len(lo.lit) == 16 {
+			fam = "ip6"
+		}
+		p.emit(fmt.Sprintf("%s %s prefix to %s/%d", kind, fam, strings.Trim(p.addrLit(lo.lit), "[]"), bits) + natFlags(x.Random, x.FullyRandom, x.Persistent))
+		return nil
+	}
 	if x.RegAddrMin != 0 {
 		lo, err := p.use(x.RegAddrMin)
 		if err != nil {

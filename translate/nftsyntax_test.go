@@ -33,6 +33,14 @@ func TestNftSyntaxRules(t *testing.T) {
 			`oifname "eth0" counter masquerade fully-random`},
 		{compat.IPv4, "nat", "-A PREROUTING -p tcp --dport 80 -j DNAT --to-destination 192.0.2.1-192.0.2.3:8080-8090",
 			`meta l4proto 6 @nh,48,16 & 0x1fff == 0x0 th dport 80 counter dnat to 192.0.2.1-192.0.2.3:8080-8090`},
+		{compat.IPv4, "nat", "-A POSTROUTING -p tcp -j MASQUERADE --to-ports 1024-65535",
+			`meta l4proto 6 counter masquerade to :1024-65535`},
+		{compat.IPv4, "nat", "-A PREROUTING -d 198.51.100.0/24 -j NETMAP --to 203.0.113.0/24",
+			`ip daddr 198.51.100.0/24 counter dnat ip prefix to 203.0.113.0/24`},
+		{compat.IPv6, "nat", "-A POSTROUTING -j NETMAP --to 2001:db8:1::/64",
+			`counter snat ip6 prefix to 2001:db8:1::/64`},
+		{compat.IPv4, "mangle", "-A PREROUTING -p tcp -j TPROXY --on-port 8080 --tproxy-mark 0x1/0x1",
+			`meta l4proto 6 counter jump { meta l4proto 6 tproxy to :8080 meta mark set meta mark & 0xfffffffe ^ 0x00000001 accept; drop; }`},
 		{compat.IPv4, "nat", "-A PREROUTING -p tcp -j REDIRECT --to-ports 3128",
 			`meta l4proto 6 counter redirect to :3128`},
 		{compat.IPv4, "filter", "-A INPUT -j REJECT",
@@ -59,7 +67,7 @@ func TestNftSyntaxRules(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.rule, err)
 		}
-		es, err := Exprs(c.table, cmd.Rules[0])
+		es, err := ExprsIn(c.table, cmd.Chain, cmd.Rules[0])
 		if err != nil {
 			t.Fatalf("%s: %v", c.rule, err)
 		}
