@@ -2,16 +2,23 @@ package integration
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/integration/netns"
 	"github.com/xdptables/xdptables/translate"
+	"golang.org/x/sys/unix"
 )
 
 // Tests of the connlimit, policy, rpfilter, time, tos, ecn, connbytes
@@ -124,5 +131,223 @@ func TestKernelDiffC(t *testing.T) {
 	t.Logf("%d rules compared, %d xtables blobs", compared, blobs)
 	if compared < 100 {
 		t.Errorf("only %d rules compared", compared)
+	}
+}
+
+// holdTCP starts a listener in ns that keeps every accepted connection
+// open until the test ends (closed connections stop counting for
+// connlimit).
+func holdTCP(t *testing.T, ns *netns.NS, port int) {
+	t.Helper()
+	var l net.Listener
+	inNS(t, ns, func() {
+		var err error
+		l, err = net.Listen("tcp4", net.JoinHostPort(pktServer, strconv.Itoa(port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	var mu sync.Mutex
+	var held []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+}
+
+// TestPacketsConnlimit: 3 connections are allowed, the 4th and 5th are
+// rejected while the first 3 stay open; the same with the reference.
+func TestPacketsConnlimit(t *testing.T) {
+	tools := pktTools(t)
+	rules := []struct {
+		rule string
+		want uint64
+	}{
+		{"-p tcp --syn --dport 80 -m connlimit --connlimit-upto 3", 3},
+		{"-p tcp --syn --dport 80 -m connlimit --connlimit-above 3 --connlimit-mask 24 --connlimit-daddr", 2},
+		{"-p tcp --syn --dport 80 -m connlimit --connlimit-above 5", 0},
+		{"-p tcp --syn --dport 80 -m connlimit --connlimit-above 3 --connlimit-mask 32 -j REJECT --reject-with tcp-reset", 2},
+	}
+	got := map[string][]uint64{}
+	for _, label := range []string{"ref", "ours"} {
+		tool := tools[label]
+		p := newPktPair(t, "h5cl"+label[:1])
+		for _, r := range rules {
+			args, err := ShellWords(r.rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p.server, append([]string{tool, "-A", "INPUT"}, args...)...)
+		}
+		holdTCP(t, p.server, 80)
+		var conns []net.Conn
+		refused := 0
+		for i := 0; i < 5; i++ {
+			inNS(t, p.client, func() {
+				c, err := net.DialTimeout("tcp4", net.JoinHostPort(pktServer, "80"), 2*time.Second)
+				if err != nil {
+					refused++
+					return
+				}
+				conns = append(conns, c)
+			})
+		}
+		got[label] = ruleCounters(t, p.server, tool, "filter", "INPUT")
+		for _, c := range conns {
+			c.Close()
+		}
+		if refused != 2 {
+			t.Errorf("%s: %d of 5 connections refused, want 2", label, refused)
+		}
+	}
+	for i, r := range rules {
+		if got["ref"][i] != got["ours"][i] || got["ours"][i] != r.want {
+			t.Errorf("%s: reference %d, xdptables %d, want %d", r.rule, got["ref"][i], got["ours"][i], r.want)
+		}
+	}
+}
+
+// sendUDPFrom writes one IPv4 UDP packet from src to the server through
+// a raw socket (a spoofed source when src is not the client's).
+func sendUDPFrom(t *testing.T, src string) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_RAW)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	pkt := make([]byte, 20+8+4)
+	pkt[0] = 0x45
+	binary.BigEndian.PutUint16(pkt[2:], uint16(len(pkt)))
+	pkt[8], pkt[9] = 64, unix.IPPROTO_UDP
+	copy(pkt[12:], net.ParseIP(src).To4())
+	copy(pkt[16:], net.ParseIP(pktServer).To4())
+	binary.BigEndian.PutUint16(pkt[20:], 40000)
+	binary.BigEndian.PutUint16(pkt[22:], 9)
+	binary.BigEndian.PutUint16(pkt[24:], 8+4)
+	sa := &unix.SockaddrInet4{}
+	copy(sa.Addr[:], net.ParseIP(pktServer).To4())
+	if err := unix.Sendto(fd, pkt, 0, sa); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPacketsRpfilter: the server has a route to 198.51.100.0/24 on a
+// second interface and none to 203.0.113.0/24. From the client it gets
+// 3 pings, 2 packets from 203.0.113.5 (no route back: both strict and
+// loose fail) and 2 from 198.51.100.7 (route back via another
+// interface: strict fails, loose passes). Rules in raw PREROUTING only
+// count, except the last, which drops what fails.
+func TestPacketsRpfilter(t *testing.T) {
+	tools := pktTools(t)
+	rules := []struct {
+		rule string
+		want uint64
+	}{
+		{"-m rpfilter", 3},
+		{"-m rpfilter --invert", 4},
+		{"-m rpfilter --loose", 5},
+		{"-m rpfilter --loose --invert", 2},
+		{"-m rpfilter --validmark", 3},
+		{"-m rpfilter --invert -j DROP", 4},
+		{"", 3}, // what passed the DROP
+	}
+	got := map[string][]uint64{}
+	for _, label := range []string{"ref", "ours"} {
+		tool := tools[label]
+		p := newPktPair(t, "h5rp"+label[:1])
+		// a second interface: a veth pair inside the server namespace
+		side := fmt.Sprintf("xd%d%s", os.Getpid()%100000, "h5"+label[:1])
+		mustRun(t, p.server, "ip", "link", "add", side, "type", "veth", "peer", "name", side+"p")
+		mustRun(t, p.server, "ip", "addr", "add", "198.51.100.1/24", "dev", side)
+		mustRun(t, p.server, "ip", "link", "set", side, "up")
+		mustRun(t, p.server, "ip", "link", "set", side+"p", "up")
+		for _, r := range rules {
+			args, err := ShellWords(r.rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p.server, append([]string{tool, "-t", "raw", "-A", "PREROUTING"}, args...)...)
+		}
+		mustRun(t, p.client, "ping", "-c", "3", "-i", "0.2", "-W", "2", pktServer)
+		inNS(t, p.client, func() {
+			for i := 0; i < 2; i++ {
+				sendUDPFrom(t, "203.0.113.5")
+				sendUDPFrom(t, "198.51.100.7")
+			}
+		})
+		time.Sleep(200 * time.Millisecond)
+		got[label] = ruleCounters(t, p.server, tool, "raw", "PREROUTING")
+	}
+	for i, r := range rules {
+		if got["ref"][i] != got["ours"][i] || got["ours"][i] != r.want {
+			t.Errorf("%q: reference %d, xdptables %d, want %d", r.rule, got["ref"][i], got["ours"][i], r.want)
+		}
+	}
+}
+
+// TestPacketsTime: rules that match now (today's weekday and day of the
+// month, a date range around now) count the 3 pings, rules that do not
+// (another weekday or day, an end date in the past) count none.
+func TestPacketsTime(t *testing.T) {
+	tools := pktTools(t)
+	now := time.Now().UTC()
+	if now.Hour() == 23 && now.Minute() >= 58 {
+		t.Skip("too close to midnight UTC: the day may change during the test")
+	}
+	wd := int(now.Weekday()+6)%7 + 1 // Mon=1 .. Sun=7
+	other := wd%7 + 1
+	day := now.Day()
+	otherDay := day%28 + 1
+	hour := now.Hour()
+	rules := []struct {
+		rule string
+		want uint64
+	}{
+		{fmt.Sprintf("-p icmp -m time --weekdays %d", wd), 3},
+		{fmt.Sprintf("-p icmp -m time --weekdays %d", other), 0},
+		{fmt.Sprintf("-p icmp -m time ! --weekdays %d", wd), 0},
+		{fmt.Sprintf("-p icmp -m time --monthdays %d", day), 3},
+		{fmt.Sprintf("-p icmp -m time --monthdays %d", otherDay), 0},
+		{"-p icmp -m time --datestart 2020-01-01 --datestop 2037-12-31", 3},
+		{"-p icmp -m time --datestop 2020-01-01", 0},
+		{fmt.Sprintf("-p icmp -m time --timestart %02d:00 --timestop %02d:59:59", hour, hour), 3},
+		{fmt.Sprintf("-p icmp -m time --timestart %02d:00 --timestop %02d:00 --contiguous", (hour+1)%24, hour), 0},
+	}
+	got := map[string][]uint64{}
+	for _, label := range []string{"ref", "ours"} {
+		tool := tools[label]
+		p := newPktPair(t, "h5tm"+label[:1])
+		for _, r := range rules {
+			args, err := ShellWords(r.rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p.server, append([]string{tool, "-A", "INPUT"}, args...)...)
+		}
+		mustRun(t, p.client, "ping", "-c", "3", "-i", "0.2", "-W", "2", pktServer)
+		got[label] = ruleCounters(t, p.server, tool, "filter", "INPUT")
+	}
+	if time.Now().UTC().Hour() != hour {
+		t.Skip("the hour changed during the test")
+	}
+	for i, r := range rules {
+		if got["ref"][i] != got["ours"][i] || got["ours"][i] != r.want {
+			t.Errorf("%s: reference %d, xdptables %d, want %d", r.rule, got["ref"][i], got["ours"][i], r.want)
+		}
 	}
 }
