@@ -188,17 +188,44 @@ func (m *DevgroupMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	m.show(b, "", numeric)
 }
 
-// NftExprs: the xtables match (struct xt_devgroup_info). "meta
-// iifgroup/oifgroup" would do the same masked compare, but xt_devgroup
-// is only allowed in some hooks (the source group where there is an
-// input device, the destination group where there is an output
-// device); the xtables match keeps the kernel's refusals.
-func (m *DevgroupMatch) NftExprs(*NftContext) ([]expr.Any, error) {
-	x := &xtBlob{}
-	x.u32(m.Flags)
-	x.u32(m.SrcGroup)
-	x.u32(m.SrcMask)
-	x.u32(m.DstGroup)
-	x.u32(m.DstMask)
-	return []expr.Any{compatMatch("devgroup", 0, x)}, nil
+// NftExprs: xt_devgroup tests (group ^ dev->group) & mask, for the
+// input device (--src-group) and the output device (--dst-group):
+// "meta iifgroup/oifgroup", masked, compared with group & mask is the
+// same test. xt_devgroup allows --src-group only in PREROUTING, INPUT
+// and FORWARD and --dst-group only in FORWARD, OUTPUT and POSTROUTING
+// (where the device exists); elsewhere, and in user chains, the rule
+// keeps the xtables match (struct xt_devgroup_info), which the kernel
+// refuses or accepts at the jump as it does iptables-nft's.
+func (m *DevgroupMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	hooks := uint8(hookPre | hookIn | hookFwd | hookOut | hookPost)
+	if m.Flags&devgroupSrc != 0 {
+		hooks &= hookPre | hookIn | hookFwd
+	}
+	if m.Flags&devgroupDst != 0 {
+		hooks &= hookFwd | hookOut | hookPost
+	}
+	if !ctx.InHooks(hooks) {
+		x := &xtBlob{}
+		x.u32(m.Flags)
+		x.u32(m.SrcGroup)
+		x.u32(m.SrcMask)
+		x.u32(m.DstGroup)
+		x.u32(m.DstMask)
+		return []expr.Any{compatMatch("devgroup", 0, x)}, nil
+	}
+	var out []expr.Any
+	test := func(key expr.MetaKey, group, mask uint32, inv bool) {
+		out = append(out, metaLoad(key))
+		if mask != ^uint32(0) {
+			out = append(out, &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: host32(mask), Xor: host32(0)})
+		}
+		out = append(out, cmpReg(inv, host32(group&mask)))
+	}
+	if m.Flags&devgroupSrc != 0 {
+		test(expr.MetaKeyIIFGROUP, m.SrcGroup, m.SrcMask, m.Flags&devgroupInvSrc != 0)
+	}
+	if m.Flags&devgroupDst != 0 {
+		test(expr.MetaKeyOIFGROUP, m.DstGroup, m.DstMask, m.Flags&devgroupInvDst != 0)
+	}
+	return out, nil
 }

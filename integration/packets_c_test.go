@@ -351,3 +351,63 @@ func TestPacketsTime(t *testing.T) {
 		}
 	}
 }
+
+// TestPacketsDevgroupTOS: devgroup (native where xt_devgroup is allowed)
+// and tos (native) count the same pings as the reference. The server's
+// veth is in device group 5, the client's in the default group 0; the
+// client sends 3 pings with TOS 0x10 and 2 with TOS 0x08.
+func TestPacketsDevgroupTOS(t *testing.T) {
+	tools := pktTools(t)
+	serverRules := []struct {
+		rule string
+		want uint64
+	}{
+		{"-p icmp --icmp-type 8 -m devgroup --src-group 5", 5},
+		{"-p icmp --icmp-type 8 -m devgroup --src-group 4", 0},
+		{"-p icmp --icmp-type 8 -m devgroup ! --src-group 5", 0},
+		{"-p icmp --icmp-type 8 -m devgroup --src-group 0x4/0x4", 5},
+		{"-p icmp --icmp-type 8 -m devgroup ! --src-group 0x1/0x2", 0},
+		{"-p icmp --icmp-type 8 -m devgroup ! --src-group 0x2/0x2", 5},
+		{"-p icmp --icmp-type 8 -m tos --tos 0x10", 3},
+		{"-p icmp --icmp-type 8 -m tos --tos Maximize-Throughput", 2},
+		{"-p icmp --icmp-type 8 -m tos ! --tos 0x10", 2},
+		{"-p icmp --icmp-type 8 -m tos --tos 0x18/0x18", 0},
+		{"-p icmp --icmp-type 8 -m tos --tos 0x00/0x08", 3},
+	}
+	clientRules := []struct {
+		rule string
+		want uint64
+	}{
+		{"-p icmp --icmp-type 8 -m devgroup --dst-group 0", 5},
+		{"-p icmp --icmp-type 8 -m devgroup --dst-group default", 5},
+		{"-p icmp --icmp-type 8 -m devgroup ! --dst-group 0", 0},
+	}
+	got := map[string][2][]uint64{}
+	for _, label := range []string{"ref", "ours"} {
+		tool := tools[label]
+		tag := "h5dg" + label[:1]
+		p := newPktPair(t, tag)
+		mustRun(t, p.server, "ip", "link", "set", fmt.Sprintf("xb%d%s", os.Getpid()%100000, tag), "group", "5")
+		for _, r := range serverRules {
+			args, _ := ShellWords(r.rule)
+			mustRun(t, p.server, append([]string{tool, "-A", "INPUT"}, args...)...)
+		}
+		for _, r := range clientRules {
+			args, _ := ShellWords(r.rule)
+			mustRun(t, p.client, append([]string{tool, "-A", "OUTPUT"}, args...)...)
+		}
+		mustRun(t, p.client, "ping", "-c", "3", "-i", "0.2", "-W", "2", "-Q", "0x10", pktServer)
+		mustRun(t, p.client, "ping", "-c", "2", "-i", "0.2", "-W", "2", "-Q", "0x08", pktServer)
+		got[label] = [2][]uint64{ruleCounters(t, p.server, tool, "filter", "INPUT"), ruleCounters(t, p.client, tool, "filter", "OUTPUT")}
+	}
+	for i, r := range serverRules {
+		if got["ref"][0][i] != got["ours"][0][i] || got["ours"][0][i] != r.want {
+			t.Errorf("server %s: reference %d, xdptables %d, want %d", r.rule, got["ref"][0][i], got["ours"][0][i], r.want)
+		}
+	}
+	for i, r := range clientRules {
+		if got["ref"][1][i] != got["ours"][1][i] || got["ours"][1][i] != r.want {
+			t.Errorf("client %s: reference %d, xdptables %d, want %d", r.rule, got["ref"][1][i], got["ours"][1][i], r.want)
+		}
+	}
+}
