@@ -224,23 +224,35 @@ func TestPacketsConnlimit(t *testing.T) {
 
 // sendUDPFrom writes one IPv4 UDP packet from src to the server through
 // a raw socket (a spoofed source when src is not the client's).
-func sendUDPFrom(t *testing.T, src string) {
+func sendUDPFrom(t *testing.T, src string) { sendRawUDP(t, src, pktServer, "") }
+
+// sendRawUDP writes one IPv4 UDP packet from src to dst through a raw
+// socket, out of interface dev when it is not "" (for broadcasts).
+func sendRawUDP(t *testing.T, src, dst, dev string) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_RAW)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
+	if dev != "" {
+		if err := unix.SetsockoptString(fd, unix.SOL_SOCKET, unix.SO_BINDTODEVICE, dev); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_BROADCAST, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pkt := make([]byte, 20+8+4)
 	pkt[0] = 0x45
 	binary.BigEndian.PutUint16(pkt[2:], uint16(len(pkt)))
 	pkt[8], pkt[9] = 64, unix.IPPROTO_UDP
 	copy(pkt[12:], net.ParseIP(src).To4())
-	copy(pkt[16:], net.ParseIP(pktServer).To4())
+	copy(pkt[16:], net.ParseIP(dst).To4())
 	binary.BigEndian.PutUint16(pkt[20:], 40000)
 	binary.BigEndian.PutUint16(pkt[22:], 9)
 	binary.BigEndian.PutUint16(pkt[24:], 8+4)
 	sa := &unix.SockaddrInet4{}
-	copy(sa.Addr[:], net.ParseIP(pktServer).To4())
+	copy(sa.Addr[:], net.ParseIP(dst).To4())
 	if err := unix.Sendto(fd, pkt, 0, sa); err != nil {
 		t.Fatal(err)
 	}
@@ -249,8 +261,10 @@ func sendUDPFrom(t *testing.T, src string) {
 // TestPacketsRpfilter: the server has a route to 198.51.100.0/24 on a
 // second interface and none to 203.0.113.0/24. From the client it gets
 // 3 pings, 2 packets from 203.0.113.5 (no route back: both strict and
-// loose fail) and 2 from 198.51.100.7 (route back via another
-// interface: strict fails, loose passes). Rules in raw PREROUTING only
+// loose fail), 2 from 198.51.100.7 (route back via another interface:
+// strict fails, loose passes) and 1 from 198.18.0.255, the broadcast
+// address of the client's subnet (the route back is of type broadcast:
+// both fail), and 2 broadcasts from 0.0.0.0 (a DHCP client: both pass). Rules in raw PREROUTING only
 // count, except the last, which drops what fails.
 func TestPacketsRpfilter(t *testing.T) {
 	tools := pktTools(t)
@@ -258,13 +272,13 @@ func TestPacketsRpfilter(t *testing.T) {
 		rule string
 		want uint64
 	}{
-		{"-m rpfilter", 3},
-		{"-m rpfilter --invert", 4},
-		{"-m rpfilter --loose", 5},
-		{"-m rpfilter --loose --invert", 2},
-		{"-m rpfilter --validmark", 3},
-		{"-m rpfilter --invert -j DROP", 4},
-		{"", 3}, // what passed the DROP
+		{"-m rpfilter", 5},
+		{"-m rpfilter --invert", 5},
+		{"-m rpfilter --loose", 7},
+		{"-m rpfilter --loose --invert", 3},
+		{"-m rpfilter --validmark", 5},
+		{"-m rpfilter --invert -j DROP", 5},
+		{"", 5}, // what passed the DROP
 	}
 	got := map[string][]uint64{}
 	for _, label := range []string{"ref", "ours"} {
@@ -288,6 +302,12 @@ func TestPacketsRpfilter(t *testing.T) {
 			for i := 0; i < 2; i++ {
 				sendUDPFrom(t, "203.0.113.5")
 				sendUDPFrom(t, "198.51.100.7")
+			}
+			// the client subnet's broadcast address: fails the test
+			sendUDPFrom(t, "198.18.0.255")
+			// 0.0.0.0 to 255.255.255.255 (DHCP): passes without lookup
+			for i := 0; i < 2; i++ {
+				sendRawUDP(t, "0.0.0.0", "255.255.255.255", fmt.Sprintf("xa%d%s", os.Getpid()%100000, "h5rp"+label[:1]))
 			}
 		})
 		time.Sleep(200 * time.Millisecond)
