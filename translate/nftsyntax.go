@@ -209,14 +209,10 @@ func (p *printer) expr(e expr.Any) error {
 		}
 		p.emit("jump { " + strings.Join(rules, "; ") + "; }")
 	case kernel.AnonMap:
-		l, keyLen, dataLen, keys, values := x.AnonMapDef()
+		l, _, dataLen, keys, values := x.AnonMapDef()
 		o, err := p.use(l.SourceRegister)
 		if err != nil {
 			return err
-		}
-		if int(keyLen) > o.size {
-			// a key that spans several loads (a concatenation)
-			return fmt.Errorf("%w: map key of %d bytes over several registers", ErrNoSyntax, keyLen)
 		}
 		pairs := make([]string, len(keys))
 		for i := range keys {
