@@ -439,3 +439,77 @@ func TestPacketsDevgroupTOS(t *testing.T) {
 		}
 	}
 }
+
+// TestPacketsRpfilter6: the IPv6 reverse-path test against
+// ip6t_rpfilter. The server has 2001:db8::/64 towards the client and
+// 2001:db8:1::/64 on a second interface. The client pings it twice
+// from 2001:db8::1 (passes), twice from 2001:db8:1::7 (route back via
+// the other interface: strict fails, loose passes) and twice from
+// 2001:db8:ffff::5 (no route back: fails), then adds an address with
+// duplicate address detection (a neighbour solicitation from ::).
+// Echo-request rules must count exactly; the rules that also see
+// neighbour discovery must count the same as the reference.
+func TestPacketsRpfilter6(t *testing.T) {
+	tools := pktTools(t)
+	echo := "-p ipv6-icmp --icmpv6-type echo-request "
+	rules := []struct {
+		rule string
+		want int64 // -1: as the reference
+	}{
+		{echo + "-m rpfilter", 2},
+		{echo + "-m rpfilter --invert", 4},
+		{echo + "-m rpfilter --loose", 4},
+		{echo + "-m rpfilter --loose --invert", 2},
+		{echo + "-m rpfilter --validmark", 2},
+		{"-p ipv6-icmp --icmpv6-type neighbour-solicitation -m rpfilter", -1},
+		{"-p ipv6-icmp --icmpv6-type neighbour-solicitation -m rpfilter --invert", -1},
+		{"-p ipv6-icmp --icmpv6-type neighbour-advertisement -m rpfilter --invert", -1},
+		{"-m rpfilter --invert", -1},
+	}
+	got := map[string][]uint64{}
+	for _, label := range []string{"ref", "ours"} {
+		tool := tools[label]
+		if label == "ref" {
+			tool = "ip6tables-nft"
+		} else {
+			tool = filepath.Join(filepath.Dir(tool), "ip6tables")
+		}
+		tag := "h5r6" + label[:1]
+		p := newPktPair(t, tag)
+		ca, sb := fmt.Sprintf("xa%d%s", os.Getpid()%100000, tag), fmt.Sprintf("xb%d%s", os.Getpid()%100000, tag)
+		mustRun(t, p.client, "ip", "addr", "add", "2001:db8::1/64", "dev", ca, "nodad")
+		mustRun(t, p.client, "ip", "addr", "add", "2001:db8:1::7/128", "dev", ca, "nodad")
+		mustRun(t, p.client, "ip", "addr", "add", "2001:db8:ffff::5/128", "dev", ca, "nodad")
+		mustRun(t, p.server, "ip", "addr", "add", "2001:db8::2/64", "dev", sb, "nodad")
+		side := fmt.Sprintf("xd%d%s", os.Getpid()%100000, tag)
+		mustRun(t, p.server, "ip", "link", "add", side, "type", "veth", "peer", "name", side+"p")
+		mustRun(t, p.server, "ip", "addr", "add", "2001:db8:1::1/64", "dev", side, "nodad")
+		mustRun(t, p.server, "ip", "link", "set", side, "up")
+		mustRun(t, p.server, "ip", "link", "set", side+"p", "up")
+		for _, r := range rules {
+			args, err := ShellWords(r.rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustRun(t, p.server, append([]string{tool, "-t", "raw", "-A", "PREROUTING"}, args...)...)
+		}
+		mustRun(t, p.client, "ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", "2001:db8::2")
+		for _, src := range []string{"2001:db8:1::7", "2001:db8:ffff::5"} {
+			// no reply comes back: the exit code does not matter
+			p.client.Run("", "ping", "-6", "-c", "2", "-i", "0.2", "-W", "1", "-I", src, "2001:db8::2")
+		}
+		mustRun(t, p.client, "ip", "addr", "add", "2001:db8::99/64", "dev", ca)
+		time.Sleep(2 * time.Second) // DAD waits up to a second before it solicits
+		got[label] = ruleCounters(t, p.server, tool, "raw", "PREROUTING")
+	}
+	for i, r := range rules {
+		ref, ours := got["ref"][i], got["ours"][i]
+		if r.want < 0 && (ref == 0) != (ours == 0) || r.want >= 0 && ref != ours {
+			t.Errorf("%s: reference counted %d, xdptables %d", r.rule, ref, ours)
+		}
+		if r.want >= 0 && ours != uint64(r.want) {
+			t.Errorf("%s: counted %d, want %d", r.rule, ours, r.want)
+		}
+		t.Logf("%s: reference %d, xdptables %d", r.rule, ref, ours)
+	}
+}
