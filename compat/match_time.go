@@ -16,7 +16,6 @@ type TimeMatch struct {
 	Monthdays           uint32 // bit n: day n
 	Weekdays            uint8  // bit n: Mon=1 .. Sun=7
 	Flags               uint8  // timeKernelTZ | timeContiguous
-	localTZ             bool   // --localtz was given (a warning)
 }
 
 const (
@@ -204,7 +203,7 @@ func (m *TimeMatch) Parse(p *OptArg) error {
 	case timeOptContiguous:
 		m.Flags |= timeContiguous
 	case timeOptLocalTZ:
-		m.localTZ = true
+		p.Warn("WARNING: --localtz is being replaced by --kerneltz, since \"local\" is ambiguous. Note the kernel timezone has caveats - see manpage for details.\n")
 		m.Flags |= timeKernelTZ
 	case timeOptKernelTZ:
 		m.Flags |= timeKernelTZ
@@ -218,16 +217,6 @@ func (m *TimeMatch) Parse(p *OptArg) error {
 		}
 	}
 	return err
-}
-
-// Warning: --localtz prints libxt_time's notice (xtables prints it when
-// it reads the option, so before any later error; here after the
-// command line was read).
-func (m *TimeMatch) Warning() string {
-	if !m.localTZ {
-		return ""
-	}
-	return "WARNING: --localtz is being replaced by --kerneltz, since \"local\" is ambiguous. Note the kernel timezone has caveats - see manpage for details.\n"
 }
 
 func (m *TimeMatch) Final(_ *Rule, seen OptSet) error {
