@@ -513,3 +513,46 @@ func TestPacketsRpfilter6(t *testing.T) {
 		t.Logf("%s: reference %d, xdptables %d", r.rule, ref, ours)
 	}
 }
+
+// TestPacketsTOS6: the native tos match on the IPv6 traffic class; the
+// client pings 3 times with class 0x10 and 2 times with 0xb8.
+func TestPacketsTOS6(t *testing.T) {
+	tools := pktTools(t)
+	echo := "-p ipv6-icmp --icmpv6-type echo-request "
+	rules := []struct {
+		rule string
+		want uint64
+	}{
+		{echo + "-m tos --tos 0x10", 3},
+		{echo + "-m tos --tos Minimize-Delay", 3},
+		{echo + "-m tos ! --tos 0x10", 2},
+		{echo + "-m tos --tos 0xb8", 2},
+		{echo + "-m tos --tos 0xa0/0xe0", 2},
+		{echo + "-m tos --tos 0x00/0x03", 5},
+		{echo + "-m tos ! --tos 0x10/0x10", 0},
+		{echo + "-m tos ! --tos 0x08/0x08", 3},
+	}
+	got := map[string][]uint64{}
+	for _, label := range []string{"ref", "ours"} {
+		tool := "ip6tables-nft"
+		if label == "ours" {
+			tool = filepath.Join(filepath.Dir(tools[label]), "ip6tables")
+		}
+		tag := "h5t6" + label[:1]
+		p := newPktPair(t, tag)
+		mustRun(t, p.client, "ip", "addr", "add", "2001:db8::1/64", "dev", fmt.Sprintf("xa%d%s", os.Getpid()%100000, tag), "nodad")
+		mustRun(t, p.server, "ip", "addr", "add", "2001:db8::2/64", "dev", fmt.Sprintf("xb%d%s", os.Getpid()%100000, tag), "nodad")
+		for _, r := range rules {
+			args, _ := ShellWords(r.rule)
+			mustRun(t, p.server, append([]string{tool, "-A", "INPUT"}, args...)...)
+		}
+		mustRun(t, p.client, "ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", "-Q", "0x10", "2001:db8::2")
+		mustRun(t, p.client, "ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", "-Q", "0xb8", "2001:db8::2")
+		got[label] = ruleCounters(t, p.server, tool, "filter", "INPUT")
+	}
+	for i, r := range rules {
+		if got["ref"][i] != got["ours"][i] || got["ours"][i] != r.want {
+			t.Errorf("%s: reference %d, xdptables %d, want %d", r.rule, got["ref"][i], got["ours"][i], r.want)
+		}
+	}
+}
