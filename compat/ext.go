@@ -29,8 +29,17 @@ type OptArg struct {
 	Family Family
 	Table  string
 	// Ext is the name the extension was loaded under (for messages).
-	Ext string
-	g   *getopt
+	Ext  string
+	g    *getopt
+	warn func(string)
+}
+
+// Warn prints a notice on stderr at once, as an extension that warns
+// while it reads an option does (before any later error).
+func (p *OptArg) Warn(s string) {
+	if p.warn != nil {
+		p.warn(s)
+	}
 }
 
 // NextArg consumes the following word when it is a value (not an

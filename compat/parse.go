@@ -804,7 +804,7 @@ func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
 		}
 	}
 	oa := &OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
-		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g}
+		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.warn}
 	return l.parse(oa)
 }
 

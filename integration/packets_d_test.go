@@ -406,10 +406,10 @@ var tosCases6 = []tosCase{
 	{"-j TOS --xor-tos 0xa5", 0xff, 0x5a},
 }
 
-// TestPacketsTOS6: TOS on IPv6 rewrites the traffic class of the
+// TestPacketsTOSTarget6: TOS on IPv6 rewrites the traffic class of the
 // client's UDP datagrams (flow label and version untouched, or the
 // datagram would not arrive); the server reads it with IPV6_RECVTCLASS.
-func TestPacketsTOS6(t *testing.T) {
+func TestPacketsTOSTarget6(t *testing.T) {
 	tools := pktTools(t)
 	tools6 := map[string]string{"ref": "ip6tables-nft", "ours": strings.TrimSuffix(tools["ours"], "iptables") + "ip6tables"}
 	const base = 9200
