@@ -23,7 +23,7 @@ var knownLossy = map[string]bool{
 // the same -S text, or the rule would read back as foreign.
 func TestExactSpecCorpus(t *testing.T) {
 	n := 0
-	for _, file := range []string{"matches_a.txt", "matches_b.txt", "matches_c.txt", "targets.txt", "targets_b.txt", "u32.txt"} {
+	for _, file := range []string{"matches_a.txt", "matches_b.txt", "matches_c.txt", "targets.txt", "targets_b.txt", "u32.txt", "sctp.txt"} {
 		f, err := os.Open("../testdata/corpus/" + file)
 		if err != nil {
 			t.Fatal(err)
