@@ -185,6 +185,10 @@ type restoreHandler struct {
 	s          *streamState     // the section being streamed
 	section    *compat.RestoreTable
 	sections   []*compat.RestoreTable
+	last       struct { // see chainNames
+		section      *compat.RestoreTable
+		chain, kname string
+	}
 }
 
 // streamState is what a streamed section needs to know: the chains as
@@ -334,8 +338,21 @@ func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
 	if err != nil {
 		return err
 	}
-	h.bl.note(h.bl.b.AppendRule(h.bl.fam, h.section.Name+"."+chain, spec), chain, rs.Line)
+	chain, kname := h.chainNames(chain)
+	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, spec), chain, rs.Line)
 	return nil
+}
+
+// chainNames returns a copy of the chain name and its nft name, shared by
+// consecutive rules of the same chain (restore files group rules by
+// chain): the batch's operations keep both for error messages, and a name
+// cut from its rule line would keep the whole line alive.
+func (h *restoreHandler) chainNames(chain string) (string, string) {
+	if h.last.section != h.section || h.last.chain != chain {
+		c := strings.Clone(chain)
+		h.last.section, h.last.chain, h.last.kname = h.section, c, h.section.Name+"."+c
+	}
+	return h.last.chain, h.last.kname
 }
 
 func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
