@@ -54,12 +54,15 @@ func TestPacketsSYNPROXY(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		got[label] = ruleCounters(t, p.server, tools[label], "filter", "INPUT")
 	}
-	if fmt.Sprint(got["ref"]) != fmt.Sprint(got["ours"]) {
-		t.Errorf("INPUT counters: reference %v, xdptables %v", got["ref"], got["ours"])
+	// the established connections' packets (teardown, retransmissions
+	// under load) vary from run to run: only SYNPROXY's and the INVALID
+	// drop's counters are compared exactly
+	if r, o := got["ref"], got["ours"]; len(r) != 3 || len(o) != 3 || fmt.Sprint(r[:2]) != fmt.Sprint(o[:2]) || (r[2] == 0) != (o[2] == 0) {
+		t.Errorf("INPUT counters: reference %v, xdptables %v", r, o)
 	}
 	// each connection: the SYN and the handshake's ACK reach SYNPROXY
-	if c := got["ours"]; len(c) != len(rules)-1 || c[0] != 2*conns {
-		t.Errorf("INPUT counters %v, want SYNPROXY at %d", c, 2*conns)
+	if c := got["ours"]; len(c) != len(rules)-1 || c[0] != 2*conns || c[2] == 0 {
+		t.Errorf("INPUT counters %v, want SYNPROXY at %d and established packets", c, 2*conns)
 	}
 }
 
