@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -37,7 +40,20 @@ func New(t testing.TB, tag string) *NS {
 		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
 	}
 	ns := &NS{Name: name}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	t.Cleanup(func() {
+		// xdptables keeps per-namespace XDP state under /run/xdptables/INODE
+		// (and pins under the fallback bpffs): remove what a test left
+		// attached there, or a later namespace with the same inode would
+		// find it
+		var st syscall.Stat_t
+		statErr := syscall.Stat(filepath.Join("/run/netns", name), &st)
+		_ = exec.Command("ip", "netns", "del", name).Run()
+		if statErr == nil {
+			id := strconv.FormatUint(st.Ino, 10)
+			_ = os.RemoveAll(filepath.Join("/run/xdptables", id))
+			_ = os.RemoveAll(filepath.Join("/run/xdptables/bpffs/xdptables", id))
+		}
+	})
 	return ns
 }
 
