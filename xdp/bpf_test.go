@@ -35,7 +35,14 @@ type testbed struct {
 
 func newTestbed(t testing.TB, v4, v6 []*compat.Rule, ifname string) *testbed {
 	t.Helper()
-	c, err := Compile(v4, v6, []Iface{{Index: 1, Name: ifname, MAC: testMAC[:]}})
+	return newTestbedIfaces(t, v4, v6, []Iface{{Index: 1, Name: ifname, MAC: testMAC[:]}})
+}
+
+// newTestbedIfaces compiles for the interfaces ifs; the one with Index
+// 1 is the one packets arrive on.
+func newTestbedIfaces(t testing.TB, v4, v6 []*compat.Rule, ifs []Iface) *testbed {
+	t.Helper()
+	c, err := Compile(v4, v6, ifs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,6 +334,80 @@ func TestClassifierDifferential(t *testing.T) {
 			}
 			if got == xdpDrop {
 				slot := base + uint32(verdict(rules, &p))
+				w := want[slot]
+				want[slot] = [2]uint64{w[0] + 1, w[1] + uint64(p.length)}
+			}
+		}
+		for slot, w := range want {
+			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+			}
+		}
+	}
+}
+
+// TestClassifierDifferentialLarge is the differential test with the
+// random rules spread among rules no packet matches, so that the match
+// lies in any word of the bit vectors (up to 4 words: the unrolled walk;
+// more: the summary walk, whose candidate words may hold no match), and
+// with the receiving interface among 1 to 6 attached ones (more than 4:
+// the ifaces map instead of the compiled-in table).
+func TestClassifierDifferentialLarge(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(7))
+	sizes := []int{70, 130, 200, 256, 257, 300, 700, 4100, 9000}
+	for round, size := range sizes {
+		filler := func(i int) string {
+			switch rng.Intn(4) {
+			case 0:
+				return fmt.Sprintf("-s 198.19.%d.%d/32 -j DROP", 240+i/256%16, i%256)
+			case 1:
+				return fmt.Sprintf("-d 198.18.%d.%d/32 -j DROP", 128+i/256%64, i%256)
+			case 2:
+				return fmt.Sprintf("-p udp --dport %d -j DROP", 3000+i%4000)
+			default:
+				return fmt.Sprintf("-p tcp -s 198.19.%d.0/24 -j ACCEPT", 224+i%16)
+			}
+		}
+		var s4 []string
+		for i := 0; i < size; i++ {
+			if rng.Intn(size/8+1) == 0 {
+				s4 = append(s4, randomRule(rng, compat.IPv4))
+			} else {
+				s4 = append(s4, filler(i))
+			}
+		}
+		s4 = append(s4, randomRule(rng, compat.IPv4))
+		var ifs []Iface
+		nif := 1 + round%6
+		for i := 0; i < nif; i++ {
+			ifs = append(ifs, Iface{Index: uint32(10 + i), Name: fmt.Sprintf("veth%d", i), MAC: []byte{2, 0, 0, 0, 0, byte(i)}})
+		}
+		ifname := "eth0"
+		ifs[round%nif] = Iface{Index: 1, Name: ifname, MAC: testMAC[:]}
+		r4 := parseRules(t, compat.IPv4, s4...)
+		tb := newTestbedIfaces(t, r4, nil, ifs)
+		if tb.c.Stop4 != nil {
+			t.Fatalf("run stopped: %v", tb.c.Stop4)
+		}
+		want := map[uint32][2]uint64{}
+		for k := 0; k < 300; k++ {
+			p := randomPkt(rng, compat.IPv4)
+			p.iface = ifname
+			if k%10 == 0 {
+				p.dstMAC = [6]byte{2, 0, 0, 0, 0, byte(k % 7)} // another host's frame
+			}
+			got := tb.run(t, &p)
+			exp := expect(r4, &p)
+			if p.dstMAC != testMAC {
+				exp = xdpPass
+			}
+			if got != exp {
+				t.Fatalf("round %d (%d rules, %d ifaces): packet %+v: verdict %d, want %d (rule %d: %s)",
+					round, len(s4), nif, p, got, exp, verdict(r4, &p)+1, s4[max(verdict(r4, &p), 0)])
+			}
+			if got == xdpDrop {
+				slot := uint32(verdict(r4, &p))
 				w := want[slot]
 				want[slot] = [2]uint64{w[0] + 1, w[1] + uint64(p.length)}
 			}

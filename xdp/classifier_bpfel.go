@@ -26,6 +26,15 @@ type classifierIface struct {
 	Pad [2]uint8
 }
 
+type classifierIftab struct {
+	_     structs.HostLayout
+	Index uint32
+	Cls   uint32
+	MacHi uint32
+	MacLo uint16
+	Pad   uint16
+}
+
 type classifierLpm16 struct {
 	_         structs.HostLayout
 	Prefixlen uint32
@@ -92,6 +101,8 @@ const (
 	classifierVarFamCls             = "fam_cls"
 	classifierVarFams               = "fams"
 	classifierVarFields             = "fields"
+	classifierVarIftab              = "iftab"
+	classifierVarNiftab             = "niftab"
 	classifierVarNsets              = "nsets"
 	classifierVarNsummary           = "nsummary"
 	classifierVarNwords             = "nwords"
@@ -175,6 +186,8 @@ type classifierVariableSpecs struct {
 	FamCls   *ebpf.VariableSpec `ebpf:"fam_cls"`
 	Fams     *ebpf.VariableSpec `ebpf:"fams"`
 	Fields   *ebpf.VariableSpec `ebpf:"fields"`
+	Iftab    *ebpf.VariableSpec `ebpf:"iftab"`
+	Niftab   *ebpf.VariableSpec `ebpf:"niftab"`
 	Nsets    *ebpf.VariableSpec `ebpf:"nsets"`
 	Nsummary *ebpf.VariableSpec `ebpf:"nsummary"`
 	Nwords   *ebpf.VariableSpec `ebpf:"nwords"`
@@ -250,6 +263,8 @@ type classifierVariables struct {
 	FamCls   *ebpf.Variable `ebpf:"fam_cls"`
 	Fams     *ebpf.Variable `ebpf:"fams"`
 	Fields   *ebpf.Variable `ebpf:"fields"`
+	Iftab    *ebpf.Variable `ebpf:"iftab"`
+	Niftab   *ebpf.Variable `ebpf:"niftab"`
 	Nsets    *ebpf.Variable `ebpf:"nsets"`
 	Nsummary *ebpf.Variable `ebpf:"nsummary"`
 	Nwords   *ebpf.Variable `ebpf:"nwords"`

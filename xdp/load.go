@@ -11,6 +11,9 @@ import (
 	"github.com/xdptables/xdptables/ipset"
 )
 
+// maxIftab is MAX_IFTAB of bpf/classifier.c.
+const maxIftab = 4
+
 // program is one loaded generation of the classifier: its maps filled,
 // ready to be attached or swapped in.
 type program struct {
@@ -51,6 +54,16 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	if err := spec.Variables["nwords"].Set(uint32(c.Words)); err != nil {
 		return nil, err
 	}
+	// Up to maxIftab interfaces are compiled in as constants (iftab).
+	var tab [maxIftab]classifierIftab
+	ntab := uint32(0)
+	if len(c.Ifaces) <= maxIftab {
+		for i, ic := range c.Ifaces {
+			tab[i] = classifierIftab{Index: ic.Index, Cls: ic.Class,
+				MacHi: binary.NativeEndian.Uint32(ic.MAC[:4]), MacLo: binary.NativeEndian.Uint16(ic.MAC[4:])}
+		}
+		ntab = uint32(len(c.Ifaces))
+	}
 	var cfg [MaxSets]uint32
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
@@ -58,6 +71,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
+		"niftab": ntab, "iftab": tab,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)

@@ -78,6 +78,20 @@ struct iface {
 	__u8 pad[2];
 };
 
+/* Up to MAX_IFTAB attached interfaces are also compiled in as constants:
+ * the ifindex and MAC tests become compares with immediates and the
+ * hash lookup goes. More interfaces use the ifaces map. */
+#define MAX_IFTAB 4
+struct iftab {
+	__u32 index;
+	__u32 cls;
+	__u32 mac_hi; /* the first 4 bytes of the MAC as the packet holds them */
+	__u16 mac_lo; /* the last 2 */
+	__u16 pad;
+};
+volatile const __u32 niftab = 0;
+volatile const struct iftab iftab[MAX_IFTAB];
+
 struct rule {
 	__u32 slot;
 	__u32 drop;
@@ -399,15 +413,36 @@ int xdptables_classify(struct xdp_md *ctx)
 	int v6;
 	struct scan sc = {};
 
+	__u32 ifcls;
+
 	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
 
-	struct iface *dev = bpf_map_lookup_elem(&ifaces, &ifindex);
-	if (!dev)
-		return XDP_PASS;
-	/* ip_rcv drops frames for other hosts before PREROUTING */
-	if (!(eth->h_dest[0] & 1) && !same_mac(eth->h_dest, dev->mac))
-		return XDP_PASS;
+	if (niftab > 0) {
+		__u32 hi;
+		__u16 lo;
+
+#define IFTAB_IS(i) (niftab > i && ifindex == iftab[i].index) { \
+		hi = iftab[i].mac_hi; lo = iftab[i].mac_lo; ifcls = iftab[i].cls; }
+		if IFTAB_IS(0)
+		else if IFTAB_IS(1)
+		else if IFTAB_IS(2)
+		else if IFTAB_IS(3)
+		else
+			return XDP_PASS;
+		/* ip_rcv drops frames for other hosts before PREROUTING */
+		if (!(eth->h_dest[0] & 1) &&
+		    (*(__u32 *)eth->h_dest != hi || *(__u16 *)(eth->h_dest + 4) != lo))
+			return XDP_PASS;
+	} else {
+		struct iface *dev = bpf_map_lookup_elem(&ifaces, &ifindex);
+
+		if (!dev)
+			return XDP_PASS;
+		if (!(eth->h_dest[0] & 1) && !same_mac(eth->h_dest, dev->mac))
+			return XDP_PASS;
+		ifcls = dev->cls;
+	}
 
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);
@@ -571,7 +606,7 @@ int xdptables_classify(struct xdp_md *ctx)
 			return XDP_PASS;
 	}
 	if (fields & F_IFACE) {
-		sc.v[7] = bpf_map_lookup_elem(&vecs, &dev->cls);
+		sc.v[7] = bpf_map_lookup_elem(&vecs, &ifcls);
 		if (!sc.v[7])
 			return XDP_PASS;
 	}
@@ -603,21 +638,48 @@ int xdptables_classify(struct xdp_md *ctx)
 			return XDP_PASS;
 	}
 
-	if (nwords == 1) {
-		/* one word of rules: no summary to walk */
-		__u64 x = conj(sc.v, 1);
+	if (nwords <= 4) {
+		/* up to 256 rules: the words in order, no summary walk */
+		__u64 x = conj(sc.v, nsummary);
 
-		if (!x)
+		if (x) {
+			sc.idx = ctz64(x);
+		} else if (nwords > 1 && (x = conj(sc.v, nsummary + 1))) {
+			sc.idx = 64 + ctz64(x);
+		} else if (nwords > 2 && (x = conj(sc.v, nsummary + 2))) {
+			sc.idx = 128 + ctz64(x);
+		} else if (nwords > 3 && (x = conj(sc.v, nsummary + 3))) {
+			sc.idx = 192 + ctz64(x);
+		} else {
 			return XDP_PASS;
-		sc.idx = ctz64(x);
+		}
 		sc.found = 1;
 	} else {
+		__u64 ns = nsummary, nw = nwords;
+
 		for (__u64 s = 0; s < MAX_SUMMARY; s++) {
-			if (s >= nsummary)
+			if (s >= ns)
 				break;
-			sc.s = s;
 			sc.m = conj(sc.v, s);
-			/* bpf_loop: the verifier checks the body once, not per word */
+			if (!sc.m)
+				continue;
+			/* the first candidate word inline: it usually holds the
+			 * match; the rest with bpf_loop, which the verifier checks
+			 * once, not per word */
+			__u64 w = s * 64 + ctz64(sc.m);
+			__u64 o = ns + w;
+
+			asm volatile("" : "+r"(o));
+			if (w >= nw || o >= ns + nw || o >= MAX_SUMMARY + MAX_WORDS)
+				return XDP_PASS;
+			__u64 x = conj(sc.v, o);
+			if (x) {
+				sc.idx = w * 64 + ctz64(x);
+				sc.found = 1;
+				break;
+			}
+			sc.m &= sc.m - 1;
+			sc.s = s;
 			if (sc.m)
 				bpf_loop(64, scan_word, &sc, 0);
 			if (sc.found)
