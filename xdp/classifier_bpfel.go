@@ -83,6 +83,7 @@ const (
 	classifierMapDports             = "dports"
 	classifierMapDst4               = "dst4"
 	classifierMapDst6               = "dst6"
+	classifierMapFirsts             = "firsts"
 	classifierMapIfaces             = "ifaces"
 	classifierMapLengths            = "lengths"
 	classifierMapProtos             = "protos"
@@ -108,6 +109,7 @@ const (
 	classifierVarNwords             = "nwords"
 	classifierVarSetCfg             = "set_cfg"
 	classifierVarSetCls             = "set_cls"
+	classifierVarSingle             = "single"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -164,6 +166,7 @@ type classifierMapSpecs struct {
 	Dports   *ebpf.MapSpec `ebpf:"dports"`
 	Dst4     *ebpf.MapSpec `ebpf:"dst4"`
 	Dst6     *ebpf.MapSpec `ebpf:"dst6"`
+	Firsts   *ebpf.MapSpec `ebpf:"firsts"`
 	Ifaces   *ebpf.MapSpec `ebpf:"ifaces"`
 	Lengths  *ebpf.MapSpec `ebpf:"lengths"`
 	Protos   *ebpf.MapSpec `ebpf:"protos"`
@@ -193,6 +196,7 @@ type classifierVariableSpecs struct {
 	Nwords   *ebpf.VariableSpec `ebpf:"nwords"`
 	SetCfg   *ebpf.VariableSpec `ebpf:"set_cfg"`
 	SetCls   *ebpf.VariableSpec `ebpf:"set_cls"`
+	Single   *ebpf.VariableSpec `ebpf:"single"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -219,6 +223,7 @@ type classifierMaps struct {
 	Dports   *ebpf.Map `ebpf:"dports"`
 	Dst4     *ebpf.Map `ebpf:"dst4"`
 	Dst6     *ebpf.Map `ebpf:"dst6"`
+	Firsts   *ebpf.Map `ebpf:"firsts"`
 	Ifaces   *ebpf.Map `ebpf:"ifaces"`
 	Lengths  *ebpf.Map `ebpf:"lengths"`
 	Protos   *ebpf.Map `ebpf:"protos"`
@@ -240,6 +245,7 @@ func (m *classifierMaps) Close() error {
 		m.Dports,
 		m.Dst4,
 		m.Dst6,
+		m.Firsts,
 		m.Ifaces,
 		m.Lengths,
 		m.Protos,
@@ -270,6 +276,7 @@ type classifierVariables struct {
 	Nwords   *ebpf.Variable `ebpf:"nwords"`
 	SetCfg   *ebpf.Variable `ebpf:"set_cfg"`
 	SetCls   *ebpf.Variable `ebpf:"set_cls"`
+	Single   *ebpf.Variable `ebpf:"single"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.

@@ -2,6 +2,7 @@ package xdp
 
 import (
 	"fmt"
+	"math/bits"
 	"net"
 	"net/netip"
 	"sort"
@@ -94,7 +95,17 @@ type Classifier struct {
 	// lookup i not matching (m 0) or matching (m 1).
 	Sets   []SetLookup
 	SetCls [2 * MaxSets]uint32
+	// Single is set when the search ANDs one vector only: one field or
+	// one set lookup (plus the family's vector when no address field
+	// is looked up and both families have rules), or nothing but the
+	// family's vector. First then gives, per class, its first rule
+	// (NoRule: none), and the program reads no vector.
+	Single bool
+	First  []uint32
 }
+
+// NoRule is First's value for a class without rules.
+const NoRule = ^uint32(0)
 
 // Field bits of Classifier.Fields (as in bpf/classifier.c).
 const (
@@ -266,6 +277,21 @@ func CompileSets(v4, v6 []*compat.Rule, ifaces []Iface, sets SetSource) (*Classi
 			return !r.hasIface || ifaceMatch(r.iface, ifc.Name) != r.ifaceInv
 		})
 		c.Ifaces = append(c.Ifaces, ic)
+	}
+	nvec := bits.OnesCount32(c.Fields) + len(c.Sets)
+	if c.Fields&(FSrc|FDst) == 0 && c.Fams == 3 {
+		nvec++ // the family's vector
+	}
+	c.Single = nvec == 1
+	c.First = make([]uint32, len(c.Vecs))
+	for i, v := range c.Vecs {
+		c.First[i] = NoRule
+		for w, x := range v[c.Summary:] {
+			if x != 0 {
+				c.First[i] = uint32(w*64 + bits.TrailingZeros64(x))
+				break
+			}
+		}
 	}
 	return c, nil
 }

@@ -48,6 +48,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	size("ifaces", len(c.Ifaces))
 	size("vecs", len(c.Vecs))
 	size("rules", len(c.Rules))
+	size("firsts", len(c.First))
 	vs := spec.Maps["vecs"]
 	vs.ValueSize = uint32(8 * (c.Summary + c.Words))
 	vs.Key, vs.Value = nil, nil // the BTF type has the largest size
@@ -71,7 +72,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
-		"niftab": ntab, "iftab": tab,
+		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -120,6 +121,11 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 			binary.NativeEndian.PutUint64(b[8*j:], x)
 		}
 		if err := put("vecs", uint32(i), b); err != nil {
+			return err
+		}
+	}
+	for i, f := range c.First {
+		if err := put("firsts", uint32(i), f); err != nil {
 			return err
 		}
 	}
@@ -209,4 +215,11 @@ func prefixKey(p netip.Prefix) []byte {
 	binary.NativeEndian.PutUint32(k, uint32(p.Bits()))
 	copy(k[4:], a)
 	return k
+}
+
+func boolU32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }

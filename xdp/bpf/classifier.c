@@ -45,6 +45,12 @@ volatile const __u32 fams = 3;
  * address field is looked up) */
 volatile const __u32 fam_cls[2];
 
+/* Set when the search has one vector (one field, no set, or only the
+ * family): the first rule of each class is then known in advance
+ * (firsts), and no vector is read or walked. */
+volatile const __u32 single = 0;
+#define NO_RULE 0xffffffff
+
 /* Mirrored ipset sets (-m set --match-set): up to MAX_SETS lookups. */
 #define MAX_SETS 4
 #define SET_ADDR_DST (1 << 0)
@@ -180,6 +186,14 @@ struct {
 	__type(value, __u64[MAX_SUMMARY + MAX_WORDS]);
 } vecs SEC(".maps");
 
+/* class -> its first rule (NO_RULE: none), for single */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} firsts SEC(".maps");
+
 /* compiled rule index -> counter slot and verdict */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -311,9 +325,26 @@ static __always_inline __u64 conj(__u64 **v, __u64 o)
 		x &= v[10][o];
 	if (nsets > 3)
 		x &= v[11][o];
-	if (!(fields & (F_SRC | F_DST)))
+	if (!(fields & (F_SRC | F_DST)) && fams == 3)
 		x &= v[V_FAM][o];
 	return x;
+}
+
+/* The vector of class *c; with single, the class's first rule goes to
+ * sc->idx instead, and the result only says it was found. 0: pass. */
+static __always_inline __u64 *vec_of(struct scan *sc, __u32 *c)
+{
+	if (!c)
+		return 0;
+	if (single) {
+		__u32 *f = bpf_map_lookup_elem(&firsts, c);
+
+		if (!f)
+			return 0;
+		sc->idx = *f;
+		return (__u64 *)f;
+	}
+	return bpf_map_lookup_elem(&vecs, c);
 }
 
 /* One candidate word of the summary bits left in sc->m. */
@@ -360,8 +391,8 @@ static __always_inline int port_proto_ipset(__u8 p)
 }
 
 /* The vector of set slot i for this packet; 0 to pass the packet. */
-static __always_inline __u64 *set_vec(int i, void *map, int v6, void *saddr,
-				      void *daddr, __u8 proto, __u8 *ports)
+static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, int v6,
+				      void *saddr, void *daddr, __u8 proto, __u8 *ports)
 {
 	__u32 cfg = set_cfg[i];
 	__u32 cls;
@@ -395,7 +426,7 @@ static __always_inline __u64 *set_vec(int i, void *map, int v6, void *saddr,
 		}
 	}
 	cls = set_cls[2 * i + m];
-	return bpf_map_lookup_elem(&vecs, &cls);
+	return vec_of(sc, &cls);
 }
 
 SEC("xdp")
@@ -471,7 +502,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, saddr, 4);
 			c = bpf_map_lookup_elem(&src4, &k);
-			sc.v[0] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			sc.v[0] = vec_of(&sc, c);
 			if (!sc.v[0])
 				return XDP_PASS;
 		}
@@ -481,7 +512,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, daddr, 4);
 			c = bpf_map_lookup_elem(&dst4, &k);
-			sc.v[1] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			sc.v[1] = vec_of(&sc, c);
 			if (!sc.v[1])
 				return XDP_PASS;
 		}
@@ -520,7 +551,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, saddr, 16);
 			c = bpf_map_lookup_elem(&src6, &k);
-			sc.v[0] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			sc.v[0] = vec_of(&sc, c);
 			if (!sc.v[0])
 				return XDP_PASS;
 		}
@@ -530,7 +561,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, daddr, 16);
 			c = bpf_map_lookup_elem(&dst6, &k);
-			sc.v[1] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			sc.v[1] = vec_of(&sc, c);
 			if (!sc.v[1])
 				return XDP_PASS;
 		}
@@ -564,7 +595,7 @@ int xdptables_classify(struct xdp_md *ctx)
 			kport.data[2] = ports[1];
 		}
 		c = bpf_map_lookup_elem(&sports, &kport);
-		sc.v[4] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[4] = vec_of(&sc, c);
 		if (!sc.v[4])
 			return XDP_PASS;
 	}
@@ -576,7 +607,7 @@ int xdptables_classify(struct xdp_md *ctx)
 			kport.data[2] = ports[3];
 		}
 		c = bpf_map_lookup_elem(&dports, &kport);
-		sc.v[5] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[5] = vec_of(&sc, c);
 		if (!sc.v[5])
 			return XDP_PASS;
 	}
@@ -587,58 +618,64 @@ int xdptables_classify(struct xdp_md *ctx)
 		klen.data[1] = iplen >> 8;
 		klen.data[2] = iplen & 0xff;
 		c = bpf_map_lookup_elem(&lengths, &klen);
-		sc.v[6] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[6] = vec_of(&sc, c);
 		if (!sc.v[6])
 			return XDP_PASS;
 	}
 	if (fields & F_PROTO) {
 		__u32 *c = bpf_map_lookup_elem(&protos, &protokey);
 
-		sc.v[2] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[2] = vec_of(&sc, c);
 		if (!sc.v[2])
 			return XDP_PASS;
 	}
 	if (fields & F_FLAGS) {
 		__u32 *c = bpf_map_lookup_elem(&tcpflags, &flagkey);
 
-		sc.v[3] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[3] = vec_of(&sc, c);
 		if (!sc.v[3])
 			return XDP_PASS;
 	}
 	if (fields & F_IFACE) {
-		sc.v[7] = bpf_map_lookup_elem(&vecs, &ifcls);
+		sc.v[7] = vec_of(&sc, &ifcls);
 		if (!sc.v[7])
 			return XDP_PASS;
 	}
 	if (nsets > 0) {
-		sc.v[8] = set_vec(0, &set0, v6, saddr, daddr, protokey, ports);
+		sc.v[8] = set_vec(&sc, 0, &set0, v6, saddr, daddr, protokey, ports);
 		if (!sc.v[8])
 			return XDP_PASS;
 	}
 	if (nsets > 1) {
-		sc.v[9] = set_vec(1, &set1, v6, saddr, daddr, protokey, ports);
+		sc.v[9] = set_vec(&sc, 1, &set1, v6, saddr, daddr, protokey, ports);
 		if (!sc.v[9])
 			return XDP_PASS;
 	}
 	if (nsets > 2) {
-		sc.v[10] = set_vec(2, &set2, v6, saddr, daddr, protokey, ports);
+		sc.v[10] = set_vec(&sc, 2, &set2, v6, saddr, daddr, protokey, ports);
 		if (!sc.v[10])
 			return XDP_PASS;
 	}
 	if (nsets > 3) {
-		sc.v[11] = set_vec(3, &set3, v6, saddr, daddr, protokey, ports);
+		sc.v[11] = set_vec(&sc, 3, &set3, v6, saddr, daddr, protokey, ports);
 		if (!sc.v[11])
 			return XDP_PASS;
 	}
-	if (!(fields & (F_SRC | F_DST))) {
+	/* the family's rules, unless an address field or the family test
+	 * at the start (one family in the run) has already chosen them */
+	if (!(fields & (F_SRC | F_DST)) && fams == 3) {
 		__u32 fc = fam_cls[v6];
 
-		sc.v[V_FAM] = bpf_map_lookup_elem(&vecs, &fc);
+		sc.v[V_FAM] = vec_of(&sc, &fc);
 		if (!sc.v[V_FAM])
 			return XDP_PASS;
 	}
 
-	if (nwords <= 4) {
+	if (single) {
+		if (sc.idx == NO_RULE)
+			return XDP_PASS;
+		sc.found = 1;
+	} else if (nwords <= 4) {
 		/* up to 256 rules: the words in order, no summary walk */
 		__u64 x = conj(sc.v, nsummary);
 
