@@ -443,7 +443,9 @@ func TestClassifierSingleField(t *testing.T) {
 			return neg() + "-d " + pick("198.18.1.7", "203.0.113.0/24", fmt.Sprintf("198.19.%d.%d", 240+i/256%16, i%256))
 		},
 		func(compat.Family, int) string { return neg() + "-i " + pick("eth0", "eth+", "veth1") },
-		func(compat.Family, int) string { return "-m length " + neg() + "--length " + pick("60:100", "0:80", "200", "1000:2000") },
+		func(compat.Family, int) string {
+			return "-m length " + neg() + "--length " + pick("60:100", "0:80", "200", "1000:2000")
+		},
 		func(compat.Family, int) string { return "" },
 	}
 	for round := 0; round < 30; round++ {
