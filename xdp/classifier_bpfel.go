@@ -83,7 +83,6 @@ const (
 	classifierMapDports             = "dports"
 	classifierMapDst4               = "dst4"
 	classifierMapDst6               = "dst6"
-	classifierMapFirsts             = "firsts"
 	classifierMapIfaces             = "ifaces"
 	classifierMapLengths            = "lengths"
 	classifierMapProtos             = "protos"
@@ -166,7 +165,6 @@ type classifierMapSpecs struct {
 	Dports   *ebpf.MapSpec `ebpf:"dports"`
 	Dst4     *ebpf.MapSpec `ebpf:"dst4"`
 	Dst6     *ebpf.MapSpec `ebpf:"dst6"`
-	Firsts   *ebpf.MapSpec `ebpf:"firsts"`
 	Ifaces   *ebpf.MapSpec `ebpf:"ifaces"`
 	Lengths  *ebpf.MapSpec `ebpf:"lengths"`
 	Protos   *ebpf.MapSpec `ebpf:"protos"`
@@ -223,7 +221,6 @@ type classifierMaps struct {
 	Dports   *ebpf.Map `ebpf:"dports"`
 	Dst4     *ebpf.Map `ebpf:"dst4"`
 	Dst6     *ebpf.Map `ebpf:"dst6"`
-	Firsts   *ebpf.Map `ebpf:"firsts"`
 	Ifaces   *ebpf.Map `ebpf:"ifaces"`
 	Lengths  *ebpf.Map `ebpf:"lengths"`
 	Protos   *ebpf.Map `ebpf:"protos"`
@@ -245,7 +242,6 @@ func (m *classifierMaps) Close() error {
 		m.Dports,
 		m.Dst4,
 		m.Dst6,
-		m.Firsts,
 		m.Ifaces,
 		m.Lengths,
 		m.Protos,

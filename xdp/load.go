@@ -48,9 +48,8 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	size("ifaces", len(c.Ifaces))
 	size("vecs", len(c.Vecs))
 	size("rules", len(c.Rules))
-	size("firsts", len(c.First))
 	vs := spec.Maps["vecs"]
-	vs.ValueSize = uint32(8 * (c.Summary + c.Words))
+	vs.ValueSize = uint32(8 * (1 + c.Summary + c.Words)) // header: the first rule
 	vs.Key, vs.Value = nil, nil // the BTF type has the largest size
 	if err := spec.Variables["nwords"].Set(uint32(c.Words)); err != nil {
 		return nil, err
@@ -116,16 +115,16 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 		return nil
 	}
 	for i, v := range c.Vecs {
-		b := make([]byte, 8*len(v))
+		b := make([]byte, 8*(1+len(v)))
+		first := ^uint64(0)
+		if c.First[i] != NoRule {
+			first = uint64(c.First[i])
+		}
+		binary.NativeEndian.PutUint64(b, first)
 		for j, x := range v {
-			binary.NativeEndian.PutUint64(b[8*j:], x)
+			binary.NativeEndian.PutUint64(b[8*(1+j):], x)
 		}
 		if err := put("vecs", uint32(i), b); err != nil {
-			return err
-		}
-	}
-	for i, f := range c.First {
-		if err := put("firsts", uint32(i), f); err != nil {
 			return err
 		}
 	}

@@ -45,9 +45,9 @@ volatile const __u32 fams = 3;
  * address field is looked up) */
 volatile const __u32 fam_cls[2];
 
-/* Set when the search has one vector (one field, no set, or only the
- * family): the first rule of each class is then known in advance
- * (firsts), and no vector is read or walked. */
+/* Set when the search has one vector (one field or set lookup, or only
+ * the family's): the first rule of each class, in the vector's header
+ * word, is then the answer, and no vector is walked. */
 volatile const __u32 single = 0;
 #define NO_RULE 0xffffffff
 
@@ -178,21 +178,16 @@ struct {
 	__type(value, struct iface);
 } ifaces SEC(".maps");
 
-/* class -> summary words, then rule words; value size set by the loader */
+/* class -> a header word (the class's first rule; ~0: none), the
+ * summary words, then the rule words; value size set by the loader */
+#define HDR 1
+#define VEC_WORDS (HDR + MAX_SUMMARY + MAX_WORDS)
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64[MAX_SUMMARY + MAX_WORDS]);
+	__type(value, __u64[VEC_WORDS]);
 } vecs SEC(".maps");
-
-/* class -> its first rule (NO_RULE: none), for single */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} firsts SEC(".maps");
 
 /* compiled rule index -> counter slot and verdict */
 struct {
@@ -330,21 +325,55 @@ static __always_inline __u64 conj(__u64 **v, __u64 o)
 	return x;
 }
 
-/* The vector of class *c; with single, the class's first rule goes to
- * sc->idx instead, and the result only says it was found. 0: pass. */
+/* The vector of class *c (0: pass); with single, its first rule goes
+ * to sc->idx. */
 static __always_inline __u64 *vec_of(struct scan *sc, __u32 *c)
 {
+	__u64 *v;
+
 	if (!c)
 		return 0;
-	if (single) {
-		__u32 *f = bpf_map_lookup_elem(&firsts, c);
+	v = bpf_map_lookup_elem(&vecs, c);
+	if (v && single)
+		sc->idx = v[0];
+	return v;
+}
 
-		if (!f)
-			return 0;
-		sc->idx = *f;
-		return (__u64 *)f;
-	}
-	return bpf_map_lookup_elem(&vecs, c);
+/* The largest first rule of the vectors in use: no rule before it can
+ * match. */
+static __always_inline __u64 lower_bound(__u64 **v)
+{
+	__u64 lo = 0;
+
+#define LB(i) { __u64 f = v[i][0]; if (f > lo) lo = f; }
+	if (fields & F_SRC)
+		LB(0)
+	if (fields & F_DST)
+		LB(1)
+	if (fields & F_PROTO)
+		LB(2)
+	if (fields & F_FLAGS)
+		LB(3)
+	if (fields & F_SPORT)
+		LB(4)
+	if (fields & F_DPORT)
+		LB(5)
+	if (fields & F_LEN)
+		LB(6)
+	if (fields & F_IFACE)
+		LB(7)
+	if (nsets > 0)
+		LB(8)
+	if (nsets > 1)
+		LB(9)
+	if (nsets > 2)
+		LB(10)
+	if (nsets > 3)
+		LB(11)
+	if (!(fields & (F_SRC | F_DST)) && fams == 3)
+		LB(V_FAM)
+#undef LB
+	return lo;
 }
 
 /* One candidate word of the summary bits left in sc->m. */
@@ -357,10 +386,10 @@ static long scan_word(__u64 i, void *ctx)
 		return 1;
 	__u64 w = sc->s * 64 + ctz64(sc->m);
 	sc->m &= sc->m - 1;
-	__u64 o = ns + w;
+	__u64 o = HDR + ns + w;
 	/* hide o's origin so the bound below stays for the verifier */
 	asm volatile("" : "+r"(o));
-	if (w >= nw || o >= ns + nw || o >= MAX_SUMMARY + MAX_WORDS)
+	if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
 		return 1;
 	__u64 x = conj(sc->v, o);
 	if (x) {
@@ -677,15 +706,15 @@ int xdptables_classify(struct xdp_md *ctx)
 		sc.found = 1;
 	} else if (nwords <= 4) {
 		/* up to 256 rules: the words in order, no summary walk */
-		__u64 x = conj(sc.v, nsummary);
+		__u64 x = conj(sc.v, HDR + nsummary);
 
 		if (x) {
 			sc.idx = ctz64(x);
-		} else if (nwords > 1 && (x = conj(sc.v, nsummary + 1))) {
+		} else if (nwords > 1 && (x = conj(sc.v, HDR + nsummary + 1))) {
 			sc.idx = 64 + ctz64(x);
-		} else if (nwords > 2 && (x = conj(sc.v, nsummary + 2))) {
+		} else if (nwords > 2 && (x = conj(sc.v, HDR + nsummary + 2))) {
 			sc.idx = 128 + ctz64(x);
-		} else if (nwords > 3 && (x = conj(sc.v, nsummary + 3))) {
+		} else if (nwords > 3 && (x = conj(sc.v, HDR + nsummary + 3))) {
 			sc.idx = 192 + ctz64(x);
 		} else {
 			return XDP_PASS;
@@ -693,23 +722,43 @@ int xdptables_classify(struct xdp_md *ctx)
 		sc.found = 1;
 	} else {
 		__u64 ns = nsummary, nw = nwords;
+		/* First the word of the lower bound: the rules a blocklist's
+		 * address class starts with usually pass the other fields. */
+		__u64 lo = lower_bound(sc.v);
+		__u64 w = lo / 64, o = HDR + ns + w;
+
+		if (lo == ~0ULL)
+			return XDP_PASS; /* a vector without rules */
+		asm volatile("" : "+r"(o));
+		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
+			return XDP_PASS;
+		__u64 x = conj(sc.v, o);
+		if (x) {
+			sc.idx = w * 64 + ctz64(x);
+			sc.found = 1;
+		}
+		/* then the words after it */
+		__u64 s0 = w / 64, b0 = w % 64;
 
 		for (__u64 s = 0; s < MAX_SUMMARY; s++) {
-			if (s >= ns)
+			if (sc.found || s >= ns)
 				break;
-			sc.m = conj(sc.v, s);
+			if (s < s0)
+				continue;
+			sc.m = conj(sc.v, HDR + s);
+			if (s == s0)
+				sc.m &= b0 == 63 ? 0 : ~0ULL << (b0 + 1);
 			if (!sc.m)
 				continue;
 			/* the first candidate word inline: it usually holds the
 			 * match; the rest with bpf_loop, which the verifier checks
 			 * once, not per word */
-			__u64 w = s * 64 + ctz64(sc.m);
-			__u64 o = ns + w;
-
+			w = s * 64 + ctz64(sc.m);
+			o = HDR + ns + w;
 			asm volatile("" : "+r"(o));
-			if (w >= nw || o >= ns + nw || o >= MAX_SUMMARY + MAX_WORDS)
+			if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
 				return XDP_PASS;
-			__u64 x = conj(sc.v, o);
+			x = conj(sc.v, o);
 			if (x) {
 				sc.idx = w * 64 + ctz64(x);
 				sc.found = 1;
