@@ -49,8 +49,9 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	size("vecs", len(c.Vecs))
 	size("rules", len(c.Rules))
 	vs := spec.Maps["vecs"]
-	vs.ValueSize = uint32(8 * (1 + c.Summary + c.Words)) // header: the first rule
-	vs.Key, vs.Value = nil, nil                          // the BTF type has the largest size
+	// a header word (the class's first rule), summary, rule words
+	vs.ValueSize = uint32(8 * (1 + c.Summary + c.Words))
+	vs.Key, vs.Value = nil, nil // the BTF type has the largest size
 	if err := spec.Variables["nwords"].Set(uint32(c.Words)); err != nil {
 		return nil, err
 	}
