@@ -134,3 +134,11 @@ func BenchmarkSetEntries(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPortRule: "-p udp --dport 9 -j DROP", the rule the traffic
+// benchmark compares with xdp-filter's port mode.
+func BenchmarkPortRule(b *testing.B) {
+	requireBPF(b)
+	tb := newTestbed(b, parseRules(b, compat.IPv4, "-p udp --dport 9 -j DROP"), nil, "eth0")
+	benchProg(b, tb.prog.prog, xdpDrop)
+}

@@ -504,3 +504,30 @@ func TestMain(m *testing.M) {
 }
 
 var _ = fmt.Sprint
+
+// TestValueTableCovers: the port and length classes cover every 16-bit
+// value, so no packet misses in their array maps.
+func TestValueTableCovers(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for round := 0; round < 40; round++ {
+		var s4 []string
+		for i := 0; i < 1+rng.Intn(30); i++ {
+			s4 = append(s4, randomRule(rng, compat.IPv4))
+		}
+		c, err := Compile(parseRules(t, compat.IPv4, s4...), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, vs := range map[string][]ValueClass{"sports": c.Sports, "dports": c.Dports, "lengths": c.Length} {
+			if len(vs) == 0 {
+				continue
+			}
+			_, vals := valueTable(vs)
+			for x, v := range vals[:valueSlots-1] {
+				if int(v) >= len(c.Vecs) {
+					t.Fatalf("round %d: %s value %d has no class", round, name, x)
+				}
+			}
+		}
+	}
+}

@@ -35,13 +35,6 @@ type classifierIftab struct {
 	Pad   uint16
 }
 
-type classifierLpm16 struct {
-	_         structs.HostLayout
-	Prefixlen uint32
-	Data      [3]uint8
-	_         [1]byte
-}
-
 type classifierLpm4 struct {
 	_         structs.HostLayout
 	Prefixlen uint32

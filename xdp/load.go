@@ -42,9 +42,16 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	size("dst4", len(c.Dst4))
 	size("src6", len(c.Src6))
 	size("dst6", len(c.Dst6))
-	size("sports", len(c.Sports))
-	size("dports", len(c.Dports))
-	size("lengths", len(c.Length))
+	values := func(name string, f uint32) {
+		if c.Fields&f != 0 {
+			size(name, valueSlots)
+		} else {
+			size(name, 1)
+		}
+	}
+	values("sports", FSport)
+	values("dports", FDport)
+	values("lengths", FLen)
 	size("ifaces", len(c.Ifaces))
 	size("vecs", len(c.Vecs))
 	size("rules", len(c.Rules))
@@ -142,15 +149,17 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 	for _, f := range []struct {
 		name string
 		vs   []ValueClass
-	}{{"sports", c.Sports}, {"dports", c.Dports}, {"lengths", c.Length}} {
-		for _, v := range f.vs {
-			k := classifierLpm16{Prefixlen: 0}
-			if v.Present {
-				k.Prefixlen = uint32(8 + v.Bits)
-				k.Data = [3]uint8{1, uint8(v.Value >> 8), uint8(v.Value)}
-			}
-			if err := put(f.name, k, v.Class); err != nil {
-				return err
+		bit  uint32
+	}{{"sports", c.Sports, FSport}, {"dports", c.Dports, FDport}, {"lengths", c.Length, FLen}} {
+		if c.Fields&f.bit == 0 {
+			continue
+		}
+		keys, vals := valueTable(f.vs)
+		if _, err := m[f.name].BatchUpdate(keys, vals, nil); err != nil {
+			for i := range keys {
+				if err := put(f.name, keys[i], vals[i]); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -179,6 +188,33 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 		}
 	}
 	return nil
+}
+
+// valueSlots is the size of a 16-bit field's map: one entry per value,
+// then NO_PORTS (bpf/classifier.c), the entry for packets without ports.
+const valueSlots = 65537
+
+// valueTable expands a 16-bit field's prefixes into the entries of its
+// array map. A value no prefix covers gets a class that does not exist,
+// so the program passes the packet, as a miss in a trie would.
+func valueTable(vs []ValueClass) (keys, vals []uint32) {
+	keys = make([]uint32, valueSlots)
+	vals = make([]uint32, valueSlots)
+	for i := range keys {
+		keys[i] = uint32(i)
+		vals[i] = ^uint32(0)
+	}
+	for _, v := range vs {
+		if !v.Present {
+			vals[valueSlots-1] = v.Class
+			continue
+		}
+		lo := int(v.Value) &^ (1<<(16-v.Bits) - 1)
+		for x := lo; x < lo+1<<(16-v.Bits); x++ {
+			vals[x] = v.Class
+		}
+	}
+	return keys, vals
 }
 
 // newSetMap creates the LPM trie mirroring set s, filled.

@@ -72,12 +72,6 @@ struct lpm6 {
 	__u8 addr[16];
 };
 
-/* Ports and lengths: a presence byte, then the 16-bit value big-endian. */
-struct lpm16 {
-	__u32 prefixlen;
-	__u8 data[3];
-};
-
 struct iface {
 	__u32 cls;
 	__u8 mac[6];
@@ -150,9 +144,22 @@ LPM(src4, struct lpm4);
 LPM(dst4, struct lpm4);
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
-LPM(sports, struct lpm16);
-LPM(dports, struct lpm16);
-LPM(lengths, struct lpm16);
+/* Ports and lengths: value -> class, one entry per 16-bit value (an
+ * array lookup, where an LPM trie of the value ranges walks up to 17
+ * nodes); index 65536 is for packets without ports. The loader sizes
+ * the maps of fields in use to 65537 entries. */
+#define NO_PORTS 65536
+#define VALUES(name)                                \
+	struct {                                    \
+		__uint(type, BPF_MAP_TYPE_ARRAY);         \
+		__uint(max_entries, 1);                   \
+		__type(key, __u32);                       \
+		__type(value, __u32);                     \
+	} name SEC(".maps")
+
+VALUES(sports);
+VALUES(dports);
+VALUES(lengths);
 
 /* protocol number -> class; -p and -f */
 struct {
@@ -465,7 +472,7 @@ int xdptables_classify(struct xdp_md *ctx)
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	__u32 ifindex = ctx->ingress_ifindex;
-	struct lpm16 kport = {.prefixlen = 8}, klen = {.prefixlen = 24};
+	__u32 kport;
 	__u32 flagkey = 256, protokey, iplen;
 	struct iphdr *ip4 = 0;
 	void *l4, *l3end, *saddr, *daddr;
@@ -613,16 +620,11 @@ int xdptables_classify(struct xdp_md *ctx)
 			flagkey = p[13];
 		}
 		ports = p;
-		kport.prefixlen = 24;
-		kport.data[0] = 1;
 	}
 	if (fields & F_SPORT) {
 		__u32 *c;
 
-		if (ports) {
-			kport.data[1] = ports[0];
-			kport.data[2] = ports[1];
-		}
+		kport = ports ? (__u32)ports[0] << 8 | ports[1] : NO_PORTS;
 		c = bpf_map_lookup_elem(&sports, &kport);
 		sc.v[4] = vec_of(&sc, c);
 		if (!sc.v[4])
@@ -631,10 +633,7 @@ int xdptables_classify(struct xdp_md *ctx)
 	if (fields & F_DPORT) {
 		__u32 *c;
 
-		if (ports) {
-			kport.data[1] = ports[2];
-			kport.data[2] = ports[3];
-		}
+		kport = ports ? (__u32)ports[2] << 8 | ports[3] : NO_PORTS;
 		c = bpf_map_lookup_elem(&dports, &kport);
 		sc.v[5] = vec_of(&sc, c);
 		if (!sc.v[5])
@@ -643,9 +642,8 @@ int xdptables_classify(struct xdp_md *ctx)
 	if (fields & F_LEN) {
 		__u32 *c;
 
-		klen.data[0] = 1;
-		klen.data[1] = iplen >> 8;
-		klen.data[2] = iplen & 0xff;
+		__u32 klen = iplen & 0xffff;
+
 		c = bpf_map_lookup_elem(&lengths, &klen);
 		sc.v[6] = vec_of(&sc, c);
 		if (!sc.v[6])
