@@ -206,6 +206,10 @@ func send(args []string) error {
 	// slow receiver stops the run close to -max-time.
 	chunk := uint64(4096)
 	var sent uint64
+	cpu0, err := threadCPU()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	deadline := start.Add(*maxTime)
 	for sent < *n && time.Now().Before(deadline) {
@@ -220,8 +224,25 @@ func send(args []string) error {
 			chunk *= 2
 		}
 	}
-	fmt.Printf("frames=%d ns=%d\n", sent, time.Since(start).Nanoseconds())
+	elapsed := time.Since(start)
+	cpu1, err := threadCPU()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("frames=%d ns=%d cpu=%d\n", sent, elapsed.Nanoseconds(), cpu1-cpu0)
 	return nil
+}
+
+// threadCPU is the CPU time of the calling thread in ns: the live-frame
+// runs and, when the kernel charges softirq time to the task it
+// interrupts (no CONFIG_IRQ_TIME_ACCOUNTING), the receiver's work done
+// on the way out of the syscall.
+func threadCPU() (int64, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, err
+	}
+	return ts.Nano(), nil
 }
 
 func attach(args []string) error {
