@@ -52,11 +52,14 @@ fuzz:
 
 # bench compares restore and single commands with iptables-nft, and the
 # ipset personality with ipset (root; see bench/iptables.sh for SIZES,
-# LOADED, ONECHAIN, REPS, OUT and bench/ipset.sh for BIG, SMALL, REPS).
+# LOADED, ONECHAIN, REPS, OUT and bench/ipset.sh for BIG, SMALL, REPS),
+# then the XDP path under veth traffic (bench/xdp-traffic.sh: N, ROUNDS,
+# RULES, SET, CASES; about 2 minutes).
 bench: deps build
 	@command -v /usr/bin/time >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 	bash bench/iptables.sh $(BIN)
 	bash bench/ipset.sh $(BIN)
+	bash bench/xdp-traffic.sh $(BIN)
 
 # generate rebuilds the XDP program's committed Go bindings and object
 # (needs clang, llvm and libbpf-dev).

@@ -53,6 +53,27 @@ func BenchmarkRules(b *testing.B) {
 	}
 }
 
+// BenchmarkRulesTwoFields is BenchmarkRules with "-p udp" in every rule:
+// two vectors to AND, so the bit-vector search runs (not the
+// precomputed first rule of a one-field run).
+func BenchmarkRulesTwoFields(b *testing.B) {
+	requireBPF(b)
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			specs := make([]string, 0, n)
+			for i := 0; i < n-1; i++ {
+				specs = append(specs, fmt.Sprintf("-p udp -s 198.19.%d.%d/32 -j DROP", i/256, i%256))
+			}
+			specs = append(specs, "-p udp -s 198.18.0.0/24 -j DROP")
+			tb := newTestbed(b, parseRules(b, compat.IPv4, specs...), nil, "eth0")
+			if tb.c.Single {
+				b.Fatal("single")
+			}
+			benchProg(b, tb.prog.prog, xdpDrop)
+		})
+	}
+}
+
 // BenchmarkTrieEntries measures a source trie of a million prefixes
 // (the shape a mirrored hash:net set would have) with one DROP rule.
 func BenchmarkTrieEntries(b *testing.B) {
@@ -112,4 +133,12 @@ func BenchmarkSetEntries(b *testing.B) {
 			benchProg(b, p.prog, xdpDrop)
 		})
 	}
+}
+
+// BenchmarkPortRule: "-p udp --dport 9 -j DROP", the rule the traffic
+// benchmark compares with xdp-filter's port mode.
+func BenchmarkPortRule(b *testing.B) {
+	requireBPF(b)
+	tb := newTestbed(b, parseRules(b, compat.IPv4, "-p udp --dport 9 -j DROP"), nil, "eth0")
+	benchProg(b, tb.prog.prog, xdpDrop)
 }

@@ -26,11 +26,13 @@ type classifierIface struct {
 	Pad [2]uint8
 }
 
-type classifierLpm16 struct {
-	_         structs.HostLayout
-	Prefixlen uint32
-	Data      [3]uint8
-	_         [1]byte
+type classifierIftab struct {
+	_     structs.HostLayout
+	Index uint32
+	Cls   uint32
+	MacHi uint32
+	MacLo uint16
+	Pad   uint16
 }
 
 type classifierLpm4 struct {
@@ -92,11 +94,14 @@ const (
 	classifierVarFamCls             = "fam_cls"
 	classifierVarFams               = "fams"
 	classifierVarFields             = "fields"
+	classifierVarIftab              = "iftab"
+	classifierVarNiftab             = "niftab"
 	classifierVarNsets              = "nsets"
 	classifierVarNsummary           = "nsummary"
 	classifierVarNwords             = "nwords"
 	classifierVarSetCfg             = "set_cfg"
 	classifierVarSetCls             = "set_cls"
+	classifierVarSingle             = "single"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -175,11 +180,14 @@ type classifierVariableSpecs struct {
 	FamCls   *ebpf.VariableSpec `ebpf:"fam_cls"`
 	Fams     *ebpf.VariableSpec `ebpf:"fams"`
 	Fields   *ebpf.VariableSpec `ebpf:"fields"`
+	Iftab    *ebpf.VariableSpec `ebpf:"iftab"`
+	Niftab   *ebpf.VariableSpec `ebpf:"niftab"`
 	Nsets    *ebpf.VariableSpec `ebpf:"nsets"`
 	Nsummary *ebpf.VariableSpec `ebpf:"nsummary"`
 	Nwords   *ebpf.VariableSpec `ebpf:"nwords"`
 	SetCfg   *ebpf.VariableSpec `ebpf:"set_cfg"`
 	SetCls   *ebpf.VariableSpec `ebpf:"set_cls"`
+	Single   *ebpf.VariableSpec `ebpf:"single"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -250,11 +258,14 @@ type classifierVariables struct {
 	FamCls   *ebpf.Variable `ebpf:"fam_cls"`
 	Fams     *ebpf.Variable `ebpf:"fams"`
 	Fields   *ebpf.Variable `ebpf:"fields"`
+	Iftab    *ebpf.Variable `ebpf:"iftab"`
+	Niftab   *ebpf.Variable `ebpf:"niftab"`
 	Nsets    *ebpf.Variable `ebpf:"nsets"`
 	Nsummary *ebpf.Variable `ebpf:"nsummary"`
 	Nwords   *ebpf.Variable `ebpf:"nwords"`
 	SetCfg   *ebpf.Variable `ebpf:"set_cfg"`
 	SetCls   *ebpf.Variable `ebpf:"set_cls"`
+	Single   *ebpf.Variable `ebpf:"single"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.

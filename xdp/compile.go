@@ -1,7 +1,9 @@
 package xdp
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"net"
 	"net/netip"
 	"sort"
@@ -94,7 +96,17 @@ type Classifier struct {
 	// lookup i not matching (m 0) or matching (m 1).
 	Sets   []SetLookup
 	SetCls [2 * MaxSets]uint32
+	// Single is set when the search ANDs one vector only: one field or
+	// one set lookup (plus the family's vector when no address field
+	// is looked up and both families have rules), or nothing but the
+	// family's vector. First then gives, per class, its first rule
+	// (NoRule: none), and the program reads no vector.
+	Single bool
+	First  []uint32
 }
+
+// NoRule is First's value for a class without rules.
+const NoRule = ^uint32(0)
 
 // Field bits of Classifier.Fields (as in bpf/classifier.c).
 const (
@@ -266,6 +278,21 @@ func CompileSets(v4, v6 []*compat.Rule, ifaces []Iface, sets SetSource) (*Classi
 			return !r.hasIface || ifaceMatch(r.iface, ifc.Name) != r.ifaceInv
 		})
 		c.Ifaces = append(c.Ifaces, ic)
+	}
+	nvec := bits.OnesCount32(c.Fields) + len(c.Sets)
+	if c.Fields&(FSrc|FDst) == 0 && c.Fams == 3 {
+		nvec++ // the family's vector
+	}
+	c.Single = nvec == 1
+	c.First = make([]uint32, len(c.Vecs))
+	for i, v := range c.Vecs {
+		c.First[i] = NoRule
+		for w, x := range v[c.Summary:] {
+			if x != 0 {
+				c.First[i] = uint32(w*64 + bits.TrailingZeros64(x))
+				break
+			}
+		}
 	}
 	return c, nil
 }
@@ -533,12 +560,25 @@ func (b *builder) class(in func(*crule) bool) uint32 {
 	return b.intern(v)
 }
 
-func (b *builder) intern(v []uint64) uint32 {
-	var sb strings.Builder
-	for _, x := range v {
-		fmt.Fprintf(&sb, "%x,", x)
+// classWords interns the vector whose rule words are words (its summary
+// is filled in here).
+func (b *builder) classWords(words []uint64) uint32 {
+	v := make([]uint64, b.c.Summary+b.c.Words)
+	copy(v[b.c.Summary:], words)
+	for w, x := range words {
+		if x != 0 {
+			v[w/64] |= 1 << (w % 64)
+		}
 	}
-	k := sb.String()
+	return b.intern(v)
+}
+
+func (b *builder) intern(v []uint64) uint32 {
+	kb := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(kb[8*i:], x)
+	}
+	k := string(kb)
 	if id, ok := b.classes[k]; ok {
 		return id
 	}
@@ -571,10 +611,6 @@ func (b *builder) addrs(fam compat.Family, conds func(*crule) []addrCond, out *[
 			}
 		}
 	}
-	idx := map[*crule]int{}
-	for i, r := range b.rules {
-		idx[r] = i
-	}
 	keys := make([]netip.Prefix, 0, len(owners))
 	for p := range owners {
 		keys = append(keys, p)
@@ -585,6 +621,28 @@ func (b *builder) addrs(fam compat.Family, conds func(*crule) []addrCond, out *[
 		}
 		return keys[i].Bits() < keys[j].Bits()
 	})
+	// A rule of fam passes an address when all its positive conditions
+	// on this field cover it and none of its inverted ones does. base:
+	// the rules that pass an address no condition covers (those without
+	// positive conditions); each key then only revisits the rules some
+	// condition covering it belongs to.
+	npos := make([]int, len(b.rules))
+	base := make([]uint64, b.c.Words)
+	for i, r := range b.rules {
+		if r.ref.Family != fam {
+			continue
+		}
+		for _, c := range conds(r) {
+			if !c.inv {
+				npos[i]++
+			}
+		}
+		if npos[i] == 0 {
+			base[i/64] |= 1 << (i % 64)
+		}
+	}
+	words := make([]uint64, b.c.Words)
+	type tally struct{ pos, neg int }
 	for _, q := range keys {
 		covered := map[ref]bool{}
 		for bits := q.Bits(); bits >= 0; bits-- {
@@ -593,19 +651,28 @@ func (b *builder) addrs(fam compat.Family, conds func(*crule) []addrCond, out *[
 				covered[o] = true
 			}
 		}
-		cls := b.class(func(r *crule) bool {
-			if r.ref.Family != fam {
-				return false
+		t := map[int]*tally{}
+		for o := range covered {
+			tl := t[o.rule]
+			if tl == nil {
+				tl = &tally{}
+				t[o.rule] = tl
 			}
-			i := idx[r]
-			for j, c := range conds(r) {
-				if covered[ref{i, j}] == c.inv {
-					return false
-				}
+			if conds(b.rules[o.rule])[o.cond].inv {
+				tl.neg++
+			} else {
+				tl.pos++
 			}
-			return true
-		})
-		*out = append(*out, PrefixClass{Prefix: q, Class: cls})
+		}
+		copy(words, base)
+		for i, tl := range t {
+			if tl.neg == 0 && tl.pos == npos[i] {
+				words[i/64] |= 1 << (i % 64)
+			} else {
+				words[i/64] &^= 1 << (i % 64)
+			}
+		}
+		*out = append(*out, PrefixClass{Prefix: q, Class: b.classWords(words)})
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 	"github.com/xdptables/xdptables/ipset"
 )
 
+// maxIftab is MAX_IFTAB of bpf/classifier.c.
+const maxIftab = 4
+
 // program is one loaded generation of the classifier: its maps filled,
 // ready to be attached or swapped in.
 type program struct {
@@ -39,17 +42,35 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	size("dst4", len(c.Dst4))
 	size("src6", len(c.Src6))
 	size("dst6", len(c.Dst6))
-	size("sports", len(c.Sports))
-	size("dports", len(c.Dports))
-	size("lengths", len(c.Length))
+	values := func(name string, f uint32) {
+		if c.Fields&f != 0 {
+			size(name, valueSlots)
+		} else {
+			size(name, 1)
+		}
+	}
+	values("sports", FSport)
+	values("dports", FDport)
+	values("lengths", FLen)
 	size("ifaces", len(c.Ifaces))
 	size("vecs", len(c.Vecs))
 	size("rules", len(c.Rules))
 	vs := spec.Maps["vecs"]
-	vs.ValueSize = uint32(8 * (c.Summary + c.Words))
+	// a header word (the class's first rule), summary, rule words
+	vs.ValueSize = uint32(8 * (1 + c.Summary + c.Words))
 	vs.Key, vs.Value = nil, nil // the BTF type has the largest size
 	if err := spec.Variables["nwords"].Set(uint32(c.Words)); err != nil {
 		return nil, err
+	}
+	// Up to maxIftab interfaces are compiled in as constants (iftab).
+	var tab [maxIftab]classifierIftab
+	ntab := uint32(0)
+	if len(c.Ifaces) <= maxIftab {
+		for i, ic := range c.Ifaces {
+			tab[i] = classifierIftab{Index: ic.Index, Cls: ic.Class,
+				MacHi: binary.NativeEndian.Uint32(ic.MAC[:4]), MacLo: binary.NativeEndian.Uint16(ic.MAC[4:])}
+		}
+		ntab = uint32(len(c.Ifaces))
 	}
 	var cfg [MaxSets]uint32
 	for i, l := range c.Sets {
@@ -58,6 +79,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
+		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -101,9 +123,14 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 		return nil
 	}
 	for i, v := range c.Vecs {
-		b := make([]byte, 8*len(v))
+		b := make([]byte, 8*(1+len(v)))
+		first := ^uint64(0)
+		if c.First[i] != NoRule {
+			first = uint64(c.First[i])
+		}
+		binary.NativeEndian.PutUint64(b, first)
 		for j, x := range v {
-			binary.NativeEndian.PutUint64(b[8*j:], x)
+			binary.NativeEndian.PutUint64(b[8*(1+j):], x)
 		}
 		if err := put("vecs", uint32(i), b); err != nil {
 			return err
@@ -122,15 +149,17 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 	for _, f := range []struct {
 		name string
 		vs   []ValueClass
-	}{{"sports", c.Sports}, {"dports", c.Dports}, {"lengths", c.Length}} {
-		for _, v := range f.vs {
-			k := classifierLpm16{Prefixlen: 0}
-			if v.Present {
-				k.Prefixlen = uint32(8 + v.Bits)
-				k.Data = [3]uint8{1, uint8(v.Value >> 8), uint8(v.Value)}
-			}
-			if err := put(f.name, k, v.Class); err != nil {
-				return err
+		bit  uint32
+	}{{"sports", c.Sports, FSport}, {"dports", c.Dports, FDport}, {"lengths", c.Length, FLen}} {
+		if c.Fields&f.bit == 0 {
+			continue
+		}
+		keys, vals := valueTable(f.vs)
+		if _, err := m[f.name].BatchUpdate(keys, vals, nil); err != nil {
+			for i := range keys {
+				if err := put(f.name, keys[i], vals[i]); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -159,6 +188,33 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 		}
 	}
 	return nil
+}
+
+// valueSlots is the size of a 16-bit field's map: one entry per value,
+// then NO_PORTS (bpf/classifier.c), the entry for packets without ports.
+const valueSlots = 65537
+
+// valueTable expands a 16-bit field's prefixes into the entries of its
+// array map. A value no prefix covers gets a class that does not exist,
+// so the program passes the packet, as a miss in a trie would.
+func valueTable(vs []ValueClass) (keys, vals []uint32) {
+	keys = make([]uint32, valueSlots)
+	vals = make([]uint32, valueSlots)
+	for i := range keys {
+		keys[i] = uint32(i)
+		vals[i] = ^uint32(0)
+	}
+	for _, v := range vs {
+		if !v.Present {
+			vals[valueSlots-1] = v.Class
+			continue
+		}
+		lo := int(v.Value) &^ (1<<(16-v.Bits) - 1)
+		for x := lo; x < lo+1<<(16-v.Bits); x++ {
+			vals[x] = v.Class
+		}
+	}
+	return keys, vals
 }
 
 // newSetMap creates the LPM trie mirroring set s, filled.
@@ -195,4 +251,11 @@ func prefixKey(p netip.Prefix) []byte {
 	binary.NativeEndian.PutUint32(k, uint32(p.Bits()))
 	copy(k[4:], a)
 	return k
+}
+
+func boolU32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }

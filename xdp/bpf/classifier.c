@@ -45,6 +45,12 @@ volatile const __u32 fams = 3;
  * address field is looked up) */
 volatile const __u32 fam_cls[2];
 
+/* Set when the search has one vector (one field or set lookup, or only
+ * the family's): the first rule of each class, in the vector's header
+ * word, is then the answer, and no vector is walked. */
+volatile const __u32 single = 0;
+#define NO_RULE 0xffffffff
+
 /* Mirrored ipset sets (-m set --match-set): up to MAX_SETS lookups. */
 #define MAX_SETS 4
 #define SET_ADDR_DST (1 << 0)
@@ -66,17 +72,25 @@ struct lpm6 {
 	__u8 addr[16];
 };
 
-/* Ports and lengths: a presence byte, then the 16-bit value big-endian. */
-struct lpm16 {
-	__u32 prefixlen;
-	__u8 data[3];
-};
-
 struct iface {
 	__u32 cls;
 	__u8 mac[6];
 	__u8 pad[2];
 };
+
+/* Up to MAX_IFTAB attached interfaces are also compiled in as constants:
+ * the ifindex and MAC tests become compares with immediates and the
+ * hash lookup goes. More interfaces use the ifaces map. */
+#define MAX_IFTAB 4
+struct iftab {
+	__u32 index;
+	__u32 cls;
+	__u32 mac_hi; /* the first 4 bytes of the MAC as the packet holds them */
+	__u16 mac_lo; /* the last 2 */
+	__u16 pad;
+};
+volatile const __u32 niftab = 0;
+volatile const struct iftab iftab[MAX_IFTAB];
 
 struct rule {
 	__u32 slot;
@@ -130,9 +144,22 @@ LPM(src4, struct lpm4);
 LPM(dst4, struct lpm4);
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
-LPM(sports, struct lpm16);
-LPM(dports, struct lpm16);
-LPM(lengths, struct lpm16);
+/* Ports and lengths: value -> class, one entry per 16-bit value (an
+ * array lookup, where an LPM trie of the value ranges walks up to 17
+ * nodes); index 65536 is for packets without ports. The loader sizes
+ * the maps of fields in use to 65537 entries. */
+#define NO_PORTS 65536
+#define VALUES(name)                                \
+	struct {                                    \
+		__uint(type, BPF_MAP_TYPE_ARRAY);         \
+		__uint(max_entries, 1);                   \
+		__type(key, __u32);                       \
+		__type(value, __u32);                     \
+	} name SEC(".maps")
+
+VALUES(sports);
+VALUES(dports);
+VALUES(lengths);
 
 /* protocol number -> class; -p and -f */
 struct {
@@ -158,12 +185,15 @@ struct {
 	__type(value, struct iface);
 } ifaces SEC(".maps");
 
-/* class -> summary words, then rule words; value size set by the loader */
+/* class -> a header word (the class's first rule; ~0: none), the
+ * summary words, then the rule words; value size set by the loader */
+#define HDR 1
+#define VEC_WORDS (HDR + MAX_SUMMARY + MAX_WORDS)
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64[MAX_SUMMARY + MAX_WORDS]);
+	__type(value, __u64[VEC_WORDS]);
 } vecs SEC(".maps");
 
 /* compiled rule index -> counter slot and verdict */
@@ -297,9 +327,60 @@ static __always_inline __u64 conj(__u64 **v, __u64 o)
 		x &= v[10][o];
 	if (nsets > 3)
 		x &= v[11][o];
-	if (!(fields & (F_SRC | F_DST)))
+	if (!(fields & (F_SRC | F_DST)) && fams == 3)
 		x &= v[V_FAM][o];
 	return x;
+}
+
+/* The vector of class *c (0: pass); with single, its first rule goes
+ * to sc->idx. */
+static __always_inline __u64 *vec_of(struct scan *sc, __u32 *c)
+{
+	__u64 *v;
+
+	if (!c)
+		return 0;
+	v = bpf_map_lookup_elem(&vecs, c);
+	if (v && single)
+		sc->idx = v[0];
+	return v;
+}
+
+/* The largest first rule of the vectors in use: no rule before it can
+ * match. */
+static __always_inline __u64 lower_bound(__u64 **v)
+{
+	__u64 lo = 0;
+
+#define LB(i) { __u64 f = v[i][0]; if (f > lo) lo = f; }
+	if (fields & F_SRC)
+		LB(0)
+	if (fields & F_DST)
+		LB(1)
+	if (fields & F_PROTO)
+		LB(2)
+	if (fields & F_FLAGS)
+		LB(3)
+	if (fields & F_SPORT)
+		LB(4)
+	if (fields & F_DPORT)
+		LB(5)
+	if (fields & F_LEN)
+		LB(6)
+	if (fields & F_IFACE)
+		LB(7)
+	if (nsets > 0)
+		LB(8)
+	if (nsets > 1)
+		LB(9)
+	if (nsets > 2)
+		LB(10)
+	if (nsets > 3)
+		LB(11)
+	if (!(fields & (F_SRC | F_DST)) && fams == 3)
+		LB(V_FAM)
+#undef LB
+	return lo;
 }
 
 /* One candidate word of the summary bits left in sc->m. */
@@ -312,10 +393,10 @@ static long scan_word(__u64 i, void *ctx)
 		return 1;
 	__u64 w = sc->s * 64 + ctz64(sc->m);
 	sc->m &= sc->m - 1;
-	__u64 o = ns + w;
+	__u64 o = HDR + ns + w;
 	/* hide o's origin so the bound below stays for the verifier */
 	asm volatile("" : "+r"(o));
-	if (w >= nw || o >= ns + nw || o >= MAX_SUMMARY + MAX_WORDS)
+	if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
 		return 1;
 	__u64 x = conj(sc->v, o);
 	if (x) {
@@ -346,8 +427,8 @@ static __always_inline int port_proto_ipset(__u8 p)
 }
 
 /* The vector of set slot i for this packet; 0 to pass the packet. */
-static __always_inline __u64 *set_vec(int i, void *map, int v6, void *saddr,
-				      void *daddr, __u8 proto, __u8 *ports)
+static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, int v6,
+				      void *saddr, void *daddr, __u8 proto, __u8 *ports)
 {
 	__u32 cfg = set_cfg[i];
 	__u32 cls;
@@ -381,7 +462,7 @@ static __always_inline __u64 *set_vec(int i, void *map, int v6, void *saddr,
 		}
 	}
 	cls = set_cls[2 * i + m];
-	return bpf_map_lookup_elem(&vecs, &cls);
+	return vec_of(sc, &cls);
 }
 
 SEC("xdp")
@@ -391,7 +472,7 @@ int xdptables_classify(struct xdp_md *ctx)
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	__u32 ifindex = ctx->ingress_ifindex;
-	struct lpm16 kport = {.prefixlen = 8}, klen = {.prefixlen = 24};
+	__u32 kport;
 	__u32 flagkey = 256, protokey, iplen;
 	struct iphdr *ip4 = 0;
 	void *l4, *l3end, *saddr, *daddr;
@@ -399,15 +480,36 @@ int xdptables_classify(struct xdp_md *ctx)
 	int v6;
 	struct scan sc = {};
 
+	__u32 ifcls;
+
 	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
 
-	struct iface *dev = bpf_map_lookup_elem(&ifaces, &ifindex);
-	if (!dev)
-		return XDP_PASS;
-	/* ip_rcv drops frames for other hosts before PREROUTING */
-	if (!(eth->h_dest[0] & 1) && !same_mac(eth->h_dest, dev->mac))
-		return XDP_PASS;
+	if (niftab > 0) {
+		__u32 hi;
+		__u16 lo;
+
+#define IFTAB_IS(i) (niftab > i && ifindex == iftab[i].index) { \
+		hi = iftab[i].mac_hi; lo = iftab[i].mac_lo; ifcls = iftab[i].cls; }
+		if IFTAB_IS(0)
+		else if IFTAB_IS(1)
+		else if IFTAB_IS(2)
+		else if IFTAB_IS(3)
+		else
+			return XDP_PASS;
+		/* ip_rcv drops frames for other hosts before PREROUTING */
+		if (!(eth->h_dest[0] & 1) &&
+		    (*(__u32 *)eth->h_dest != hi || *(__u16 *)(eth->h_dest + 4) != lo))
+			return XDP_PASS;
+	} else {
+		struct iface *dev = bpf_map_lookup_elem(&ifaces, &ifindex);
+
+		if (!dev)
+			return XDP_PASS;
+		if (!(eth->h_dest[0] & 1) && !same_mac(eth->h_dest, dev->mac))
+			return XDP_PASS;
+		ifcls = dev->cls;
+	}
 
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);
@@ -436,7 +538,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, saddr, 4);
 			c = bpf_map_lookup_elem(&src4, &k);
-			sc.v[0] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			sc.v[0] = vec_of(&sc, c);
 			if (!sc.v[0])
 				return XDP_PASS;
 		}
@@ -446,7 +548,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, daddr, 4);
 			c = bpf_map_lookup_elem(&dst4, &k);
-			sc.v[1] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			sc.v[1] = vec_of(&sc, c);
 			if (!sc.v[1])
 				return XDP_PASS;
 		}
@@ -485,7 +587,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, saddr, 16);
 			c = bpf_map_lookup_elem(&src6, &k);
-			sc.v[0] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			sc.v[0] = vec_of(&sc, c);
 			if (!sc.v[0])
 				return XDP_PASS;
 		}
@@ -495,7 +597,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, daddr, 16);
 			c = bpf_map_lookup_elem(&dst6, &k);
-			sc.v[1] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+			sc.v[1] = vec_of(&sc, c);
 			if (!sc.v[1])
 				return XDP_PASS;
 		}
@@ -518,106 +620,150 @@ int xdptables_classify(struct xdp_md *ctx)
 			flagkey = p[13];
 		}
 		ports = p;
-		kport.prefixlen = 24;
-		kport.data[0] = 1;
 	}
 	if (fields & F_SPORT) {
 		__u32 *c;
 
-		if (ports) {
-			kport.data[1] = ports[0];
-			kport.data[2] = ports[1];
-		}
+		kport = ports ? (__u32)ports[0] << 8 | ports[1] : NO_PORTS;
 		c = bpf_map_lookup_elem(&sports, &kport);
-		sc.v[4] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[4] = vec_of(&sc, c);
 		if (!sc.v[4])
 			return XDP_PASS;
 	}
 	if (fields & F_DPORT) {
 		__u32 *c;
 
-		if (ports) {
-			kport.data[1] = ports[2];
-			kport.data[2] = ports[3];
-		}
+		kport = ports ? (__u32)ports[2] << 8 | ports[3] : NO_PORTS;
 		c = bpf_map_lookup_elem(&dports, &kport);
-		sc.v[5] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[5] = vec_of(&sc, c);
 		if (!sc.v[5])
 			return XDP_PASS;
 	}
 	if (fields & F_LEN) {
 		__u32 *c;
 
-		klen.data[0] = 1;
-		klen.data[1] = iplen >> 8;
-		klen.data[2] = iplen & 0xff;
+		__u32 klen = iplen & 0xffff;
+
 		c = bpf_map_lookup_elem(&lengths, &klen);
-		sc.v[6] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[6] = vec_of(&sc, c);
 		if (!sc.v[6])
 			return XDP_PASS;
 	}
 	if (fields & F_PROTO) {
 		__u32 *c = bpf_map_lookup_elem(&protos, &protokey);
 
-		sc.v[2] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[2] = vec_of(&sc, c);
 		if (!sc.v[2])
 			return XDP_PASS;
 	}
 	if (fields & F_FLAGS) {
 		__u32 *c = bpf_map_lookup_elem(&tcpflags, &flagkey);
 
-		sc.v[3] = c ? bpf_map_lookup_elem(&vecs, c) : 0;
+		sc.v[3] = vec_of(&sc, c);
 		if (!sc.v[3])
 			return XDP_PASS;
 	}
 	if (fields & F_IFACE) {
-		sc.v[7] = bpf_map_lookup_elem(&vecs, &dev->cls);
+		sc.v[7] = vec_of(&sc, &ifcls);
 		if (!sc.v[7])
 			return XDP_PASS;
 	}
 	if (nsets > 0) {
-		sc.v[8] = set_vec(0, &set0, v6, saddr, daddr, protokey, ports);
+		sc.v[8] = set_vec(&sc, 0, &set0, v6, saddr, daddr, protokey, ports);
 		if (!sc.v[8])
 			return XDP_PASS;
 	}
 	if (nsets > 1) {
-		sc.v[9] = set_vec(1, &set1, v6, saddr, daddr, protokey, ports);
+		sc.v[9] = set_vec(&sc, 1, &set1, v6, saddr, daddr, protokey, ports);
 		if (!sc.v[9])
 			return XDP_PASS;
 	}
 	if (nsets > 2) {
-		sc.v[10] = set_vec(2, &set2, v6, saddr, daddr, protokey, ports);
+		sc.v[10] = set_vec(&sc, 2, &set2, v6, saddr, daddr, protokey, ports);
 		if (!sc.v[10])
 			return XDP_PASS;
 	}
 	if (nsets > 3) {
-		sc.v[11] = set_vec(3, &set3, v6, saddr, daddr, protokey, ports);
+		sc.v[11] = set_vec(&sc, 3, &set3, v6, saddr, daddr, protokey, ports);
 		if (!sc.v[11])
 			return XDP_PASS;
 	}
-	if (!(fields & (F_SRC | F_DST))) {
+	/* the family's rules, unless an address field or the family test
+	 * at the start (one family in the run) has already chosen them */
+	if (!(fields & (F_SRC | F_DST)) && fams == 3) {
 		__u32 fc = fam_cls[v6];
 
-		sc.v[V_FAM] = bpf_map_lookup_elem(&vecs, &fc);
+		sc.v[V_FAM] = vec_of(&sc, &fc);
 		if (!sc.v[V_FAM])
 			return XDP_PASS;
 	}
 
-	if (nwords == 1) {
-		/* one word of rules: no summary to walk */
-		__u64 x = conj(sc.v, 1);
-
-		if (!x)
+	if (single) {
+		if (sc.idx == NO_RULE)
 			return XDP_PASS;
-		sc.idx = ctz64(x);
+		sc.found = 1;
+	} else if (nwords <= 4) {
+		/* up to 256 rules: the words in order, no summary walk */
+		__u64 x = conj(sc.v, HDR + nsummary);
+
+		if (x) {
+			sc.idx = ctz64(x);
+		} else if (nwords > 1 && (x = conj(sc.v, HDR + nsummary + 1))) {
+			sc.idx = 64 + ctz64(x);
+		} else if (nwords > 2 && (x = conj(sc.v, HDR + nsummary + 2))) {
+			sc.idx = 128 + ctz64(x);
+		} else if (nwords > 3 && (x = conj(sc.v, HDR + nsummary + 3))) {
+			sc.idx = 192 + ctz64(x);
+		} else {
+			return XDP_PASS;
+		}
 		sc.found = 1;
 	} else {
+		__u64 ns = nsummary, nw = nwords;
+		/* First the word of the lower bound: the rules a blocklist's
+		 * address class starts with usually pass the other fields. */
+		__u64 lo = lower_bound(sc.v);
+		__u64 w = lo / 64, o = HDR + ns + w;
+
+		if (lo == ~0ULL)
+			return XDP_PASS; /* a vector without rules */
+		asm volatile("" : "+r"(o));
+		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
+			return XDP_PASS;
+		__u64 x = conj(sc.v, o);
+		if (x) {
+			sc.idx = w * 64 + ctz64(x);
+			sc.found = 1;
+		}
+		/* then the words after it */
+		__u64 s0 = w / 64, b0 = w % 64;
+
 		for (__u64 s = 0; s < MAX_SUMMARY; s++) {
-			if (s >= nsummary)
+			if (sc.found || s >= ns)
 				break;
+			if (s < s0)
+				continue;
+			sc.m = conj(sc.v, HDR + s);
+			if (s == s0)
+				sc.m &= b0 == 63 ? 0 : ~0ULL << (b0 + 1);
+			if (!sc.m)
+				continue;
+			/* the first candidate word inline: it usually holds the
+			 * match; the rest with bpf_loop, which the verifier checks
+			 * once, not per word */
+			w = s * 64 + ctz64(sc.m);
+			o = HDR + ns + w;
+			asm volatile("" : "+r"(o));
+			if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
+				return XDP_PASS;
+			x = conj(sc.v, o);
+			if (x) {
+				sc.idx = w * 64 + ctz64(x);
+				sc.found = 1;
+				break;
+			}
+			sc.m &= sc.m - 1;
 			sc.s = s;
-			sc.m = conj(sc.v, s);
-			/* bpf_loop: the verifier checks the body once, not per word */
 			if (sc.m)
 				bpf_loop(64, scan_word, &sc, 0);
 			if (sc.found)

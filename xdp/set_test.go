@@ -1,0 +1,93 @@
+package xdp
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/ipset"
+)
+
+// TestClassifierSets: -m set lookups of a hash:net set with a nomatch
+// entry, alone (the precomputed first rule of the set's class) and
+// among other rules (the vector search); verdicts against a direct
+// evaluation of these rules.
+func TestClassifierSets(t *testing.T) {
+	requireBPF(t)
+	s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
+	s.MaxElem = 16
+	for _, e := range []struct {
+		p       string
+		nomatch bool
+	}{{"198.18.0.0/16", false}, {"198.18.1.0/24", true}, {"198.18.1.7/32", false}, {"203.0.113.9/32", false}} {
+		pf := netip.MustParsePrefix(e.p)
+		s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: pf.Addr(), Bits: pf.Bits()}}, Nomatch: e.nomatch})
+	}
+	// in is the set's answer: the longest entry containing a decides
+	in := func(a netip.Addr) bool {
+		best, nomatch := -1, false
+		for _, e := range s.Entries {
+			pf := netip.PrefixFrom(e.Elem[0].Addr, e.Elem[0].Bits)
+			if pf.Contains(a) && pf.Bits() > best {
+				best, nomatch = pf.Bits(), e.Nomatch
+			}
+		}
+		return best >= 0 && !nomatch
+	}
+	type rule struct {
+		spec  string
+		match func(p *pkt) bool
+		drop  bool
+	}
+	srcIn := rule{"-m set --match-set bl src -j DROP", func(p *pkt) bool { return in(p.src) }, true}
+	srcOut := rule{"-m set ! --match-set bl src -j DROP", func(p *pkt) bool { return !in(p.src) }, true}
+	dstIn := rule{"-m set --match-set bl dst -j ACCEPT", func(p *pkt) bool { return in(p.dst) }, false}
+	udpSrc := rule{"-p udp -m set --match-set bl src -j DROP", func(p *pkt) bool { return p.proto == 17 && in(p.src) }, true}
+	net15 := rule{"-s 198.18.0.0/15 -j DROP", func(p *pkt) bool { return netip.MustParsePrefix("198.18.0.0/15").Contains(p.src) }, true}
+	for i, rs := range [][]rule{{srcIn}, {srcOut}, {dstIn, srcIn}, {udpSrc, net15}, {net15, srcIn}, {dstIn, udpSrc, srcOut}} {
+		var specs []string
+		for _, r := range rs {
+			specs = append(specs, r.spec)
+		}
+		rules := parseRules(t, compat.IPv4, specs...)
+		c, err := CompileSets(rules, nil, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
+			func(string) *ipset.Set { return s })
+		if err != nil || c.Run4 != len(rs) {
+			t.Fatalf("case %d: %v, run %d, stop %v", i, err, c.Run4, c.Stop4)
+		}
+		if c.Single != (len(rs) == 1) {
+			t.Fatalf("case %d: single %v", i, c.Single)
+		}
+		sm, err := newSetMap(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
+		sm.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := &testbed{c: c, prog: p}
+		for _, src := range []string{"198.18.0.1", "198.18.1.5", "198.18.1.7", "198.19.0.1", "203.0.113.9", "203.0.113.8"} {
+			for _, dst := range []string{"198.18.1.7", "198.51.100.1", "203.0.113.9"} {
+				for _, proto := range []uint8{6, 17} {
+					pk := pkt{src: a(src), dst: a(dst), proto: proto, sport: 1, dport: 9, dstMAC: testMAC, iface: "eth0"}
+					want := uint32(xdpPass)
+					for _, r := range rs {
+						if r.match(&pk) {
+							if r.drop {
+								want = xdpDrop
+							}
+							break
+						}
+					}
+					if got := tb.run(t, &pk); got != want {
+						t.Errorf("case %d %v: %s -> %s proto %d: verdict %d, want %d", i, specs, src, dst, proto, got, want)
+					}
+				}
+			}
+		}
+		p.Close()
+	}
+}
