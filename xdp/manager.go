@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -71,6 +72,12 @@ type State struct {
 	// slot is reused only after every other one, long after packets of
 	// the generation that last used it are gone.
 	NextSlot uint32 `json:"next_slot"`
+	// Netns is the cookie of the network namespace the state belongs to
+	// (SO_NETNS_COOKIE, never reused; 0 where the kernel has none). State
+	// and pins are kept per namespace inode, and a namespace deleted with
+	// XDP still attached leaves them behind: a later namespace that gets
+	// the same inode must not take them for its own.
+	Netns uint64 `json:"netns,omitempty"`
 }
 
 // Input is what a generation is compiled from: the raw PREROUTING rules
@@ -111,6 +118,7 @@ type Manager struct {
 	pinDir, stateFile string
 	lock              *os.File
 	counters          *ebpf.Map
+	cookie            uint64 // of the namespace (see State.Netns)
 }
 
 // NetnsID is the inode of the calling process's network namespace.
@@ -150,7 +158,42 @@ func Open() (*Manager, error) {
 		return nil, fmt.Errorf("xdp: lock: %w", err)
 	}
 	m.lock = f
+	m.cookie = netnsCookie()
+	if err := m.dropStale(); err != nil {
+		m.Close()
+		return nil, err
+	}
 	return m, nil
+}
+
+// netnsCookie returns the cookie of the calling thread's network
+// namespace, or 0 where the kernel does not tell it (before 5.14).
+func netnsCookie() uint64 {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var c uint64
+	l := uint32(8)
+	if _, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_NETNS_COOKIE,
+		uintptr(unsafe.Pointer(&c)), uintptr(unsafe.Pointer(&l)), 0); e != 0 {
+		return 0
+	}
+	return c
+}
+
+// dropStale removes the state and pins of another namespace that had
+// this one's inode (see State.Netns).
+func (m *Manager) dropStale() error {
+	st, err := m.State()
+	if err != nil || st.Netns == 0 || m.cookie == 0 || st.Netns == m.cookie {
+		return nil // unreadable state is reported where it is used
+	}
+	if err := os.RemoveAll(m.pinDir); err != nil {
+		return fmt.Errorf("xdp: stale pins of a deleted namespace: %w", err)
+	}
+	return os.Remove(m.stateFile)
 }
 
 // Close unlocks; it does not detach anything.
@@ -212,6 +255,7 @@ func (m *Manager) State() (*State, error) {
 }
 
 func (m *Manager) save(st *State) error {
+	st.Netns = m.cookie
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
