@@ -18,6 +18,14 @@ func FuzzParse(f *testing.F) {
 		"-L -n -v --line-numbers",
 		"-D INPUT 3",
 		"-A INPUT -p tcp --tcp-flags ALL NONE -j DROP",
+		"-A INPUT -m u32 --u32 \"0>>22&0x3C@8=0x12345678&&6&0xFF=1,2:3\"",
+		"-A INPUT -p sctp -m sctp ! --dport 80:90 --chunk-types any DATA:Be,ABORT:T",
+		"-A INPUT -m time --timestart 08:00 --timestop 17:00 --weekdays Mon,Tue --kerneltz",
+		"-A INPUT -p tcp --syn -m connlimit --connlimit-above 20 --connlimit-mask 24 -j REJECT",
+		"-A INPUT -m policy --dir in --pol ipsec --reqid 1 --proto esp -j ACCEPT",
+		"-t mangle -A PREROUTING -p tcp -j TPROXY --on-port 1 --on-ip 198.51.100.1 --tproxy-mark 0x1/0x1",
+		"-t mangle -A FORWARD -j TTL --ttl-dec 3",
+		"-A INPUT -p tcp -m conntrack --ctstate INVALID,UNTRACKED -j SYNPROXY --sack-perm --timestamp --wscale 7 --mss 1460",
 	} {
 		f.Add(s)
 	}
