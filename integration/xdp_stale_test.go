@@ -44,3 +44,29 @@ func TestXDPStaleStateOfDeletedNamespace(t *testing.T) {
 		t.Errorf("stale state still there: %v", err)
 	}
 }
+
+// TestXDPStatusAfterForeignFlush: `nft flush ruleset` by another tool
+// removes our nftables rules while the XDP program keeps dropping;
+// `xdptables xdp status` says so (exit 1), `xdp sync` recompiles XDP from
+// what nftables holds, and the drops stop.
+func TestXDPStatusAfterForeignFlush(t *testing.T) {
+	x := newXDPBed(t)
+	x.run("iptables", "-t", "raw", "-A", "PREROUTING", "-s", "198.18.0.1", "-p", "icmp", "-j", "DROP")
+	if got := x.ping(3, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d answers through a DROP rule", got)
+	}
+	if r := x.b.Run("", "nft", "flush", "ruleset"); r.RC != 0 {
+		t.Fatalf("nft flush ruleset: %+v", r)
+	}
+	r := x.b.Run("", filepath.Join(x.bin, "xdptables"), "xdp", "status")
+	if r.RC != 1 || !strings.Contains(r.Stderr, "out of step") || !strings.Contains(r.Stderr, "-s 198.18.0.1/32 -p icmp -j DROP") {
+		t.Fatalf("status after the flush: rc %d\n%s%s", r.RC, r.Stdout, r.Stderr)
+	}
+	x.run("xdptables", "xdp", "sync")
+	if s := x.run("xdptables", "xdp", "status"); !strings.Contains(s, "0 of 0 rules in XDP") {
+		t.Fatalf("status after sync:\n%s", s)
+	}
+	if got := x.ping(3, "198.18.0.2"); got != 3 {
+		t.Fatalf("%d of 3 answers after sync", got)
+	}
+}

@@ -201,5 +201,28 @@ func xdpStatus(m *xdp.Manager) int {
 			fmt.Printf("  %-4d %10d %12d %10d %12d  %s\n", r.Pos+1, c.Packets, c.Bytes, nft.Packets, nft.Bytes, r.Spec)
 		}
 	}
+	if msg := outOfStep(st, v4, v6); msg != "" {
+		errorf("xdptables: %s\n", msg)
+		return 1
+	}
 	return 0
+}
+
+// outOfStep compares the run compiled into XDP with the raw PREROUTING
+// rules nftables holds now. Our own commands keep them in step; a change
+// by another tool (`nft flush ruleset`, `nft delete table ...`) leaves XDP
+// dropping for rules that nftables no longer has, which is what it says.
+func outOfStep(st *xdp.State, v4, v6 []*compat.Rule) string {
+	for _, r := range st.Rules {
+		rules := v4
+		if r.Family == compat.IPv6 {
+			rules = v6
+		}
+		if r.Pos >= len(rules) || strings.TrimSpace(compat.ExactSpec(rules[r.Pos])) != r.Spec {
+			return fmt.Sprintf("XDP is out of step with nftables: it runs %q as %s raw PREROUTING rule %d, which nftables no longer has "+
+				"(changed by another tool, e.g. `nft flush ruleset`?); `xdptables xdp sync` recompiles XDP from the current rules, "+
+				"restoring the saved ruleset repairs both", r.Spec, r.Family.Prog(), r.Pos+1)
+		}
+	}
+	return ""
 }
