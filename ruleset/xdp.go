@@ -13,6 +13,11 @@ var (
 	// handles of raw PREROUTING rules whose counters the command reset
 	// (-Z), so that their XDP counters restart too.
 	AfterCommit func(e *Engine, zeroed []uint64)
+	// BeforeCommit runs before a command or restore commits a change of
+	// the rules of raw PREROUTING of e's family from rule index from on
+	// (0-based; rules before it stay as they are); AfterCommit follows it
+	// whether the commit succeeded or not.
+	BeforeCommit func(e *Engine, from int)
 	// XDPCounters returns what XDP counted for the raw PREROUTING rules
 	// of family fam with the given handles (nil: nothing).
 	XDPCounters func(fam compat.Family, handles []uint64) []compat.Counters
@@ -38,21 +43,57 @@ func (e *Engine) RawPrerouting() ([]*compat.Rule, []uint64, error) {
 	return rules, handles, nil
 }
 
-// afterCommand calls AfterCommit for a committed command of the raw
-// table that can change raw PREROUTING or its counters.
-func (e *Engine) afterCommand(cmd *compat.Command, v *View) {
-	if AfterCommit == nil || cmd.Table != "raw" {
-		return
+// touchesRaw says whether cmd can change raw PREROUTING or its counters.
+func touchesRaw(cmd *compat.Command) bool {
+	if cmd.Table != "raw" || (cmd.Chain != "" && cmd.Chain != "PREROUTING") {
+		return false
 	}
 	switch cmd.Op {
 	case compat.OpCheck:
-		return
+		return false
 	case compat.OpList, compat.OpListRules:
-		if !cmd.ZeroToo {
-			return
-		}
+		return cmd.ZeroToo
 	}
-	if cmd.Chain != "" && cmd.Chain != "PREROUTING" {
+	return true
+}
+
+// rawChangeFrom returns the index of the first raw PREROUTING rule that
+// cmd can change, or -1 when it changes none (counters, policy, chains,
+// a rule appended after all others).
+func rawChangeFrom(cmd *compat.Command) int {
+	if !touchesRaw(cmd) {
+		return -1
+	}
+	switch cmd.Op {
+	case compat.OpInsert, compat.OpReplace, compat.OpDeleteNum:
+		return max(cmd.RuleNum, 1) - 1
+	case compat.OpDelete, compat.OpFlush:
+		return 0
+	}
+	return -1
+}
+
+// beforeCommit calls BeforeCommit once for a command or restore that is
+// about to commit a change of raw PREROUTING from rule index from on.
+func (e *Engine) beforeCommit(paused *bool, from int) {
+	if BeforeCommit != nil && !*paused && from >= 0 {
+		BeforeCommit(e, from)
+		*paused = true
+	}
+}
+
+// resume brings XDP back in step after BeforeCommit when the command or
+// restore did not get to AfterCommit (it failed).
+func (e *Engine) resume(paused bool) {
+	if paused && AfterCommit != nil {
+		AfterCommit(e, nil)
+	}
+}
+
+// afterCommand calls AfterCommit for a committed command of the raw
+// table that can change raw PREROUTING or its counters.
+func (e *Engine) afterCommand(cmd *compat.Command, v *View) {
+	if AfterCommit == nil || !touchesRaw(cmd) {
 		return
 	}
 	var zeroed []uint64

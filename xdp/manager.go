@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
@@ -78,6 +79,11 @@ type State struct {
 	// XDP still attached leaves them behind: a later namespace that gets
 	// the same inode must not take them for its own.
 	Netns uint64 `json:"netns,omitempty"`
+	// Paused is set while a command changes the rules: XDP passes every
+	// packet to nftables from before the command commits until it has
+	// compiled the new rules. A command killed in between leaves it
+	// paused (safe: nftables alone decides) until the next update.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Input is what a generation is compiled from: the raw PREROUTING rules
@@ -363,6 +369,7 @@ func (m *Manager) Update(in *Input) error {
 			return fmt.Errorf("xdp: replacing the program on %s: %w", l.Name, err)
 		}
 	}
+	st.Paused = false
 	return m.save(st)
 }
 
@@ -690,6 +697,56 @@ func Active() bool {
 	return err == nil
 }
 
+// Pause makes every attached interface pass every packet until the next
+// Update, before a command commits a change of the rules: should the
+// command die between its commit and its Update, XDP must not go on
+// dropping for rules that nftables no longer has. The compiled run and
+// its counters stay as they are, for the Update to carry over.
+//
+// from is the first rule index of family fam that the command changes:
+// when the compiled run ends before it, the run stays a prefix of the new
+// rules, its verdicts stay right, and nothing is paused.
+func (m *Manager) Pause(fam compat.Family, from int) error {
+	st, err := m.State()
+	if err != nil {
+		return err
+	}
+	run := st.Run4
+	if fam == compat.IPv6 {
+		run = st.Run6
+	}
+	if len(st.Links) == 0 || st.Paused || from >= run {
+		return nil
+	}
+	pass, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name:         "xdptables_pass",
+		Type:         ebpf.XDP,
+		AttachType:   ebpf.AttachXDP, // a link takes only the attach type it was made with
+		License:      "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 2 /* XDP_PASS */), asm.Return()},
+	})
+	if err != nil {
+		return fmt.Errorf("xdp: pause: %w", err)
+	}
+	defer pass.Close()
+	for _, l := range st.Links {
+		lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil)
+		if err != nil {
+			continue // gone with its interface
+		}
+		err = lk.Update(pass)
+		lk.Close()
+		if err != nil {
+			return fmt.Errorf("xdp: pause on %s: %w", l.Name, err)
+		}
+	}
+	// marked after the swap: a kill before the mark leaves XDP passing
+	// with the state unmarked, which is safe; the reverse would claim a
+	// pause that is not there
+	st.Paused = true
+	return m.save(st)
+}
+
 // Disable replaces the program on every attached interface by one that
 // passes everything (nftables alone decides), for when an update failed:
 // an outdated classifier must never drop what the new rules accept.
@@ -714,5 +771,6 @@ func (m *Manager) Disable() error {
 			return m.Reset()
 		}
 	}
+	st.Paused = false
 	return m.save(st)
 }

@@ -201,6 +201,10 @@ func xdpStatus(m *xdp.Manager) int {
 			fmt.Printf("  %-4d %10d %12d %10d %12d  %s\n", r.Pos+1, c.Packets, c.Bytes, nft.Packets, nft.Bytes, r.Spec)
 		}
 	}
+	if st.Paused {
+		errorf("xdptables: XDP fast path paused: a command that changed the rules did not finish; every packet passes to nftables until the next update (`xdptables xdp sync`)\n")
+		return 1
+	}
 	if msg := outOfStep(st, v4, v6); msg != "" {
 		errorf("xdptables: %s\n", msg)
 		return 1

@@ -15,6 +15,7 @@ import (
 // namespace: without XDP, commands pay nothing more.
 func init() {
 	ruleset.AfterCommit = xdpAfterCommit
+	ruleset.BeforeCommit = xdpBeforeCommit
 	ruleset.XDPCounters = xdpCounters
 	setengine.AfterCommit = xdpAfterSets
 	setengine.Watching = xdp.Active
@@ -85,6 +86,25 @@ func xdpUpdate(e *ruleset.Engine, sets *ipset.State, zeroed map[string]bool) {
 			return
 		}
 		errorf("xdptables: warning: XDP fast path not updated: %v; it now passes every packet and the rules stay enforced by nftables (run `xdptables xdp sync` to retry)\n", err)
+	}
+}
+
+// xdpBeforeCommit pauses the fast path (every packet passes to nftables)
+// before a change of raw PREROUTING commits; xdpAfterCommit resumes it
+// with the new rules. A command killed in between leaves XDP passing,
+// never dropping for rules that nftables no longer has.
+func xdpBeforeCommit(e *ruleset.Engine, from int) {
+	if !xdp.Active() {
+		return
+	}
+	m, err := xdp.Open()
+	if err != nil {
+		errorf("xdptables: warning: XDP fast path not paused for the update: %v\n", err)
+		return
+	}
+	defer m.Close()
+	if err := m.Pause(e.Family, from); err != nil {
+		errorf("xdptables: warning: XDP fast path not paused for the update: %v\n", err)
 	}
 }
 
