@@ -408,7 +408,7 @@ func (c *Conn) Rules(fam Family, chain string) ([]Rule, error) {
 // the datagram it came in as that arrives.
 func (c *Conn) RulesUndecoded(fam Family, chain string) ([]Rule, error) {
 	var out []Rule
-	err := c.scanRules(fam, chain, func() { out = out[:0] }, func(r *Rule) error {
+	err := c.ScanRules(fam, chain, func() { out = out[:0] }, func(r *Rule) error {
 		out = append(out, r.Clone())
 		return nil
 	})
@@ -442,9 +442,15 @@ func (r *Rule) JumpTarget() (string, bool) {
 	if lastName != "immediate" {
 		return "", false
 	}
-	v := &expr.Verdict{}
-	if err := expr.Unmarshal(byte(r.Family), last, v); err != nil {
-		return "", false
+	var v *expr.Verdict
+	if e, ok := decodeFast(lastName, last); ok {
+		v, _ = e.(*expr.Verdict)
+	}
+	if v == nil {
+		v = &expr.Verdict{}
+		if err := expr.Unmarshal(byte(r.Family), last, v); err != nil {
+			return "", false
+		}
 	}
 	if v.Kind == expr.VerdictJump || v.Kind == expr.VerdictGoto {
 		return v.Chain, true
@@ -485,7 +491,7 @@ func (c *Conn) tableRulesOnce(fam Family) ([]Rule, error) {
 	var out []Rule
 	for _, ch := range chains {
 		n := len(out)
-		err := c.scanRules(fam, ch.Name, func() { out = out[:n] }, func(r *Rule) error {
+		err := c.ScanRules(fam, ch.Name, func() { out = out[:n] }, func(r *Rule) error {
 			out = append(out, r.Clone())
 			return nil
 		})

@@ -22,23 +22,12 @@ var ErrDumpInterrupted = fmt.Errorf("rule dump interrupted: %w", ErrGenerationCh
 // (they point into the receive buffer); Clone keeps a rule. An error from
 // fn ends the dump (the rest is read and dropped) and is returned. A
 // missing chain gives no rules and no error.
-func (c *Conn) ScanRules(fam Family, chain string, fn func(r *Rule) error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	fnErr, err := c.scanRulesOnce(fam, chain, fn)
-	if err != nil && err != ErrDumpInterrupted {
-		return fmt.Errorf("list rules of chain %s: %w", chain, err)
-	}
-	if err != nil {
-		return err
-	}
-	return fnErr
-}
-
-// scanRules is ScanRules for callers that collect: restart runs before
-// each new attempt when a dump was interrupted, so that they drop what
-// they collected.
-func (c *Conn) scanRules(fam Family, chain string, restart func(), fn func(r *Rule) error) error {
+//
+// When the kernel interrupts the dump (the ruleset changed under it, or
+// the receive buffer overran), what fn saw is not one state: restart is
+// called, for the caller to drop it, and the dump starts over. A nil
+// restart makes ScanRules return ErrDumpInterrupted instead.
+func (c *Conn) ScanRules(fam Family, chain string, restart func(), fn func(r *Rule) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for attempt := 0; ; attempt++ {
@@ -46,12 +35,15 @@ func (c *Conn) scanRules(fam Family, chain string, restart func(), fn func(r *Ru
 		if err == nil {
 			return fnErr
 		}
-		if err == ErrDumpInterrupted && attempt < 16 {
-			restart()
-			continue
-		}
 		if err == ErrDumpInterrupted {
-			return fmt.Errorf("netlink dump kept being interrupted: %w", ErrGenerationChanged)
+			if restart == nil {
+				return err
+			}
+			if attempt < 16 {
+				restart()
+				continue
+			}
+			err = fmt.Errorf("netlink dump kept being interrupted: %w", ErrGenerationChanged)
 		}
 		what := "list rules"
 		if chain != "" {

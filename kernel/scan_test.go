@@ -27,7 +27,7 @@ func TestScanRules(t *testing.T) {
 	commit(t, c, b)
 
 	var seen []Rule
-	err := c.ScanRules(IPv4, in, func(r *Rule) error {
+	err := c.ScanRules(IPv4, in, nil, func(r *Rule) error {
 		if err := r.Decode(); err != nil {
 			return err
 		}
@@ -60,7 +60,7 @@ func TestScanRules(t *testing.T) {
 
 	stop := errors.New("stop")
 	count := 0
-	err = c.ScanRules(IPv4, in, func(r *Rule) error {
+	err = c.ScanRules(IPv4, in, nil, func(r *Rule) error {
 		count++
 		if count == 10 {
 			return stop
@@ -74,7 +74,7 @@ func TestScanRules(t *testing.T) {
 		t.Fatalf("after a stopped scan: %d rules, %v", len(rs), err)
 	}
 	count = 0
-	if err := c.ScanRules(IPv4, ChainName("filter", "NOPE"), func(*Rule) error { count++; return nil }); err != nil || count != 0 {
+	if err := c.ScanRules(IPv4, ChainName("filter", "NOPE"), nil, func(*Rule) error { count++; return nil }); err != nil || count != 0 {
 		t.Fatalf("missing chain: %d rules, %v", count, err)
 	}
 }
