@@ -113,20 +113,28 @@ func (e *Engine) chainsOf(table string, names []string) ([]kernel.Chain, error) 
 
 // load reads the chains of the table and the rules n asks for.
 func (e *Engine) load(table string, n need) (*View, error) {
-	v := NewView(e.Family, table)
 	chains, err := e.chainsOf(table, n.chains)
 	if err != nil {
 		return nil, err
 	}
-	prefix := table + "."
+	marked := false
 	if len(n.chains) > 0 {
 		// the marker of the iptables table (see builder.table)
 		if _, err := e.Conn.Chain(e.kfam(), table); err == nil {
-			v.marked = true
+			marked = true
 		} else if !errors.Is(err, unix.ENOENT) {
 			return nil, err
 		}
 	}
+	v := e.viewOf(table, chains)
+	v.marked = v.marked || marked
+	return v, e.loadRules(v, n)
+}
+
+// viewOf makes a view of table's chains among chains, without rules.
+func (e *Engine) viewOf(table string, chains []kernel.Chain) *View {
+	v := NewView(e.Family, table)
+	prefix := table + "."
 	for _, kc := range chains {
 		if kc.Name == table {
 			v.marked = true
@@ -147,6 +155,12 @@ func (e *Engine) load(table string, n need) (*View, error) {
 		}
 		v.AddChain(c)
 	}
+	return v
+}
+
+// loadRules reads into v the rules n asks for.
+func (e *Engine) loadRules(v *View, n need) error {
+	table := v.Table
 	var wanted map[string]bool
 	if len(n.exact) > 0 && !n.allRules {
 		wanted = map[string]bool{}
@@ -180,19 +194,19 @@ func (e *Engine) load(table string, n need) (*View, error) {
 		v.Complete = true
 		for _, name := range v.names {
 			if err := read(v.Chains[name]); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		return v, nil
+		return nil
 	}
 	for _, name := range n.rulesOf {
 		if c := v.Chains[name]; c != nil && !c.Loaded {
 			if err := read(c); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return v, nil
+	return nil
 }
 
 // scanChain calls fn with each rule of an iptables chain of table as the
@@ -643,49 +657,4 @@ func (bl *builder) commitError(err error, _ int) error {
 // String describes a view briefly (for debugging).
 func (v *View) String() string {
 	return fmt.Sprintf("view %s %d chains", v.Table, len(v.Chains))
-}
-
-// Save returns the tables for iptables-save: the named one (also when
-// absent), or every iptables table that has chains in the kernel, in
-// iptables-save's table order.
-func (e *Engine) Save(table string) ([]*compat.SaveTable, error) {
-	if table != "" {
-		if _, ok := compat.BuiltinChains[table]; !ok {
-			return nil, compat.Rawf(compat.StatusOther, "Table `%s' does not exist\n", table)
-		}
-	}
-	gen0, err := e.Conn.GenID()
-	if err != nil {
-		return nil, kernelReadError(err)
-	}
-	_ = gen0
-	chains, err := e.Conn.Chains(e.kfam())
-	if err != nil {
-		return nil, kernelReadError(err)
-	}
-	present := map[string]bool{}
-	for _, c := range chains {
-		if t, _, ok := kernel.SplitChainName(c.Name); ok {
-			present[t] = true
-		} else {
-			present[c.Name] = true // the table marker
-		}
-	}
-	var out []*compat.SaveTable
-	for _, t := range compat.Tables {
-		if (table != "" && t != table) || (table == "" && !present[t]) {
-			continue
-		}
-		v, err := e.load(t, need{allRules: true})
-		if err != nil {
-			var fe *foreignError
-			if errors.As(err, &fe) {
-				out = append(out, &compat.SaveTable{Name: t, Incompatible: true})
-				continue
-			}
-			return nil, kernelReadError(err)
-		}
-		out = append(out, v.Save())
-	}
-	return out, nil
 }

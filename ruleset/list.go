@@ -1,10 +1,15 @@
 package ruleset
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
@@ -177,11 +182,12 @@ func (v *View) deletedNotes() string {
 }
 
 // list carries out -L and -S without -Z. The chains are read first; then
-// each chain's rules are read, translated and printed one chain at a
-// time, so that no more than one rule (one chain for raw PREROUTING with
-// XDP counters) is held at once, only the text. The generation id, read
-// before and after, tells whether the chains were read from one state.
+// the rules, chain by chain, are read, translated and printed as they
+// come (see readChains), so that only the text is kept. The generation
+// id, read before and after, tells whether the chains were read from one
+// state of the ruleset; if not, they are read again.
 func (e *Engine) list(cmd *compat.Command) (string, error) {
+	defer gcForReading()()
 	for attempt := 0; ; attempt++ {
 		gen, err := e.Conn.GenID()
 		if err != nil {
@@ -233,44 +239,145 @@ func (e *Engine) list(cmd *compat.Command) (string, error) {
 // ruleset changed meanwhile; after that the last reading is printed.
 const listRetries = 20
 
-// eachRule calls fn with every rule of chain c of v, translated, and its
-// kernel handle, in chain order. The rules of raw PREROUTING are read
-// first and get their XDP counters added; those of other chains are
-// passed on as they are read. restart is called when the reading starts
-// over (the dump was interrupted): fn will see the rules again.
-func (e *Engine) eachRule(v *View, c *ChainState, restart func(), fn func(r *compat.Rule, handle uint64) error) error {
-	if !c.InKernel {
-		return nil
+// gcForReading lets the heap grow further between collections while a
+// listing runs (it keeps little: the text, a few batches of rules, and
+// makes much short-lived garbage), within a limit that keeps the process
+// small; the returned function restores the settings.
+func gcForReading() func() {
+	pct := debug.SetGCPercent(400)
+	limit := debug.SetMemoryLimit(64 << 20)
+	return func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
 	}
-	if XDPCounters != nil && v.Table == "raw" && c.Name == "PREROUTING" {
-		c.Rules = nil
-		err := e.scanChain(v.Table, c.Name, func() { c.Rules = nil }, func(kr *kernel.Rule) error {
-			r, err := e.translate(v.Table, c.Name, kr)
-			if err == nil {
-				c.Rules = append(c.Rules, &RuleState{Rule: r, Handle: kr.Handle})
-			}
-			return err
-		})
-		if err != nil {
-			return err
+}
+
+// ruleBatch is a stretch of one chain's rules on its way from the kernel
+// dump to the printer.
+type ruleBatch struct {
+	chain   int           // index of the chain among those read
+	kernel  []kernel.Rule // as read
+	rules   []*compat.Rule
+	scanErr error // the dump's error, in a chain's last batch
+	trErr   error // the first rule that did not translate
+	last    bool  // the chain's last batch
+	done    chan struct{}
+}
+
+// batchRules is how many rules a ruleBatch holds at most.
+const batchRules = 64
+
+// readChains reads the rules of chains (chains of v) from the kernel, one
+// chain after the other, translates them and calls fn with each rule, its
+// kernel handle and the index of its chain, in order; fn runs in the
+// caller's goroutine. Reading the dump runs ahead in a goroutine of its
+// own and translating is spread over the CPUs, a bounded number of
+// batches ahead of fn. A dump the kernel interrupts ends it with an error
+// that wraps kernel.ErrGenerationChanged: read again from the start. The
+// rules of raw PREROUTING get their XDP counters added (the whole chain
+// is read before fn sees them).
+func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *compat.Rule, handle uint64) error) error {
+	workers := runtime.GOMAXPROCS(0)
+	work := make(chan *ruleBatch, 4*workers)
+	order := make(chan *ruleBatch, 8*workers)
+	stop := make(chan struct{})
+	errStopped := errors.New("stopped")
+	send := func(b *ruleBatch) bool {
+		select {
+		case work <- b:
+		case <-stop:
+			return false
 		}
-		c.Loaded = true
-		v.addXDPCounters()
-		for _, r := range c.Rules {
-			if err := fn(r.Rule, r.Handle); err != nil {
+		select {
+		case order <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	go func() {
+		defer close(order)
+		defer close(work)
+		for i, c := range chains {
+			if !c.InKernel {
+				continue
+			}
+			b := &ruleBatch{chain: i, done: make(chan struct{})}
+			err := e.scanChain(v.Table, c.Name, nil, func(kr *kernel.Rule) error {
+				b.kernel = append(b.kernel, kr.Clone())
+				if len(b.kernel) == batchRules {
+					if !send(b) {
+						return errStopped
+					}
+					b = &ruleBatch{chain: i, done: make(chan struct{})}
+				}
+				return nil
+			})
+			if err == errStopped {
+				return
+			}
+			b.scanErr, b.last = err, true
+			if !send(b) || err != nil {
+				return
+			}
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		go func() {
+			for b := range work {
+				b.rules = make([]*compat.Rule, 0, len(b.kernel))
+				name := chains[b.chain].Name
+				for j := range b.kernel {
+					r, err := e.translate(v.Table, name, &b.kernel[j])
+					if err != nil {
+						b.trErr = err
+						break
+					}
+					b.rules = append(b.rules, r)
+				}
+				close(b.done)
+			}
+		}()
+	}
+	defer close(stop)
+	xdp := -1
+	if XDPCounters != nil && v.Table == "raw" {
+		for i, c := range chains {
+			if c.Name == "PREROUTING" && c.InKernel {
+				xdp = i
+			}
+		}
+	}
+	for b := range order {
+		<-b.done
+		for j, r := range b.rules {
+			if b.chain == xdp {
+				chains[xdp].Rules = append(chains[xdp].Rules, &RuleState{Rule: r, Handle: b.kernel[j].Handle})
+				continue
+			}
+			if err := fn(b.chain, r, b.kernel[j].Handle); err != nil {
 				return err
 			}
 		}
-		c.Rules = nil
-		return nil
-	}
-	return e.scanChain(v.Table, c.Name, restart, func(kr *kernel.Rule) error {
-		r, err := e.translate(v.Table, c.Name, kr)
-		if err != nil {
-			return err
+		if b.trErr != nil {
+			return b.trErr
 		}
-		return fn(r, kr.Handle)
-	})
+		if b.scanErr != nil {
+			return b.scanErr
+		}
+		if b.chain == xdp && b.last {
+			c := chains[xdp]
+			c.Loaded = true
+			v.addXDPCounters()
+			for _, r := range c.Rules {
+				if err := fn(xdp, r.Rule, r.Handle); err != nil {
+					return err
+				}
+			}
+			c.Rules = nil
+		}
+	}
+	return nil
 }
 
 // streamListRules is ListRules reading the rules chain by chain.
@@ -289,30 +396,16 @@ func (e *Engine) streamListRules(v *View, cmd *compat.Command) (string, error) {
 		if cmd.RuleNum == 0 {
 			v.policyLine(&b, c, verbose)
 		}
-		start := b.Len()
-		var nth *compat.Rule
-		i := 0
-		restart := func() {
-			i, nth = 0, nil
-			s := b.String()[:start]
-			b.Reset()
-			b.WriteString(s)
-		}
-		err := e.eachRule(v, c, restart, func(r *compat.Rule, _ uint64) error {
-			i++
-			switch {
-			case cmd.RuleNum == 0:
+		n := 0
+		err := e.readChains(v, []*ChainState{c}, func(_ int, r *compat.Rule, _ uint64) error {
+			n++
+			if cmd.RuleNum == 0 || n == cmd.RuleNum {
 				rule(c.Name, r)
-			case i == cmd.RuleNum:
-				nth = r
 			}
 			return nil
 		})
 		if err != nil {
 			return "", err
-		}
-		if nth != nil {
-			rule(c.Name, nth)
 		}
 		return b.String(), nil
 	}
@@ -320,20 +413,12 @@ func (e *Engine) streamListRules(v *View, cmd *compat.Command) (string, error) {
 	for _, c := range chains {
 		v.policyLine(&b, c, verbose)
 	}
-	for _, c := range chains {
-		start := b.Len()
-		restart := func() {
-			s := b.String()[:start]
-			b.Reset()
-			b.WriteString(s)
-		}
-		err := e.eachRule(v, c, restart, func(r *compat.Rule, _ uint64) error {
-			rule(c.Name, r)
-			return nil
-		})
-		if err != nil {
-			return "", err
-		}
+	err := e.readChains(v, chains, func(i int, r *compat.Rule, _ uint64) error {
+		rule(chains[i].Name, r)
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }
@@ -371,65 +456,46 @@ func (e *Engine) streamList(v *View, cmd *compat.Command) (string, error) {
 		}
 		b.WriteString(f.ChainHeader(c.Name, policy, cnt, refs))
 	}
-	// body reads the rules of c into text, counting the jumps to each
-	// chain, and returns how many rules it has.
-	body := func(c *ChainState, text *strings.Builder, jumps map[string]int, only int) (int, error) {
-		i := 0
-		var counted []string
-		restart := func() {
-			i = 0
-			text.Reset()
-			for _, t := range counted {
-				jumps[t]--
-			}
-			counted = counted[:0]
-		}
-		err := e.eachRule(v, c, restart, func(r *compat.Rule, _ uint64) error {
-			i++
-			if t, ok := r.Target.(*compat.ChainTarget); ok {
-				jumps[t.Chain]++
-				counted = append(counted, t.Chain)
-			}
-			if only == 0 || i == only {
-				text.WriteString(f.ListRule(r, i))
-			}
-			return nil
-		})
-		return i, err
-	}
+	var chains []*ChainState
 	if cmd.Chain != "" {
 		c := v.listed(cmd.Chain)
 		if c == nil {
 			return "", v.incompatible(cmd.Chain)
 		}
-		var text strings.Builder
-		jumps := map[string]int{}
-		n, err := body(c, &text, jumps, cmd.RuleNum)
-		if err != nil {
-			return "", err
+		chains = []*ChainState{c}
+	} else {
+		chains = v.Sorted()
+	}
+	texts := make([]strings.Builder, len(chains))
+	counts := make([]int, len(chains))
+	jumps := map[string]int{}
+	err := e.readChains(v, chains, func(i int, r *compat.Rule, _ uint64) error {
+		counts[i]++
+		if t, ok := r.Target.(*compat.ChainTarget); ok {
+			jumps[t.Chain]++
 		}
+		if cmd.RuleNum == 0 || counts[i] == cmd.RuleNum {
+			texts[i].WriteString(f.ListRule(r, counts[i]))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if cmd.Chain != "" {
+		c := chains[0]
 		if cmd.RuleNum > 0 {
-			return text.String(), nil
+			return texts[0].String(), nil
 		}
-		// as View.References for a view holding one chain
+		// as View.References for a view that holds this chain only
 		refs := jumps[c.Name]
-		if c.InKernel && c.use-n >= 0 {
-			refs = c.use - n
+		if c.InKernel && c.use-counts[0] >= 0 {
+			refs = c.use - counts[0]
 		}
 		var b strings.Builder
 		header(&b, c, refs)
-		b.WriteString(text.String())
+		b.WriteString(texts[0].String())
 		return b.String(), nil
-	}
-	chains := v.Sorted()
-	texts := make([]string, len(chains))
-	jumps := map[string]int{}
-	for i, c := range chains {
-		var text strings.Builder
-		if _, err := body(c, &text, jumps, 0); err != nil {
-			return "", err
-		}
-		texts[i] = text.String()
 	}
 	var b strings.Builder
 	for i, c := range chains {
@@ -437,8 +503,121 @@ func (e *Engine) streamList(v *View, cmd *compat.Command) (string, error) {
 			b.WriteByte('\n')
 		}
 		header(&b, c, jumps[c.Name])
-		b.WriteString(texts[i])
-		texts[i] = ""
+		b.WriteString(texts[i].String())
+		texts[i] = strings.Builder{}
 	}
 	return b.String(), nil
+}
+
+// WriteSave writes what iptables-save prints for the named table (also
+// when absent), or for every iptables table that has chains in the
+// kernel, in iptables-save's table order; prog names the tool in the
+// header, counters adds the rule counters. Each table is read, translated
+// and printed chain by chain (see readChains; a table holding a rule
+// xdptables did not write prints as incompatible), and the text is
+// written once every table was read from one state of the ruleset.
+func (e *Engine) WriteSave(w io.Writer, prog, table string, counters bool, now time.Time) error {
+	if table != "" {
+		if _, ok := compat.BuiltinChains[table]; !ok {
+			return compat.Rawf(compat.StatusOther, "Table `%s' does not exist\n", table)
+		}
+	}
+	defer gcForReading()()
+	ts := compat.SaveTime(now)
+	for attempt := 0; ; attempt++ {
+		gen, err := e.Conn.GenID()
+		if err != nil {
+			return kernelReadError(err)
+		}
+		var b bytes.Buffer
+		err = e.saveOnce(&b, prog, table, counters, ts)
+		retry := errors.Is(err, kernel.ErrGenerationChanged)
+		if err == nil {
+			gen2, gerr := e.Conn.GenID()
+			if gerr != nil {
+				return kernelReadError(gerr)
+			}
+			retry = gen2 != gen
+		}
+		if retry && attempt < listRetries {
+			continue
+		}
+		if err != nil {
+			return kernelReadError(err)
+		}
+		_, err = w.Write(b.Bytes())
+		return err
+	}
+}
+
+func (e *Engine) saveOnce(b *bytes.Buffer, prog, table string, counters bool, ts string) error {
+	chains, err := e.Conn.Chains(e.kfam())
+	if err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	for _, c := range chains {
+		if t, _, ok := kernel.SplitChainName(c.Name); ok {
+			present[t] = true
+		} else {
+			present[c.Name] = true // the table marker
+		}
+	}
+	for _, t := range compat.Tables {
+		if (table != "" && t != table) || (table == "" && !present[t]) {
+			continue
+		}
+		v := e.viewOf(t, chains)
+		start := b.Len()
+		err := writeSaveTable(b, prog, v, counters, ts, func(cs []*ChainState, emit func(c *ChainState, r *compat.Rule)) error {
+			return e.readChains(v, cs, func(i int, r *compat.Rule, _ uint64) error {
+				emit(cs[i], r)
+				return nil
+			})
+		})
+		var fe *foreignError
+		if errors.As(err, &fe) {
+			b.Truncate(start)
+			fmt.Fprintf(b, "# Table `%s' is incompatible, use 'nft' tool.\n", t)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSaveTable prints the chains of v as compat.WriteSave prints a
+// table, with the rules that read gives for the chains, in their order.
+func writeSaveTable(b *bytes.Buffer, prog string, v *View, counters bool, ts string, read func(chains []*ChainState, emit func(c *ChainState, r *compat.Rule)) error) error {
+	fmt.Fprintf(b, "# Generated by %s v%s (nf_tables) on %s\n*%s\n", prog, compat.Version, ts, v.Table)
+	chains := v.Sorted()
+	for _, c := range chains {
+		policy := "-"
+		if c.Builtin {
+			policy = c.Policy
+		}
+		var cnt compat.Counters
+		if c.Counters != nil {
+			cnt = *c.Counters
+		}
+		fmt.Fprintf(b, ":%s %s [%d:%d]\n", c.Name, policy, cnt.Packets, cnt.Bytes)
+	}
+	err := read(chains, func(c *ChainState, r *compat.Rule) {
+		if counters {
+			var rc compat.Counters
+			if r.Counters != nil {
+				rc = *r.Counters
+			}
+			fmt.Fprintf(b, "[%d:%d] ", rc.Packets, rc.Bytes)
+		}
+		b.WriteString(compat.SaveRule(c.Name, r, false))
+		b.WriteByte('\n')
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "COMMIT\n# Completed on %s\n", ts)
+	return nil
 }
