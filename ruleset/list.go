@@ -187,7 +187,8 @@ func (v *View) deletedNotes() string {
 // id, read before and after, tells whether the chains were read from one
 // state of the ruleset; if not, they are read again.
 func (e *Engine) list(cmd *compat.Command) (string, error) {
-	defer gcForReading()()
+	gc := &gcTuning{}
+	defer gc.restore()
 	for attempt := 0; ; attempt++ {
 		gen, err := e.Conn.GenID()
 		if err != nil {
@@ -200,6 +201,7 @@ func (e *Engine) list(cmd *compat.Command) (string, error) {
 		v, err := e.load(cmd.Table, n)
 		var out string
 		if err == nil {
+			gc.forReading(v.ruleEstimate())
 			if cmd.Op == compat.OpList {
 				out, err = e.streamList(v, cmd)
 			} else {
@@ -239,17 +241,42 @@ func (e *Engine) list(cmd *compat.Command) (string, error) {
 // ruleset changed meanwhile; after that the last reading is printed.
 const listRetries = 20
 
-// gcForReading lets the heap grow further between collections while a
-// listing runs (it keeps little: the text, a few batches of rules, and
-// makes much short-lived garbage), within a limit that keeps the process
-// small; the returned function restores the settings.
-func gcForReading() func() {
-	pct := debug.SetGCPercent(400)
-	limit := debug.SetMemoryLimit(64 << 20)
-	return func() {
-		debug.SetGCPercent(pct)
-		debug.SetMemoryLimit(limit)
+// gcTuning lets the heap grow further between collections while a
+// listing runs: it keeps little (the text, a few batches of rules) and
+// makes much short-lived garbage. The heap stays under a limit sized
+// for the text of the rules expected, so that the process stays small.
+type gcTuning struct {
+	set   bool
+	pct   int
+	limit int64
+}
+
+// forReading tunes the collector for reading about rules rules (once).
+func (g *gcTuning) forReading(rules int) {
+	if g.set {
+		return
 	}
+	g.set = true
+	g.pct = debug.SetGCPercent(400)
+	g.limit = debug.SetMemoryLimit(max(64<<20, int64(rules)*512))
+}
+
+// restore puts the collector's settings back.
+func (g *gcTuning) restore() {
+	if g.set {
+		debug.SetGCPercent(g.pct)
+		debug.SetMemoryLimit(g.limit)
+	}
+}
+
+// ruleEstimate is an upper bound of the number of rules in the chains of
+// v: the kernel's use counts (rules, and jumps to the chain).
+func (v *View) ruleEstimate() int {
+	n := 0
+	for _, c := range v.Chains {
+		n += c.use
+	}
+	return n
 }
 
 // ruleBatch is a stretch of one chain's rules on its way from the kernel
@@ -522,7 +549,8 @@ func (e *Engine) WriteSave(w io.Writer, prog, table string, counters bool, now t
 			return compat.Rawf(compat.StatusOther, "Table `%s' does not exist\n", table)
 		}
 	}
-	defer gcForReading()()
+	gc := &gcTuning{}
+	defer gc.restore()
 	ts := compat.SaveTime(now)
 	for attempt := 0; ; attempt++ {
 		gen, err := e.Conn.GenID()
@@ -530,7 +558,7 @@ func (e *Engine) WriteSave(w io.Writer, prog, table string, counters bool, now t
 			return kernelReadError(err)
 		}
 		var b bytes.Buffer
-		err = e.saveOnce(&b, prog, table, counters, ts)
+		err = e.saveOnce(&b, prog, table, counters, ts, gc)
 		retry := errors.Is(err, kernel.ErrGenerationChanged)
 		if err == nil {
 			gen2, gerr := e.Conn.GenID()
@@ -550,19 +578,22 @@ func (e *Engine) WriteSave(w io.Writer, prog, table string, counters bool, now t
 	}
 }
 
-func (e *Engine) saveOnce(b *bytes.Buffer, prog, table string, counters bool, ts string) error {
+func (e *Engine) saveOnce(b *bytes.Buffer, prog, table string, counters bool, ts string, gc *gcTuning) error {
 	chains, err := e.Conn.Chains(e.kfam())
 	if err != nil {
 		return err
 	}
 	present := map[string]bool{}
+	rules := 0
 	for _, c := range chains {
+		rules += int(c.Use)
 		if t, _, ok := kernel.SplitChainName(c.Name); ok {
 			present[t] = true
 		} else {
 			present[c.Name] = true // the table marker
 		}
 	}
+	gc.forReading(rules)
 	for _, t := range compat.Tables {
 		if (table != "" && t != table) || (table == "" && !present[t]) {
 			continue
