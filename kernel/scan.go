@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"syscall"
 
@@ -82,6 +83,12 @@ func (c *Conn) scanRulesOnce(fam Family, chain string, fn func(r *Rule) error) (
 			overrun = true
 			continue
 		}
+		if err == errTruncated {
+			// the lost part may have held NLMSG_DONE: read the rest
+			// of the dump without waiting, and start over
+			c.drain()
+			return nil, ErrDumpInterrupted
+		}
 		if err != nil {
 			return nil, fmt.Errorf("netlink receive: %w", err)
 		}
@@ -134,11 +141,14 @@ func (c *Conn) scanRulesOnce(fam Family, chain string, fn func(r *Rule) error) (
 	}
 }
 
-// recvRaw reads one datagram into the connection's buffer (grown to fit)
-// and returns it; it is overwritten by the next receive.
+// recvRaw reads one datagram into the connection's buffer and returns it;
+// it is overwritten by the next receive. Dump datagrams are at most 32 KiB
+// (the kernel's cap), so the 64 KiB buffer takes them without asking for
+// the size first; a larger one would be cut off: that is reported as
+// errTruncated, with the buffer grown to fit it the next time.
 func (c *Conn) recvRaw() ([]byte, error) {
 	for {
-		n, _, err := unix.Recvfrom(c.fd, c.rbuf, unix.MSG_PEEK|unix.MSG_TRUNC)
+		n, _, err := unix.Recvfrom(c.fd, c.rbuf, unix.MSG_TRUNC)
 		if err == unix.EINTR {
 			continue
 		}
@@ -146,18 +156,15 @@ func (c *Conn) recvRaw() ([]byte, error) {
 			return nil, err
 		}
 		if n > len(c.rbuf) {
-			c.rbuf = make([]byte, n)
-		}
-		n, _, err = unix.Recvfrom(c.fd, c.rbuf, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
+			c.rbuf = make([]byte, max(n, 64<<10))
+			return nil, errTruncated
 		}
 		return c.rbuf[:n], nil
 	}
 }
+
+// errTruncated says a datagram did not fit the receive buffer.
+var errTruncated = errors.New("netlink datagram truncated")
 
 // parseRule fills r from a NEWRULE payload, its slices pointing into data;
 // it reports false for a rule of another table. lastChain keeps the

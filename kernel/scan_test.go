@@ -73,6 +73,18 @@ func TestScanRules(t *testing.T) {
 	if rs, err := c.Rules(IPv4, user); err != nil || len(rs) != 1 {
 		t.Fatalf("after a stopped scan: %d rules, %v", len(rs), err)
 	}
+	// a receive buffer too small for a datagram: the dump starts over
+	// with a buffer that fits
+	c.rbuf = make([]byte, 1024)
+	count = 0
+	restarts := 0
+	err = c.ScanRules(IPv4, in, func() { count = 0; restarts++ }, func(*Rule) error { count++; return nil })
+	if err != nil || count != n || restarts != 1 {
+		t.Fatalf("small buffer: %d rules, %d restarts, %v", count, restarts, err)
+	}
+	if err := c.ScanRules(IPv4, in, nil, func(*Rule) error { return nil }); err != nil {
+		t.Fatalf("after the buffer grew: %v", err)
+	}
 	count = 0
 	if err := c.ScanRules(IPv4, ChainName("filter", "NOPE"), nil, func(*Rule) error { count++; return nil }); err != nil || count != 0 {
 		t.Fatalf("missing chain: %d rules, %v", count, err)
