@@ -279,15 +279,14 @@ func (v *View) ruleEstimate() int {
 	return n
 }
 
-// ruleBatch is a stretch of one chain's rules on its way from the kernel
-// dump to the printer.
+// ruleBatch is a stretch of rules on their way from the kernel dump to
+// the printer, in order; small chains share one.
 type ruleBatch struct {
-	chain   int           // index of the chain among those read
+	chain   []int         // index of each rule's chain among those read
 	kernel  []kernel.Rule // as read
 	rules   []*compat.Rule
-	scanErr error // the dump's error, in a chain's last batch
+	scanErr error // the dump's error, after the batch's rules
 	trErr   error // the first rule that did not translate
-	last    bool  // the chain's last batch
 	done    chan struct{}
 }
 
@@ -309,6 +308,9 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 	order := make(chan *ruleBatch, 8*workers)
 	stop := make(chan struct{})
 	errStopped := errors.New("stopped")
+	newBatch := func() *ruleBatch {
+		return &ruleBatch{kernel: make([]kernel.Rule, 0, batchRules), chain: make([]int, 0, batchRules), done: make(chan struct{})}
+	}
 	send := func(b *ruleBatch) bool {
 		select {
 		case work <- b:
@@ -325,37 +327,38 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 	go func() {
 		defer close(order)
 		defer close(work)
+		b := newBatch()
 		for i, c := range chains {
 			if !c.InKernel {
 				continue
 			}
-			b := &ruleBatch{chain: i, done: make(chan struct{})}
 			err := e.scanChain(v.Table, c.Name, nil, func(kr *kernel.Rule) error {
 				b.kernel = append(b.kernel, kr.Clone())
+				b.chain = append(b.chain, i)
 				if len(b.kernel) == batchRules {
 					if !send(b) {
 						return errStopped
 					}
-					b = &ruleBatch{chain: i, done: make(chan struct{})}
+					b = newBatch()
 				}
 				return nil
 			})
 			if err == errStopped {
 				return
 			}
-			b.scanErr, b.last = err, true
-			if !send(b) || err != nil {
-				return
+			if err != nil {
+				b.scanErr = err
+				break
 			}
 		}
+		send(b)
 	}()
 	for w := 0; w < workers; w++ {
 		go func() {
 			for b := range work {
 				b.rules = make([]*compat.Rule, 0, len(b.kernel))
-				name := chains[b.chain].Name
 				for j := range b.kernel {
-					r, err := e.translate(v.Table, name, &b.kernel[j])
+					r, err := e.translate(v.Table, chains[b.chain[j]].Name, &b.kernel[j])
 					if err != nil {
 						b.trErr = err
 						break
@@ -367,22 +370,44 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 		}()
 	}
 	defer close(stop)
-	xdp := -1
+	// raw PREROUTING's rules wait in xdp.Rules until the chain is complete
+	var xdp *ChainState
+	xi := -1
 	if XDPCounters != nil && v.Table == "raw" {
 		for i, c := range chains {
 			if c.Name == "PREROUTING" && c.InKernel {
-				xdp = i
+				xdp, xi = c, i
 			}
 		}
+	}
+	flushXDP := func() error {
+		if xdp == nil || len(xdp.Rules) == 0 {
+			return nil
+		}
+		xdp.Loaded = true
+		v.addXDPCounters()
+		for _, r := range xdp.Rules {
+			if err := fn(xi, r.Rule, r.Handle); err != nil {
+				return err
+			}
+		}
+		xdp.Rules = nil
+		return nil
 	}
 	for b := range order {
 		<-b.done
 		for j, r := range b.rules {
-			if b.chain == xdp {
-				chains[xdp].Rules = append(chains[xdp].Rules, &RuleState{Rule: r, Handle: b.kernel[j].Handle})
+			i := b.chain[j]
+			if i == xi {
+				xdp.Rules = append(xdp.Rules, &RuleState{Rule: r, Handle: b.kernel[j].Handle})
 				continue
 			}
-			if err := fn(b.chain, r, b.kernel[j].Handle); err != nil {
+			if xdp != nil && len(xdp.Rules) > 0 {
+				if err := flushXDP(); err != nil {
+					return err
+				}
+			}
+			if err := fn(i, r, b.kernel[j].Handle); err != nil {
 				return err
 			}
 		}
@@ -392,19 +417,8 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 		if b.scanErr != nil {
 			return b.scanErr
 		}
-		if b.chain == xdp && b.last {
-			c := chains[xdp]
-			c.Loaded = true
-			v.addXDPCounters()
-			for _, r := range c.Rules {
-				if err := fn(xdp, r.Rule, r.Handle); err != nil {
-					return err
-				}
-			}
-			c.Rules = nil
-		}
 	}
-	return nil
+	return flushXDP()
 }
 
 // streamListRules is ListRules reading the rules chain by chain.
