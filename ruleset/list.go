@@ -329,8 +329,8 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 		defer close(work)
 		b := newBatch()
 		for i, c := range chains {
-			if !c.InKernel {
-				continue
+			if !c.InKernel || c.use == 0 {
+				continue // the kernel counts a chain's rules in its use
 			}
 			err := e.scanChain(v.Table, c.Name, nil, func(kr *kernel.Rule) error {
 				b.kernel = append(b.kernel, kr.Clone())
