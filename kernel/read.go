@@ -404,16 +404,18 @@ func (c *Conn) Rules(fam Family, chain string) ([]Rule, error) {
 
 // RulesUndecoded is Rules without decoding the expressions (Exprs,
 // Unsupported and Counter stay empty until Decode): for callers that
-// look at most rules only by their userdata.
+// look at most rules only by their userdata. Each rule is copied out of
+// the datagram it came in as that arrives.
 func (c *Conn) RulesUndecoded(fam Family, chain string) ([]Rule, error) {
-	msgs, err := c.request(unix.NFT_MSG_GETRULE, true, fam, func(e *encoder) {
-		e.str(unix.NFTA_RULE_TABLE, TableName)
-		e.str(unix.NFTA_RULE_CHAIN, chain)
+	var out []Rule
+	err := c.ScanRules(fam, chain, func() { out = out[:0] }, func(r *Rule) error {
+		out = append(out, r.Clone())
+		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list rules of chain %s: %w", chain, err)
+		return nil, err
 	}
-	return decodeRulesLazy(fam, msgs, false)
+	return out, nil
 }
 
 // Decode decodes the rule's expressions, once.
@@ -440,9 +442,15 @@ func (r *Rule) JumpTarget() (string, bool) {
 	if lastName != "immediate" {
 		return "", false
 	}
-	v := &expr.Verdict{}
-	if err := expr.Unmarshal(byte(r.Family), last, v); err != nil {
-		return "", false
+	var v *expr.Verdict
+	if e, ok := decodeFast(lastName, last); ok {
+		v, _ = e.(*expr.Verdict)
+	}
+	if v == nil {
+		v = &expr.Verdict{}
+		if err := expr.Unmarshal(byte(r.Family), last, v); err != nil {
+			return "", false
+		}
 	}
 	if v.Kind == expr.VerdictJump || v.Kind == expr.VerdictGoto {
 		return v.Chain, true
@@ -450,107 +458,112 @@ func (r *Rule) JumpTarget() (string, bool) {
 	return "", false
 }
 
-// TableRules returns the rules of all chains of our table in one dump, each
-// chain's rules in chain order (chains in the kernel's order).
+// TableRules returns the rules of all chains of our table, each chain's
+// rules in chain order (chains in the kernel's order), decoded.
+//
+// The rules are read chain by chain, not in one dump of the table: the
+// kernel resumes a table dump for every datagram by walking the table's
+// rules from the first, which makes a large table's dump quadratic. The
+// generation id, read before and after, tells whether the chains were
+// read from one state; if not, they are read again.
 func (c *Conn) TableRules(fam Family) ([]Rule, error) {
-	msgs, err := c.request(unix.NFT_MSG_GETRULE, true, fam, func(e *encoder) {
-		e.str(unix.NFTA_RULE_TABLE, TableName)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list rules: %w", err)
-	}
-	return decodeRules(fam, msgs)
-}
-
-func decodeRules(fam Family, msgs []syscall.NetlinkMessage) ([]Rule, error) {
-	return decodeRulesLazy(fam, msgs, true)
-}
-
-func decodeRulesLazy(fam Family, msgs []syscall.NetlinkMessage, exprs bool) ([]Rule, error) {
-	out := make([]Rule, 0, len(msgs))
-	for _, m := range msgs {
-		if m.Header.Type != nftType(unix.NFT_MSG_NEWRULE) {
+	for attempt := 0; ; attempt++ {
+		out, err := c.tableRulesOnce(fam)
+		if errors.Is(err, ErrGenerationChanged) && attempt < 16 {
 			continue
 		}
-		r, table, err := decodeRule(fam, m, exprs)
+		if err != nil {
+			return nil, fmt.Errorf("list rules: %w", err)
+		}
+		return out, nil
+	}
+}
+
+func (c *Conn) tableRulesOnce(fam Family) ([]Rule, error) {
+	gen, err := c.GenID()
+	if err != nil {
+		return nil, err
+	}
+	chains, err := c.Chains(fam)
+	if err != nil {
+		return nil, err
+	}
+	var out []Rule
+	for _, ch := range chains {
+		n := len(out)
+		err := c.ScanRules(fam, ch.Name, func() { out = out[:n] }, func(r *Rule) error {
+			out = append(out, r.Clone())
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		if table != TableName {
-			continue
+	}
+	if gen2, err := c.GenID(); err != nil {
+		return nil, err
+	} else if gen2 != gen {
+		return nil, ErrGenerationChanged
+	}
+	for i := range out {
+		if err := out[i].Decode(); err != nil {
+			return nil, err
 		}
-		out = append(out, r)
 	}
 	return out, nil
 }
 
-func decodeRule(fam Family, m syscall.NetlinkMessage, exprs bool) (Rule, string, error) {
-	ad, err := decoder(m)
-	if err != nil {
-		return Rule{}, "", err
-	}
-	r := Rule{Family: fam}
-	var table string
-	for ad.Next() {
-		switch ad.Type() {
-		case unix.NFTA_RULE_TABLE:
-			table = ad.String()
-		case unix.NFTA_RULE_CHAIN:
-			r.Chain = ad.String()
-		case unix.NFTA_RULE_HANDLE:
-			r.Handle = ad.Uint64()
-		case unix.NFTA_RULE_POSITION:
-			r.Position = ad.Uint64()
-		case unix.NFTA_RULE_USERDATA:
-			r.UserData = ad.Bytes()
-		case unix.NFTA_RULE_EXPRESSIONS:
-			r.rawExprs = ad.Bytes()
-		}
-	}
-	if err := ad.Err(); err != nil {
-		return Rule{}, "", fmt.Errorf("decode rule: %w", err)
-	}
-	if exprs {
-		if err := r.Decode(); err != nil {
-			return Rule{}, "", err
-		}
-	}
-	return r, table, nil
-}
-
 // forEachExpr walks a NFTA_RULE_EXPRESSIONS payload, giving each
-// expression's name and NFTA_EXPR_DATA payload.
+// expression's name and NFTA_EXPR_DATA payload (pointing into raw).
 func forEachExpr(raw []byte, fn func(name string, data []byte) error) error {
-	ad, err := netlink.NewAttributeDecoder(raw)
+	var err error
+	ok := eachAttr(raw, func(t uint16, elem []byte) bool {
+		if t != unix.NFTA_LIST_ELEM {
+			return true
+		}
+		var name, data []byte
+		if !eachAttr(elem, func(t uint16, v []byte) bool {
+			switch t {
+			case unix.NFTA_EXPR_NAME:
+				name = trimNul(v)
+			case unix.NFTA_EXPR_DATA:
+				data = v
+			}
+			return true
+		}) {
+			err = errMalformed
+			return false
+		}
+		err = fn(exprName(name), data)
+		return err == nil
+	})
 	if err != nil {
 		return err
 	}
-	ad.ByteOrder = binary.BigEndian
-	for ad.Next() {
-		if ad.Type() != unix.NFTA_LIST_ELEM {
-			continue
-		}
-		ad.Nested(func(nd *netlink.AttributeDecoder) error {
-			var name string
-			var data []byte
-			for nd.Next() {
-				switch nd.Type() {
-				case unix.NFTA_EXPR_NAME:
-					name = nd.String()
-				case unix.NFTA_EXPR_DATA:
-					data = nd.Bytes()
-				}
-			}
-			if err := nd.Err(); err != nil {
-				return err
-			}
-			return fn(name, data)
-		})
+	if !ok {
+		return errMalformed
 	}
-	return ad.Err()
+	return nil
 }
 
+var errMalformed = errors.New("malformed netlink attributes")
+
+// exprName returns the expression name as a string, without allocating
+// for the common ones.
+func exprName(b []byte) string {
+	for _, n := range commonExprNames {
+		if string(b) == n {
+			return n
+		}
+	}
+	return string(b)
+}
+
+var commonExprNames = [...]string{"payload", "cmp", "immediate", "counter", "meta", "bitwise", "match", "target", "lookup", "ct", "range", "limit", "log"}
+
 func (r *Rule) decodeExprs() error {
+	if r.Exprs == nil {
+		r.Exprs = make([]expr.Any, 0, 8)
+	}
 	return forEachExpr(r.rawExprs, func(name string, data []byte) error {
 		if name == "ct" {
 			// The library's decoder drops NFTA_CT_SREG, which would

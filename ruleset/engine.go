@@ -39,10 +39,14 @@ type need struct {
 	// rules of rulesOf whose stored text is one of these rules' exact
 	// text; the view then holds a subset of those chains' rules.
 	exact []*compat.Rule
+	// dropKernel says no rule's counters will be reset, so the kernel
+	// rules need not be kept with the view (see RuleState.kernel).
+	dropKernel bool
 }
 
 func needOf(cmd *compat.Command) need {
 	n := needOfRules(cmd)
+	n.dropKernel = cmd.Op != compat.OpZero && cmd.Op != compat.OpZeroNum && !cmd.ZeroToo
 	if n.allRules || cmd.Chain == "" {
 		return n
 	}
@@ -109,20 +113,28 @@ func (e *Engine) chainsOf(table string, names []string) ([]kernel.Chain, error) 
 
 // load reads the chains of the table and the rules n asks for.
 func (e *Engine) load(table string, n need) (*View, error) {
-	v := NewView(e.Family, table)
 	chains, err := e.chainsOf(table, n.chains)
 	if err != nil {
 		return nil, err
 	}
-	prefix := table + "."
+	marked := false
 	if len(n.chains) > 0 {
 		// the marker of the iptables table (see builder.table)
 		if _, err := e.Conn.Chain(e.kfam(), table); err == nil {
-			v.marked = true
+			marked = true
 		} else if !errors.Is(err, unix.ENOENT) {
 			return nil, err
 		}
 	}
+	v := e.viewOf(table, chains)
+	v.marked = v.marked || marked
+	return v, e.loadRules(v, n)
+}
+
+// viewOf makes a view of table's chains among chains, without rules.
+func (e *Engine) viewOf(table string, chains []kernel.Chain) *View {
+	v := NewView(e.Family, table)
+	prefix := table + "."
 	for _, kc := range chains {
 		if kc.Name == table {
 			v.marked = true
@@ -143,40 +155,12 @@ func (e *Engine) load(table string, n need) (*View, error) {
 		}
 		v.AddChain(c)
 	}
-	var rules []kernel.Rule
-	switch {
-	case n.allRules:
-		all, err := e.Conn.TableRules(e.kfam())
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range all {
-			if strings.HasPrefix(r.Chain, prefix) {
-				rules = append(rules, r)
-			}
-		}
-		v.Complete = true
-		for _, c := range v.Chains {
-			c.Loaded = true
-		}
-	default:
-		for _, name := range n.rulesOf {
-			if v.Chains[name] == nil {
-				continue
-			}
-			v.Chains[name].Loaded = true
-			read := e.Conn.Rules
-			if len(n.exact) > 0 {
-				// -C/-D: most rules are only looked at by their text
-				read = e.Conn.RulesUndecoded
-			}
-			rs, err := read(e.kfam(), prefix+name)
-			if err != nil {
-				return nil, err
-			}
-			rules = append(rules, rs...)
-		}
-	}
+	return v
+}
+
+// loadRules reads into v the rules n asks for.
+func (e *Engine) loadRules(v *View, n need) error {
+	table := v.Table
 	var wanted map[string]bool
 	if len(n.exact) > 0 && !n.allRules {
 		wanted = map[string]bool{}
@@ -184,28 +168,66 @@ func (e *Engine) load(table string, n need) (*View, error) {
 			wanted[compat.ExactSpec(r)] = true
 		}
 	}
-	for i := range rules {
-		kr := &rules[i]
-		chain := kr.Chain[len(prefix):]
-		c := v.Chains[chain]
-		if c == nil {
-			continue
-		}
-		c.kernelRules++
-		if wanted != nil && !maybeWanted(kr, wanted) {
-			c.partial = true
-			continue
-		}
-		if err := kr.Decode(); err != nil {
-			return nil, err
-		}
-		r, err := translate.FromKernel(e.Family, table, chain, kr.Exprs, kr.UserData)
-		if err != nil || len(kr.Unsupported) > 0 {
-			return nil, &foreignError{table: table, chain: chain}
-		}
-		c.Rules = append(c.Rules, &RuleState{Rule: r, Spec: spec(r), Handle: kr.Handle, kernel: kr})
+	read := func(c *ChainState) error {
+		c.Loaded = true
+		restart := func() { c.Rules, c.kernelRules, c.partial = nil, 0, false }
+		return e.scanChain(table, c.Name, restart, func(kr *kernel.Rule) error {
+			c.kernelRules++
+			if wanted != nil && !maybeWanted(kr, wanted) {
+				c.partial = true
+				return nil
+			}
+			r, err := e.translate(table, c.Name, kr)
+			if err != nil {
+				return err
+			}
+			rs := &RuleState{Rule: r, Spec: spec(r), Handle: kr.Handle}
+			if !n.dropKernel {
+				k := kr.Clone()
+				rs.kernel = &k
+			}
+			c.Rules = append(c.Rules, rs)
+			return nil
+		})
 	}
-	return v, nil
+	if n.allRules {
+		v.Complete = true
+		for _, name := range v.names {
+			if err := read(v.Chains[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, name := range n.rulesOf {
+		if c := v.Chains[name]; c != nil && !c.Loaded {
+			if err := read(c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// scanChain calls fn with each rule of an iptables chain of table as the
+// kernel dump delivers it (see kernel.Conn.ScanRules: kr is only valid
+// during the call, and restart drops what fn kept when the dump starts
+// over).
+func (e *Engine) scanChain(table, chain string, restart func(), fn func(kr *kernel.Rule) error) error {
+	return e.Conn.ScanRules(e.kfam(), table+"."+chain, restart, fn)
+}
+
+// translate turns a kernel rule of chain back into the iptables rule it
+// was written from; a rule xdptables did not write gives a foreignError.
+func (e *Engine) translate(table, chain string, kr *kernel.Rule) (*compat.Rule, error) {
+	if err := kr.Decode(); err != nil {
+		return nil, err
+	}
+	r, err := translate.FromKernel(e.Family, table, chain, kr.Exprs, kr.UserData)
+	if err != nil || len(kr.Unsupported) > 0 {
+		return nil, &foreignError{table: table, chain: chain}
+	}
+	return r, nil
 }
 
 // maybeWanted says whether a kernel rule can be one of the wanted rules:
@@ -281,6 +303,9 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 }
 
 func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
+	if (cmd.Op == compat.OpList || cmd.Op == compat.OpListRules) && !cmd.ZeroToo {
+		return e.list(cmd)
+	}
 	paused := false // XDP passes everything from before the commit
 	defer func() {
 		if err != nil {
@@ -299,6 +324,9 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			// back and none matched: compare with every rule of the chain
 			n.exact = nil
 			v, err = e.load(cmd.Table, n)
+		}
+		if errors.Is(err, kernel.ErrGenerationChanged) && attempt < MaxRetries {
+			continue
 		}
 		if err != nil {
 			var fe *foreignError
@@ -644,49 +672,4 @@ func (bl *builder) commitError(err error, _ int) error {
 // String describes a view briefly (for debugging).
 func (v *View) String() string {
 	return fmt.Sprintf("view %s %d chains", v.Table, len(v.Chains))
-}
-
-// Save returns the tables for iptables-save: the named one (also when
-// absent), or every iptables table that has chains in the kernel, in
-// iptables-save's table order.
-func (e *Engine) Save(table string) ([]*compat.SaveTable, error) {
-	if table != "" {
-		if _, ok := compat.BuiltinChains[table]; !ok {
-			return nil, compat.Rawf(compat.StatusOther, "Table `%s' does not exist\n", table)
-		}
-	}
-	gen0, err := e.Conn.GenID()
-	if err != nil {
-		return nil, kernelReadError(err)
-	}
-	_ = gen0
-	chains, err := e.Conn.Chains(e.kfam())
-	if err != nil {
-		return nil, kernelReadError(err)
-	}
-	present := map[string]bool{}
-	for _, c := range chains {
-		if t, _, ok := kernel.SplitChainName(c.Name); ok {
-			present[t] = true
-		} else {
-			present[c.Name] = true // the table marker
-		}
-	}
-	var out []*compat.SaveTable
-	for _, t := range compat.Tables {
-		if (table != "" && t != table) || (table == "" && !present[t]) {
-			continue
-		}
-		v, err := e.load(t, need{allRules: true})
-		if err != nil {
-			var fe *foreignError
-			if errors.As(err, &fe) {
-				out = append(out, &compat.SaveTable{Name: t, Incompatible: true})
-				continue
-			}
-			return nil, kernelReadError(err)
-		}
-		out = append(out, v.Save())
-	}
-	return out, nil
 }

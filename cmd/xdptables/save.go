@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -162,16 +163,13 @@ func saveMain(f compat.Family, prog string, args []string) int {
 		return compat.StatusOf(err)
 	}
 	defer e.Conn.Close()
-	tables, err := e.Save(table)
-	if err != nil {
+	if err := e.WriteSave(out, prog, table, counters, time.Now()); err != nil {
+		var ce *compat.Error
+		if !errors.As(err, &ce) {
+			return 1 // writing the output failed
+		}
 		fmt.Fprint(os.Stderr, compat.Format(err, prog, -1))
 		return compat.StatusOf(err)
-	}
-	now := time.Now()
-	for _, t := range tables {
-		if err := compat.WriteSave(out, prog, t, counters, now); err != nil {
-			return 1
-		}
 	}
 	for _, w := range e.Warnings(true) {
 		fmt.Fprint(os.Stderr, w)
