@@ -1,0 +1,169 @@
+package ipset
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/nftables"
+)
+
+func collect(seq func(func(*nftables.SetElement) bool)) []nftables.SetElement {
+	var out []nftables.SetElement
+	for el := range seq {
+		c := *el
+		c.Key = append([]byte(nil), el.Key...)
+		out = append(out, c)
+	}
+	return out
+}
+
+func flat(ns NftSet) []nftables.SetElement {
+	var out []nftables.SetElement
+	for _, e := range ns.Elems {
+		for _, p := range e.Parts {
+			p.Key = append([]byte(nil), p.Key...)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// randomElem is an element argument of a type, often nested or
+// repeated (the address space is small).
+func randomElem(r *rand.Rand, typ string, v6 bool) string {
+	addr := func(bits int) string {
+		if v6 {
+			return fmt.Sprintf("2001:db8::%x:%x/%d", r.IntN(4), r.IntN(64), 96+bits)
+		}
+		return fmt.Sprintf("10.%d.%d.%d/%d", r.IntN(2), r.IntN(4), r.IntN(256), bits)
+	}
+	host := func() string { return strings.Split(addr(32), "/")[0] }
+	switch typ {
+	case "hash:net":
+		if r.IntN(10) == 0 && !v6 {
+			return fmt.Sprintf("10.0.%d.%d-10.0.%d.%d", r.IntN(2), r.IntN(256), 2+r.IntN(2), r.IntN(256))
+		}
+		return addr([]int{1, 8, 14, 16, 20, 24, 28, 31, 32}[r.IntN(9)])
+	case "hash:ip,port":
+		return fmt.Sprintf("%s,%s:%d", host(), []string{"tcp", "udp", "sctp"}[r.IntN(3)], r.IntN(4))
+	case "hash:ip,mark":
+		return fmt.Sprintf("%s,0x%x", host(), r.IntN(3))
+	case "hash:ip,mac":
+		return fmt.Sprintf("%s,02:00:00:00:00:%02x", host(), r.IntN(3))
+	case "hash:mac":
+		return fmt.Sprintf("02:00:00:00:%02x:%02x", r.IntN(2), r.IntN(50))
+	}
+	if r.IntN(20) == 0 && !v6 {
+		return fmt.Sprintf("10.0.0.%d/30", r.IntN(256))
+	}
+	return host()
+}
+
+// TestBulkMatchesModel: adds on a Bulk give the errors State.Exec gives,
+// and the same nftables elements as the model's sets.
+func TestBulkMatchesModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 120 {
+		typ := []string{"hash:net", "hash:net", "hash:ip", "hash:ip,port", "hash:ip,mark", "hash:ip,mac", "hash:mac"}[round%7]
+		v6 := round%3 == 1 && typ != "hash:mac"
+		create := "create s " + typ + " maxelem 300"
+		if v6 {
+			create += " family inet6"
+		}
+		timeout := round%4 == 2
+		if timeout {
+			create += " timeout 100"
+		}
+		comment := round%5 == 3
+		if comment {
+			create += " comment"
+		}
+		exist := round%2 == 0
+		st := &State{}
+		c, perr := ParseArgs(SplitLine(create))
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		if !BulkSupported(s) {
+			t.Fatalf("%s: not supported", typ)
+		}
+		b := NewBulk(s)
+		for i := range 400 {
+			line := "add s " + randomElem(r, typ, v6)
+			if typ == "hash:net" && r.IntN(4) == 0 {
+				line += " nomatch"
+			}
+			if timeout && r.IntN(2) == 0 {
+				line += fmt.Sprintf(" timeout %d", r.IntN(3))
+			}
+			if comment && r.IntN(2) == 0 {
+				line += fmt.Sprintf(" comment \"c %d\"", r.IntN(3))
+			}
+			c, perr := ParseArgs(SplitLine(line))
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			c.Opts.Exist = exist
+			_, want := st.Exec(c)
+			got, ok := b.Add(c.Args, exist)
+			if !ok {
+				t.Fatalf("%s: %s: not handled", create, line)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: line %d %q: error %v, model %v", create, i, line, got, want)
+			}
+		}
+		if b.Len() != len(s.Entries) || b.HasNomatch() != s.HasNomatch() {
+			t.Fatalf("%s: %d entries (nomatch %v), model %d (%v)", create, b.Len(), b.HasNomatch(), len(s.Entries), s.HasNomatch())
+		}
+		ns := s.NftSetsNoIDs()
+		if got, want := collect(b.Entries()), flat(ns[len(ns)-1]); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: entries differ:\n%v\n%v", create, got, want)
+		}
+		if s.Type.Net() {
+			if got, want := collect(b.Pieces()), flat(ns[0]); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: pieces differ (%d, model %d):\n%v\n%v", create, len(got), len(want), got, want)
+			}
+		}
+	}
+}
+
+// TestBulkPiecesEdges: prefixes at the ends of the address space.
+func TestBulkPiecesEdges(t *testing.T) {
+	for _, tc := range []struct {
+		fam   string
+		elems []string
+	}{
+		{"inet", []string{"255.255.255.255", "255.255.255.0/24", "255.0.0.0/8", "0.0.0.0/1", "0.0.0.0", "128.0.0.0/1 nomatch"}},
+		{"inet", []string{"128.0.0.0/1", "255.255.255.254/31", "255.255.255.255 nomatch"}},
+		{"inet6", []string{"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ffff::/16", "8000::/1", "::/1", "::", "::1/128 nomatch", "ffff:ffff:ffff:ffff::/64"}},
+	} {
+		st := &State{}
+		c, _ := ParseArgs(SplitLine("create s hash:net family " + tc.fam))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		b := NewBulk(s)
+		for _, e := range tc.elems {
+			c, _ := ParseArgs(SplitLine("add s " + e))
+			if _, err := st.Exec(c); err != nil {
+				t.Fatal(err)
+			}
+			if err, ok := b.Add(c.Args, false); err != nil || !ok {
+				t.Fatal(err, ok)
+			}
+		}
+		ns := s.NftSetsNoIDs()
+		if got, want := collect(b.Pieces()), flat(ns[0]); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: pieces differ:\n%v\n%v", tc.elems, got, want)
+		}
+	}
+}
