@@ -27,9 +27,13 @@ type Bulk struct {
 	attrs   []bulkAttr
 	index   []uint32 // record number + 1; 0: empty
 	seed    maphash.Seed
-	texts   []byte // comments
-	nomatch int    // entries with the nomatch flag
-	key     []byte // scratch
+	texts   []byte   // comments
+	nomatch int      // entries with the nomatch flag
+	key     []byte   // scratch
+	order   []uint32 // records by address and prefix length (Pieces)
+	order4  []uint64 // the same for IPv4: address<<32 | bits<<26 | record
+	parts   []Part   // scratch
+	elems   []Elem   // scratch
 }
 
 type bulkAttr struct {
@@ -178,8 +182,23 @@ func (b *Bulk) grow() {
 // the element needs the in-memory model (see appendKey).
 func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 	s := b.Set
-	elems, err := ParseElem(s, args[1])
-	if err != nil {
+	var elems []Elem
+	if d := s.Type.Dims; len(d) == 1 && (d[0] == DimIP || d[0] == DimNet) {
+		// ParseElem for one address dimension, without its copies.
+		if d[0] == DimIP {
+			b.parts, err = appendIPDim(b.parts[:0], s, args[1], true)
+		} else {
+			b.parts, err = appendNetDim(b.parts[:0], s, args[1])
+		}
+		if err != nil {
+			return err, true
+		}
+		b.elems = b.elems[:0]
+		for i := range b.parts {
+			b.elems = append(b.elems, Elem(b.parts[i:i+1:i+1]))
+		}
+		elems = b.elems
+	} else if elems, err = ParseElem(s, args[1]); err != nil {
 		return err, true
 	}
 	var tmpl Entry
@@ -237,8 +256,10 @@ func (b *Bulk) attrsOf(i int, el *nftables.SetElement) {
 }
 
 // Entries yields the elements of the set EntriesNftSet names, in the
-// order the entries were first added (the element is reused).
+// order the entries were first added (the element is reused). It frees
+// the index: nothing can be added afterwards.
 func (b *Bulk) Entries() iter.Seq[*nftables.SetElement] {
+	b.index = nil
 	return func(yield func(*nftables.SetElement) bool) {
 		var el nftables.SetElement
 		key := make([]byte, b.w)
@@ -265,12 +286,11 @@ func (a u128) less(b u128) bool { return a.hi < b.hi || a.hi == b.hi && a.lo < b
 // Pieces yields the elements of the lookup set of a hash:net: the
 // pieces Set.pieces flattens the entries into, the same elements in the
 // same order, computed from the keys sorted by address and prefix
-// length. It frees the index: nothing can be added afterwards.
+// length (once). It frees the index: nothing can be added afterwards.
 func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 	b.index = nil
 	return func(yield func(*nftables.SetElement) bool) {
 		alen := b.w - 4
-		n := len(b.attrs)
 		addrOf := func(i int) u128 {
 			k := b.keyOf(i)
 			if alen == 4 {
@@ -282,27 +302,20 @@ func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 		if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
 			bitsOf = func(i int) int { return int(binary.NativeEndian.Uint32(b.keyOf(i)[alen:]) & 0xff) }
 		}
-		// The order of Set.pieces: address, then prefix length.
-		order := make([]uint32, n)
-		if alen == 4 && n < 1<<26 {
-			o := make([]uint64, n)
-			for i := range o {
-				o[i] = addrOf(i).lo<<32 | uint64(bitsOf(i))<<26 | uint64(i)
+		if b.order == nil && b.order4 == nil {
+			b.sort(addrOf, bitsOf)
+		}
+		// the k-th record in sorted order, its address and prefix length
+		n := len(b.attrs)
+		at := func(k int) (int, u128, int) {
+			i := int(b.order[k])
+			return i, addrOf(i), bitsOf(i)
+		}
+		if b.order4 != nil {
+			at = func(k int) (int, u128, int) {
+				v := b.order4[k]
+				return int(v & (1<<26 - 1)), u128{lo: v >> 32}, int(v>>26) & 63
 			}
-			slices.Sort(o)
-			for i, v := range o {
-				order[i] = uint32(v & (1<<26 - 1))
-			}
-		} else {
-			for i := range order {
-				order[i] = uint32(i)
-			}
-			slices.SortFunc(order, func(x, y uint32) int {
-				if c := bytes.Compare(b.keyOf(int(x))[:alen], b.keyOf(int(y))[:alen]); c != 0 {
-					return c
-				}
-				return bitsOf(int(x)) - bitsOf(int(y))
-			})
 		}
 		width := uint(alen * 8)
 		last := func(a u128, bits int) u128 {
@@ -383,9 +396,8 @@ func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 			}
 			return true
 		}
-		for _, r := range order {
-			i := int(r)
-			lo := addrOf(i)
+		for k := range n {
+			i, lo, bits := at(k)
 			for len(stack) > 0 && stack[len(stack)-1].last.less(lo) {
 				if !pop() {
 					return
@@ -399,7 +411,7 @@ func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 					}
 				}
 			}
-			stack = append(stack, open{rec: i, cur: lo, last: last(lo, bitsOf(i)), valid: true})
+			stack = append(stack, open{rec: i, cur: lo, last: last(lo, bits), valid: true})
 		}
 		for len(stack) > 0 {
 			if !pop() {
@@ -407,4 +419,31 @@ func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 			}
 		}
 	}
+}
+
+// sort sets b.order (b.order4 for IPv4): the records in the order of
+// Set.pieces, by address, then prefix length.
+func (b *Bulk) sort(addrOf func(int) u128, bitsOf func(int) int) {
+	alen := b.w - 4
+	n := len(b.attrs)
+	if alen == 4 && n < 1<<26 {
+		o := make([]uint64, n)
+		for i := range o {
+			o[i] = addrOf(i).lo<<32 | uint64(bitsOf(i))<<26 | uint64(i)
+		}
+		slices.Sort(o)
+		b.order4 = o
+		return
+	}
+	order := make([]uint32, n)
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(x, y uint32) int {
+		if c := bytes.Compare(b.keyOf(int(x))[:alen], b.keyOf(int(y))[:alen]); c != 0 {
+			return c
+		}
+		return bitsOf(int(x)) - bitsOf(int(y))
+	})
+	b.order = order
 }
