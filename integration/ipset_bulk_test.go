@@ -2,6 +2,9 @@ package integration
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -89,4 +92,47 @@ func TestIpsetRestoreBulk(t *testing.T) {
 			t.Errorf("nft set %s: bulk path\n%s%s\ngeneral path\n%s%s", set, a.Stdout, a.Stderr, g.Stdout, g.Stderr)
 		}
 	}
+}
+
+// Single adds and deletes of nested prefixes change the lookup set
+// locally (setengine's netRun): after any sequence of them it holds
+// what a restore of the saved set builds from scratch.
+func TestIpsetSingleNetLayout(t *testing.T) {
+	netns.RequireRoot(t)
+	ours := filepath.Join(LinkDir(t), "ipset")
+	a, b := netns.New(t, "inla"), netns.New(t, "inlb")
+	r := rand.New(rand.NewPCG(7, 7))
+	for _, create := range []string{"create n hash:net comment", "create n6 hash:net family inet6"} {
+		if m := a.Run("", append([]string{ours}, strings.Fields(create)...)...); m.RC != 0 {
+			t.Fatalf("%s: %+v", create, m)
+		}
+	}
+	for i := range 300 {
+		op := []string{"add", "add", "del", "-exist add", "-exist del"}[r.IntN(5)]
+		bits := []int{16, 18, 20, 22, 24, 26, 28, 30, 31, 32}[r.IntN(10)]
+		args := strings.Fields(op)
+		if i%3 == 2 {
+			p := netip.PrefixFrom(netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, byte(r.IntN(4)), byte(r.IntN(256))}), 48+bits)
+			args = append(args, "n6", p.Masked().String())
+		} else {
+			p := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 0, byte(r.IntN(4)), byte(r.IntN(256))}), bits)
+			args = append(args, "n", p.Masked().String())
+			if strings.HasSuffix(op, "add") && r.IntN(2) == 0 {
+				args = append(args, "comment", fmt.Sprintf("c%d", r.IntN(2)))
+			}
+		}
+		a.Run("", append([]string{ours}, args...)...)
+	}
+	save := a.Run("", ours, "save")
+	if r := b.Run(save.Stdout, ours, "restore"); r.RC != 0 {
+		t.Fatalf("restore: %+v", r)
+	}
+	for _, set := range [][]string{{"ip", "ipset.n"}, {"ip6", "ipset.n6"}} {
+		x := a.Run("", "nft", "list", "set", set[0], "xdptables", set[1])
+		y := b.Run("", "nft", "list", "set", set[0], "xdptables", set[1])
+		if x.RC != 0 || x.Stdout != y.Stdout {
+			t.Errorf("%s after single commands:\n%s%s\nrestored:\n%s", set[1], x.Stdout, x.Stderr, y.Stdout)
+		}
+	}
+	t.Logf("%d entries", strings.Count(save.Stdout, "\nadd "))
 }

@@ -64,11 +64,26 @@ func (c *Conn) Set(fam Family, name string) (info SetInfo, ok bool, err error) {
 // is the end of a range key of a concatenated interval set). ok is false
 // when there is none.
 func (c *Conn) GetSetElement(fam Family, set string, key, keyEnd []byte) (el nftables.SetElement, ok bool, err error) {
+	return c.getSetElement(fam, set, key, keyEnd, false)
+}
+
+// GetIntervalEnd asks the kernel for the end element of the interval
+// of an interval set that holds key: the closest end element above key.
+// ok is false when there is none.
+func (c *Conn) GetIntervalEnd(fam Family, set string, key []byte) (el nftables.SetElement, ok bool, err error) {
+	el, ok, err = c.getSetElement(fam, set, key, nil, true)
+	return el, ok && el.IntervalEnd, err
+}
+
+func (c *Conn) getSetElement(fam Family, set string, key, keyEnd []byte, end bool) (el nftables.SetElement, ok bool, err error) {
 	msgs, err := c.request(unix.NFT_MSG_GETSETELEM, false, fam, func(e *encoder) {
 		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
 		e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
 		l := e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
 		item := e.nest(unix.NFTA_LIST_ELEM)
+		if end {
+			e.u32(unix.NFTA_SET_ELEM_FLAGS, unix.NFT_SET_ELEM_INTERVAL_END)
+		}
 		k := e.nest(unix.NFTA_SET_ELEM_KEY)
 		e.bytes(unix.NFTA_DATA_VALUE, key)
 		e.endNest(k)
