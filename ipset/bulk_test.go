@@ -167,3 +167,44 @@ func TestBulkPiecesEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendMember: the fast member printer prints what DecodeEntry and
+// WriteMember print.
+func TestAppendMember(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, create := range []string{"create s hash:net", "create s hash:ip", "create s hash:net family inet6", "create s hash:ip family inet6"} {
+		st := &State{}
+		c, _ := ParseArgs(SplitLine(create))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		for _, line := range []string{"save s", "list s"} {
+			lc, _ := ParseArgs(SplitLine(line))
+			if !FastMembers(lc, s) {
+				t.Fatalf("%s: %s: not fast", create, line)
+			}
+			for range 300 {
+				key := make([]byte, r.IntN(24))
+				for i := range key {
+					key[i] = byte(r.IntN(256))
+				}
+				if len(key) >= 20 && r.IntN(2) == 0 {
+					key[16], key[17], key[18], key[19] = byte(r.IntN(129)), 0, byte(r.IntN(2)), 0
+				}
+				if len(key) >= 8 && r.IntN(2) == 0 {
+					key[4], key[5], key[6], key[7] = byte(r.IntN(33)), 0, byte(r.IntN(2)), 0
+				}
+				var want strings.Builder
+				en, wok := s.DecodeEntry(nftables.SetElement{Key: key})
+				if wok {
+					WriteMember(&want, lc, s, en)
+				}
+				got, ok := AppendMember(nil, lc, s, key)
+				if ok != wok || string(got) != want.String() {
+					t.Fatalf("%s: %s: key %x: %q %v, want %q %v", create, line, key, got, ok, want.String(), wok)
+				}
+			}
+		}
+	}
+}

@@ -32,7 +32,10 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 	}
 	ipset.WriteStart(w, c)
 	var buf chunks
+	var line []byte
 	for i, s := range sets {
+		// Common sets print their members straight from the keys.
+		fast := ipset.FastMembers(c, s)
 		fam := kernel.IPv4
 		if s.Family == ipset.Inet6 {
 			fam = kernel.IPv6
@@ -73,7 +76,12 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 				if lost {
 					return errors.New("set changed while it was saved")
 				}
-				if en, ok := s.DecodeEntry(*el); ok {
+				if fast {
+					var ok bool
+					if line, ok = ipset.AppendMember(line[:0], c, s, el.Key); ok {
+						buf.Write(line)
+					}
+				} else if en, ok := s.DecodeEntry(*el); ok {
 					ipset.WriteMember(&buf, c, s, en)
 				}
 				if buf.Len() > 64<<10 {
@@ -92,7 +100,13 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		n := 0
 		buf.Reset()
 		err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
-			if en, ok := s.DecodeEntry(*el); ok {
+			if fast {
+				var ok bool
+				if line, ok = ipset.AppendMember(line[:0], c, s, el.Key); ok {
+					n++
+					buf.Write(line)
+				}
+			} else if en, ok := s.DecodeEntry(*el); ok {
 				n++
 				ipset.WriteMember(&buf, c, s, en)
 			}
@@ -124,14 +138,7 @@ const chunkSize = 1 << 20
 func (c *chunks) WriteString(s string) (int, error) {
 	for len(s) > 0 {
 		if c.cur == nil || len(c.cur) == cap(c.cur) {
-			if c.cur != nil {
-				c.full = append(c.full, c.cur)
-			}
-			size := chunkSize
-			if c.full == nil {
-				size = 128 << 10 // save flushes at 64 KiB
-			}
-			c.cur = make([]byte, 0, size)
+			c.next()
 		}
 		k := min(len(s), cap(c.cur)-len(c.cur))
 		c.cur = append(c.cur, s[:k]...)
@@ -139,6 +146,32 @@ func (c *chunks) WriteString(s string) (int, error) {
 		c.n += k
 	}
 	return len(s), nil
+}
+
+// Write is WriteString of a byte slice.
+func (c *chunks) Write(b []byte) (int, error) {
+	for len(b) > 0 {
+		if c.cur == nil || len(c.cur) == cap(c.cur) {
+			c.next()
+		}
+		k := min(len(b), cap(c.cur)-len(c.cur))
+		c.cur = append(c.cur, b[:k]...)
+		b = b[k:]
+		c.n += k
+	}
+	return len(b), nil
+}
+
+// next starts a new piece.
+func (c *chunks) next() {
+	if c.cur != nil {
+		c.full = append(c.full, c.cur)
+	}
+	size := chunkSize
+	if c.full == nil {
+		size = 128 << 10 // save flushes at 64 KiB
+	}
+	c.cur = make([]byte, 0, size)
 }
 
 func (c *chunks) Len() int { return c.n }
