@@ -4,6 +4,7 @@ import (
 	"errors"
 	"iter"
 	"runtime/debug"
+	"slices"
 
 	"github.com/google/nftables"
 
@@ -53,53 +54,28 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		if lerr != nil {
 			return Result{}, atFirst(kernelErr(lerr)), true
 		}
-		st := &ipset.State{}
-		bulks := map[string]*ipset.Bulk{}
+		r := bulkRestore{e: e, known: known, st: &ipset.State{}, bulks: map[string]*ipset.Bulk{},
+			replaced: map[string]bool{}, hadMarker: map[string]bool{}, swapped: map[string]bool{}}
 		werr := ipset.EachRestoreCommand(text, func(c *ipset.Command) *ipset.Error {
 			c.Opts.Exist = c.Opts.Exist || exist
-			var ierr *ipset.Error
-			switch c.Op {
-			case ipset.OpCreate:
-				if known.Find(c.Args[0]) != nil {
-					return errFallback
-				}
-				n := len(st.Sets)
-				if _, ierr = st.Exec(c); ierr == nil && len(st.Sets) > n {
-					s := st.Sets[n]
-					if !ipset.BulkSupported(s) {
-						return errFallback
-					}
-					bulks[s.Name] = ipset.NewBulk(s)
-				}
-			case ipset.OpAdd:
-				b := bulks[c.Args[0]]
-				if b == nil {
-					if known.Find(c.Args[0]) != nil {
-						return errFallback
-					}
-					ierr = &ipset.Error{Msg: ipset.MsgNoSet, Status: ipset.StatusError}
-					break
-				}
-				var ok bool
-				if ierr, ok = b.Add(c.Args, c.Opts.Exist); !ok {
-					return errFallback
-				}
-			default:
-				return errFallback
-			}
-			if ierr != nil {
+			ierr := r.exec(c)
+			if ierr != nil && ierr != errFallback {
 				ierr.Line = c.Line
 			}
 			return ierr
 		})
-		if werr == errFallback {
+		if werr == errFallback || len(r.swapped) > 0 {
 			return Result{}, nil, false
+		}
+		if r.err != nil {
+			return Result{}, atFirst(kernelErr(r.err)), true
 		}
 		if werr != nil {
 			return Result{}, werr, true
 		}
+		st, bulks := r.st, r.bulks
 		b := kernel.NewBatch()
-		bulkBatch(b, st, bulks)
+		bulkBatch(b, st, bulks, r.replaced, r.hadMarker)
 		if b.Len() == 0 {
 			return Result{}, nil, true
 		}
@@ -114,9 +90,10 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 	}
 }
 
-// bulkBatch adds to b the sets of st (all new, filled as bulks), as
-// diff adds sets that are new.
-func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk) {
+// bulkBatch adds to b the sets of st, filled as bulks: new sets, as
+// diff adds sets that are new, and sets that exist (replaced) whose
+// elements the bulk replaces (hadMarker: they have the nomatch marker).
+func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, replaced, hadMarker map[string]bool) {
 	tables := map[kernel.Family]bool{}
 	for _, s := range st.Sets {
 		if !tables[famOf(s)] {
@@ -146,16 +123,159 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk) {
 		bk := bulks[s.Name]
 		for _, ns := range s.NftSetsNoIDs() {
 			set := ns.Set
-			b.AddSet(famOf(s), &set, true)
+			if replaced[s.Name] {
+				b.FlushSet(famOf(s), set.Name)
+			} else {
+				b.AddSet(famOf(s), &set, true)
+			}
 			if count[set.Name] > 0 {
 				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name), false)
 			}
 		}
-		if s.Type.Net() && bk.HasNomatch() {
-			m := s.MarkerSet()
+		if !s.Type.Net() {
+			continue
+		}
+		m := s.MarkerSet()
+		switch had, has := hadMarker[s.Name], bk.HasNomatch(); {
+		case has && !had:
 			b.AddSet(famOf(s), &m, false)
+		case had && !has:
+			b.DelSet(famOf(s), m.Name)
 		}
 	}
+}
+
+// bulkRestore is the state of a restore file run by Restore: the sets
+// it fills as bulks (st: their headers), among them sets that exist
+// and whose elements are replaced (flushed, or swapped with a new set),
+// and the new sets that hold, after a swap, what such a set held
+// (swapped: only a destroy may follow).
+type bulkRestore struct {
+	e         *Engine
+	known     *ipset.State // the sets in the kernel (headers)
+	st        *ipset.State
+	bulks     map[string]*ipset.Bulk
+	replaced  map[string]bool
+	hadMarker map[string]bool
+	swapped   map[string]bool
+	err       error // a kernel error
+}
+
+// target returns the set name refers to if it is filled here.
+func (r *bulkRestore) target(name string) *ipset.Bulk { return r.bulks[name] }
+
+// untouched returns the kernel's set called name when this file has not
+// changed it.
+func (r *bulkRestore) untouched(name string) *ipset.Set {
+	if r.replaced[name] || r.swapped[name] || r.bulks[name] != nil {
+		return nil
+	}
+	return r.known.Find(name)
+}
+
+// replace makes the existing set s filled here: its elements are
+// replaced by bk's.
+func (r *bulkRestore) replace(s *ipset.Set, bk *ipset.Bulk) *ipset.Error {
+	m, err := r.e.hasMarker(famOf(s), s)
+	if err != nil {
+		r.err = err
+		return errFallback
+	}
+	h := s.HeaderOnly()
+	r.st.Sets = append(r.st.Sets, h)
+	r.bulks[s.Name], r.replaced[s.Name], r.hadMarker[s.Name] = bk, true, m
+	return nil
+}
+
+func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
+	a := c.Args
+	switch c.Op {
+	case ipset.OpCreate:
+		if r.known.Find(a[0]) != nil || r.swapped[a[0]] {
+			return errFallback
+		}
+		n := len(r.st.Sets)
+		if _, ierr := r.st.Exec(c); ierr != nil {
+			return ierr
+		}
+		if len(r.st.Sets) > n {
+			s := r.st.Sets[n]
+			if !ipset.BulkSupported(s) {
+				return errFallback
+			}
+			r.bulks[s.Name] = ipset.NewBulk(s)
+		}
+	case ipset.OpAdd:
+		bk := r.target(a[0])
+		if bk == nil {
+			if r.known.Find(a[0]) != nil || r.swapped[a[0]] {
+				return errFallback
+			}
+			return &ipset.Error{Msg: ipset.MsgNoSet, Status: ipset.StatusError}
+		}
+		ierr, ok := bk.Add(a, c.Opts.Exist)
+		if !ok {
+			return errFallback
+		}
+		return ierr
+	case ipset.OpFlush:
+		if len(a) == 0 {
+			return errFallback
+		}
+		if bk := r.target(a[0]); bk != nil {
+			r.bulks[a[0]] = ipset.NewBulk(bk.Set)
+			return nil
+		}
+		s := r.untouched(a[0])
+		if s == nil || !ipset.BulkSupported(s) {
+			return errFallback
+		}
+		return r.replace(s, ipset.NewBulk(s))
+	case ipset.OpDestroy:
+		// A new set (never created) or one holding what a replaced set
+		// held (its elements are gone with the replacement).
+		if len(a) == 0 {
+			return errFallback
+		}
+		switch {
+		case r.swapped[a[0]]:
+			delete(r.swapped, a[0])
+		case r.bulks[a[0]] != nil && !r.replaced[a[0]]:
+			delete(r.bulks, a[0])
+			r.st.Sets = slices.DeleteFunc(r.st.Sets, func(s *ipset.Set) bool { return s.Name == a[0] })
+		default:
+			return errFallback
+		}
+	case ipset.OpSwap:
+		// A new set and an existing one (the blocklist update): the
+		// existing set's elements are replaced by the new set's, and
+		// the new set's name holds the old elements until destroyed.
+		x, y := a[0], a[1]
+		if r.target(x) == nil || r.replaced[x] {
+			x, y = y, x
+		}
+		bk := r.target(x)
+		old := r.untouched(y)
+		if bk == nil || r.replaced[x] || old == nil {
+			return errFallback
+		}
+		// The model checks the swap and says what the headers become.
+		hs := &ipset.State{Sets: []*ipset.Set{bk.Set.HeaderOnly(), old.HeaderOnly()}}
+		hs.Sets[0].Name = x
+		if _, ierr := hs.Exec(&ipset.Command{Op: ipset.OpSwap, Args: []string{x, y}}); ierr != nil {
+			return errFallback
+		}
+		if ny := hs.Find(y); ny.Header() != old.Header() || ny.Family != old.Family || !ipset.BulkSupported(old) {
+			return errFallback
+		}
+		delete(r.bulks, x)
+		r.st.Sets = slices.DeleteFunc(r.st.Sets, func(s *ipset.Set) bool { return s.Name == x })
+		r.swapped[x] = true
+		return r.replace(old, bk)
+	default:
+		return errFallback
+	}
+	return nil
 }
 
 // bulkElems yields the elements of the nftables set name of s.
