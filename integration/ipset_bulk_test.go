@@ -136,12 +136,30 @@ func TestIpsetRestoreBulkReplace(t *testing.T) {
 	p.run("", "ipset -t list")
 	p.run("", "ipset test bl 10.0.0.1")
 	p.run("", "ipset test bl 198.51.100.1")
+	// Adds to an existing set (a second restore -exist of a saved
+	// file): the set is read and its elements replaced.
+	reload := "create bl hash:net\nadd bl 10.200.0.0/16\nadd bl 10.0.0.0/22\nadd bl 10.200.1.0/24 nomatch\nadd bl 10.0.0.0/8\n"
+	p.run(reload, "ipset -exist restore")
+	if r := general.Run("create zz hash:ip\nrename zz zz2\ndestroy zz2\n"+reload, ours, "-exist", "restore"); r.RC != 0 {
+		t.Fatal(r)
+	}
+	for _, set := range []string{"ipset.bl", "ipset-entries.bl", "ipset-nomatch.bl"} {
+		x := p.me.Run("", "nft", "list", "set", "ip", "xdptables", set)
+		y := general.Run("", "nft", "list", "set", "ip", "xdptables", set)
+		if x.RC != 0 || x.Stdout != y.Stdout {
+			t.Errorf("%s after a reload: bulk path\n%s%s\ngeneral path\n%s%s", set, x.Stdout, x.Stderr, y.Stdout, y.Stderr)
+		}
+	}
+	p.run("", "ipset -s save")
+	p.run("", "ipset test bl 10.200.1.1")
+	p.run("", "ipset test bl 10.200.2.1")
 	// Files that fail: ipset keeps what came before the failing line,
 	// here nothing changes; only the messages are compared (in other
 	// namespaces, emptied after each file).
 	q := newIpsetPair(t, "ibf")
 	for _, f := range []string{"swap tmp bl\n", "create t hash:ip\nswap t bl\n",
-		"create t hash:net\nadd t 10.0.0.0/8\nswap t bl\nadd t 10.0.0.0/8\n", "flush bl\nadd bl 10.0.0.0/8\nadd bl 10.0.0.0/8\n"} {
+		"create t hash:net\nadd t 10.0.0.0/8\nswap t bl\nadd t 10.0.0.0/8\n", "flush bl\nadd bl 10.0.0.0/8\nadd bl 10.0.0.0/8\n",
+		"add bl 10.9.0.0/16\nadd bl 198.51.100.0/24\n", "create bl hash:ip\n", "add bl 10.9.0.0/16\ncreate bl hash:net maxelem 9\n"} {
 		q.run(setup, "ipset restore")
 		q.run(f, "ipset restore")
 		q.run("", "ipset destroy")

@@ -243,6 +243,44 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 	return nil, true
 }
 
+// Load adds an entry read from the kernel: key is its element's key in
+// the set EntriesNftSet names, comment the element's comment. Sets
+// with timeouts or counters are not loaded this way (their entries
+// would be re-added with other timers and counters). ok is false when
+// the key is not one a Bulk holds (the caller reads the set with
+// DecodeEntry instead).
+func (b *Bulk) Load(key []byte, comment string) bool {
+	s := b.Set
+	if len(key) != b.w || s.HasTimeout || s.Counters || len(comment) > 255 {
+		return false
+	}
+	b.key = append(b.key[:0], key...)
+	var at bulkAttr
+	if s.Type.Net() {
+		meta := binary.NativeEndian.Uint32(b.key[b.w-4:])
+		at.nomatch = meta&(1<<16) != 0
+		binary.NativeEndian.PutUint32(b.key[b.w-4:], meta&^(1<<16))
+	}
+	if s.Comment && comment != "" {
+		at.cOff, at.cLen = uint32(len(b.texts)), uint8(len(comment))
+		b.texts = append(b.texts, comment...)
+	}
+	slot, rec := b.find(b.key)
+	if rec >= 0 {
+		return false
+	}
+	b.keys = append(b.keys, b.key...)
+	b.attrs = append(b.attrs, at)
+	b.index[slot] = uint32(len(b.attrs))
+	if 2*len(b.attrs) > len(b.index) {
+		b.grow()
+	}
+	if at.nomatch {
+		b.nomatch++
+	}
+	return true
+}
+
 // attrsOf sets the timeout and comment of record i on el, as Set.attrs.
 func (b *Bulk) attrsOf(i int, el *nftables.SetElement) {
 	a := &b.attrs[i]

@@ -12,13 +12,15 @@ import (
 	"github.com/xdptables/xdptables/kernel"
 )
 
-// Restore of sets the file creates. A restore file that only creates
-// new sets and adds to them (the boot-time and blocklist case) needs
-// nothing from the kernel but the names of the sets that exist: the
-// sets are filled as ipset.Bulk values, never as entries of the model,
-// and their elements are encoded into the batch one at a time. The
-// result, errors and line numbers included, are those of Run on the
-// parsed file.
+// Restore without the in-memory model. A restore file that creates
+// sets and adds to them (the boot-time and blocklist case), flushes
+// sets, swaps a new set with an existing one (the blocklist update), or
+// adds to an existing set without timeouts or counters (a second
+// restore -exist of a saved file) fills the sets as ipset.Bulk values,
+// never as entries of the model, and encodes their elements into the
+// batch one at a time; an existing set it touches is read into a Bulk
+// (streamed) and its elements replaced. The result, errors and line
+// numbers included, are those of Run on the parsed file.
 
 // errFallback stops the walk of a file that needs the general path.
 var errFallback = &ipset.Error{Msg: "general path"}
@@ -26,8 +28,8 @@ var errFallback = &ipset.Error{Msg: "general path"}
 // Restore runs a restore file (already checked with
 // ipset.EachRestoreCommand: it parses) as one transaction. exist is the
 // command line's -exist. handled is false when the file does something
-// other than creating sets that do not exist and adding to them: then
-// nothing happened and the caller runs it with Run.
+// the bulk path does not do (see above): then nothing happened and the
+// caller runs it with Run.
 func (e *Engine) Restore(text string, exist bool) (res Result, err error, handled bool) {
 	if xdpWatching() {
 		return Result{}, nil, false
@@ -64,11 +66,11 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 			}
 			return ierr
 		})
-		if werr == errFallback || len(r.swapped) > 0 {
-			return Result{}, nil, false
-		}
 		if r.err != nil {
 			return Result{}, atFirst(kernelErr(r.err)), true
+		}
+		if werr == errFallback || len(r.swapped) > 0 {
+			return Result{}, nil, false
 		}
 		if werr != nil {
 			return Result{}, werr, true
@@ -187,12 +189,49 @@ func (r *bulkRestore) replace(s *ipset.Set, bk *ipset.Bulk) *ipset.Error {
 	return nil
 }
 
+// load makes the existing set s filled here, with the entries it holds:
+// they are read into a Bulk (streamed, never as entries of the model),
+// and the set's elements are replaced by the Bulk's. Sets with
+// timeouts or counters (whose elements would be re-added with other
+// timers and counters) take the general path.
+func (r *bulkRestore) load(s *ipset.Set) *ipset.Error {
+	if !ipset.BulkSupported(s) || s.HasTimeout || s.Counters {
+		return errFallback
+	}
+	bk := ipset.NewBulk(s)
+	bad := false
+	err := r.e.Conn.SetElements(famOf(s), s.EntriesNftSet(), func() { bk, bad = ipset.NewBulk(s), false },
+		func(el *nftables.SetElement) error {
+			if !bad && !bk.Load(el.Key, el.Comment) {
+				bad = true
+			}
+			return nil
+		})
+	if err != nil {
+		r.err = err
+		return errFallback
+	}
+	if bad {
+		return errFallback
+	}
+	return r.replace(s, bk)
+}
+
 func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 	a := c.Args
 	switch c.Op {
 	case ipset.OpCreate:
-		if r.known.Find(a[0]) != nil || r.swapped[a[0]] {
+		if r.swapped[a[0]] {
 			return errFallback
+		}
+		if s := r.untouched(a[0]); s != nil {
+			// An existing set: the model says whether the create is
+			// refused or changes nothing; then its elements are read.
+			hs := &ipset.State{Sets: []*ipset.Set{s.HeaderOnly()}}
+			if _, ierr := hs.Exec(c); ierr != nil {
+				return ierr
+			}
+			return r.load(s)
 		}
 		n := len(r.st.Sets)
 		if _, ierr := r.st.Exec(c); ierr != nil {
@@ -207,6 +246,12 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 		}
 	case ipset.OpAdd:
 		bk := r.target(a[0])
+		if s := r.untouched(a[0]); bk == nil && s != nil {
+			if ierr := r.load(s); ierr != nil {
+				return ierr
+			}
+			bk = r.target(a[0])
+		}
 		if bk == nil {
 			if r.known.Find(a[0]) != nil || r.swapped[a[0]] {
 				return errFallback
