@@ -208,3 +208,45 @@ func TestAppendMember(t *testing.T) {
 		}
 	}
 }
+
+// TestBulkLoad: entries read back from the elements a Bulk yields make
+// the same Bulk.
+func TestBulkLoad(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, create := range []string{"create s hash:net comment", "create s hash:net family inet6", "create s hash:ip,port"} {
+		st := &State{}
+		c, _ := ParseArgs(SplitLine(create))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		a := NewBulk(s)
+		typ := strings.Fields(create)[2]
+		for range 300 {
+			line := "add s " + randomElem(r, typ, strings.Contains(create, "inet6"))
+			if typ == "hash:net" && r.IntN(5) == 0 {
+				line += " nomatch"
+			}
+			if strings.Contains(create, "comment") && r.IntN(2) == 0 {
+				line += fmt.Sprintf(" comment c%d", r.IntN(3))
+			}
+			c, _ := ParseArgs(SplitLine(line))
+			a.Add(c.Args, true)
+		}
+		b := NewBulk(s)
+		for el := range a.Entries() {
+			if !b.Load(el.Key, el.Comment) {
+				t.Fatalf("%s: Load refused %x", create, el.Key)
+			}
+		}
+		if b.Load(make([]byte, 3), "") {
+			t.Errorf("%s: Load took a short key", create)
+		}
+		if !reflect.DeepEqual(collect(a.Entries()), collect(b.Entries())) || a.HasNomatch() != b.HasNomatch() {
+			t.Errorf("%s: entries differ after Load", create)
+		}
+		if s.Type.Net() && !reflect.DeepEqual(collect(a.Pieces()), collect(b.Pieces())) {
+			t.Errorf("%s: pieces differ after Load", create)
+		}
+	}
+}
