@@ -179,7 +179,7 @@ func TestAppendMember(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := st.Sets[0]
-		for _, line := range []string{"save s", "list s"} {
+		for _, line := range []string{"save s", "list s", "-o xml list s"} {
 			lc, _ := ParseArgs(SplitLine(line))
 			if !FastMembers(lc, s) {
 				t.Fatalf("%s: %s: not fast", create, line)

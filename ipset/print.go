@@ -212,11 +212,10 @@ func (st *State) Select(c *Command) ([]*Set, *Error) {
 }
 
 // FastMembers reports whether AppendMember can print the members of s
-// for c: save and plain output of a set with one address dimension and
-// no per-entry options but nomatch.
+// for c: a set with one address dimension and no per-entry options but
+// nomatch.
 func FastMembers(c *Command, s *Set) bool {
-	m := OutputMode(c)
-	return (m == OutputSave || m == OutputPlain) && len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
+	return len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
 		(s.Type.Dims[0] == DimIP || s.Type.Dims[0] == DimNet) &&
 		!s.HasTimeout && !s.Counters && !s.Comment && !s.SkbInfo
 }
@@ -245,18 +244,42 @@ func AppendMember(dst []byte, c *Command, s *Set, key []byte) ([]byte, bool) {
 		v := binary.NativeEndian.Uint32(key[alen : alen+4])
 		bits, nomatch = int(v&0xff), v&(1<<16) != 0
 	}
-	if OutputMode(c) == OutputSave {
+	mode := OutputMode(c)
+	switch mode {
+	case OutputSave:
 		dst = append(dst, "add "...)
 		dst = append(dst, s.Name...)
 		dst = append(dst, ' ')
+	case OutputXML:
+		dst = append(dst, "<member><elem>"...)
 	}
 	dst = a.AppendTo(dst)
 	if bits != s.maxBits() {
 		dst = append(dst, '/')
 		dst = strconv.AppendInt(dst, int64(bits), 10)
 	}
+	if mode == OutputXML {
+		dst = append(dst, "</elem>"...)
+		if nomatch {
+			dst = append(dst, "<nomatch/>"...)
+		}
+		return append(dst, "</member>\n"...), true
+	}
 	if nomatch {
 		dst = append(dst, " nomatch"...)
 	}
 	return append(dst, '\n'), true
+}
+
+// MemberKeyLen is the number of bytes of an element's key AppendMember
+// reads (FastMembers).
+func MemberKeyLen(s *Set) int {
+	n := 4
+	if s.Family == Inet6 {
+		n = 16
+	}
+	if s.Type.Net() {
+		n += 4
+	}
+	return n
 }

@@ -99,14 +99,35 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		}
 		n := 0
 		buf.Reset()
-		err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
-			if fast {
-				var ok bool
-				if line, ok = ipset.AppendMember(line[:0], c, s, el.Key); ok {
-					n++
-					buf.Write(line)
+		if fast {
+			// Only the keys are kept until the count is known: a few
+			// bytes a member instead of its text.
+			var keys keyPages
+			kl := ipset.MemberKeyLen(s)
+			err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { keys = keyPages{} }, func(el *nftables.SetElement) error {
+				if len(el.Key) >= kl {
+					keys.add(el.Key[:kl])
 				}
-			} else if en, ok := s.DecodeEntry(*el); ok {
+				return nil
+			})
+			if err != nil {
+				return kernelErr(err), true
+			}
+			if st.WriteSetHead(w, c, s, i, keys.n) {
+				keys.each(kl, func(k []byte) {
+					line, _ = ipset.AppendMember(line[:0], c, s, k)
+					buf.Write(line)
+					if buf.Len() > 64<<10 {
+						buf.flush(w)
+					}
+				})
+				buf.flush(w)
+				ipset.WriteSetEnd(w, c)
+			}
+			continue
+		}
+		err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
+			if en, ok := s.DecodeEntry(*el); ok {
 				n++
 				ipset.WriteMember(&buf, c, s, en)
 			}
@@ -191,4 +212,28 @@ func (c *chunks) flush(w ipset.StringWriter) {
 		write(c.cur)
 	}
 	c.Reset()
+}
+
+// keyPages keeps fixed-size keys in 1 MiB pages.
+type keyPages struct {
+	pages [][]byte
+	n     int
+}
+
+func (p *keyPages) add(k []byte) {
+	if len(p.pages) == 0 || cap(p.pages[len(p.pages)-1])-len(p.pages[len(p.pages)-1]) < len(k) {
+		p.pages = append(p.pages, make([]byte, 0, chunkSize/len(k)*len(k)))
+	}
+	last := &p.pages[len(p.pages)-1]
+	*last = append(*last, k...)
+	p.n++
+}
+
+// each calls fn with every key (of kl bytes) in order.
+func (p *keyPages) each(kl int, fn func([]byte)) {
+	for _, pg := range p.pages {
+		for i := 0; i+kl <= len(pg); i += kl {
+			fn(pg[i : i+kl])
+		}
+	}
 }
