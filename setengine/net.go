@@ -173,7 +173,12 @@ func (q *netQuery) add(c *ipset.Command) (*kernel.Batch, error, bool) {
 		if ok && !c.Opts.Exist {
 			return nil, &ipset.Error{Msg: ipset.MsgElemExists, Status: ipset.StatusError}, true
 		}
-		return nil, nil, false // -exist may change its options: the general path
+		if ok && !s.Comment {
+			// -exist of an entry whose only option could be its
+			// comment: the general path's diff would change nothing.
+			return nil, nil, true
+		}
+		return nil, nil, false // -exist may change its comment: the general path
 	}
 	d := q.innermost(lo, n-1)
 	if d == 0 {
