@@ -34,6 +34,11 @@ type Bulk struct {
 	order4  []uint64 // the same for IPv4: address<<32 | bits<<26 | record
 	parts   []Part   // scratch
 	elems   []Elem   // scratch
+	// loaded records [0, loaded) were read from the kernel (Load); orig
+	// holds their attributes before Add replaced them.
+	loaded int
+	orig   map[uint32]bulkAttr
+	pbuf   []byte // scratch of pieceElems
 }
 
 type bulkAttr struct {
@@ -224,6 +229,14 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 			if b.attrs[rec].nomatch {
 				b.nomatch--
 			}
+			if rec < b.loaded {
+				if _, ok := b.orig[uint32(rec)]; !ok {
+					if b.orig == nil {
+						b.orig = map[uint32]bulkAttr{}
+					}
+					b.orig[uint32(rec)] = b.attrs[rec]
+				}
+			}
 			b.attrs[rec] = at
 		} else {
 			if uint32(len(b.attrs)) >= s.MaxElem {
@@ -243,15 +256,15 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 	return nil, true
 }
 
-// Load adds an entry read from the kernel: key is its element's key in
-// the set EntriesNftSet names, comment the element's comment. Sets
-// with timeouts or counters are not loaded this way (their entries
-// would be re-added with other timers and counters). ok is false when
-// the key is not one a Bulk holds (the caller reads the set with
-// DecodeEntry instead).
-func (b *Bulk) Load(key []byte, comment string) bool {
+// Load adds an entry read from the kernel, before any Add: key is its
+// element's key in the set EntriesNftSet names, comment its comment,
+// timeout its remaining seconds (DecodeEntry's reading). Such entries
+// are what the kernel holds: EntryChanges and PieceChanges give what
+// turns the kernel's sets into the Bulk's. ok is false when the key is
+// not one a Bulk holds (the caller reads the set with DecodeEntry).
+func (b *Bulk) Load(key []byte, comment string, timeout uint32) bool {
 	s := b.Set
-	if len(key) != b.w || s.HasTimeout || s.Counters || len(comment) > 255 {
+	if len(key) != b.w || len(comment) > 255 || b.loaded != len(b.attrs) {
 		return false
 	}
 	b.key = append(b.key[:0], key...)
@@ -261,7 +274,10 @@ func (b *Bulk) Load(key []byte, comment string) bool {
 		at.nomatch = meta&(1<<16) != 0
 		binary.NativeEndian.PutUint32(b.key[b.w-4:], meta&^(1<<16))
 	}
-	if s.Comment && comment != "" {
+	if s.HasTimeout {
+		at.timeout = timeout
+	}
+	if comment != "" {
 		at.cOff, at.cLen = uint32(len(b.texts)), uint8(len(comment))
 		b.texts = append(b.texts, comment...)
 	}
@@ -271,6 +287,7 @@ func (b *Bulk) Load(key []byte, comment string) bool {
 	}
 	b.keys = append(b.keys, b.key...)
 	b.attrs = append(b.attrs, at)
+	b.loaded = len(b.attrs)
 	b.index[slot] = uint32(len(b.attrs))
 	if 2*len(b.attrs) > len(b.index) {
 		b.grow()
@@ -281,9 +298,59 @@ func (b *Bulk) Load(key []byte, comment string) bool {
 	return true
 }
 
+// sameAttr reports whether two attributes give the same nftables
+// elements (the general path's element IDs).
+func (b *Bulk) sameAttr(x, y bulkAttr) bool {
+	return x.timeout == y.timeout && x.nomatch == y.nomatch &&
+		string(b.texts[x.cOff:x.cOff+uint32(x.cLen)]) == string(b.texts[y.cOff:y.cOff+uint32(y.cLen)])
+}
+
+// entry sets el to record i's element in the entries set with
+// attributes at.
+func (b *Bulk) entry(i int, at bulkAttr, el *nftables.SetElement, key []byte) {
+	copy(key, b.keyOf(i))
+	if at.nomatch {
+		nm := binary.NativeEndian.Uint32(key[b.w-4:]) | 1<<16
+		binary.NativeEndian.PutUint32(key[b.w-4:], nm)
+	}
+	el.Key = key
+	b.setAttrs(at, el)
+}
+
+// EntryChanges yields the elements of the entries set (EntriesNftSet)
+// to delete (dels) or to add (!dels) to turn what Load read into the
+// Bulk: entries added, and loaded entries whose options changed.
+func (b *Bulk) EntryChanges(dels bool) iter.Seq[*nftables.SetElement] {
+	b.index = nil
+	return func(yield func(*nftables.SetElement) bool) {
+		var el nftables.SetElement
+		key := make([]byte, b.w)
+		for i := range b.attrs {
+			at := b.attrs[i]
+			if i < b.loaded {
+				o, ok := b.orig[uint32(i)]
+				if !ok || b.sameAttr(o, at) {
+					continue
+				}
+				if dels {
+					at = o
+				}
+			} else if dels {
+				continue
+			}
+			b.entry(i, at, &el, key)
+			if !yield(&el) {
+				return
+			}
+		}
+	}
+}
+
 // attrsOf sets the timeout and comment of record i on el, as Set.attrs.
-func (b *Bulk) attrsOf(i int, el *nftables.SetElement) {
-	a := &b.attrs[i]
+func (b *Bulk) attrsOf(i int, el *nftables.SetElement) { b.setAttrs(b.attrs[i], el) }
+
+// setAttrs sets the timeout and comment of a on el, as Set.attrs.
+func (b *Bulk) setAttrs(a bulkAttr, el *nftables.SetElement) {
 	el.Timeout, el.Comment = 0, ""
 	if b.Set.HasTimeout && a.timeout > 0 {
 		el.Timeout = time.Duration(a.timeout) * time.Second
@@ -302,13 +369,7 @@ func (b *Bulk) Entries() iter.Seq[*nftables.SetElement] {
 		var el nftables.SetElement
 		key := make([]byte, b.w)
 		for i := range b.attrs {
-			copy(key, b.keyOf(i))
-			if b.attrs[i].nomatch {
-				nm := binary.NativeEndian.Uint32(key[b.w-4:]) | 1<<16
-				binary.NativeEndian.PutUint32(key[b.w-4:], nm)
-			}
-			el.Key = key
-			b.attrsOf(i, &el)
+			b.entry(i, b.attrs[i], &el, key)
 			if !yield(&el) {
 				return
 			}
@@ -328,6 +389,61 @@ func (a u128) less(b u128) bool { return a.hi < b.hi || a.hi == b.hi && a.lo < b
 func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 	b.index = nil
 	return func(yield func(*nftables.SetElement) bool) {
+		var el nftables.SetElement
+		for sp := range b.spans(false) {
+			if !b.pieceElems(sp, &el, yield) {
+				return
+			}
+		}
+	}
+}
+
+// span is a piece: [lo, hi], with the attributes of its owner.
+type span struct {
+	lo, hi u128
+	at     bulkAttr
+	end    bool // hi is not the last address: the piece has an end element
+}
+
+// pieceElems yields the start and end elements of piece sp.
+func (b *Bulk) pieceElems(sp span, el *nftables.SetElement, yield func(*nftables.SetElement) bool) bool {
+	alen := b.w - 4
+	if len(b.pbuf) < 2*alen {
+		b.pbuf = make([]byte, 2*alen)
+	}
+	k0, k1 := b.pbuf[:alen:alen], b.pbuf[alen:2*alen]
+	put := func(a u128) []byte {
+		k := k0
+		k0 = k1
+		if alen == 4 {
+			binary.BigEndian.PutUint32(k, uint32(a.lo))
+		} else {
+			binary.BigEndian.PutUint64(k, a.hi)
+			binary.BigEndian.PutUint64(k[8:], a.lo)
+		}
+		return k
+	}
+	*el = nftables.SetElement{Key: put(sp.lo)}
+	b.setAttrs(sp.at, el)
+	if !yield(el) {
+		return false
+	}
+	if sp.end {
+		nx := sp.hi
+		if nx.lo++; nx.lo == 0 {
+			nx.hi++
+		}
+		*el = nftables.SetElement{Key: put(nx), IntervalEnd: true}
+		return yield(el)
+	}
+	return true
+}
+
+// spans yields the pieces of the entries (old: of the loaded entries
+// with their loaded attributes), in address order; nomatch entries own
+// no piece.
+func (b *Bulk) spans(old bool) iter.Seq[span] {
+	return func(yield func(span) bool) {
 		alen := b.w - 4
 		addrOf := func(i int) u128 {
 			k := b.keyOf(i)
@@ -384,32 +500,21 @@ func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 			}
 			return a
 		}
-		var el nftables.SetElement
-		kbuf := make([]byte, alen)
-		put := func(a u128) []byte {
-			if alen == 4 {
-				binary.BigEndian.PutUint32(kbuf, uint32(a.lo))
-			} else {
-				binary.BigEndian.PutUint64(kbuf, a.hi)
-				binary.BigEndian.PutUint64(kbuf[8:], a.lo)
+		attr := func(i int) bulkAttr {
+			if old {
+				if o, ok := b.orig[uint32(i)]; ok {
+					return o
+				}
 			}
-			return kbuf
+			return b.attrs[i]
 		}
 		// emit yields the piece [lo, hi] owned by record owner.
 		emit := func(lo, hi u128, owner int) bool {
-			if b.attrs[owner].nomatch {
+			at := attr(owner)
+			if at.nomatch {
 				return true
 			}
-			el = nftables.SetElement{Key: put(lo)}
-			b.attrsOf(owner, &el)
-			if !yield(&el) {
-				return false
-			}
-			if nx, ok := next(hi); ok {
-				el = nftables.SetElement{Key: put(nx), IntervalEnd: true}
-				return yield(&el)
-			}
-			return true
+			return yield(span{lo: lo, hi: hi, at: at, end: hi != max})
 		}
 		// A stack of the open prefixes, outermost first; cur is the
 		// first address of each not yet given to a piece (valid false:
@@ -436,6 +541,9 @@ func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 		}
 		for k := range n {
 			i, lo, bits := at(k)
+			if old && i >= b.loaded {
+				continue
+			}
 			for len(stack) > 0 && stack[len(stack)-1].last.less(lo) {
 				if !pop() {
 					return
@@ -453,6 +561,47 @@ func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
 		}
 		for len(stack) > 0 {
 			if !pop() {
+				return
+			}
+		}
+	}
+}
+
+// PieceChanges yields the elements of the lookup set of a hash:net to
+// delete (dels) or to add (!dels) to turn the pieces of what Load read
+// into the Bulk's pieces: the pieces that differ, as the general path's
+// diff finds them.
+func (b *Bulk) PieceChanges(dels bool) iter.Seq[*nftables.SetElement] {
+	b.index = nil
+	return func(yield func(*nftables.SetElement) bool) {
+		nextOld, stopOld := iter.Pull(b.spans(true))
+		defer stopOld()
+		nextNew, stopNew := iter.Pull(b.spans(false))
+		defer stopNew()
+		o, okO := nextOld()
+		n, okN := nextNew()
+		var el nftables.SetElement
+		for okO || okN {
+			var sp span
+			var take bool
+			switch {
+			case okO && okN && o.lo == n.lo:
+				if o.hi != n.hi || !b.sameAttr(o.at, n.at) {
+					sp, take = n, !dels
+					if dels {
+						sp, take = o, true
+					}
+				}
+				o, okO = nextOld()
+				n, okN = nextNew()
+			case okO && (!okN || o.lo.less(n.lo)):
+				sp, take = o, dels
+				o, okO = nextOld()
+			default:
+				sp, take = n, !dels
+				n, okN = nextNew()
+			}
+			if take && !b.pieceElems(sp, &el, yield) {
 				return
 			}
 		}

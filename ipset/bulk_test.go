@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/nftables"
 )
@@ -235,11 +236,11 @@ func TestBulkLoad(t *testing.T) {
 		}
 		b := NewBulk(s)
 		for el := range a.Entries() {
-			if !b.Load(el.Key, el.Comment) {
+			if !b.Load(el.Key, el.Comment, 0) {
 				t.Fatalf("%s: Load refused %x", create, el.Key)
 			}
 		}
-		if b.Load(make([]byte, 3), "") {
+		if b.Load(make([]byte, 3), "", 0) {
 			t.Errorf("%s: Load took a short key", create)
 		}
 		if !reflect.DeepEqual(collect(a.Entries()), collect(b.Entries())) || a.HasNomatch() != b.HasNomatch() {
@@ -249,4 +250,101 @@ func TestBulkLoad(t *testing.T) {
 			t.Errorf("%s: pieces differ after Load", create)
 		}
 	}
+}
+
+// modelDiff is diffSets' element diff between two states of one set:
+// the elements of nftables set i to delete and to add.
+func modelDiff(old, cur *Set, i int) (dels, adds []nftables.SetElement) {
+	os, ns := old.NftSets(), cur.NftSets()
+	have, want := map[string]bool{}, map[string]bool{}
+	for _, e := range os[i].Elems {
+		have[e.ID] = true
+	}
+	for _, e := range ns[i].Elems {
+		want[e.ID] = true
+	}
+	for _, e := range os[i].Elems {
+		if !want[e.ID] {
+			dels = append(dels, e.Parts...)
+		}
+	}
+	for _, e := range ns[i].Elems {
+		if !have[e.ID] {
+			adds = append(adds, e.Parts...)
+		}
+	}
+	return dels, adds
+}
+
+// TestBulkChanges: a Bulk loaded from the kernel's elements and then
+// added to gives the general path's element diff.
+func TestBulkChanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for round := range 40 {
+		create := []string{"create s hash:net comment", "create s hash:net family inet6 timeout 100", "create s hash:ip comment", "create s hash:net counters"}[round%4]
+		st := &State{}
+		c, _ := ParseArgs(SplitLine(create))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		typ := strings.Fields(create)[2]
+		v6 := strings.Contains(create, "inet6")
+		line := func() *Command {
+			l := "add s " + randomElem(r, typ, v6)
+			if typ == "hash:net" && r.IntN(5) == 0 {
+				l += " nomatch"
+			}
+			if strings.Contains(create, "comment") && r.IntN(2) == 0 {
+				l += fmt.Sprintf(" comment c%d", r.IntN(3))
+			}
+			if strings.Contains(create, "timeout") && r.IntN(2) == 0 {
+				l += fmt.Sprintf(" timeout %d", r.IntN(3)*50)
+			}
+			c, _ := ParseArgs(SplitLine(l))
+			c.Opts.Exist = true
+			return c
+		}
+		for range 150 {
+			st.Exec(line())
+		}
+		old := st.Clone()
+		// what the kernel holds, read back
+		b := NewBulk(s.HeaderOnly())
+		for _, x := range old.Sets[0].NftSets()[len(old.Sets[0].NftSets())-1].Elems {
+			el := x.Parts[0]
+			if !b.Load(el.Key, el.Comment, uint32(el.Timeout/time.Second)) {
+				t.Fatalf("Load refused %x", el.Key)
+			}
+		}
+		for range 60 {
+			c := line()
+			_, want := st.Exec(c)
+			got, ok := b.Add(c.Args, true)
+			if !ok || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: add: %v %v, model %v", create, got, ok, want)
+			}
+		}
+		cur := st.Sets[0]
+		n := len(cur.NftSets())
+		wd, wa := modelDiff(old.Sets[0], cur, n-1)
+		if gd, ga := collect(b.EntryChanges(true)), collect(b.EntryChanges(false)); !reflect.DeepEqual(gd, flatParts(wd)) || !reflect.DeepEqual(ga, flatParts(wa)) {
+			t.Fatalf("%s: entry changes:\n%v\n%v\nmodel\n%v\n%v", create, gd, ga, wd, wa)
+		}
+		if s.Type.Net() {
+			wd, wa := modelDiff(old.Sets[0], cur, 0)
+			if gd, ga := collect(b.PieceChanges(true)), collect(b.PieceChanges(false)); !reflect.DeepEqual(gd, flatParts(wd)) || !reflect.DeepEqual(ga, flatParts(wa)) {
+				t.Fatalf("%s: piece changes (%d/%d, model %d/%d):\n%v\n%v\nmodel\n%v\n%v", create, len(gd), len(ga), len(wd), len(wa), gd, ga, wd, wa)
+			}
+		}
+	}
+}
+
+func flatParts(ps []nftables.SetElement) []nftables.SetElement {
+	var out []nftables.SetElement
+	for _, p := range ps {
+		p.Key = append([]byte(nil), p.Key...)
+		out = append(out, p)
+	}
+	return out
 }

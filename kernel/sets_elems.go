@@ -405,6 +405,12 @@ func (b *Batch) AddElementsSeq(fam Family, set string, hasTimeout bool, elems it
 	return b.elemSeq(idx, unix.NFT_MSG_NEWSETELEM, flags, fam, set, hasTimeout, elems)
 }
 
+// DelElementsSeq is DelElements with the elements given one at a time.
+func (b *Batch) DelElementsSeq(fam Family, set string, elems iter.Seq[*nftables.SetElement]) int {
+	idx := b.addOp(Op{Kind: OpSetElemDel, Family: fam, Set: set})
+	return b.elemSeq(idx, unix.NFT_MSG_DELSETELEM, 0, fam, set, false, elems)
+}
+
 // ElementSize is the number of bytes AddElementsSeq encodes for an
 // element with a key (and key end) of keyLen bytes, an optional timeout
 // and a comment of commentLen bytes (0: none); with the message headers

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/google/nftables"
 
@@ -57,7 +58,7 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 			return Result{}, atFirst(kernelErr(lerr)), true
 		}
 		r := bulkRestore{e: e, known: known, st: &ipset.State{}, bulks: map[string]*ipset.Bulk{},
-			replaced: map[string]bool{}, hadMarker: map[string]bool{}, swapped: map[string]bool{}}
+			replaced: map[string]bool{}, loaded: map[string]bool{}, hadMarker: map[string]bool{}, swapped: map[string]bool{}}
 		werr := ipset.EachRestoreCommand(text, func(c *ipset.Command) *ipset.Error {
 			c.Opts.Exist = c.Opts.Exist || exist
 			ierr := r.exec(c)
@@ -77,7 +78,7 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		}
 		st, bulks := r.st, r.bulks
 		b := kernel.NewBatch()
-		bulkBatch(b, st, bulks, r.replaced, r.hadMarker)
+		bulkBatch(b, st, bulks, r.replaced, r.loaded, r.hadMarker)
 		if b.Len() == 0 {
 			return Result{}, nil, true
 		}
@@ -93,9 +94,11 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 }
 
 // bulkBatch adds to b the sets of st, filled as bulks: new sets, as
-// diff adds sets that are new, and sets that exist (replaced) whose
-// elements the bulk replaces (hadMarker: they have the nomatch marker).
-func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, replaced, hadMarker map[string]bool) {
+// diff adds sets that are new; sets that exist and whose elements the
+// bulk replaces (replaced: flushed and refilled); sets read by load
+// (loaded: the elements that differ change). hadMarker: the set has the
+// nomatch marker.
+func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, replaced, loaded, hadMarker map[string]bool) {
 	tables := map[kernel.Family]bool{}
 	for _, s := range st.Sets {
 		if !tables[famOf(s)] {
@@ -104,17 +107,26 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 		}
 	}
 	// The batch's size is known in advance: one allocation for it.
+	type key struct {
+		set  string
+		dels bool
+	}
 	size := 0
-	count := map[string]int{}
+	count := map[key]int{}
 	for _, s := range st.Sets {
 		bk := bulks[s.Name]
 		for _, ns := range s.NftSetsNoIDs() {
-			n := 0
-			for el := range bulkElems(s, bk, ns.Set.Name) {
-				size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, ns.Set.HasTimeout && el.Timeout != 0, len(el.Comment))
-				n++
+			for _, dels := range []bool{false, true} {
+				if dels && !loaded[s.Name] {
+					continue
+				}
+				n := 0
+				for el := range bulkElems(s, bk, ns.Set.Name, loaded[s.Name], dels) {
+					size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, ns.Set.HasTimeout && el.Timeout != 0, len(el.Comment))
+					n++
+				}
+				count[key{ns.Set.Name, dels}] = n
 			}
-			count[ns.Set.Name] = n
 		}
 	}
 	// What parsing left behind goes back to the system first: the
@@ -123,15 +135,21 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 	b.Grow(size+size/32+4096, 0)
 	for _, s := range st.Sets {
 		bk := bulks[s.Name]
+		ld := loaded[s.Name]
 		for _, ns := range s.NftSetsNoIDs() {
 			set := ns.Set
-			if replaced[s.Name] {
+			switch {
+			case ld:
+			case replaced[s.Name]:
 				b.FlushSet(famOf(s), set.Name)
-			} else {
+			default:
 				b.AddSet(famOf(s), &set, true)
 			}
-			if count[set.Name] > 0 {
-				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name), false)
+			if count[key{set.Name, true}] > 0 {
+				b.DelElementsSeq(famOf(s), set.Name, bulkElems(s, bk, set.Name, true, true))
+			}
+			if count[key{set.Name, false}] > 0 {
+				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name, ld, false), false)
 			}
 		}
 		if !s.Type.Net() {
@@ -158,6 +176,7 @@ type bulkRestore struct {
 	st        *ipset.State
 	bulks     map[string]*ipset.Bulk
 	replaced  map[string]bool
+	loaded    map[string]bool // replaced sets read by load: changed, not flushed
 	hadMarker map[string]bool
 	swapped   map[string]bool
 	err       error // a kernel error
@@ -190,19 +209,22 @@ func (r *bulkRestore) replace(s *ipset.Set, bk *ipset.Bulk) *ipset.Error {
 }
 
 // load makes the existing set s filled here, with the entries it holds:
-// they are read into a Bulk (streamed, never as entries of the model),
-// and the set's elements are replaced by the Bulk's. Sets with
-// timeouts or counters (whose elements would be re-added with other
-// timers and counters) take the general path.
+// they are read into a Bulk (streamed, never as entries of the model);
+// the batch then changes the elements that differ, as the general
+// path's diff does (untouched elements keep their timers and counters).
 func (r *bulkRestore) load(s *ipset.Set) *ipset.Error {
-	if !ipset.BulkSupported(s) || s.HasTimeout || s.Counters {
+	if !ipset.BulkSupported(s) {
 		return errFallback
 	}
 	bk := ipset.NewBulk(s)
 	bad := false
 	err := r.e.Conn.SetElements(famOf(s), s.EntriesNftSet(), func() { bk, bad = ipset.NewBulk(s), false },
 		func(el *nftables.SetElement) error {
-			if !bad && !bk.Load(el.Key, el.Comment) {
+			var timeout uint32
+			if s.HasTimeout && el.Timeout > 0 {
+				timeout = uint32(el.Expires / time.Second) // as DecodeEntry
+			}
+			if !bad && !bk.Load(el.Key, el.Comment, timeout) {
 				bad = true
 			}
 			return nil
@@ -214,6 +236,7 @@ func (r *bulkRestore) load(s *ipset.Set) *ipset.Error {
 	if bad {
 		return errFallback
 	}
+	r.loaded[s.Name] = true
 	return r.replace(s, bk)
 }
 
@@ -269,6 +292,7 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 		}
 		if bk := r.target(a[0]); bk != nil {
 			r.bulks[a[0]] = ipset.NewBulk(bk.Set)
+			delete(r.loaded, a[0]) // now flushed and refilled
 			return nil
 		}
 		s := r.untouched(a[0])
@@ -323,9 +347,16 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 	return nil
 }
 
-// bulkElems yields the elements of the nftables set name of s.
-func bulkElems(s *ipset.Set, bk *ipset.Bulk, name string) iter.Seq[*nftables.SetElement] {
-	if s.Type.Net() && name == ipset.LookupSetName(s.Name) {
+// bulkElems yields the elements of the nftables set name of s: all of
+// them, or (changes) those to delete (dels) or to add.
+func bulkElems(s *ipset.Set, bk *ipset.Bulk, name string, changes, dels bool) iter.Seq[*nftables.SetElement] {
+	lookup := s.Type.Net() && name == ipset.LookupSetName(s.Name)
+	switch {
+	case changes && lookup:
+		return bk.PieceChanges(dels)
+	case changes:
+		return bk.EntryChanges(dels)
+	case lookup:
 		return bk.Pieces()
 	}
 	return bk.Entries()
