@@ -10,9 +10,10 @@
 //   - single add, del and test ask the kernel about the element
 //     (fast.go), and single add and del of a prefix in a hash:net change
 //     the lookup set's pieces locally (net.go);
-//   - restore files that create sets, add to them, flush them, or swap a
-//     new set with an existing one fill the sets as ipset.Bulk values and
-//     encode their elements into the batch one at a time (restore.go);
+//   - restore files that create sets, add to them (new or existing),
+//     flush them, or swap a new set with an existing one fill the sets
+//     as ipset.Bulk values and encode their elements into the batch one
+//     at a time (restore.go);
 //   - list and save stream the members as the kernel dumps them
 //     (list.go).
 //

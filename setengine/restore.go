@@ -16,12 +16,14 @@ import (
 // Restore without the in-memory model. A restore file that creates
 // sets and adds to them (the boot-time and blocklist case), flushes
 // sets, swaps a new set with an existing one (the blocklist update), or
-// adds to an existing set without timeouts or counters (a second
-// restore -exist of a saved file) fills the sets as ipset.Bulk values,
-// never as entries of the model, and encodes their elements into the
-// batch one at a time; an existing set it touches is read into a Bulk
-// (streamed) and its elements replaced. The result, errors and line
-// numbers included, are those of Run on the parsed file.
+// adds to existing sets (a second restore -exist of a saved file) fills
+// the sets as ipset.Bulk values, never as entries of the model, and
+// encodes their elements into the batch one at a time. An existing set
+// that is flushed or swapped is refilled without being read; one that
+// is added to is read into a Bulk (streamed) and only the elements that
+// differ change, as the general path's diff would change them. The
+// result, errors and line numbers included, are those of Run on the
+// parsed file.
 
 // errFallback stops the walk of a file that needs the general path.
 var errFallback = &ipset.Error{Msg: "general path"}
