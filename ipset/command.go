@@ -204,40 +204,90 @@ func SplitLine(line string) []string {
 // inside a command are found when it runs.
 func ParseRestore(text string) ([]*Command, *Error) {
 	var cmds []*Command
-	lines := strings.Split(text, "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
+	err := EachRestoreCommand(text, func(c *Command) *Error {
+		n := *c
+		n.Args = append([]string(nil), c.Args...)
+		cmds = append(cmds, &n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	for i, l := range lines {
+	return cmds, nil
+}
+
+// EachRestoreCommand parses a restore file as ParseRestore does and calls
+// fn with each command in order, without keeping them: the command and
+// its Args are reused for the next line (the arguments are substrings of
+// text). The first error, ParseRestore's or fn's, stops the walk.
+func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
+	var c Command
+	var args []string
+	for i := 0; len(text) > 0; i++ {
+		l := text
+		if j := strings.IndexByte(text, '\n'); j >= 0 {
+			l, text = text[:j], text[j+1:]
+		} else {
+			text = ""
+		}
 		t := strings.TrimLeft(l, " \t")
-		if t == "" || strings.HasPrefix(t, "#") || strings.TrimSpace(t) == "COMMIT" {
+		if t == "" || t[0] == '#' || strings.TrimSpace(t) == "COMMIT" {
 			continue
 		}
-		args := SplitLine(t)
+		if strings.IndexByte(t, '"') >= 0 {
+			args = SplitLine(t)
+		} else {
+			args = splitPlain(t, args[:0])
+		}
 		if len(args) == 0 {
 			continue // only blanks ("\r", …): ipset skips the line
 		}
 		op, ok := opAliases[args[0]]
 		if !ok {
 			e := usagef("No command specified: unknown argument %s", args[0])
-			return nil, e
+			return e
 		}
 		for _, a := range args[1:] {
-			if a == "#" || strings.HasPrefix(a, "#") {
-				return nil, usagef("Unknown argument: `%s'", a)
+			if strings.HasPrefix(a, "#") {
+				return usagef("Unknown argument: `%s'", a)
 			}
 		}
-		c := &Command{Op: op, Args: args[1:], Line: i + 1}
+		c = Command{Op: op, Args: args[1:], Line: i + 1}
 		if op == OpRestore || op == OpVersion || op == OpHelp {
-			return nil, usagef("Command `%s' is invalid in restore mode.", op)
+			return usagef("Command `%s' is invalid in restore mode.", op)
 		}
 		if err := c.checkArgs(); err != nil {
 			if err.Status != StatusUsage {
 				err.Line = i + 1
 			}
-			return nil, err
+			return err
 		}
-		cmds = append(cmds, c)
+		if err := fn(&c); err != nil {
+			return err
+		}
 	}
-	return cmds, nil
+	return nil
+}
+
+// splitPlain is SplitLine for a line without double quotes: the
+// arguments are substrings of line, appended to out.
+func splitPlain(line string, out []string) []string {
+	start := -1
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case ' ', '\t', '\r', '\n':
+			if start >= 0 {
+				out = append(out, line[start:i])
+				start = -1
+			}
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	if start >= 0 {
+		out = append(out, line[start:])
+	}
+	return out
 }

@@ -147,6 +147,12 @@ func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
 // parseIPDim parses a single-address dimension: IP, IP/CIDR or IP-IP
 // (IPv4 only) expand into addresses; the set's netmask applies.
 func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
+	return appendIPDim(nil, s, f, first)
+}
+
+// appendIPDim is parseIPDim appending to out.
+func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
+	start := len(out)
 	var lo, hi netip.Addr
 	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
 		var err *Error
@@ -183,10 +189,9 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 		lo = netip.PrefixFrom(lo, s.Netmask).Masked().Addr()
 		step = 1 << (32 - s.Netmask)
 	}
-	var out []Part
 	for a := lo; ; {
 		out = append(out, Part{Addr: a, Bits: s.maxBits()})
-		if len(out) > 1<<20 {
+		if len(out)-start > 1<<20 {
 			return nil, errorf(MsgFull)
 		}
 		n := addN(a, step)
@@ -200,7 +205,10 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 
 // parseNetDim parses a prefix dimension: IP[/CIDR] or IP-IP (split into
 // prefixes); host bits are cleared.
-func parseNetDim(s *Set, f string) ([]Part, *Error) {
+func parseNetDim(s *Set, f string) ([]Part, *Error) { return appendNetDim(nil, s, f) }
+
+// appendNetDim is parseNetDim appending to out.
+func appendNetDim(out []Part, s *Set, f string) ([]Part, *Error) {
 	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
 		lo, err := parseAddr(s, a)
 		if err != nil {
@@ -213,7 +221,6 @@ func parseNetDim(s *Set, f string) ([]Part, *Error) {
 		if hi.Less(lo) {
 			lo, hi = hi, lo
 		}
-		var out []Part
 		for _, p := range RangePrefixes(lo, hi) {
 			out = append(out, Part{Addr: p.Addr(), Bits: p.Bits()})
 		}
@@ -226,7 +233,7 @@ func parseNetDim(s *Set, f string) ([]Part, *Error) {
 	if bits == 0 {
 		return nil, errorf(MsgCIDR)
 	}
-	return []Part{{Addr: netip.PrefixFrom(a, bits).Masked().Addr(), Bits: bits}}, nil
+	return append(out, Part{Addr: netip.PrefixFrom(a, bits).Masked().Addr(), Bits: bits}), nil
 }
 
 // RangePrefixes splits [lo, hi] into the fewest prefixes.

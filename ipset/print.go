@@ -1,6 +1,8 @@
 package ipset
 
 import (
+	"encoding/binary"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -207,4 +209,77 @@ func (st *State) Select(c *Command) ([]*Set, *Error) {
 		return []*Set{s}, nil
 	}
 	return orderForListing(st.Sets), nil
+}
+
+// FastMembers reports whether AppendMember can print the members of s
+// for c: a set with one address dimension and no per-entry options but
+// nomatch.
+func FastMembers(c *Command, s *Set) bool {
+	return len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
+		(s.Type.Dims[0] == DimIP || s.Type.Dims[0] == DimNet) &&
+		!s.HasTimeout && !s.Counters && !s.Comment && !s.SkbInfo
+}
+
+// AppendMember appends to dst what WriteMember prints for the entry
+// DecodeEntry reads from key (the key of an element of the set
+// EntriesNftSet names), without building the entry; FastMembers(c, s)
+// must hold. ok is false where DecodeEntry finds no entry.
+func AppendMember(dst []byte, c *Command, s *Set, key []byte) ([]byte, bool) {
+	alen := 4
+	if s.Family == Inet6 {
+		alen = 16
+	}
+	net := s.Type.Dims[0] == DimNet
+	if len(key) < alen || net && len(key) < alen+4 {
+		return dst, false
+	}
+	var a netip.Addr
+	if alen == 4 {
+		a = netip.AddrFrom4([4]byte(key[:4]))
+	} else {
+		a = netip.AddrFrom16([16]byte(key[:16]))
+	}
+	bits, nomatch := s.maxBits(), false
+	if net {
+		v := binary.NativeEndian.Uint32(key[alen : alen+4])
+		bits, nomatch = int(v&0xff), v&(1<<16) != 0
+	}
+	mode := OutputMode(c)
+	switch mode {
+	case OutputSave:
+		dst = append(dst, "add "...)
+		dst = append(dst, s.Name...)
+		dst = append(dst, ' ')
+	case OutputXML:
+		dst = append(dst, "<member><elem>"...)
+	}
+	dst = a.AppendTo(dst)
+	if bits != s.maxBits() {
+		dst = append(dst, '/')
+		dst = strconv.AppendInt(dst, int64(bits), 10)
+	}
+	if mode == OutputXML {
+		dst = append(dst, "</elem>"...)
+		if nomatch {
+			dst = append(dst, "<nomatch/>"...)
+		}
+		return append(dst, "</member>\n"...), true
+	}
+	if nomatch {
+		dst = append(dst, " nomatch"...)
+	}
+	return append(dst, '\n'), true
+}
+
+// MemberKeyLen is the number of bytes of an element's key AppendMember
+// reads (FastMembers).
+func MemberKeyLen(s *Set) int {
+	n := 4
+	if s.Family == Inet6 {
+		n = 16
+	}
+	if s.Type.Net() {
+		n += 4
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"syscall"
 	"time"
@@ -63,11 +64,26 @@ func (c *Conn) Set(fam Family, name string) (info SetInfo, ok bool, err error) {
 // is the end of a range key of a concatenated interval set). ok is false
 // when there is none.
 func (c *Conn) GetSetElement(fam Family, set string, key, keyEnd []byte) (el nftables.SetElement, ok bool, err error) {
+	return c.getSetElement(fam, set, key, keyEnd, false)
+}
+
+// GetIntervalEnd asks the kernel for the end element of the interval
+// of an interval set that holds key: the closest end element above key.
+// ok is false when there is none.
+func (c *Conn) GetIntervalEnd(fam Family, set string, key []byte) (el nftables.SetElement, ok bool, err error) {
+	el, ok, err = c.getSetElement(fam, set, key, nil, true)
+	return el, ok && el.IntervalEnd, err
+}
+
+func (c *Conn) getSetElement(fam Family, set string, key, keyEnd []byte, end bool) (el nftables.SetElement, ok bool, err error) {
 	msgs, err := c.request(unix.NFT_MSG_GETSETELEM, false, fam, func(e *encoder) {
 		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
 		e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
 		l := e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
 		item := e.nest(unix.NFTA_LIST_ELEM)
+		if end {
+			e.u32(unix.NFTA_SET_ELEM_FLAGS, unix.NFT_SET_ELEM_INTERVAL_END)
+		}
 		k := e.nest(unix.NFTA_SET_ELEM_KEY)
 		e.bytes(unix.NFTA_DATA_VALUE, key)
 		e.endNest(k)
@@ -368,43 +384,96 @@ func (b *Batch) DelElements(fam Family, set string, elems []nftables.SetElement)
 
 func (b *Batch) elemMessages(idx, typ int, flags uint16, fam Family, set string, timeouts bool, elems []nftables.SetElement) int {
 	b.Grow(len(elems)*48, 0)
-	for len(elems) > 0 {
-		off := b.msg(idx, typ, flags, fam)
-		b.e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
-		b.e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
-		list := b.e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
-		start := len(b.e.buf)
-		n := 0
-		for n < len(elems) && len(b.e.buf)-start < maxElemMsg {
-			v := &elems[n]
-			n++
-			item := b.e.nest(uint16(n))
-			if v.IntervalEnd {
-				b.e.u32(unix.NFTA_SET_ELEM_FLAGS, unix.NFT_SET_ELEM_INTERVAL_END)
+	return b.elemSeq(idx, typ, flags, fam, set, timeouts, func(yield func(*nftables.SetElement) bool) {
+		for i := range elems {
+			if !yield(&elems[i]) {
+				return
 			}
-			k := b.e.nest(unix.NFTA_SET_ELEM_KEY)
-			b.e.bytes(unix.NFTA_DATA_VALUE, v.Key)
-			b.e.endNest(k)
-			if len(v.KeyEnd) > 0 {
-				k := b.e.nest(nftaSetElemKeyEnd)
-				b.e.bytes(unix.NFTA_DATA_VALUE, v.KeyEnd)
-				b.e.endNest(k)
-			}
-			if timeouts && v.Timeout != 0 {
-				b.e.u64(unix.NFTA_SET_ELEM_TIMEOUT, uint64(v.Timeout.Milliseconds()))
-			}
-			if c := v.Comment; c != "" && typ == unix.NFT_MSG_NEWSETELEM {
-				c = c[:min(len(c), 254)] // one length byte, with the NUL
-				ud := make([]byte, 0, len(c)+3)
-				ud = append(ud, 0, byte(len(c)+1)) // NFTNL_UDATA_SET_ELEM_COMMENT
-				ud = append(append(ud, c...), 0)
-				b.e.bytes(unix.NFTA_SET_ELEM_USERDATA, ud)
-			}
-			b.e.endNest(item)
 		}
+	})
+}
+
+// AddElementsSeq is AddElements with the elements given one at a time
+// (each may be reused for the next: it is encoded before the next
+// comes), so that a large set never exists as SetElement values.
+func (b *Batch) AddElementsSeq(fam Family, set string, hasTimeout bool, elems iter.Seq[*nftables.SetElement], exclusive bool) int {
+	idx := b.addOp(Op{Kind: OpSetElemAdd, Family: fam, Set: set})
+	flags := uint16(unix.NLM_F_CREATE)
+	if exclusive {
+		flags |= unix.NLM_F_EXCL
+	}
+	return b.elemSeq(idx, unix.NFT_MSG_NEWSETELEM, flags, fam, set, hasTimeout, elems)
+}
+
+// DelElementsSeq is DelElements with the elements given one at a time.
+func (b *Batch) DelElementsSeq(fam Family, set string, elems iter.Seq[*nftables.SetElement]) int {
+	idx := b.addOp(Op{Kind: OpSetElemDel, Family: fam, Set: set})
+	return b.elemSeq(idx, unix.NFT_MSG_DELSETELEM, 0, fam, set, false, elems)
+}
+
+// ElementSize is the number of bytes AddElementsSeq encodes for an
+// element with a key (and key end) of keyLen bytes, an optional timeout
+// and a comment of commentLen bytes (0: none); with the message headers
+// it needs a little more, about 1 %.
+func ElementSize(keyLen, keyEndLen int, intervalEnd, timeout bool, commentLen int) int {
+	n := 4 + 4 + 4 + nlmAlign(keyLen)
+	if keyEndLen > 0 {
+		n += 4 + 4 + nlmAlign(keyEndLen)
+	}
+	if intervalEnd {
+		n += 8
+	}
+	if timeout {
+		n += 12
+	}
+	if commentLen > 0 {
+		n += 4 + nlmAlign(min(commentLen, 254)+3)
+	}
+	return n
+}
+
+func (b *Batch) elemSeq(idx, typ int, flags uint16, fam Family, set string, timeouts bool, elems iter.Seq[*nftables.SetElement]) int {
+	off, list, start, n := -1, 0, 0, 0
+	closeMsg := func() {
 		b.e.endNest(list)
 		b.done(idx, off)
-		elems = elems[n:]
+		off = -1
+	}
+	for v := range elems {
+		if off >= 0 && len(b.e.buf)-start >= maxElemMsg {
+			closeMsg()
+		}
+		if off < 0 {
+			off = b.msg(idx, typ, flags, fam)
+			b.e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
+			b.e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
+			list = b.e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+			start, n = len(b.e.buf), 0
+		}
+		n++
+		item := b.e.nest(uint16(n))
+		if v.IntervalEnd {
+			b.e.u32(unix.NFTA_SET_ELEM_FLAGS, unix.NFT_SET_ELEM_INTERVAL_END)
+		}
+		k := b.e.nest(unix.NFTA_SET_ELEM_KEY)
+		b.e.bytes(unix.NFTA_DATA_VALUE, v.Key)
+		b.e.endNest(k)
+		if len(v.KeyEnd) > 0 {
+			k := b.e.nest(nftaSetElemKeyEnd)
+			b.e.bytes(unix.NFTA_DATA_VALUE, v.KeyEnd)
+			b.e.endNest(k)
+		}
+		if timeouts && v.Timeout != 0 {
+			b.e.u64(unix.NFTA_SET_ELEM_TIMEOUT, uint64(v.Timeout.Milliseconds()))
+		}
+		if c := v.Comment; c != "" && typ == unix.NFT_MSG_NEWSETELEM {
+			c = c[:min(len(c), 254)] // one length byte, with the NUL
+			b.e.commentUdata(c)
+		}
+		b.e.endNest(item)
+	}
+	if off >= 0 {
+		closeMsg()
 	}
 	return idx
 }
@@ -445,4 +514,17 @@ func hasDup(prints []uint64) bool {
 		}
 	}
 	return false
+}
+
+// commentUdata encodes NFTA_SET_ELEM_USERDATA holding the comment c
+// (NFTNL_UDATA_SET_ELEM_COMMENT, NUL-terminated; len(c) < 255).
+func (e *encoder) commentUdata(c string) {
+	var h [6]byte
+	binary.NativeEndian.PutUint16(h[0:2], uint16(4+2+len(c)+1))
+	binary.NativeEndian.PutUint16(h[2:4], unix.NFTA_SET_ELEM_USERDATA)
+	h[4], h[5] = 0, byte(len(c)+1)
+	e.buf = append(e.buf, h[:]...)
+	e.buf = append(e.buf, c...)
+	e.buf = append(e.buf, 0)
+	e.pad()
 }

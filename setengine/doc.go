@@ -4,4 +4,18 @@
 // exit statuses are ipset's), and commits the difference as one nftables
 // transaction checked against the ruleset generation it was read at,
 // retrying from the read when another writer came first.
+//
+// Paths that do not read whole sets, for commands whose cost would
+// otherwise grow with the set:
+//   - single add, del and test ask the kernel about the element
+//     (fast.go), and single add and del of a prefix in a hash:net change
+//     the lookup set's pieces locally (net.go);
+//   - restore files that create sets, add to them (new or existing),
+//     flush them, or swap a new set with an existing one fill the sets
+//     as ipset.Bulk values and encode their elements into the batch one
+//     at a time (restore.go);
+//   - list and save stream the members as the kernel dumps them
+//     (list.go).
+//
+// Everything else goes through the in-memory model (Run).
 package setengine

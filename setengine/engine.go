@@ -279,6 +279,9 @@ func scope(cmds []*ipset.Command) loadOpts {
 // instead of reading the set when it can.
 func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 	if len(cmds) == 1 && cmds[0].Line == 0 && !xdpWatching() {
+		if res, err, ok := e.netRun(cmds[0]); ok {
+			return res, err
+		}
 		if res, err, ok := e.fast(cmds[0]); ok {
 			return res, err
 		}

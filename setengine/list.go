@@ -32,7 +32,10 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 	}
 	ipset.WriteStart(w, c)
 	var buf chunks
+	var line []byte
 	for i, s := range sets {
+		// Common sets print their members straight from the keys.
+		fast := ipset.FastMembers(c, s)
 		fam := kernel.IPv4
 		if s.Family == ipset.Inet6 {
 			fam = kernel.IPv6
@@ -73,7 +76,12 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 				if lost {
 					return errors.New("set changed while it was saved")
 				}
-				if en, ok := s.DecodeEntry(*el); ok {
+				if fast {
+					var ok bool
+					if line, ok = ipset.AppendMember(line[:0], c, s, el.Key); ok {
+						buf.Write(line)
+					}
+				} else if en, ok := s.DecodeEntry(*el); ok {
 					ipset.WriteMember(&buf, c, s, en)
 				}
 				if buf.Len() > 64<<10 {
@@ -91,6 +99,33 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		}
 		n := 0
 		buf.Reset()
+		if fast {
+			// Only the keys are kept until the count is known: a few
+			// bytes a member instead of its text.
+			var keys keyPages
+			kl := ipset.MemberKeyLen(s)
+			err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { keys = keyPages{} }, func(el *nftables.SetElement) error {
+				if len(el.Key) >= kl {
+					keys.add(el.Key[:kl])
+				}
+				return nil
+			})
+			if err != nil {
+				return kernelErr(err), true
+			}
+			if st.WriteSetHead(w, c, s, i, keys.n) {
+				keys.each(kl, func(k []byte) {
+					line, _ = ipset.AppendMember(line[:0], c, s, k)
+					buf.Write(line)
+					if buf.Len() > 64<<10 {
+						buf.flush(w)
+					}
+				})
+				buf.flush(w)
+				ipset.WriteSetEnd(w, c)
+			}
+			continue
+		}
 		err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
 			if en, ok := s.DecodeEntry(*el); ok {
 				n++
@@ -124,14 +159,7 @@ const chunkSize = 1 << 20
 func (c *chunks) WriteString(s string) (int, error) {
 	for len(s) > 0 {
 		if c.cur == nil || len(c.cur) == cap(c.cur) {
-			if c.cur != nil {
-				c.full = append(c.full, c.cur)
-			}
-			size := chunkSize
-			if c.full == nil {
-				size = 128 << 10 // save flushes at 64 KiB
-			}
-			c.cur = make([]byte, 0, size)
+			c.next()
 		}
 		k := min(len(s), cap(c.cur)-len(c.cur))
 		c.cur = append(c.cur, s[:k]...)
@@ -139,6 +167,32 @@ func (c *chunks) WriteString(s string) (int, error) {
 		c.n += k
 	}
 	return len(s), nil
+}
+
+// Write is WriteString of a byte slice.
+func (c *chunks) Write(b []byte) (int, error) {
+	for len(b) > 0 {
+		if c.cur == nil || len(c.cur) == cap(c.cur) {
+			c.next()
+		}
+		k := min(len(b), cap(c.cur)-len(c.cur))
+		c.cur = append(c.cur, b[:k]...)
+		b = b[k:]
+		c.n += k
+	}
+	return len(b), nil
+}
+
+// next starts a new piece.
+func (c *chunks) next() {
+	if c.cur != nil {
+		c.full = append(c.full, c.cur)
+	}
+	size := chunkSize
+	if c.full == nil {
+		size = 128 << 10 // save flushes at 64 KiB
+	}
+	c.cur = make([]byte, 0, size)
 }
 
 func (c *chunks) Len() int { return c.n }
@@ -158,4 +212,28 @@ func (c *chunks) flush(w ipset.StringWriter) {
 		write(c.cur)
 	}
 	c.Reset()
+}
+
+// keyPages keeps fixed-size keys in 1 MiB pages.
+type keyPages struct {
+	pages [][]byte
+	n     int
+}
+
+func (p *keyPages) add(k []byte) {
+	if len(p.pages) == 0 || cap(p.pages[len(p.pages)-1])-len(p.pages[len(p.pages)-1]) < len(k) {
+		p.pages = append(p.pages, make([]byte, 0, chunkSize/len(k)*len(k)))
+	}
+	last := &p.pages[len(p.pages)-1]
+	*last = append(*last, k...)
+	p.n++
+}
+
+// each calls fn with every key (of kl bytes) in order.
+func (p *keyPages) each(kl int, fn func([]byte)) {
+	for _, pg := range p.pages {
+		for i := 0; i+kl <= len(pg); i += kl {
+			fn(pg[i : i+kl])
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/xdptables/xdptables/ipset"
 	"github.com/xdptables/xdptables/kernel"
@@ -27,6 +28,7 @@ func ipsetMain(_ string, args []string) int {
 		return ipset.StatusOf(err)
 	}
 	cmds := []*ipset.Command{cmd}
+	restoreText := ""
 	switch cmd.Op {
 	case ipset.OpVersion:
 		fmt.Printf("ipset v%s, protocol version: 7\n", ipset.Version)
@@ -35,28 +37,28 @@ func ipsetMain(_ string, args []string) int {
 		fmt.Print(ipset.Help())
 		return 0
 	case ipset.OpRestore:
-		// A restore builds the sets in memory once, briefly: trade
-		// memory for less garbage collection.
-		debug.SetGCPercent(400)
 		in := io.Reader(os.Stdin)
+		size := 0
 		if cmd.Opts.File != "" && cmd.Opts.File != "-" {
 			f, err := os.Open(cmd.Opts.File)
 			if err != nil {
 				return ipset.StatusNoInput
 			}
 			defer f.Close()
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				size = int(fi.Size())
+			}
 			in = f
 		}
-		text, err := io.ReadAll(in)
-		if err != nil {
+		var text strings.Builder
+		text.Grow(size + 512)
+		if _, err := io.Copy(&text, in); err != nil {
 			return ipset.StatusNoInput
 		}
-		var rerr *ipset.Error
-		if cmds, rerr = ipset.ParseRestore(string(text)); rerr != nil {
+		restoreText = text.String()
+		// The file must parse before anything runs.
+		if rerr := ipset.EachRestoreCommand(restoreText, func(*ipset.Command) *ipset.Error { return nil }); rerr != nil {
 			return fail(rerr)
-		}
-		for _, c := range cmds {
-			c.Opts.Exist = c.Opts.Exist || cmd.Opts.Exist
 		}
 	}
 	conn, err := kernel.Open()
@@ -85,7 +87,27 @@ func ipsetMain(_ string, args []string) int {
 			return 0
 		}
 	}
-	res, err := e.Run(cmds)
+	var res setengine.Result
+	handled := false
+	if cmd.Op == ipset.OpRestore {
+		// New sets filled by the file: without the in-memory model.
+		res, err, handled = e.Restore(restoreText, cmd.Opts.Exist)
+		if !handled {
+			// The general path builds the sets in memory once, briefly:
+			// trade memory for less garbage collection.
+			debug.SetGCPercent(400)
+			var rerr *ipset.Error
+			if cmds, rerr = ipset.ParseRestore(restoreText); rerr != nil {
+				return fail(rerr)
+			}
+			for _, c := range cmds {
+				c.Opts.Exist = c.Opts.Exist || cmd.Opts.Exist
+			}
+		}
+	}
+	if !handled {
+		res, err = e.Run(cmds)
+	}
 	fmt.Fprint(out, res.Stdout)
 	if !quiet {
 		fmt.Fprint(os.Stderr, res.Stderr)

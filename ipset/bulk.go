@@ -1,0 +1,636 @@
+package ipset
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+	"iter"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/nftables"
+)
+
+// Bulk is a set that a restore creates, filled without the in-memory
+// model: each entry is its key in the nftables set that keeps the
+// entries (fixed size per set: 8 bytes for an IPv4 hash:net entry) and a
+// few attribute bytes, found again through an open-addressing index.
+// Add has exactly the semantics and errors of State.Exec for add; the
+// nftables elements (the entries, and for hash:net the flattened pieces
+// of the lookup set) are produced one at a time from the keys. A
+// million entries take about 30 MB instead of about 1 KB each.
+type Bulk struct {
+	Set     *Set // header only
+	w       int  // key width
+	keys    []byte
+	attrs   []bulkAttr
+	index   []uint32 // record number + 1; 0: empty
+	seed    maphash.Seed
+	texts   []byte   // comments
+	nomatch int      // entries with the nomatch flag
+	key     []byte   // scratch
+	order   []uint32 // records by address and prefix length (Pieces)
+	order4  []uint64 // the same for IPv4: address<<32 | bits<<26 | record
+	parts   []Part   // scratch
+	elems   []Elem   // scratch
+	// loaded records [0, loaded) were read from the kernel (Load); orig
+	// holds their attributes before Add replaced them.
+	loaded int
+	orig   map[uint32]bulkAttr
+	pbuf   []byte // scratch of pieceElems
+}
+
+type bulkAttr struct {
+	timeout uint32
+	cOff    uint32
+	cLen    uint8
+	nomatch bool
+}
+
+// BulkSupported reports whether a restore may fill s as a Bulk: hash
+// types (their keys have a fixed size); of the net types only hash:net,
+// whose pieces are flattened straight from the sorted keys.
+func BulkSupported(s *Set) bool {
+	if s.Type.Bitmap || s.Type.List {
+		return false
+	}
+	return !s.Type.Net() || len(s.Type.Dims) == 1
+}
+
+// NewBulk returns an empty Bulk for the header s (BulkSupported).
+func NewBulk(s *Set) *Bulk {
+	b := &Bulk{Set: s.HeaderOnly(), seed: maphash.MakeSeed()}
+	alen := 4
+	if s.Family == Inet6 {
+		alen = 16
+	}
+	for _, d := range s.Type.Dims {
+		switch d {
+		case DimIP, DimNet:
+			b.w += alen
+		case DimPort, DimMAC:
+			b.w += 8
+		case DimIface:
+			b.w += 16
+		case DimMark:
+			b.w += 4
+		}
+	}
+	if s.Type.Net() {
+		b.w += 4
+	}
+	b.index = make([]uint32, 1024)
+	return b
+}
+
+// Len is the number of entries.
+func (b *Bulk) Len() int { return len(b.attrs) }
+
+// HasNomatch reports whether any entry is a nomatch entry.
+func (b *Bulk) HasNomatch() bool { return b.nomatch > 0 }
+
+// appendKey appends the key of e in the entries set, with the nomatch
+// flag clear (s.EntryKey, without allocating). ok is false for elements
+// whose key would not have the set's fixed size or would not identify
+// them (an IPv4-mapped address in an inet set, a NUL in a name).
+func (b *Bulk) appendKey(dst []byte, e Elem) ([]byte, bool) {
+	s := b.Set
+	var meta uint32
+	shift := 0
+	for i, d := range s.Type.Dims {
+		p := e[i]
+		switch d {
+		case DimIP, DimNet:
+			if s.Family == Inet6 {
+				if !p.Addr.Is6() || p.Addr.Is4In6() {
+					return dst, false
+				}
+				a := p.Addr.As16()
+				dst = append(dst, a[:]...)
+			} else {
+				if !p.Addr.Is4() {
+					return dst, false
+				}
+				a := p.Addr.As4()
+				dst = append(dst, a[:]...)
+			}
+			if d == DimNet {
+				meta |= uint32(p.Bits) << shift
+				shift += 8
+			}
+		case DimPort:
+			dst = append(dst, p.Proto, 0, 0, 0, byte(p.Port>>8), byte(p.Port), 0, 0)
+		case DimIface:
+			if len(p.Iface) > 15 || strings.IndexByte(p.Iface, 0) >= 0 {
+				return dst, false
+			}
+			var n [16]byte
+			copy(n[:], p.Iface)
+			dst = append(dst, n[:]...)
+			if p.Physdev {
+				meta |= 1 << 24
+			}
+		case DimMAC:
+			dst = append(dst, p.MAC[:]...)
+			dst = append(dst, 0, 0)
+		case DimMark:
+			dst = binary.NativeEndian.AppendUint32(dst, p.Mark)
+		default:
+			return dst, false
+		}
+	}
+	if s.Type.Net() {
+		dst = binary.NativeEndian.AppendUint32(dst, meta)
+	}
+	return dst, true
+}
+
+func (b *Bulk) keyOf(i int) []byte { return b.keys[i*b.w : (i+1)*b.w] }
+
+// find returns the slot of key in the index and the record there (-1:
+// none, the slot is free).
+func (b *Bulk) find(key []byte) (slot, rec int) {
+	mask := len(b.index) - 1
+	slot = int(maphash.Bytes(b.seed, key)) & mask
+	for {
+		v := b.index[slot]
+		if v == 0 {
+			return slot, -1
+		}
+		if bytes.Equal(b.keyOf(int(v-1)), key) {
+			return slot, int(v - 1)
+		}
+		slot = (slot + 1) & mask
+	}
+}
+
+func (b *Bulk) grow() {
+	old := b.index
+	b.index = make([]uint32, 2*len(old))
+	mask := len(b.index) - 1
+	for _, v := range old {
+		if v == 0 {
+			continue
+		}
+		slot := int(maphash.Bytes(b.seed, b.keyOf(int(v-1)))) & mask
+		for b.index[slot] != 0 {
+			slot = (slot + 1) & mask
+		}
+		b.index[slot] = v
+	}
+}
+
+// Add runs "add NAME ELEM OPTIONS..." (args without the command) as
+// State.Exec does on a set holding the entries added so far: the same
+// parsing, defaults and errors. ok is false (and nothing is added) when
+// the element needs the in-memory model (see appendKey).
+func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
+	s := b.Set
+	var elems []Elem
+	if d := s.Type.Dims; len(d) == 1 && (d[0] == DimIP || d[0] == DimNet) {
+		// ParseElem for one address dimension, without its copies.
+		if d[0] == DimIP {
+			b.parts, err = appendIPDim(b.parts[:0], s, args[1], true)
+		} else {
+			b.parts, err = appendNetDim(b.parts[:0], s, args[1])
+		}
+		if err != nil {
+			return err, true
+		}
+		b.elems = b.elems[:0]
+		for i := range b.parts {
+			b.elems = append(b.elems, Elem(b.parts[i:i+1:i+1]))
+		}
+		elems = b.elems
+	} else if elems, err = ParseElem(s, args[1]); err != nil {
+		return err, true
+	}
+	var tmpl Entry
+	if err := parseEntryOptions(s, &tmpl, args[2:]); err != nil {
+		return err, true
+	}
+	at := bulkAttr{timeout: tmpl.Timeout, nomatch: tmpl.Nomatch}
+	if s.Comment && tmpl.Comment != "" {
+		at.cOff, at.cLen = uint32(len(b.texts)), uint8(len(tmpl.Comment))
+		b.texts = append(b.texts, tmpl.Comment...)
+	}
+	for _, e := range elems {
+		var kok bool
+		b.key, kok = b.appendKey(b.key[:0], e)
+		if !kok {
+			return nil, false
+		}
+		slot, rec := b.find(b.key)
+		if rec >= 0 {
+			if !exist {
+				return errorf(MsgElemExists), true
+			}
+			if b.attrs[rec].nomatch {
+				b.nomatch--
+			}
+			if rec < b.loaded {
+				if _, ok := b.orig[uint32(rec)]; !ok {
+					if b.orig == nil {
+						b.orig = map[uint32]bulkAttr{}
+					}
+					b.orig[uint32(rec)] = b.attrs[rec]
+				}
+			}
+			b.attrs[rec] = at
+		} else {
+			if uint32(len(b.attrs)) >= s.MaxElem {
+				return errorf(MsgFull), true
+			}
+			b.keys = append(b.keys, b.key...)
+			b.attrs = append(b.attrs, at)
+			b.index[slot] = uint32(len(b.attrs))
+			if 2*len(b.attrs) > len(b.index) {
+				b.grow()
+			}
+		}
+		if at.nomatch {
+			b.nomatch++
+		}
+	}
+	return nil, true
+}
+
+// Load adds an entry read from the kernel, before any Add: key is its
+// element's key in the set EntriesNftSet names, comment its comment,
+// timeout its remaining seconds (DecodeEntry's reading). Such entries
+// are what the kernel holds: EntryChanges and PieceChanges give what
+// turns the kernel's sets into the Bulk's. ok is false when the key is
+// not one a Bulk holds (the caller reads the set with DecodeEntry).
+func (b *Bulk) Load(key []byte, comment string, timeout uint32) bool {
+	s := b.Set
+	if len(key) != b.w || len(comment) > 255 || b.loaded != len(b.attrs) {
+		return false
+	}
+	b.key = append(b.key[:0], key...)
+	var at bulkAttr
+	if s.Type.Net() {
+		meta := binary.NativeEndian.Uint32(b.key[b.w-4:])
+		at.nomatch = meta&(1<<16) != 0
+		binary.NativeEndian.PutUint32(b.key[b.w-4:], meta&^(1<<16))
+	}
+	if s.HasTimeout {
+		at.timeout = timeout
+	}
+	if comment != "" {
+		at.cOff, at.cLen = uint32(len(b.texts)), uint8(len(comment))
+		b.texts = append(b.texts, comment...)
+	}
+	slot, rec := b.find(b.key)
+	if rec >= 0 {
+		return false
+	}
+	b.keys = append(b.keys, b.key...)
+	b.attrs = append(b.attrs, at)
+	b.loaded = len(b.attrs)
+	b.index[slot] = uint32(len(b.attrs))
+	if 2*len(b.attrs) > len(b.index) {
+		b.grow()
+	}
+	if at.nomatch {
+		b.nomatch++
+	}
+	return true
+}
+
+// sameAttr reports whether two attributes give the same nftables
+// elements (the general path's element IDs).
+func (b *Bulk) sameAttr(x, y bulkAttr) bool {
+	return x.timeout == y.timeout && x.nomatch == y.nomatch &&
+		string(b.texts[x.cOff:x.cOff+uint32(x.cLen)]) == string(b.texts[y.cOff:y.cOff+uint32(y.cLen)])
+}
+
+// entry sets el to record i's element in the entries set with
+// attributes at.
+func (b *Bulk) entry(i int, at bulkAttr, el *nftables.SetElement, key []byte) {
+	copy(key, b.keyOf(i))
+	if at.nomatch {
+		nm := binary.NativeEndian.Uint32(key[b.w-4:]) | 1<<16
+		binary.NativeEndian.PutUint32(key[b.w-4:], nm)
+	}
+	el.Key = key
+	b.setAttrs(at, el)
+}
+
+// EntryChanges yields the elements of the entries set (EntriesNftSet)
+// to delete (dels) or to add (!dels) to turn what Load read into the
+// Bulk: entries added, and loaded entries whose options changed.
+func (b *Bulk) EntryChanges(dels bool) iter.Seq[*nftables.SetElement] {
+	b.index = nil
+	return func(yield func(*nftables.SetElement) bool) {
+		var el nftables.SetElement
+		key := make([]byte, b.w)
+		for i := range b.attrs {
+			at := b.attrs[i]
+			if i < b.loaded {
+				o, ok := b.orig[uint32(i)]
+				if !ok || b.sameAttr(o, at) {
+					continue
+				}
+				if dels {
+					at = o
+				}
+			} else if dels {
+				continue
+			}
+			b.entry(i, at, &el, key)
+			if !yield(&el) {
+				return
+			}
+		}
+	}
+}
+
+// attrsOf sets the timeout and comment of record i on el, as Set.attrs.
+func (b *Bulk) attrsOf(i int, el *nftables.SetElement) { b.setAttrs(b.attrs[i], el) }
+
+// setAttrs sets the timeout and comment of a on el, as Set.attrs.
+func (b *Bulk) setAttrs(a bulkAttr, el *nftables.SetElement) {
+	el.Timeout, el.Comment = 0, ""
+	if b.Set.HasTimeout && a.timeout > 0 {
+		el.Timeout = time.Duration(a.timeout) * time.Second
+	}
+	if b.Set.Comment && a.cLen > 0 {
+		el.Comment = string(b.texts[a.cOff : a.cOff+uint32(a.cLen)])
+	}
+}
+
+// Entries yields the elements of the set EntriesNftSet names, in the
+// order the entries were first added (the element is reused). It frees
+// the index: nothing can be added afterwards.
+func (b *Bulk) Entries() iter.Seq[*nftables.SetElement] {
+	b.index = nil
+	return func(yield func(*nftables.SetElement) bool) {
+		var el nftables.SetElement
+		key := make([]byte, b.w)
+		for i := range b.attrs {
+			b.entry(i, b.attrs[i], &el, key)
+			if !yield(&el) {
+				return
+			}
+		}
+	}
+}
+
+// u128 is an address as a number (IPv4 in lo).
+type u128 struct{ hi, lo uint64 }
+
+func (a u128) less(b u128) bool { return a.hi < b.hi || a.hi == b.hi && a.lo < b.lo }
+
+// Pieces yields the elements of the lookup set of a hash:net: the
+// pieces Set.pieces flattens the entries into, the same elements in the
+// same order, computed from the keys sorted by address and prefix
+// length (once). It frees the index: nothing can be added afterwards.
+func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
+	b.index = nil
+	return func(yield func(*nftables.SetElement) bool) {
+		var el nftables.SetElement
+		for sp := range b.spans(false) {
+			if !b.pieceElems(sp, &el, yield) {
+				return
+			}
+		}
+	}
+}
+
+// span is a piece: [lo, hi], with the attributes of its owner.
+type span struct {
+	lo, hi u128
+	at     bulkAttr
+	end    bool // hi is not the last address: the piece has an end element
+}
+
+// pieceElems yields the start and end elements of piece sp.
+func (b *Bulk) pieceElems(sp span, el *nftables.SetElement, yield func(*nftables.SetElement) bool) bool {
+	alen := b.w - 4
+	if len(b.pbuf) < 2*alen {
+		b.pbuf = make([]byte, 2*alen)
+	}
+	k0, k1 := b.pbuf[:alen:alen], b.pbuf[alen:2*alen]
+	put := func(a u128) []byte {
+		k := k0
+		k0 = k1
+		if alen == 4 {
+			binary.BigEndian.PutUint32(k, uint32(a.lo))
+		} else {
+			binary.BigEndian.PutUint64(k, a.hi)
+			binary.BigEndian.PutUint64(k[8:], a.lo)
+		}
+		return k
+	}
+	*el = nftables.SetElement{Key: put(sp.lo)}
+	b.setAttrs(sp.at, el)
+	if !yield(el) {
+		return false
+	}
+	if sp.end {
+		nx := sp.hi
+		if nx.lo++; nx.lo == 0 {
+			nx.hi++
+		}
+		*el = nftables.SetElement{Key: put(nx), IntervalEnd: true}
+		return yield(el)
+	}
+	return true
+}
+
+// spans yields the pieces of the entries (old: of the loaded entries
+// with their loaded attributes), in address order; nomatch entries own
+// no piece.
+func (b *Bulk) spans(old bool) iter.Seq[span] {
+	return func(yield func(span) bool) {
+		alen := b.w - 4
+		addrOf := func(i int) u128 {
+			k := b.keyOf(i)
+			if alen == 4 {
+				return u128{lo: uint64(binary.BigEndian.Uint32(k))}
+			}
+			return u128{binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])}
+		}
+		bitsOf := func(i int) int { return int(b.keyOf(i)[alen]) } // meta's low byte (native order: little-endian hosts)
+		if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+			bitsOf = func(i int) int { return int(binary.NativeEndian.Uint32(b.keyOf(i)[alen:]) & 0xff) }
+		}
+		if b.order == nil && b.order4 == nil {
+			b.sort(addrOf, bitsOf)
+		}
+		// the k-th record in sorted order, its address and prefix length
+		n := len(b.attrs)
+		at := func(k int) (int, u128, int) {
+			i := int(b.order[k])
+			return i, addrOf(i), bitsOf(i)
+		}
+		if b.order4 != nil {
+			at = func(k int) (int, u128, int) {
+				v := b.order4[k]
+				return int(v & (1<<26 - 1)), u128{lo: v >> 32}, int(v>>26) & 63
+			}
+		}
+		width := uint(alen * 8)
+		last := func(a u128, bits int) u128 {
+			h := width - uint(bits) // host bits
+			switch {
+			case h == 0:
+			case h >= 64:
+				a.lo = ^uint64(0)
+				a.hi |= ^uint64(0) >> (128 - h)
+			default:
+				a.lo |= ^uint64(0) >> (64 - h)
+			}
+			return a
+		}
+		max := last(u128{}, 0)
+		next := func(a u128) (u128, bool) {
+			if a == max {
+				return a, false
+			}
+			if a.lo++; a.lo == 0 {
+				a.hi++
+			}
+			return a, true
+		}
+		prev := func(a u128) u128 {
+			if a.lo--; a.lo == ^uint64(0) {
+				a.hi--
+			}
+			return a
+		}
+		attr := func(i int) bulkAttr {
+			if old {
+				if o, ok := b.orig[uint32(i)]; ok {
+					return o
+				}
+			}
+			return b.attrs[i]
+		}
+		// emit yields the piece [lo, hi] owned by record owner.
+		emit := func(lo, hi u128, owner int) bool {
+			at := attr(owner)
+			if at.nomatch {
+				return true
+			}
+			return yield(span{lo: lo, hi: hi, at: at, end: hi != max})
+		}
+		// A stack of the open prefixes, outermost first; cur is the
+		// first address of each not yet given to a piece (valid false:
+		// none left).
+		type open struct {
+			rec       int
+			cur, last u128
+			valid     bool
+		}
+		var stack []open
+		pop := func() bool {
+			t := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if t.valid && !t.last.less(t.cur) {
+				if !emit(t.cur, t.last, t.rec) {
+					return false
+				}
+			}
+			if len(stack) > 0 {
+				p := &stack[len(stack)-1]
+				p.cur, p.valid = next(t.last)
+			}
+			return true
+		}
+		for k := range n {
+			i, lo, bits := at(k)
+			if old && i >= b.loaded {
+				continue
+			}
+			for len(stack) > 0 && stack[len(stack)-1].last.less(lo) {
+				if !pop() {
+					return
+				}
+			}
+			if len(stack) > 0 {
+				p := &stack[len(stack)-1]
+				if p.valid && p.cur.less(lo) {
+					if !emit(p.cur, prev(lo), p.rec) {
+						return
+					}
+				}
+			}
+			stack = append(stack, open{rec: i, cur: lo, last: last(lo, bits), valid: true})
+		}
+		for len(stack) > 0 {
+			if !pop() {
+				return
+			}
+		}
+	}
+}
+
+// PieceChanges yields the elements of the lookup set of a hash:net to
+// delete (dels) or to add (!dels) to turn the pieces of what Load read
+// into the Bulk's pieces: the pieces that differ, as the general path's
+// diff finds them.
+func (b *Bulk) PieceChanges(dels bool) iter.Seq[*nftables.SetElement] {
+	b.index = nil
+	return func(yield func(*nftables.SetElement) bool) {
+		nextOld, stopOld := iter.Pull(b.spans(true))
+		defer stopOld()
+		nextNew, stopNew := iter.Pull(b.spans(false))
+		defer stopNew()
+		o, okO := nextOld()
+		n, okN := nextNew()
+		var el nftables.SetElement
+		for okO || okN {
+			var sp span
+			var take bool
+			switch {
+			case okO && okN && o.lo == n.lo:
+				if o.hi != n.hi || !b.sameAttr(o.at, n.at) {
+					sp, take = n, !dels
+					if dels {
+						sp, take = o, true
+					}
+				}
+				o, okO = nextOld()
+				n, okN = nextNew()
+			case okO && (!okN || o.lo.less(n.lo)):
+				sp, take = o, dels
+				o, okO = nextOld()
+			default:
+				sp, take = n, !dels
+				n, okN = nextNew()
+			}
+			if take && !b.pieceElems(sp, &el, yield) {
+				return
+			}
+		}
+	}
+}
+
+// sort sets b.order (b.order4 for IPv4): the records in the order of
+// Set.pieces, by address, then prefix length.
+func (b *Bulk) sort(addrOf func(int) u128, bitsOf func(int) int) {
+	alen := b.w - 4
+	n := len(b.attrs)
+	if alen == 4 && n < 1<<26 {
+		o := make([]uint64, n)
+		for i := range o {
+			o[i] = addrOf(i).lo<<32 | uint64(bitsOf(i))<<26 | uint64(i)
+		}
+		slices.Sort(o)
+		b.order4 = o
+		return
+	}
+	order := make([]uint32, n)
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(x, y uint32) int {
+		if c := bytes.Compare(b.keyOf(int(x))[:alen], b.keyOf(int(y))[:alen]); c != 0 {
+			return c
+		}
+		return bitsOf(int(x)) - bitsOf(int(y))
+	})
+	b.order = order
+}

@@ -1,0 +1,350 @@
+package ipset
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/nftables"
+)
+
+func collect(seq func(func(*nftables.SetElement) bool)) []nftables.SetElement {
+	var out []nftables.SetElement
+	for el := range seq {
+		c := *el
+		c.Key = append([]byte(nil), el.Key...)
+		out = append(out, c)
+	}
+	return out
+}
+
+func flat(ns NftSet) []nftables.SetElement {
+	var out []nftables.SetElement
+	for _, e := range ns.Elems {
+		for _, p := range e.Parts {
+			p.Key = append([]byte(nil), p.Key...)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// randomElem is an element argument of a type, often nested or
+// repeated (the address space is small).
+func randomElem(r *rand.Rand, typ string, v6 bool) string {
+	addr := func(bits int) string {
+		if v6 {
+			return fmt.Sprintf("2001:db8::%x:%x/%d", r.IntN(4), r.IntN(64), 96+bits)
+		}
+		return fmt.Sprintf("10.%d.%d.%d/%d", r.IntN(2), r.IntN(4), r.IntN(256), bits)
+	}
+	host := func() string { return strings.Split(addr(32), "/")[0] }
+	switch typ {
+	case "hash:net":
+		if r.IntN(10) == 0 && !v6 {
+			return fmt.Sprintf("10.0.%d.%d-10.0.%d.%d", r.IntN(2), r.IntN(256), 2+r.IntN(2), r.IntN(256))
+		}
+		return addr([]int{1, 8, 14, 16, 20, 24, 28, 31, 32}[r.IntN(9)])
+	case "hash:ip,port":
+		return fmt.Sprintf("%s,%s:%d", host(), []string{"tcp", "udp", "sctp"}[r.IntN(3)], r.IntN(4))
+	case "hash:ip,mark":
+		return fmt.Sprintf("%s,0x%x", host(), r.IntN(3))
+	case "hash:ip,mac":
+		return fmt.Sprintf("%s,02:00:00:00:00:%02x", host(), r.IntN(3))
+	case "hash:mac":
+		return fmt.Sprintf("02:00:00:00:%02x:%02x", r.IntN(2), r.IntN(50))
+	}
+	if r.IntN(20) == 0 && !v6 {
+		return fmt.Sprintf("10.0.0.%d/30", r.IntN(256))
+	}
+	return host()
+}
+
+// TestBulkMatchesModel: adds on a Bulk give the errors State.Exec gives,
+// and the same nftables elements as the model's sets.
+func TestBulkMatchesModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 120 {
+		typ := []string{"hash:net", "hash:net", "hash:ip", "hash:ip,port", "hash:ip,mark", "hash:ip,mac", "hash:mac"}[round%7]
+		v6 := round%3 == 1 && typ != "hash:mac"
+		create := "create s " + typ + " maxelem 300"
+		if v6 {
+			create += " family inet6"
+		}
+		timeout := round%4 == 2
+		if timeout {
+			create += " timeout 100"
+		}
+		comment := round%5 == 3
+		if comment {
+			create += " comment"
+		}
+		exist := round%2 == 0
+		st := &State{}
+		c, perr := ParseArgs(SplitLine(create))
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		if !BulkSupported(s) {
+			t.Fatalf("%s: not supported", typ)
+		}
+		b := NewBulk(s)
+		for i := range 400 {
+			line := "add s " + randomElem(r, typ, v6)
+			if typ == "hash:net" && r.IntN(4) == 0 {
+				line += " nomatch"
+			}
+			if timeout && r.IntN(2) == 0 {
+				line += fmt.Sprintf(" timeout %d", r.IntN(3))
+			}
+			if comment && r.IntN(2) == 0 {
+				line += fmt.Sprintf(" comment \"c %d\"", r.IntN(3))
+			}
+			c, perr := ParseArgs(SplitLine(line))
+			if perr != nil {
+				t.Fatal(perr)
+			}
+			c.Opts.Exist = exist
+			_, want := st.Exec(c)
+			got, ok := b.Add(c.Args, exist)
+			if !ok {
+				t.Fatalf("%s: %s: not handled", create, line)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: line %d %q: error %v, model %v", create, i, line, got, want)
+			}
+		}
+		if b.Len() != len(s.Entries) || b.HasNomatch() != s.HasNomatch() {
+			t.Fatalf("%s: %d entries (nomatch %v), model %d (%v)", create, b.Len(), b.HasNomatch(), len(s.Entries), s.HasNomatch())
+		}
+		ns := s.NftSetsNoIDs()
+		if got, want := collect(b.Entries()), flat(ns[len(ns)-1]); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: entries differ:\n%v\n%v", create, got, want)
+		}
+		if s.Type.Net() {
+			if got, want := collect(b.Pieces()), flat(ns[0]); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: pieces differ (%d, model %d):\n%v\n%v", create, len(got), len(want), got, want)
+			}
+		}
+	}
+}
+
+// TestBulkPiecesEdges: prefixes at the ends of the address space.
+func TestBulkPiecesEdges(t *testing.T) {
+	for _, tc := range []struct {
+		fam   string
+		elems []string
+	}{
+		{"inet", []string{"255.255.255.255", "255.255.255.0/24", "255.0.0.0/8", "0.0.0.0/1", "0.0.0.0", "128.0.0.0/1 nomatch"}},
+		{"inet", []string{"128.0.0.0/1", "255.255.255.254/31", "255.255.255.255 nomatch"}},
+		{"inet6", []string{"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "ffff::/16", "8000::/1", "::/1", "::", "::1/128 nomatch", "ffff:ffff:ffff:ffff::/64"}},
+	} {
+		st := &State{}
+		c, _ := ParseArgs(SplitLine("create s hash:net family " + tc.fam))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		b := NewBulk(s)
+		for _, e := range tc.elems {
+			c, _ := ParseArgs(SplitLine("add s " + e))
+			if _, err := st.Exec(c); err != nil {
+				t.Fatal(err)
+			}
+			if err, ok := b.Add(c.Args, false); err != nil || !ok {
+				t.Fatal(err, ok)
+			}
+		}
+		ns := s.NftSetsNoIDs()
+		if got, want := collect(b.Pieces()), flat(ns[0]); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: pieces differ:\n%v\n%v", tc.elems, got, want)
+		}
+	}
+}
+
+// TestAppendMember: the fast member printer prints what DecodeEntry and
+// WriteMember print.
+func TestAppendMember(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, create := range []string{"create s hash:net", "create s hash:ip", "create s hash:net family inet6", "create s hash:ip family inet6"} {
+		st := &State{}
+		c, _ := ParseArgs(SplitLine(create))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		for _, line := range []string{"save s", "list s", "-o xml list s"} {
+			lc, _ := ParseArgs(SplitLine(line))
+			if !FastMembers(lc, s) {
+				t.Fatalf("%s: %s: not fast", create, line)
+			}
+			for range 300 {
+				key := make([]byte, r.IntN(24))
+				for i := range key {
+					key[i] = byte(r.IntN(256))
+				}
+				if len(key) >= 20 && r.IntN(2) == 0 {
+					key[16], key[17], key[18], key[19] = byte(r.IntN(129)), 0, byte(r.IntN(2)), 0
+				}
+				if len(key) >= 8 && r.IntN(2) == 0 {
+					key[4], key[5], key[6], key[7] = byte(r.IntN(33)), 0, byte(r.IntN(2)), 0
+				}
+				var want strings.Builder
+				en, wok := s.DecodeEntry(nftables.SetElement{Key: key})
+				if wok {
+					WriteMember(&want, lc, s, en)
+				}
+				got, ok := AppendMember(nil, lc, s, key)
+				if ok != wok || string(got) != want.String() {
+					t.Fatalf("%s: %s: key %x: %q %v, want %q %v", create, line, key, got, ok, want.String(), wok)
+				}
+			}
+		}
+	}
+}
+
+// TestBulkLoad: entries read back from the elements a Bulk yields make
+// the same Bulk.
+func TestBulkLoad(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, create := range []string{"create s hash:net comment", "create s hash:net family inet6", "create s hash:ip,port"} {
+		st := &State{}
+		c, _ := ParseArgs(SplitLine(create))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		a := NewBulk(s)
+		typ := strings.Fields(create)[2]
+		for range 300 {
+			line := "add s " + randomElem(r, typ, strings.Contains(create, "inet6"))
+			if typ == "hash:net" && r.IntN(5) == 0 {
+				line += " nomatch"
+			}
+			if strings.Contains(create, "comment") && r.IntN(2) == 0 {
+				line += fmt.Sprintf(" comment c%d", r.IntN(3))
+			}
+			c, _ := ParseArgs(SplitLine(line))
+			a.Add(c.Args, true)
+		}
+		b := NewBulk(s)
+		for el := range a.Entries() {
+			if !b.Load(el.Key, el.Comment, 0) {
+				t.Fatalf("%s: Load refused %x", create, el.Key)
+			}
+		}
+		if b.Load(make([]byte, 3), "", 0) {
+			t.Errorf("%s: Load took a short key", create)
+		}
+		if !reflect.DeepEqual(collect(a.Entries()), collect(b.Entries())) || a.HasNomatch() != b.HasNomatch() {
+			t.Errorf("%s: entries differ after Load", create)
+		}
+		if s.Type.Net() && !reflect.DeepEqual(collect(a.Pieces()), collect(b.Pieces())) {
+			t.Errorf("%s: pieces differ after Load", create)
+		}
+	}
+}
+
+// modelDiff is diffSets' element diff between two states of one set:
+// the elements of nftables set i to delete and to add.
+func modelDiff(old, cur *Set, i int) (dels, adds []nftables.SetElement) {
+	os, ns := old.NftSets(), cur.NftSets()
+	have, want := map[string]bool{}, map[string]bool{}
+	for _, e := range os[i].Elems {
+		have[e.ID] = true
+	}
+	for _, e := range ns[i].Elems {
+		want[e.ID] = true
+	}
+	for _, e := range os[i].Elems {
+		if !want[e.ID] {
+			dels = append(dels, e.Parts...)
+		}
+	}
+	for _, e := range ns[i].Elems {
+		if !have[e.ID] {
+			adds = append(adds, e.Parts...)
+		}
+	}
+	return dels, adds
+}
+
+// TestBulkChanges: a Bulk loaded from the kernel's elements and then
+// added to gives the general path's element diff.
+func TestBulkChanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for round := range 40 {
+		create := []string{"create s hash:net comment", "create s hash:net family inet6 timeout 100", "create s hash:ip comment", "create s hash:net counters"}[round%4]
+		st := &State{}
+		c, _ := ParseArgs(SplitLine(create))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		typ := strings.Fields(create)[2]
+		v6 := strings.Contains(create, "inet6")
+		line := func() *Command {
+			l := "add s " + randomElem(r, typ, v6)
+			if typ == "hash:net" && r.IntN(5) == 0 {
+				l += " nomatch"
+			}
+			if strings.Contains(create, "comment") && r.IntN(2) == 0 {
+				l += fmt.Sprintf(" comment c%d", r.IntN(3))
+			}
+			if strings.Contains(create, "timeout") && r.IntN(2) == 0 {
+				l += fmt.Sprintf(" timeout %d", r.IntN(3)*50)
+			}
+			c, _ := ParseArgs(SplitLine(l))
+			c.Opts.Exist = true
+			return c
+		}
+		for range 150 {
+			st.Exec(line())
+		}
+		old := st.Clone()
+		// what the kernel holds, read back
+		b := NewBulk(s.HeaderOnly())
+		for _, x := range old.Sets[0].NftSets()[len(old.Sets[0].NftSets())-1].Elems {
+			el := x.Parts[0]
+			if !b.Load(el.Key, el.Comment, uint32(el.Timeout/time.Second)) {
+				t.Fatalf("Load refused %x", el.Key)
+			}
+		}
+		for range 60 {
+			c := line()
+			_, want := st.Exec(c)
+			got, ok := b.Add(c.Args, true)
+			if !ok || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: add: %v %v, model %v", create, got, ok, want)
+			}
+		}
+		cur := st.Sets[0]
+		n := len(cur.NftSets())
+		wd, wa := modelDiff(old.Sets[0], cur, n-1)
+		if gd, ga := collect(b.EntryChanges(true)), collect(b.EntryChanges(false)); !reflect.DeepEqual(gd, flatParts(wd)) || !reflect.DeepEqual(ga, flatParts(wa)) {
+			t.Fatalf("%s: entry changes:\n%v\n%v\nmodel\n%v\n%v", create, gd, ga, wd, wa)
+		}
+		if s.Type.Net() {
+			wd, wa := modelDiff(old.Sets[0], cur, 0)
+			if gd, ga := collect(b.PieceChanges(true)), collect(b.PieceChanges(false)); !reflect.DeepEqual(gd, flatParts(wd)) || !reflect.DeepEqual(ga, flatParts(wa)) {
+				t.Fatalf("%s: piece changes (%d/%d, model %d/%d):\n%v\n%v\nmodel\n%v\n%v", create, len(gd), len(ga), len(wd), len(wa), gd, ga, wd, wa)
+			}
+		}
+	}
+}
+
+func flatParts(ps []nftables.SetElement) []nftables.SetElement {
+	var out []nftables.SetElement
+	for _, p := range ps {
+		p.Key = append([]byte(nil), p.Key...)
+		out = append(out, p)
+	}
+	return out
+}
