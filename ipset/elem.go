@@ -276,15 +276,70 @@ func addN(a netip.Addr, n int) netip.Addr {
 	return r
 }
 
+// parseUint parses a number as ipset does (strtoull with base 0: a
+// leading sign, 0x for hex, 0 for octal): a negative or too large
+// number is out of range, anything else that is not a number is
+// invalid.
 func parseUint(f string, max uint64) (uint64, *Error) {
-	v, err := strconv.ParseUint(f, 0, 64)
-	if err != nil {
+	return parseUintRange(f, 0, max)
+}
+
+func parseUintRange(f string, lo, max uint64) (uint64, *Error) {
+	v, neg, ok := strtoull(f)
+	if !ok {
 		return 0, syntaxf("'%s' is invalid as number", f)
 	}
-	if v > max {
-		return 0, syntaxf("'%s' is out of range 0-%d", f, max)
+	if v > max || v < lo || (neg && v != 0) {
+		return 0, syntaxf("'%s' is out of range %d-%d", f, lo, max)
 	}
 	return v, nil
+}
+
+// strtoull reads f as C's strtoull(f, &end, 0) with *end == 0 required:
+// ok false when f is not a number; an overflow gives ^0 (out of any
+// range).
+func strtoull(f string) (v uint64, neg, ok bool) {
+	t := strings.TrimLeft(f, " \t\n\v\f\r")
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	base := uint64(10)
+	switch {
+	case len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X'):
+		base, t = 16, t[2:]
+	case len(t) > 1 && t[0] == '0':
+		base, t = 8, t[1:]
+	}
+	if t == "" {
+		return 0, false, false
+	}
+	over := false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		var d uint64
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			return 0, false, false
+		}
+		if d >= base {
+			return 0, false, false
+		}
+		if v > (^uint64(0)-d)/base {
+			over = true
+		}
+		v = v*base + d
+	}
+	if over {
+		return ^uint64(0), neg, true
+	}
+	return v, neg, true
 }
 
 // parsePortDim parses [proto:]port[-port]; the bitmap:port type takes
@@ -567,6 +622,45 @@ func (s *Set) FormatElem(e Elem) string {
 			fmt.Fprintf(&b, "0x%08x", p.Mark)
 		case DimSet:
 			b.WriteString(p.Name)
+		}
+	}
+	return b.String()
+}
+
+// EchoElem is arg as ipset echoes it in test's messages: ipset prints
+// the element it parsed, so names and numbers come out canonical
+// (protocol and port names resolved, IPv6 addresses shortened) while an
+// IPv4 range or prefix keeps its form ("10.0.0.5/8", "A-B").
+func EchoElem(s *Set, arg string) string {
+	elems, err := ParseElem(s, arg)
+	if err != nil || len(elems) == 0 {
+		return arg
+	}
+	fields := splitParts(arg, len(s.Type.Dims))
+	var b strings.Builder
+	for i, f := range fields {
+		if i >= len(elems[0]) {
+			break
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		d := s.Type.Dims[i]
+		if d != DimIP && d != DimNet {
+			one := &Set{Type: &Type{Dims: []Dim{d}, Bitmap: s.Type.Bitmap}, Family: s.Family}
+			b.WriteString(one.FormatElem(Elem{elems[0][i]}))
+			continue
+		}
+		if lo, hi, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+			l, _ := parseAddr(s, lo)
+			h, _ := parseAddr(s, hi)
+			b.WriteString(l.String() + "-" + h.String())
+			continue
+		}
+		a, bits, _, _ := parseCIDR(s, f)
+		b.WriteString(a.String())
+		if bits != s.maxBits() {
+			b.WriteString("/" + strconv.Itoa(bits))
 		}
 	}
 	return b.String()

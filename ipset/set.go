@@ -185,7 +185,9 @@ func parseCreateOptions(s *Set, args []string) *Error {
 				s.InitVal = uint32(v)
 			}
 		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip"):
-			if v, err = num(uint64(s.maxBits())); err == nil {
+			var a string
+			if a, err = arg(); err == nil {
+				v, err = parseNetmask(s, a)
 				s.Netmask = int(v)
 			}
 		case opt == "timeout":
@@ -221,6 +223,19 @@ func parseCreateOptions(s *Set, args []string) *Error {
 		return usagef("Mandatory option `range' is missing")
 	}
 	return nil
+}
+
+// parseNetmask parses netmask's value: a number (ipset reads it as a
+// byte, then checks the prefix length), with ipset's two messages.
+func parseNetmask(s *Set, a string) (uint64, *Error) {
+	v, err := parseUint(a, 255)
+	if err == nil && (v < 1 || v > uint64(s.maxBits())) {
+		err = syntaxf("'%s' is out of range 1-%d", a, s.maxBits())
+	}
+	if err != nil {
+		err.Msg += fmt.Sprintf("\nSyntax error: netmask is out of the inclusive range of 1-%d", s.maxBits())
+	}
+	return v, err
 }
 
 func parseRange(s *Set, a string) *Error {
@@ -373,7 +388,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 			}
 			if a, err = arg(); err == nil {
 				var v uint64
-				if v, err = parseUint(a, ^uint64(0)); err == nil {
+				if v, err = parseUint(a, ^uint64(0)-1); err == nil {
 					if opt == "packets" {
 						en.Packets = v
 					} else {
@@ -411,27 +426,32 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 func parseSkb(en *Entry, opt, a string) *Error {
 	switch opt {
 	case "skbmark":
-		m, mask, has := strings.Cut(a, "/")
-		v, err := parseUint(m, 0xffffffff)
-		if err != nil {
-			return err
-		}
-		en.SkbMark, en.SkbMask, en.HasMark = uint32(v), 0xffffffff, true
-		if has {
-			mv, err := parseUint(mask, 0xffffffff)
-			if err != nil {
-				return err
+		// ipset: sscanf "0x%x/0x%x", else "0x%x".
+		mark, rest, ok := scanHex(a, true)
+		mask := uint64(0xffffffff)
+		if ok && strings.HasPrefix(rest, "/") {
+			var ok2 bool
+			if mask, _, ok2 = scanHex(rest[1:], true); !ok2 {
+				ok = false
 			}
-			en.SkbMask = uint32(mv)
 		}
+		if !ok {
+			return syntaxf("Invalid skbmark format, it should be:  MARK/MASK or MARK (see manpage)")
+		}
+		en.SkbMark, en.SkbMask, en.HasMark = uint32(mark), uint32(mask), true
 	case "skbprio":
-		hi, lo, ok := strings.Cut(a, ":")
-		h, e1 := strconv.ParseUint(hi, 16, 16)
-		l, e2 := strconv.ParseUint(lo, 16, 16)
-		if !ok || e1 != nil || e2 != nil {
-			return syntaxf("cannot parse %s as skbprio", a)
+		// ipset: sscanf "%x:%x" into 16-bit halves.
+		maj, rest, ok := scanHex(a, false)
+		var min uint64
+		if ok && strings.HasPrefix(rest, ":") {
+			min, _, ok = scanHex(rest[1:], false)
+		} else {
+			ok = false
 		}
-		en.SkbPrio, en.HasPrio = uint32(h<<16|l), true
+		if !ok {
+			return syntaxf("Invalid skbprio format, it should be:MAJOR:MINOR (see manpage)")
+		}
+		en.SkbPrio, en.HasPrio = uint32(maj&0xffff)<<16|uint32(min&0xffff), true
 	case "skbqueue":
 		v, err := parseUint(a, 0xffff)
 		if err != nil {
@@ -440,6 +460,27 @@ func parseSkb(en *Entry, opt, a string) *Error {
 		en.SkbQueue, en.HasQueue = uint16(v), true
 	}
 	return nil
+}
+
+// scanHex reads a hex number at the start of s as sscanf's %x does
+// (after a literal "0x" when prefixed), returning the rest. Values wrap
+// to 32 bits.
+func scanHex(s string, prefixed bool) (v uint64, rest string, ok bool) {
+	if prefixed {
+		if !strings.HasPrefix(s, "0x") {
+			return 0, s, false
+		}
+		s = s[2:]
+	} else if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s = s[2:]
+	}
+	i := 0
+	for i < len(s) && strings.IndexByte("0123456789abcdefABCDEF", s[i]) >= 0 {
+		d, _ := strconv.ParseUint(s[i:i+1], 16, 8)
+		v = v<<4 | d
+		i++
+	}
+	return v & 0xffffffff, s[i:], i > 0
 }
 
 // Match reports whether a packet key (host addresses in net dimensions)

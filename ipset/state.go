@@ -72,6 +72,11 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		if err != nil {
 			return "", err
 		}
+		if c.Op == OpTest {
+			if err := TestRangeErr(s, a[1]); err != nil {
+				return "", err
+			}
+		}
 		var tmpl Entry
 		if c.Op == OpAdd {
 			if err := parseEntryOptions(s, &tmpl, a[2:]); err != nil {
@@ -101,18 +106,18 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				}
 			}
 		case OpTest:
-			for _, e := range elems {
-				in := false
-				if s.Type.Net() && hostKey(s, e) {
-					in = s.Match(e)
-				} else if en := s.Lookup(e); en != nil {
-					in = !en.Nomatch
-				}
-				if !in {
-					return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", a[1], s.Name), Status: StatusError, NotInSet: true}
-				}
+			// ipset tests the first element of a range or prefix.
+			e := elems[0]
+			in := false
+			if s.Type.Net() && hostKey(s, e) {
+				in = s.Match(e)
+			} else if en := s.Lookup(e); en != nil {
+				in = !en.Nomatch
 			}
-			return fmt.Sprintf("Warning: %s is in set %s.\n", a[1], s.Name), nil
+			if !in {
+				return "", NotInSet(s, a[1])
+			}
+			return InSet(s, a[1]), nil
 		}
 	case OpFlush:
 		for _, s := range st.targets(a) {
@@ -181,6 +186,34 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		return "", usagef("Command `%s' is invalid here", c.Op)
 	}
 	return "", nil
+}
+
+// NotInSet is test's error for an element arg not in s.
+func NotInSet(s *Set, arg string) *Error {
+	return &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", EchoElem(s, arg), s.Name), Status: StatusError, NotInSet: true}
+}
+
+// InSet is test's message for an element arg in s.
+func InSet(s *Set, arg string) string {
+	return fmt.Sprintf("Warning: %s is in set %s.\n", EchoElem(s, arg), s.Name)
+}
+
+// TestRangeErr is ipset's refusal of a port range in test.
+func TestRangeErr(s *Set, arg string) *Error {
+	if s.Type.Bitmap {
+		return nil
+	}
+	for i, f := range splitParts(arg, len(s.Type.Dims)) {
+		if i < len(s.Type.Dims) && s.Type.Dims[i] == DimPort {
+			if j := strings.LastIndex(f, ":"); j >= 0 {
+				f = f[j+1:]
+			}
+			if strings.Contains(f, "-") {
+				return errorf("FROM-TO port range is not allowed in command test with set type %s and family %s", s.Type.Name, s.Family)
+			}
+		}
+	}
+	return nil
 }
 
 // hostKey reports whether e gives host addresses in all net dimensions.

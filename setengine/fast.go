@@ -2,7 +2,6 @@ package setengine
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 
 	"github.com/google/nftables"
@@ -98,10 +97,11 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 	if perr != nil {
 		return Result{}, perr, true
 	}
-	if len(elems) > maxFastElems {
-		return Result{}, nil, false
+	if rerr := ipset.TestRangeErr(s, c.Args[1]); rerr != nil {
+		return Result{}, rerr, true
 	}
-	for _, el := range elems {
+	// ipset tests the first element of a range or prefix.
+	for _, el := range elems[:1] {
 		var in bool
 		var err error
 		switch {
@@ -125,10 +125,10 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 			return Result{}, kernelErr(err), true
 		}
 		if !in {
-			return Result{}, &ipset.Error{Msg: fmt.Sprintf("%s is NOT in set %s.", c.Args[1], s.Name), Status: ipset.StatusError, NotInSet: true}, true
+			return Result{}, ipset.NotInSet(s, c.Args[1]), true
 		}
 	}
-	return Result{Stderr: fmt.Sprintf("Warning: %s is in set %s.\n", c.Args[1], s.Name)}, nil, true
+	return Result{Stderr: ipset.InSet(s, c.Args[1])}, nil, true
 }
 
 // entryExists asks whether en's key is an entry, as written or with the

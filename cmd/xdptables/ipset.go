@@ -32,7 +32,18 @@ func ipsetMain(_ string, args []string) int {
 		fmt.Printf("ipset v%s, protocol version: 7\n", ipset.Version)
 		return 0
 	case ipset.OpHelp:
-		fmt.Print(ipset.Help())
+		if len(cmd.Args) == 0 {
+			fmt.Print(ipset.Help())
+			return 0
+		}
+		text, herr := ipset.TypeHelp(cmd.Args[0])
+		if herr != nil {
+			// ipset reports the error before it prints the help.
+			rc := fail(herr)
+			fmt.Print(text)
+			return rc
+		}
+		fmt.Print(text)
 		return 0
 	case ipset.OpRestore:
 		// A restore builds the sets in memory once, briefly: trade
