@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,8 +82,15 @@ func keyType(ts []nftables.SetDatatype) nftables.SetDatatype {
 // Header is the text kept in the lookup set's comment: type and create
 // options, from which save and list print the header.
 func (s *Set) Header() string {
-	return commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false), " ")
+	h := commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false), " ")
+	if s.Slot > 0 {
+		h += " " + slotWord + " " + strconv.Itoa(s.Slot)
+	}
+	return h
 }
+
+// slotWord introduces the set's slot at the end of its stored header.
+const slotWord = "slot"
 
 // ParseHeader rebuilds a set (without entries) from a lookup set's name
 // and comment. ok is false for sets that are not ours.
@@ -101,7 +109,15 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 		return nil, false
 	}
 	s := NewSet(name, t)
-	if err := parseCreateOptions(s, f[1:]); err != nil {
+	opts := f[1:]
+	if n := len(opts); n >= 2 && opts[n-2] == slotWord {
+		v, err := strconv.Atoi(opts[n-1])
+		if err != nil || v <= 0 {
+			return nil, false
+		}
+		s.Slot, opts = v, opts[:n-2]
+	}
+	if err := parseCreateOptions(s, opts); err != nil {
 		return nil, false
 	}
 	return s, true

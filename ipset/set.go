@@ -51,6 +51,12 @@ type Set struct {
 	// filled in by the backend.
 	References int
 
+	// Slot is the set's place in listings, 1-based (0: not known, for
+	// sets stored without it): ipset lists sets in the order of their
+	// kernel index, where create takes the first free slot, and rename
+	// and swap keep each name in its slot.
+	Slot int
+
 	Entries []*Entry
 	index   map[string]int
 }

@@ -2,12 +2,41 @@ package ipset
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
 // State is every set of a network namespace, in creation order.
 type State struct {
 	Sets []*Set
+	// Reserved are the slots of sets that exist but were not read.
+	Reserved []int
+}
+
+// freeSlot is the first slot no set holds, as ipset's create takes the
+// first free kernel index.
+func (st *State) freeSlot() int {
+	used := map[int]bool{}
+	for _, s := range st.Sets {
+		used[s.Slot] = true
+	}
+	for _, n := range st.Reserved {
+		used[n] = true
+	}
+	n := 1
+	for used[n] {
+		n++
+	}
+	return n
+}
+
+// SortBySlot puts sets in listing order: by slot, sets without one
+// last (in their order).
+func (st *State) SortBySlot() {
+	sort.SliceStable(st.Sets, func(i, j int) bool {
+		a, b := st.Sets[i].Slot, st.Sets[j].Slot
+		return a > 0 && (b == 0 || a < b)
+	})
 }
 
 // Find returns the set called name, or nil.
@@ -59,6 +88,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 			return "", errorf(MsgExists)
 		}
+		s.Slot = st.freeSlot()
 		st.Sets = append(st.Sets, s)
 	case OpAdd, OpDel, OpTest:
 		s := st.Find(a[0])
@@ -171,10 +201,12 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		}
 		// The names stay where they are; everything else moves.
 		xr, yr := x.References, y.References
+		xs, ys := x.Slot, y.Slot
 		xd, yd := x.InitVal == defaultInitval(x.Name), y.InitVal == defaultInitval(y.Name)
 		*x, *y = *y, *x
 		x.Name, y.Name = y.Name, x.Name
 		x.References, y.References = xr, yr
+		x.Slot, y.Slot = xs, ys
 		// A drawn initval stays with the name: the header, which the
 		// kernel keeps with the name, stays the same.
 		if xd && yd {
@@ -311,7 +343,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 // Clone returns a deep copy of st (entries are shared: they are replaced,
 // never modified in place).
 func (st *State) Clone() *State {
-	c := &State{}
+	c := &State{Reserved: st.Reserved}
 	for _, s := range st.Sets {
 		n := *s
 		n.Entries = append([]*Entry(nil), s.Entries...)

@@ -75,7 +75,13 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 		}
 		for _, info := range infos {
 			s, ok := ipset.ParseHeader(info.Name, info.Comment)
-			if !ok || (o.names != nil && !o.names[s.Name] && !s.Type.List) {
+			if !ok {
+				continue
+			}
+			if o.names != nil && !o.names[s.Name] && !s.Type.List {
+				if s.Slot > 0 {
+					st.Reserved = append(st.Reserved, s.Slot)
+				}
 				continue
 			}
 			s.References = refs[info.Name]
@@ -88,6 +94,7 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 			st.Sets = append(st.Sets, s)
 		}
 	}
+	st.SortBySlot()
 	return st, nil
 }
 
