@@ -95,6 +95,12 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 		}
 		out = next
 	}
+	if s.Type.OptionalMAC && len(fields) == 1 {
+		// No MAC (ipset fills it in from the first packet).
+		for i := range out {
+			out[i] = append(out[i], Part{})
+		}
+	}
 	return out, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 )
 
 // Names of the nftables sets that hold an ipset set.
@@ -210,28 +211,89 @@ func (s *Set) attrs(en *Entry, e *nftables.SetElement, id bool) string {
 	if s.HasTimeout && en.Timeout > 0 {
 		e.Timeout = time.Duration(en.Timeout) * time.Second
 	}
+	c := ""
 	if s.Comment {
-		e.Comment = en.Comment
+		c = en.Comment
 	}
 	if s.Type.List {
 		// A list:set's member is its element's comment (the key is
 		// the position), followed by the entry's own comment.
-		e.Comment = en.Elem[0].Name
+		c = en.Elem[0].Name
 		if s.Comment && en.Comment != "" {
-			e.Comment += listCommentSep + en.Comment
+			c += listCommentSep + en.Comment
 		}
-		if !id {
-			return ""
-		}
-		return fmt.Sprintf("/%d/%q", en.Timeout, e.Comment)
+	}
+	e.Comment = s.entryMeta(en) + c
+	if s.Counters && (en.Packets != 0 || en.Bytes != 0) {
+		e.Counter = &expr.Counter{Packets: en.Packets, Bytes: en.Bytes}
 	}
 	if !id {
 		return ""
 	}
-	if en.Timeout == 0 && en.Comment == "" {
+	if en.Timeout == 0 && e.Comment == "" && e.Counter == nil {
 		return "/0/"
 	}
-	return fmt.Sprintf("/%d/%q", en.Timeout, en.Comment)
+	return fmt.Sprintf("/%d/%q/%d/%d", en.Timeout, e.Comment, en.Packets, en.Bytes)
+}
+
+// metaSep encloses what an element's comment holds besides the
+// comment: skbinfo values and the missing MAC of a bitmap:ip,mac entry.
+const metaSep = "\x1e"
+
+// entryMeta is the prefix of an element's comment that keeps the
+// entry's options nftables has no place for.
+func (s *Set) entryMeta(en *Entry) string {
+	var f []string
+	if s.Type.OptionalMAC && len(en.Elem) > 1 && !en.Elem[1].HasMAC {
+		f = append(f, "nomac")
+	}
+	if s.SkbInfo {
+		if en.HasMark {
+			f = append(f, fmt.Sprintf("mark=%x/%x", en.SkbMark, en.SkbMask))
+		}
+		if en.HasPrio {
+			f = append(f, fmt.Sprintf("prio=%x", en.SkbPrio))
+		}
+		if en.HasQueue {
+			f = append(f, fmt.Sprintf("queue=%d", en.SkbQueue))
+		}
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return metaSep + strings.Join(f, " ") + metaSep
+}
+
+// splitMeta separates an element comment into entryMeta's fields and
+// the rest, and applies the fields to en.
+func splitMeta(comment string, en *Entry) (rest string, nomac bool) {
+	body, ok := strings.CutPrefix(comment, metaSep)
+	if !ok {
+		return comment, false
+	}
+	meta, rest, ok := strings.Cut(body, metaSep)
+	if !ok {
+		return comment, false
+	}
+	for _, f := range strings.Fields(meta) {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "nomac":
+			nomac = true
+		case "mark":
+			m, mask, _ := strings.Cut(v, "/")
+			a, _ := strconv.ParseUint(m, 16, 32)
+			b, _ := strconv.ParseUint(mask, 16, 32)
+			en.SkbMark, en.SkbMask, en.HasMark = uint32(a), uint32(b), true
+		case "prio":
+			a, _ := strconv.ParseUint(v, 16, 32)
+			en.SkbPrio, en.HasPrio = uint32(a), true
+		case "queue":
+			a, _ := strconv.ParseUint(v, 10, 16)
+			en.SkbQueue, en.HasQueue = uint16(a), true
+		}
+	}
+	return rest, nomac
 }
 
 // NftSets returns the nftables sets that hold s: the lookup set, and for
@@ -265,7 +327,9 @@ func (s *Set) nftSets(ids bool) []NftSet {
 		return []NftSet{look}
 	}
 	ents := NftSet{Set: s.base(EntriesSetName(s.Name), append(ts[:len(ts):len(ts)], nftables.TypeMark), false)}
-	ents.Set.Counter = false
+	// The entries set keeps counters given at add (packets count in
+	// the lookup set's pieces).
+	ents.Set.Counter = s.Counters
 	ents.Set.Size = s.MaxElem
 	ents.Elems = make([]NftElem, 0, len(s.Entries))
 	for _, en := range s.Entries {
@@ -406,6 +470,7 @@ func (s *Set) pieces(ids bool) []NftElem {
 func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 	k := el.Key
 	en := &Entry{}
+	comment, nomac := splitMeta(el.Comment, en)
 	take := func(n int) []byte {
 		if len(k) < n {
 			return nil
@@ -453,7 +518,7 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 				return nil, false
 			}
 			copy(p.MAC[:], b)
-			p.HasMAC = true
+			p.HasMAC = !nomac
 		case DimMark:
 			b := take(4)
 			if b == nil {
@@ -466,7 +531,7 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 				return nil, false
 			}
 			p.pos = binary.BigEndian.Uint32(b)
-			p.Name, en.Comment, _ = strings.Cut(el.Comment, listCommentSep)
+			p.Name, en.Comment, _ = strings.Cut(comment, listCommentSep)
 		}
 		en.Elem = append(en.Elem, p)
 	}
@@ -492,7 +557,7 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 		en.Timeout = uint32(el.Expires / time.Second)
 	}
 	if !s.Type.List {
-		en.Comment = el.Comment
+		en.Comment = comment
 	}
 	if el.Counter != nil {
 		en.Packets, en.Bytes = el.Counter.Packets, el.Counter.Bytes

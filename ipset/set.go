@@ -85,7 +85,13 @@ func NewSet(name string, t *Type) *Set {
 }
 
 // Key identifies an element within its set (options aside).
-func (s *Set) Key(e Elem) string { return s.FormatElem(e) }
+// bitmap:ip,mac holds one entry per address.
+func (s *Set) Key(e Elem) string {
+	if s.Type.OptionalMAC {
+		return e[0].Addr.String()
+	}
+	return s.FormatElem(e)
+}
 
 func (s *Set) reindex() {
 	s.index = make(map[string]int, len(s.Entries))
@@ -339,17 +345,18 @@ func (s *Set) EntryOptions(en *Entry) []string {
 		o = append(o, "comment", strconv.Quote(en.Comment))
 	}
 	if s.SkbInfo {
-		if en.HasMark {
+		// ipset prints what is not zero.
+		if en.HasMark && (en.SkbMark != 0 || en.SkbMask != 0) {
 			m := fmt.Sprintf("0x%x", en.SkbMark)
 			if en.SkbMask != 0xffffffff {
 				m += fmt.Sprintf("/0x%x", en.SkbMask)
 			}
 			o = append(o, "skbmark", m)
 		}
-		if en.HasPrio {
+		if en.HasPrio && en.SkbPrio != 0 {
 			o = append(o, "skbprio", fmt.Sprintf("%x:%x", en.SkbPrio>>16, en.SkbPrio&0xffff))
 		}
-		if en.HasQueue {
+		if en.HasQueue && en.SkbQueue != 0 {
 			o = append(o, "skbqueue", strconv.Itoa(int(en.SkbQueue)))
 		}
 	}

@@ -119,7 +119,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		case OpAdd:
 			for _, e := range elems {
 				if old := s.Lookup(e); old != nil {
-					if !exist {
+					// A bitmap:ip,mac entry without MAC takes one.
+					fill := s.Type.OptionalMAC && !old.Elem[1].HasMAC && e[1].HasMAC
+					if !exist && !fill {
 						return "", errorf(MsgElemExists)
 					}
 				} else if uint32(len(s.Entries)) >= s.MaxElem && !s.Type.Bitmap {
@@ -143,6 +145,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				in = s.Match(e)
 			} else if en := s.Lookup(e); en != nil {
 				in = !en.Nomatch
+				if s.Type.OptionalMAC && e[1].HasMAC && en.Elem[1].HasMAC && e[1].MAC != en.Elem[1].MAC {
+					in = false
+				}
 			}
 			if !in {
 				return "", NotInSet(s, a[1])

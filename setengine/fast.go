@@ -68,9 +68,10 @@ func (e *Engine) fast(c *ipset.Command) (res Result, err error, ok bool) {
 			return Result{}, kernelErr(gerr), true
 		}
 		s, fam, found, herr := e.header(c.Args[0])
-		if herr != nil || !found || s.Type.List {
-			// Unknown names (and list:set, kept elsewhere) take the
-			// general path, which has the messages.
+		if herr != nil || !found || s.Type.List || s.Type.OptionalMAC {
+			// Unknown names (and list:set, kept elsewhere, and
+			// bitmap:ip,mac, one entry per address whatever its MAC)
+			// take the general path, which has the messages.
 			return Result{}, nil, false
 		}
 		var retry bool
