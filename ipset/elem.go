@@ -45,7 +45,13 @@ const (
 func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 	dims := s.Type.Dims
 	fields := splitParts(arg, len(dims))
-	if len(fields) < len(dims) && !(s.Type.OptionalMAC && len(fields) == 1) {
+	for i, f := range fields {
+		if f == "" && i > 0 {
+			fields = fields[:i]
+			break
+		}
+	}
+	if len(fields) < len(dims) && !(s.Type.OptionalMAC && len(fields) == 1 && !strings.HasSuffix(arg, ",")) {
 		which := [...]string{"", "Second", "Third"}[min(len(fields), 2)]
 		return nil, syntaxf("%s element is missing from %s.", which, arg)
 	}
@@ -65,14 +71,17 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 			if n, ok := strings.CutPrefix(f, "physdev:"); ok {
 				p = Part{Iface: n, Physdev: true}
 			}
-			if p.Iface == "" || len(p.Iface) > 15 {
+			if len(p.Iface) > 15 {
+				return nil, syntaxf("interface name '%s' is longer than 15 characters", p.Iface)
+			}
+			if p.Iface == "" {
 				return nil, syntaxf("Invalid interface name %s", f)
 			}
 			alts = []Part{p}
 		case DimMAC:
 			m, ok := parseMAC(f)
 			if !ok {
-				return nil, syntaxf("cannot parse %s as ethernet address", f)
+				return nil, syntaxf("cannot parse '%s' as ethernet address", f)
 			}
 			alts = []Part{{MAC: m, HasMAC: true}}
 		case DimMark:
@@ -154,6 +163,16 @@ func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
 // (IPv4 only) expand into addresses; the set's netmask applies.
 func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 	var lo, hi netip.Addr
+	if (!first || s.Type.OptionalMAC) && strings.ContainsAny(f, "-/") {
+		// Only the first address of a type takes a range or prefix
+		// (not bitmap:ip,mac's).
+		if ip, bits, ok := strings.Cut(f, "/"); ok && bits == strconv.Itoa(s.maxBits()) && !first {
+			if _, err := parseAddr(s, ip); err == nil {
+				return nil, errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
+			}
+		}
+		return nil, syntaxf("plain IP address must be supplied: %s", f)
+	}
 	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
 		var err *Error
 		if lo, err = parseAddr(s, a); err != nil {
@@ -184,14 +203,21 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 			return nil, errorf(MsgOutOfRange)
 		}
 	}
-	step := 1
+	step, mask := 1, 0
 	if s.Netmask > 0 && s.Netmask < s.maxBits() && first {
-		lo = netip.PrefixFrom(lo, s.Netmask).Masked().Addr()
-		step = 1 << (32 - s.Netmask)
+		// ipset steps from the first address as given and masks each.
+		mask = s.Netmask
+		if s.Family != Inet6 {
+			step = 1 << (32 - s.Netmask)
+		}
 	}
 	var out []Part
 	for a := lo; ; {
-		out = append(out, Part{Addr: a, Bits: s.maxBits()})
+		p := Part{Addr: a, Bits: s.maxBits()}
+		if mask > 0 {
+			p.Addr = netip.PrefixFrom(a, mask).Masked().Addr()
+		}
+		out = append(out, p)
 		if len(out) > 1<<20 {
 			return nil, errorf(MsgFull)
 		}
@@ -208,6 +234,9 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 // prefixes); host bits are cleared.
 func parseNetDim(s *Set, f string) ([]Part, *Error) {
 	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+		if s.Family == Inet6 {
+			return nil, syntaxf("IP address or IP/cidr must be specified: %s", f)
+		}
 		lo, err := parseAddr(s, a)
 		if err != nil {
 			return nil, err
@@ -351,13 +380,16 @@ func strtoull(f string) (v uint64, neg, ok bool) {
 // parsePortDim parses [proto:]port[-port]; the bitmap:port type takes
 // only numbers (an optional tcp:/udp: prefix is accepted and dropped).
 func parsePortDim(s *Set, f string) ([]Part, *Error) {
-	proto, port := uint8(protoTCP), f
-	if i := strings.LastIndex(f, ":"); i >= 0 {
+	proto, port, pname := uint8(protoTCP), f, "tcp"
+	if i := strings.LastIndex(f, ":"); i >= 0 && i+1 < len(f) {
 		pn, ok := protoNumber(f[:i])
 		if !ok {
 			return nil, syntaxf("cannot parse '%s' as a protocol", f[:i])
 		}
-		proto, port = pn, f[i+1:]
+		proto, port, pname = pn, f[i+1:], f[:i]
+	}
+	if proto == 0 {
+		return nil, errorf("Invalid protocol specified")
 	}
 	if s.Family == Inet6 && proto == protoICMP || s.Family != Inet6 && proto == protoICMPv6 {
 		return nil, syntaxf("Protocol ICMP%s can be used with family %s only", map[bool]string{true: "v6", false: ""}[proto == protoICMPv6], map[bool]string{true: "inet6", false: "inet"}[proto == protoICMPv6])
@@ -376,21 +408,12 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 	case protoTCP, protoUDP, protoSCTP, protoUDPLite:
 	default:
 		if v, err := parseUint(port, 0xffff); err != nil || v != 0 {
-			return nil, syntaxf("Protocol %d can be used with pseudo port value 0 only.", proto)
+			return nil, syntaxf("Protocol %s can be used with pseudo port value 0 only.", pname)
 		}
 		return []Part{{Proto: proto}}, nil
 	}
-	pname := protoName(proto)
-	parse1 := func(t string) (uint16, *Error) {
-		if v, ok := serviceport(t, pname); ok {
-			return v, nil
-		}
-		v, err := parseUint(t, 0xffff)
-		if err != nil {
-			return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
-		}
-		return uint16(v), nil
-	}
+	pname = protoName(proto)
+	parse1 := func(t string) (uint16, *Error) { return portNumber(t, pname) }
 	a, b, isRange := strings.Cut(port, "-")
 	lo, err := parse1(a)
 	if err != nil {
@@ -413,6 +436,24 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 		out = append(out, Part{Proto: proto, Port: uint16(p)})
 	}
 	return out, nil
+}
+
+// portNumber parses a port number or service name of protocol pname,
+// with ipset's three-line message.
+func portNumber(t, pname string) (uint16, *Error) {
+	if v, ok := serviceport(t, pname); ok {
+		return v, nil
+	}
+	v, err := parseUint(t, 0xffff)
+	if err != nil {
+		return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
+	}
+	return uint16(v), nil
+}
+
+// portErr is portNumber's message for text that is no port at all.
+func portErr(t, pname string) *Error {
+	return &Error{Msg: "Syntax error: '" + t + "' is invalid as number\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
 }
 
 var icmpNames = []struct {
@@ -555,10 +596,6 @@ func protoNumber(s string) (uint8, bool) {
 
 func protoName(n uint8) string {
 	loadEtc()
-	switch n {
-	case protoICMPv6:
-		return "icmpv6"
-	}
 	if s, ok := protoByN[n]; ok {
 		return s
 	}
@@ -623,7 +660,7 @@ func (s *Set) FormatElem(e Elem) string {
 			}
 			b.WriteString(p.Iface)
 		case DimMAC:
-			fmt.Fprintf(&b, "%02x:%02x:%02x:%02x:%02x:%02x", p.MAC[0], p.MAC[1], p.MAC[2], p.MAC[3], p.MAC[4], p.MAC[5])
+			fmt.Fprintf(&b, "%02X:%02X:%02X:%02X:%02X:%02X", p.MAC[0], p.MAC[1], p.MAC[2], p.MAC[3], p.MAC[4], p.MAC[5])
 		case DimMark:
 			fmt.Fprintf(&b, "0x%08x", p.Mark)
 		case DimSet:
@@ -652,6 +689,10 @@ func EchoElem(s *Set, arg string) string {
 			b.WriteByte(',')
 		}
 		d := s.Type.Dims[i]
+		if d == DimIface {
+			b.WriteString(elems[0][i].Iface) // ipset echoes no physdev:
+			continue
+		}
 		if d != DimIP && d != DimNet {
 			one := &Set{Type: &Type{Dims: []Dim{d}, Bitmap: s.Type.Bitmap}, Family: s.Family}
 			b.WriteString(one.FormatElem(Elem{elems[0][i]}))
@@ -670,4 +711,20 @@ func EchoElem(s *Set, arg string) string {
 		}
 	}
 	return b.String()
+}
+
+// ParseElemFor is ParseElem for command op, with the messages ipset
+// gives for that command: an ICMP protocol of the other family fails
+// add with a second line and test and del with an internal-error
+// message.
+func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
+	elems, err := ParseElem(s, arg)
+	if err != nil && strings.HasPrefix(err.Msg, "Syntax error: Protocol ICMP") && strings.HasSuffix(err.Msg, " only") {
+		if op == OpAdd {
+			err.Msg += "\nInvalid add command: missing setname"
+		} else {
+			err = errorf("There are missing mandatory flags but can't check them. It's a bug, please report the problem.")
+		}
+	}
+	return elems, err
 }

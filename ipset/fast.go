@@ -45,6 +45,16 @@ func (s *Set) EntriesNftSet() string {
 	return LookupSetName(s.Name)
 }
 
+// HasIface reports whether elements of s have an interface dimension.
+func (s *Set) HasIface() bool {
+	for _, d := range s.Type.Dims {
+		if d == DimIface {
+			return true
+		}
+	}
+	return false
+}
+
 // Concat reports whether the lookup key of s is a concatenation.
 func (s *Set) Concat() bool { return len(s.fieldTypes()) > 1 }
 

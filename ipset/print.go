@@ -68,7 +68,7 @@ func (st *State) Write(b StringWriter, c *Command, sets []*Set) {
 	WriteStart(b, c)
 	for i, s := range sets {
 		entries := s.Entries
-		if c.Opts.Sorted || s.Type.Bitmap {
+		if (c.Opts.Sorted && !s.Type.List) || s.Type.Bitmap {
 			// Bitmaps list their members in order.
 			entries = s.Sorted()
 		}

@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"net/netip"
@@ -234,7 +235,7 @@ func parseCreateOptions(s *Set, args []string) *Error {
 	if s.Type.Bitmap && !rangeSeen {
 		return usagef("Mandatory option `range' is missing")
 	}
-	return nil
+	return checkBitmapRange(s)
 }
 
 // parseNetmask parses netmask's value: a number (ipset reads it as a
@@ -252,18 +253,28 @@ func parseNetmask(s *Set, a string) (uint64, *Error) {
 
 func parseRange(s *Set, a string) *Error {
 	if s.Type.Dims[0] == DimPort {
+		if i := strings.LastIndex(a, ":"); i >= 0 {
+			a = a[i+1:] // a protocol is taken and ignored
+		}
 		lo, hi, ok := strings.Cut(a, "-")
-		l, err := parseUint(lo, 0xffff)
+		if !ok {
+			if _, err := portNumber(a, "tcp"); err != nil {
+				return err
+			}
+			return usagef("Mandatory option `to' is missing")
+		}
+		if lo == "" || hi == "" {
+			return portErr(a, "tcp")
+		}
+		l, err := portNumber(lo, "tcp")
 		if err != nil {
 			return err
 		}
-		h := l
-		if ok {
-			if h, err = parseUint(hi, 0xffff); err != nil {
-				return err
-			}
+		h, err := portNumber(hi, "tcp")
+		if err != nil {
+			return err
 		}
-		s.PortLo, s.PortHi = uint16(min(l, h)), uint16(max(l, h))
+		s.PortLo, s.PortHi = min(l, h), max(l, h)
 		return nil
 	}
 	if lo, hi, ok := strings.Cut(a, "-"); ok {
@@ -281,12 +292,58 @@ func parseRange(s *Set, a string) *Error {
 		s.RangeLo, s.RangeHi = l, h
 		return nil
 	}
+	ip, bits, has := strings.Cut(a, "/")
+	if !has {
+		if _, err := parseAddr(s, ip); err != nil {
+			return err
+		}
+		return syntaxf("IP/cidr or IP-IP range must be specified: %s", a)
+	}
+	if _, err := parseUintRange(bits, 0, 32); err != nil {
+		return err
+	}
 	addr, n, _, err := parseCIDR(s, a)
 	if err != nil {
 		return err
 	}
 	p := netip.PrefixFrom(addr, n).Masked()
 	s.RangeLo, s.RangeHi = p.Addr(), lastAddr(p)
+	return nil
+}
+
+// checkBitmapRange applies the netmask to a bitmap:ip range and checks
+// its size as the kernel does at create.
+func checkBitmapRange(s *Set) *Error {
+	if !s.Type.Bitmap || s.Type.Dims[0] == DimPort {
+		return nil
+	}
+	first := binary.BigEndian.Uint32(s.RangeLo.AsSlice())
+	last := binary.BigEndian.Uint32(s.RangeHi.AsSlice())
+	var elements uint64
+	if s.Netmask == 0 || s.Netmask == 32 {
+		elements = uint64(last) - uint64(first) + 1
+	} else {
+		hostmask := ^uint32(0) << (32 - s.Netmask)
+		first &= hostmask
+		last |= ^hostmask
+		mask, bits := uint32(0xfffffffe), 32
+		for {
+			bits--
+			if bits <= 0 || mask == 0 || last&mask == first {
+				break
+			}
+			mask <<= 1
+		}
+		if (mask == 0 && (first != 0 || last != 0xffffffff)) || s.Netmask <= bits {
+			return errorf(MsgOutOfRange)
+		}
+		elements = 2 << (s.Netmask - bits - 1)
+		s.RangeLo = netip.AddrFrom4([4]byte(binary.BigEndian.AppendUint32(nil, first)))
+		s.RangeHi = netip.AddrFrom4([4]byte(binary.BigEndian.AppendUint32(nil, last)))
+	}
+	if elements > 65536 {
+		return errorf("The range you specified exceeds the size limit of the set type")
+	}
 	return nil
 }
 

@@ -98,8 +98,11 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		if s.Type.List {
 			return st.execList(c, s)
 		}
-		elems, err := ParseElem(s, a[1])
+		elems, err := ParseElemFor(s, a[1], c.Op)
 		if err != nil {
+			if c.Op == OpTest && err.Msg == MsgOutOfRange {
+				return "", NotInSet(s, a[1])
+			}
 			return "", err
 		}
 		if c.Op == OpTest {
@@ -237,16 +240,17 @@ func InSet(s *Set, arg string) string {
 
 // TestRangeErr is ipset's refusal of a port range in test.
 func TestRangeErr(s *Set, arg string) *Error {
-	if s.Type.Bitmap {
-		return nil
-	}
 	for i, f := range splitParts(arg, len(s.Type.Dims)) {
 		if i < len(s.Type.Dims) && s.Type.Dims[i] == DimPort {
 			if j := strings.LastIndex(f, ":"); j >= 0 {
 				f = f[j+1:]
 			}
 			if strings.Contains(f, "-") {
-				return errorf("FROM-TO port range is not allowed in command test with set type %s and family %s", s.Type.Name, s.Family)
+				fam := s.Family.String()
+				if s.Type.Bitmap {
+					fam = "unspec"
+				}
+				return errorf("FROM-TO port range is not allowed in command test with set type %s and family %s", s.Type.Name, fam)
 			}
 		}
 	}
@@ -276,7 +280,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	member := st.Find(a[1])
 	switch {
 	case member == nil && c.Op == OpTest:
-		return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", strings.Join(a[1:], " "), s.Name), Status: StatusError, NotInSet: true}
+		return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", listEcho(a[1:]), s.Name), Status: StatusError, NotInSet: true}
 	case member == nil:
 		return "", errorf("Set to be added/deleted/tested as element does not exist.")
 	case member.Type.List && c.Op == OpAdd:
@@ -289,6 +293,9 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	if len(rest) >= 2 && (rest[0] == "before" || rest[0] == "after") {
 		pos, ref = rest[0], rest[1]
 		rest = rest[2:]
+		if st.Find(ref) == nil {
+			return "", errorf("The set to which you referred with 'before' or 'after' does not exist.")
+		}
 	}
 	if c.Op == OpAdd {
 		if err := parseEntryOptions(s, &tmpl, rest); err != nil {
@@ -338,11 +345,21 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		s.reindex()
 	case OpTest:
 		if idx(a[1]) < 0 {
-			return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", strings.Join(a[1:], " "), s.Name), Status: StatusError, NotInSet: true}
+			return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", listEcho(a[1:]), s.Name), Status: StatusError, NotInSet: true}
 		}
-		return fmt.Sprintf("Warning: %s is in set %s.\n", strings.Join(a[1:], " "), s.Name), nil
+		return fmt.Sprintf("Warning: %s is in set %s.\n", listEcho(a[1:]), s.Name), nil
 	}
 	return "", nil
+}
+
+// listEcho is a list:set element as ipset echoes it: "before" comes
+// out as "after".
+func listEcho(a []string) string {
+	out := append([]string(nil), a...)
+	if len(out) >= 3 && out[1] == "before" {
+		out[1] = "after"
+	}
+	return strings.Join(out, " ")
 }
 
 // Clone returns a deep copy of st (entries are shared: they are replaced,

@@ -91,11 +91,15 @@ func (e *Engine) fast(c *ipset.Command) (res Result, err error, ok bool) {
 }
 
 func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Result, error, bool) {
-	if len(c.Args) > 2 {
+	if len(c.Args) > 2 || s.HasIface() {
+		// The lookup key of hash:net,iface does not hold physdev:.
 		return Result{}, nil, false
 	}
-	elems, perr := ipset.ParseElem(s, c.Args[1])
+	elems, perr := ipset.ParseElemFor(s, c.Args[1], c.Op)
 	if perr != nil {
+		if perr.Msg == ipset.MsgOutOfRange {
+			return Result{}, ipset.NotInSet(s, c.Args[1]), true
+		}
 		return Result{}, perr, true
 	}
 	if rerr := ipset.TestRangeErr(s, c.Args[1]); rerr != nil {
@@ -236,7 +240,7 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 	if len(c.Args) > 2 || (s.Type.Net() && s.Concat()) {
 		return Result{}, nil, false, false
 	}
-	elems, perr := ipset.ParseElem(s, c.Args[1])
+	elems, perr := ipset.ParseElemFor(s, c.Args[1], c.Op)
 	if perr != nil {
 		return Result{}, perr, true, false
 	}
