@@ -198,8 +198,8 @@ func TestIpsetCorpus(t *testing.T) {
 			// Whatever the lines left behind must also be the same.
 			r := ref.Run("", "ipset", "save")
 			m := me.Run("", ours, "save")
-			if normIpsetOutput(r.Stdout) != normIpsetOutput(m.Stdout) {
-				t.Errorf("final save differs:\n--- reference\n%s--- ours\n%s", r.Stdout, m.Stdout)
+			if a, b := normIpsetOutput(r.Stdout), normIpsetOutput(m.Stdout); a != b {
+				t.Errorf("final save differs:\n%s", ipsetLineDiff(a, b))
 			}
 			ref.Run("", "ipset", "destroy")
 			me.Run("", ours, "destroy")
@@ -218,4 +218,26 @@ func TestIpsetCorpusNormalisation(t *testing.T) {
 	if got := fmt.Sprint(shellWords(`add c 1.2.3.4 comment "a b" x 'c d'`)); got != "[add c 1.2.3.4 comment a b x c d]" {
 		t.Errorf("words %s", got)
 	}
+}
+
+// ipsetLineDiff lists the lines only one of a and b has.
+func ipsetLineDiff(a, b string) string {
+	count := map[string]int{}
+	for _, l := range strings.Split(a, "\n") {
+		count[l]++
+	}
+	for _, l := range strings.Split(b, "\n") {
+		count[l]--
+	}
+	var out []string
+	for l, n := range count {
+		switch {
+		case n > 0:
+			out = append(out, "reference only: "+l)
+		case n < 0:
+			out = append(out, "ours only: "+l)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
 }

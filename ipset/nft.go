@@ -224,6 +224,10 @@ func (s *Set) attrs(en *Entry, e *nftables.SetElement, id bool) string {
 		}
 	}
 	e.Comment = s.entryMeta(en) + c
+	if len(e.Comment) > maxElemComment {
+		// Element userdata holds at most 256 bytes.
+		e.Comment = e.Comment[:maxElemComment]
+	}
 	if s.Counters && (en.Packets != 0 || en.Bytes != 0) {
 		e.Counter = &expr.Counter{Packets: en.Packets, Bytes: en.Bytes}
 	}
@@ -235,6 +239,11 @@ func (s *Set) attrs(en *Entry, e *nftables.SetElement, id bool) string {
 	}
 	return fmt.Sprintf("/%d/%q/%d/%d", en.Timeout, e.Comment, en.Packets, en.Bytes)
 }
+
+// maxElemComment is the longest comment an element's userdata holds
+// (its userdata, with type, length and NUL, stays below 255 bytes, which
+// the kernel takes in every set).
+const maxElemComment = 251
 
 // metaSep encloses what an element's comment holds besides the
 // comment: skbinfo values and the missing MAC of a bitmap:ip,mac entry.
@@ -554,6 +563,9 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 		en.Nomatch = v&(1<<16) != 0
 	}
 	if s.HasTimeout && el.Timeout > 0 {
+		if el.Expires <= 0 {
+			return nil, false // expired, not yet collected
+		}
 		en.Timeout = uint32(el.Expires / time.Second)
 	}
 	if !s.Type.List {

@@ -147,7 +147,7 @@ func parseCreateOptions(s *Set, args []string) *Error {
 		opt := args[i]
 		arg := func() (string, *Error) {
 			if i+1 >= len(args) {
-				return "", usagef("Missing mandatory argument to option %s", opt)
+				return "", usagef("Missing mandatory argument of option `%s'", opt)
 			}
 			i++
 			return args[i], nil
@@ -429,13 +429,21 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 		opt := args[i]
 		arg := func() (string, *Error) {
 			if i+1 >= len(args) {
-				return "", usagef("Missing mandatory argument to option %s", opt)
+				return "", usagef("Missing mandatory argument of option `%s'", opt)
 			}
 			i++
 			return args[i], nil
 		}
 		var err *Error
 		var a string
+		switch opt {
+		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
+			// ipset reads the argument before the kernel checks the
+			// set supports the option.
+			if i+1 >= len(args) {
+				return usagef("Missing mandatory argument of option `%s'", opt)
+			}
+		}
 		switch opt {
 		case "timeout":
 			if !s.HasTimeout {
@@ -500,9 +508,9 @@ func parseSkb(en *Entry, opt, a string) *Error {
 		mark, rest, ok := scanHex(a, true)
 		mask := uint64(0xffffffff)
 		if ok && strings.HasPrefix(rest, "/") {
-			var ok2 bool
-			if mask, _, ok2 = scanHex(rest[1:], true); !ok2 {
-				ok = false
+			// Without "0x" the mask is not read (nor complained of).
+			if m, _, ok2 := scanHex(rest[1:], true); ok2 {
+				mask = m
 			}
 		}
 		if !ok {

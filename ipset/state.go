@@ -82,8 +82,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			return "", err
 		}
 		if old := st.Find(a[0]); old != nil {
-			if exist && old.Type == s.Type && (t.Bitmap || t.List || old.MaxElem == s.MaxElem) &&
-				old.HasTimeout == s.HasTimeout && old.Timeout == s.Timeout {
+			if exist && sameSet(old, s) {
 				return "", nil
 			}
 			return "", errorf(MsgExists)
@@ -255,6 +254,16 @@ func TestRangeErr(s *Set, arg string) *Error {
 		}
 	}
 	return nil
+}
+
+// sameSet is the kernel's test for create -exist: the same type and
+// options (not the family; hash sizes aside, which resizing changes).
+func sameSet(a, b *Set) bool {
+	return a.Type == b.Type && a.HasTimeout == b.HasTimeout && a.Timeout == b.Timeout &&
+		a.Counters == b.Counters && a.Comment == b.Comment && a.SkbInfo == b.SkbInfo && a.Netmask == b.Netmask &&
+		(a.Type.Bitmap || a.Type.List || a.MaxElem == b.MaxElem) &&
+		a.RangeLo == b.RangeLo && a.RangeHi == b.RangeHi && a.PortLo == b.PortLo && a.PortHi == b.PortHi &&
+		(!a.Type.List || a.Size == b.Size)
 }
 
 // hostKey reports whether e gives host addresses in all net dimensions.

@@ -265,9 +265,12 @@ func scope(cmds []*ipset.Command) loadOpts {
 			if len(c.Args) > 1 {
 				o.names[c.Args[1]] = true // list:set members
 			}
-			for _, a := range c.Args[2:] {
+			for i, a := range c.Args[2:] {
 				if a == "before" || a == "after" {
 					o.refs = true
+					if 3+i < len(c.Args) {
+						o.names[c.Args[3+i]] = true // must exist
+					}
 				}
 			}
 		default:
