@@ -86,7 +86,7 @@ func ParseArgs(args []string) (*Command, *Error) {
 		if c.Op == "" {
 			op, ok := opAliases[a]
 			if !ok {
-				if strings.HasPrefix(a, "-") {
+				if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
 					return nil, usagef("Invalid option %s", a)
 				}
 				return nil, usagef("No command specified: unknown argument %s", a)
@@ -146,7 +146,7 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 
 var (
 	argsNeeded = map[Op]int{OpCreate: 2, OpAdd: 2, OpDel: 2, OpTest: 2, OpSwap: 2, OpRename: 2}
-	argsMax    = map[Op]int{OpList: 1, OpSave: 1, OpFlush: 1, OpDestroy: 1, OpSwap: 2, OpRename: 2, OpRestore: 0, OpVersion: 0, OpHelp: 1}
+	argsMax    = map[Op]int{OpList: 1, OpSave: 1, OpFlush: 1, OpDestroy: 1, OpSwap: 2, OpRename: 2, OpRestore: 0}
 )
 
 // checkArgs checks the number of positional arguments.

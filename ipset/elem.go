@@ -44,6 +44,10 @@ const (
 // elements, as ipset does.
 func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 	dims := s.Type.Dims
+	if n := strings.Count(arg, ","); len(dims) > 1 && n >= len(dims) {
+		words := [...]string{"", "One", "Two", "Three", "Four"}
+		return nil, syntaxf("%s elem separators in %s, but settype %s supports %s.", words[min(n, 4)], arg, s.Type.Name, strings.ToLower(words[len(dims)-1]))
+	}
 	fields := splitParts(arg, len(dims))
 	for i, f := range fields {
 		if f == "" && i > 0 {
@@ -123,6 +127,13 @@ func splitParts(arg string, n int) []string {
 
 func parseAddr(s *Set, f string) (netip.Addr, *Error) {
 	a, err := netip.ParseAddr(f)
+	if err != nil && s.Family != Inet6 {
+		// ipset resolves with getaddrinfo, which takes inet_aton's
+		// short forms ("10.1" is 10.0.0.1).
+		if v, ok := inetAton(f); ok {
+			a, err = v, nil
+		}
+	}
 	want := "IPv4"
 	if s.Family == Inet6 {
 		want = "IPv6"
@@ -149,21 +160,62 @@ func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
 	if !has {
 		return a, s.maxBits(), false, nil
 	}
-	n, perr := strconv.Atoi(bits)
+	v, perr := parseUint(bits, 255) // read as a byte first
+	if perr == nil {
+		v, perr = parseUint(bits, uint64(s.maxBits()))
+	}
 	if perr != nil {
-		return a, 0, false, syntaxf("'%s' is invalid as number", bits)
+		return a, 0, false, perr
 	}
-	if n < 0 || n > s.maxBits() {
-		return a, 0, false, syntaxf("'%s' is out of range 0-%d", bits, s.maxBits())
+	return a, int(v), true, nil
+}
+
+// inetAton parses the IPv4 forms inet_aton takes: a, a.b, a.b.c and
+// a.b.c.d, each part decimal, octal (0...) or hex (0x...), the last
+// filling the remaining bytes.
+func inetAton(f string) (netip.Addr, bool) {
+	parts := strings.Split(f, ".")
+	if len(parts) > 4 || f == "" {
+		return netip.Addr{}, false
 	}
-	return a, n, true, nil
+	var vals []uint64
+	for _, p := range parts {
+		v, neg, ok := strtoull(p)
+		if !ok || neg || p == "" || p[0] == ' ' || p[0] == '+' {
+			return netip.Addr{}, false
+		}
+		vals = append(vals, v)
+	}
+	var ip uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 255 {
+			return netip.Addr{}, false
+		}
+		ip |= v << (24 - 8*i)
+	}
+	last := vals[len(vals)-1]
+	if rest := 32 - 8*(len(vals)-1); last >= 1<<rest {
+		return netip.Addr{}, false
+	}
+	ip |= last
+	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
+}
+
+// cutRange splits "A-B" at its first '-'; a '-' at either end is no
+// range separator.
+func cutRange(f string) (string, string, bool) {
+	a, b, ok := strings.Cut(f, "-")
+	if !ok || a == "" || b == "" {
+		return f, "", false
+	}
+	return a, b, true
 }
 
 // parseIPDim parses a single-address dimension: IP, IP/CIDR or IP-IP
 // (IPv4 only) expand into addresses; the set's netmask applies.
 func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 	var lo, hi netip.Addr
-	if (!first || s.Type.OptionalMAC) && strings.ContainsAny(f, "-/") {
+	if _, _, isRange := cutRange(f); (!first || s.Type.OptionalMAC) && (isRange || strings.Contains(f, "/")) {
 		// Only the first address of a type takes a range or prefix
 		// (not bitmap:ip,mac's).
 		if ip, bits, ok := strings.Cut(f, "/"); ok && bits == strconv.Itoa(s.maxBits()) && !first {
@@ -173,7 +225,7 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 		}
 		return nil, syntaxf("plain IP address must be supplied: %s", f)
 	}
-	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+	if a, b, ok := cutRange(f); ok && !strings.Contains(f, "/") {
 		var err *Error
 		if lo, err = parseAddr(s, a); err != nil {
 			return nil, err
@@ -233,7 +285,7 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 // parseNetDim parses a prefix dimension: IP[/CIDR] or IP-IP (split into
 // prefixes); host bits are cleared.
 func parseNetDim(s *Set, f string) ([]Part, *Error) {
-	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+	if a, b, ok := cutRange(f); ok && !strings.Contains(f, "/") {
 		if s.Family == Inet6 {
 			return nil, syntaxf("IP address or IP/cidr must be specified: %s", f)
 		}
@@ -258,7 +310,7 @@ func parseNetDim(s *Set, f string) ([]Part, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	if bits == 0 {
+	if bits == 0 && !s.HasIface() {
 		return nil, errorf(MsgCIDR)
 	}
 	return []Part{{Addr: netip.PrefixFrom(a, bits).Masked().Addr(), Bits: bits}}, nil
@@ -398,6 +450,9 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 	case protoICMP, protoICMPv6:
 		v, ok := icmpCode(proto, port)
 		if !ok {
+			if err := icmpRangeErr(port); err != nil {
+				return nil, err
+			}
 			kind := "ICMP"
 			if proto == protoICMPv6 {
 				kind = "ICMPv6"
@@ -414,19 +469,21 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 	}
 	pname = protoName(proto)
 	parse1 := func(t string) (uint16, *Error) { return portNumber(t, pname) }
-	a, b, isRange := strings.Cut(port, "-")
+	a, b, isRange := cutRange(port)
 	lo, err := parse1(a)
-	if err != nil {
-		return nil, err
-	}
 	hi := lo
 	if isRange {
-		if hi, err = parse1(b); err != nil {
-			return nil, err
+		// ipset parses both ends; the last error is the one reported.
+		var herr *Error
+		if hi, herr = parse1(b); herr != nil {
+			return nil, herr
 		}
 		if hi < lo {
 			lo, hi = hi, lo
 		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	if s.Type.Bitmap && (lo < s.PortLo || hi > s.PortHi) {
 		return nil, errorf(MsgOutOfRange)
@@ -506,6 +563,20 @@ func icmpCode(proto uint8, s string) (uint16, bool) {
 		return 0, false
 	}
 	return uint16(tv<<8 | cv), true
+}
+
+// icmpRangeErr is ipset's message for an ICMP type or code above 255.
+func icmpRangeErr(s string) *Error {
+	t, c, ok := strings.Cut(s, "/")
+	if !ok {
+		return nil
+	}
+	for _, x := range []string{t, c} {
+		if v, neg, ok := strtoull(x); ok && (neg || v > 255) {
+			return syntaxf("'%s' is out of range 0-255", x)
+		}
+	}
+	return nil
 }
 
 func icmpString(proto uint8, v uint16) string {
@@ -719,6 +790,17 @@ func EchoElem(s *Set, arg string) string {
 // message.
 func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 	elems, err := ParseElem(s, arg)
+	if err == nil && !s.Type.Bitmap && len(s.Type.Dims) <= 2 && s.Type.Dims[0] == DimIP {
+		// The kernel refuses the null address as a hash key.
+		for _, e := range elems {
+			if e[0].Addr.IsUnspecified() {
+				if s.Type.Name == "hash:ip" {
+					return nil, errorf("Null-valued element, cannot be stored in a hash type of set")
+				}
+				return nil, errorf("Kernel error received: Invalid argument")
+			}
+		}
+	}
 	if err != nil && strings.HasPrefix(err.Msg, "Syntax error: Protocol ICMP") && strings.HasSuffix(err.Msg, " only") {
 		if op == OpAdd {
 			err.Msg += "\nInvalid add command: missing setname"

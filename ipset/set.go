@@ -182,6 +182,10 @@ func parseCreateOptions(s *Set, args []string) *Error {
 				if bits.OnesCount64(v) != 1 {
 					v = 1 << bits.Len64(v)
 				}
+				if v > 1<<27 {
+					// The kernel cannot allocate 2 GiB of buckets.
+					return errorf("Kernel error received: Cannot allocate memory")
+				}
 				s.HashSize = uint32(v)
 			}
 		case opt == "maxelem" && !s.Type.Bitmap && !s.Type.List:
@@ -202,6 +206,9 @@ func parseCreateOptions(s *Set, args []string) *Error {
 			if a, err = arg(); err == nil {
 				v, err = parseNetmask(s, a)
 				s.Netmask = int(v)
+				if s.Netmask == s.maxBits() {
+					s.Netmask = 0 // a host mask is no mask
+				}
 			}
 		case opt == "timeout":
 			if v, err = num(2147483); err == nil {
@@ -264,15 +271,17 @@ func parseRange(s *Set, a string) *Error {
 			return usagef("Mandatory option `to' is missing")
 		}
 		if lo == "" || hi == "" {
-			return portErr(a, "tcp")
-		}
-		l, err := portNumber(lo, "tcp")
-		if err != nil {
+			_, err := portNumber(a, "tcp")
 			return err
 		}
+		// ipset parses both ends; the last error is the one reported.
+		l, lerr := portNumber(lo, "tcp")
 		h, err := portNumber(hi, "tcp")
 		if err != nil {
 			return err
+		}
+		if lerr != nil {
+			return lerr
 		}
 		s.PortLo, s.PortHi = min(l, h), max(l, h)
 		return nil

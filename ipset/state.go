@@ -197,14 +197,15 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		s.Name = a[1]
 	case OpSwap:
 		x, y := st.Find(a[0]), st.Find(a[1])
-		if x == nil || y == nil {
+		if x == nil {
 			return "", errorf(MsgNoSet)
 		}
-		if x.Type != y.Type {
-			return "", errorf(MsgSwapType)
+		if y == nil {
+			return "", errorf("Sets cannot be swapped: the second set does not exist")
 		}
-		if x.Family != y.Family {
-			return "", errorf(MsgSwapFamily)
+		// The family is part of the kernel's set type.
+		if x.Type != y.Type || x.Family != y.Family {
+			return "", errorf(MsgSwapType)
 		}
 		// The names stay where they are; everything else moves.
 		xr, yr := x.References, y.References
@@ -287,9 +288,12 @@ func (st *State) targets(a []string) []*Set {
 func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	a := c.Args
 	member := st.Find(a[1])
+	notIn := func() *Error {
+		return &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", listEcho(a[1:]), s.Name), Status: StatusError, NotInSet: true}
+	}
 	switch {
 	case member == nil && c.Op == OpTest:
-		return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", listEcho(a[1:]), s.Name), Status: StatusError, NotInSet: true}
+		return "", notIn()
 	case member == nil:
 		return "", errorf("Set to be added/deleted/tested as element does not exist.")
 	case member.Type.List && c.Op == OpAdd:
@@ -303,6 +307,9 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		pos, ref = rest[0], rest[1]
 		rest = rest[2:]
 		if st.Find(ref) == nil {
+			if c.Op == OpTest {
+				return "", notIn()
+			}
 			return "", errorf("The set to which you referred with 'before' or 'after' does not exist.")
 		}
 	}
@@ -319,6 +326,18 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		}
 		return -1
 	}
+	notAdded := errorf("The set to which you referred with 'before' or 'after' is not added to the set.")
+	// at reports whether the member is right before or after ref.
+	at := func() bool {
+		i, r := idx(a[1]), idx(ref)
+		if i < 0 || r < 0 {
+			return false
+		}
+		if pos == "before" {
+			return i+1 == r
+		}
+		return i == r+1
+	}
 	switch c.Op {
 	case OpAdd:
 		if idx(a[1]) >= 0 {
@@ -329,21 +348,27 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		}
 		en := tmpl
 		en.Elem = e
-		at := len(s.Entries)
+		where := len(s.Entries)
 		if pos != "" {
 			r := idx(ref)
 			if r < 0 {
-				return "", errorf("Set to be added/deleted/tested as element does not exist.")
+				return "", notAdded
 			}
-			at = r
+			where = r
 			if pos == "after" {
-				at = r + 1
+				where = r + 1
 			}
 		}
-		s.Entries = append(s.Entries[:at], append([]*Entry{&en}, s.Entries[at:]...)...)
+		s.Entries = append(s.Entries[:where], append([]*Entry{&en}, s.Entries[where:]...)...)
 		s.reindex()
 	case OpDel:
 		i := idx(a[1])
+		if pos != "" && !at() {
+			if c.Opts.Exist {
+				return "", nil
+			}
+			return "", notAdded
+		}
 		if i < 0 {
 			if c.Opts.Exist {
 				return "", nil
@@ -353,8 +378,8 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		s.Entries = append(s.Entries[:i], s.Entries[i+1:]...)
 		s.reindex()
 	case OpTest:
-		if idx(a[1]) < 0 {
-			return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", listEcho(a[1:]), s.Name), Status: StatusError, NotInSet: true}
+		if idx(a[1]) < 0 || (pos != "" && !at()) {
+			return "", notIn()
 		}
 		return fmt.Sprintf("Warning: %s is in set %s.\n", listEcho(a[1:]), s.Name), nil
 	}

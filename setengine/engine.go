@@ -327,7 +327,17 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 			}
 			if ierr != nil {
 				ierr.Line = c.Line
-				return Result{Stdout: out.String(), Stderr: errOut.String()}, ierr
+				res := Result{Stdout: out.String(), Stderr: errOut.String()}
+				if len(cmds) == 1 && c.Line == 0 && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
+					// ipset adds (deletes) the elements of a range one
+					// by one and keeps what it did before an error.
+					if retry, err := e.commitPartial(old, st, genid); retry && attempt < 1000 {
+						continue
+					} else if err != nil {
+						return Result{}, kernelErr(err)
+					}
+				}
+				return res, ierr
 			}
 		}
 		for _, s := range st.Sets {
@@ -352,6 +362,24 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		afterCommit(e, old, st)
 		return Result{Stdout: out.String(), Stderr: errOut.String()}, nil
 	}
+}
+
+// commitPartial commits what a failed add or del changed before its
+// error; retry says the generation changed.
+func (e *Engine) commitPartial(old, st *ipset.State, genid uint32) (retry bool, err error) {
+	b := kernel.NewBatch()
+	diff(b, old, st)
+	if b.Len() == 0 {
+		return false, nil
+	}
+	err = e.Conn.Commit(b, genid)
+	if errors.Is(err, kernel.ErrGenerationChanged) {
+		return true, nil
+	}
+	if err == nil {
+		afterCommit(e, old, st)
+	}
+	return false, err
 }
 
 func kernelErr(err error) error {

@@ -227,6 +227,10 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 	switch {
 	case cerr == nil:
 		return Result{}, nil, true, false
+	case exists && !c.Opts.Exist && len(ns.Entries) > 1:
+		// ipset keeps the elements added before the one that exists:
+		// the general path does that.
+		return Result{}, nil, false, false
 	case exists && !c.Opts.Exist:
 		return Result{}, &ipset.Error{Msg: ipset.MsgElemExists, Status: ipset.StatusError}, true, false
 	case errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC):
@@ -321,6 +325,8 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		return Result{}, nil, false, true
 	case cerr == nil:
 		return Result{}, nil, true, false
+	case errors.Is(cerr, unix.ENOENT) && !s.Type.Net() && len(keys) > 1:
+		return Result{}, nil, false, false // deletes before the missing one stay
 	case errors.Is(cerr, unix.ENOENT) && !s.Type.Net():
 		return Result{}, &ipset.Error{Msg: ipset.MsgElemMissing, Status: ipset.StatusError}, true, false
 	}

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 
 	"github.com/xdptables/xdptables/ipset"
 	"github.com/xdptables/xdptables/kernel"
@@ -16,7 +19,10 @@ import (
 func ipsetMain(_ string, args []string) int {
 	cmd, perr := ipset.ParseArgs(args)
 	if perr != nil {
-		fmt.Fprint(os.Stderr, ipset.Format(perr))
+		// ipset takes -q wherever it is, even after what it fails on.
+		if !slices.ContainsFunc(args, func(a string) bool { return a == "-q" || a == "-quiet" || a == "--quiet" }) {
+			fmt.Fprint(os.Stderr, ipset.Format(perr))
+		}
 		return perr.Status
 	}
 	quiet := cmd.Opts.Quiet
@@ -80,7 +86,7 @@ func ipsetMain(_ string, args []string) int {
 	if (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
 		f, ferr := os.Create(cmd.Opts.File)
 		if ferr != nil {
-			return fail(&ipset.Error{Msg: "Cannot open file " + cmd.Opts.File, Status: ipset.StatusError})
+			return fail(&ipset.Error{Msg: "Cannot open " + cmd.Opts.File + " for writing: " + strerror(ferr), Status: ipset.StatusError})
 		}
 		defer f.Close()
 		out = f
@@ -116,4 +122,18 @@ func ipsetMain(_ string, args []string) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// strerror is the C library's text for the error behind err
+// ("No such file or directory").
+func strerror(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	m := err.Error()
+	if m == "" {
+		return m
+	}
+	return strings.ToUpper(m[:1]) + m[1:]
 }
