@@ -57,7 +57,8 @@ func parseIpsetCorpus(t *testing.T, path string) []ipsetStep {
 			if i >= len(lines) {
 				t.Fatalf("%s:%d: @restore without @end", path, start)
 			}
-			steps = append(steps, ipsetStep{line: start, args: append([]string{"restore"}, shellWords(rest)...), stdin: in.String(), text: t0})
+			text := "restore" + rest + " <<\n" + in.String()
+			steps = append(steps, ipsetStep{line: start, args: append([]string{"restore"}, shellWords(rest)...), stdin: in.String(), text: text})
 			continue
 		}
 		steps = append(steps, ipsetStep{line: i + 1, args: shellWords(t0), text: t0})

@@ -171,7 +171,8 @@ func (c *Command) checkArgs() *Error {
 }
 
 // SplitLine splits a restore line into arguments, honouring double quotes
-// (comments with blanks).
+// (comments with blanks); an unterminated quoted word is dropped, as
+// ipset does.
 func SplitLine(line string) []string {
 	var out []string
 	var cur strings.Builder
@@ -193,7 +194,7 @@ func SplitLine(line string) []string {
 			have = true
 		}
 	}
-	if have {
+	if have && !in {
 		out = append(out, cur.String())
 	}
 	return out
@@ -217,6 +218,22 @@ func ParseRestore(text string) ([]*Command, *Error) {
 		if len(args) == 0 {
 			continue // only blanks ("\r", …): ipset skips the line
 		}
+		// Global options may come before the command, as on the
+		// command line (-exist, -!).
+		var lineOpts Command
+		kept := args[:0:0]
+		for j := 0; j < len(args); j++ {
+			handled, err := lineOpts.globalOption(args, &j)
+			if err != nil {
+				return nil, err
+			}
+			if !handled {
+				kept = append(kept, args[j])
+			}
+		}
+		if args = kept; len(args) == 0 {
+			continue
+		}
 		op, ok := opAliases[args[0]]
 		if !ok {
 			e := usagef("No command specified: unknown argument %s", args[0])
@@ -227,7 +244,7 @@ func ParseRestore(text string) ([]*Command, *Error) {
 				return nil, usagef("Unknown argument: `%s'", a)
 			}
 		}
-		c := &Command{Op: op, Args: args[1:], Line: i + 1}
+		c := &Command{Op: op, Opts: lineOpts.Opts, Args: args[1:], Line: i + 1}
 		if op == OpRestore || op == OpVersion || op == OpHelp {
 			return nil, usagef("Command `%s' is invalid in restore mode.", op)
 		}
@@ -239,5 +256,18 @@ func ParseRestore(text string) ([]*Command, *Error) {
 		}
 		cmds = append(cmds, c)
 	}
+	BatchExist(cmds)
 	return cmds, nil
+}
+
+// BatchExist gives restore commands ipset's -exist: ipset sends a run of
+// adds (or dels) to one set as one message, whose flags are the first
+// command's, so a later command's own -exist counts for nothing.
+func BatchExist(cmds []*Command) {
+	for i := 1; i < len(cmds); i++ {
+		c, p := cmds[i], cmds[i-1]
+		if (c.Op == OpAdd || c.Op == OpDel) && c.Op == p.Op && len(c.Args) > 0 && len(p.Args) > 0 && c.Args[0] == p.Args[0] {
+			c.Opts.Exist = p.Opts.Exist
+		}
+	}
 }

@@ -326,7 +326,10 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 				errOut.WriteString(msg)
 			}
 			if ierr != nil {
-				ierr.Line = c.Line
+				if ierr.Status != ipset.StatusUsage {
+					// ipset names no line for usage errors.
+					ierr.Line = c.Line
+				}
 				res := Result{Stdout: out.String(), Stderr: errOut.String()}
 				if len(cmds) == 1 && c.Line == 0 && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
 					// ipset adds (deletes) the elements of a range one

@@ -109,10 +109,10 @@ func ipsetMain(_ string, args []string) int {
 	}
 	if err != nil {
 		// a restore that cannot reach the kernel fails at its first line
-		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpRestore && e.Line == 0 && len(cmds) > 0 && cmds[0].Line > 0 {
+		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpRestore && e.Line == 0 && e.Status != ipset.StatusUsage && len(cmds) > 0 && cmds[0].Line > 0 {
 			e.Line = cmds[0].Line
 		}
-		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpTest && e.NotInSet {
+		if e, ok := err.(*ipset.Error); ok && (cmd.Op == ipset.OpTest || cmd.Op == ipset.OpRestore) && e.NotInSet {
 			// "X is NOT in set Y." has no prefix.
 			if !quiet {
 				fmt.Fprintln(os.Stderr, e.Msg)
