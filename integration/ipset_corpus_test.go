@@ -25,6 +25,8 @@ import (
 // up to "@end" are its input. "@ours LINE" marks a line the reference
 // cannot run (set types its kernel lacks, which we support on purpose):
 // it is skipped here, and TestIpsetOursOnlyTypes covers those types.
+// "@iptables ARGS" runs iptables (iptables-nft for the reference), for
+// rules that use sets.
 // XDPT_IPSET_CORPUS=path,... runs other files.
 
 type ipsetStep struct {
@@ -32,6 +34,8 @@ type ipsetStep struct {
 	args  []string
 	stdin string
 	text  string
+	// iptables: the line is an iptables command (rules that use sets).
+	iptables bool
 }
 
 func parseIpsetCorpus(t *testing.T, path string) []ipsetStep {
@@ -59,6 +63,10 @@ func parseIpsetCorpus(t *testing.T, path string) []ipsetStep {
 			}
 			text := "restore" + rest + " <<\n" + in.String()
 			steps = append(steps, ipsetStep{line: start, args: append([]string{"restore"}, shellWords(rest)...), stdin: in.String(), text: text})
+			continue
+		}
+		if rest, ok := strings.CutPrefix(t0, "@iptables "); ok {
+			steps = append(steps, ipsetStep{line: i + 1, args: shellWords(rest), text: t0, iptables: true})
 			continue
 		}
 		steps = append(steps, ipsetStep{line: i + 1, args: shellWords(t0), text: t0})
@@ -175,6 +183,9 @@ func TestIpsetCorpus(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no corpus files")
 	}
+	if !netns.Have("iptables-nft") {
+		t.Skip("reference iptables-nft not installed")
+	}
 	ours := filepath.Join(LinkDir(t), "ipset")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -182,8 +193,12 @@ func TestIpsetCorpus(t *testing.T) {
 			ref, me := netns.New(t, "h7ipsR"), netns.New(t, "h7ipsO")
 			bad := 0
 			for _, st := range steps {
-				r := ref.Run(st.stdin, append([]string{"ipset"}, st.args...)...)
-				m := me.Run(st.stdin, append([]string{ours}, st.args...)...)
+				refTool, ourTool := "ipset", ours
+				if st.iptables {
+					refTool, ourTool = "iptables-nft", filepath.Join(filepath.Dir(ours), "iptables")
+				}
+				r := ref.Run(st.stdin, append([]string{refTool}, st.args...)...)
+				m := me.Run(st.stdin, append([]string{ourTool}, st.args...)...)
 				if normIpsetOutput(r.Stdout) == normIpsetOutput(m.Stdout) && r.Stderr == m.Stderr && r.RC == m.RC {
 					continue
 				}

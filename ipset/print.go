@@ -114,12 +114,9 @@ func WantMembers(c *Command) bool {
 func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool {
 	switch OutputMode(c) {
 	case OutputSave:
-		if c.Opts.Names {
-			b.WriteString(s.Name + "\n")
-			return false
-		}
+		// With -n, save mode prints the create lines alone.
 		b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ") + "\n")
-		return true
+		return !c.Opts.Names
 	case OutputPlain:
 		if c.Opts.Names {
 			b.WriteString(s.Name + "\n")
