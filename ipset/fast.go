@@ -55,6 +55,17 @@ func (s *Set) HasIface() bool {
 	return false
 }
 
+// NetDims counts the prefix dimensions of s.
+func (s *Set) NetDims() int {
+	n := 0
+	for _, d := range s.Type.Dims {
+		if d == DimNet {
+			n++
+		}
+	}
+	return n
+}
+
 // Concat reports whether the lookup key of s is a concatenation.
 func (s *Set) Concat() bool { return len(s.fieldTypes()) > 1 }
 

@@ -144,6 +144,9 @@ func (s *Set) key(e Elem, last bool) []byte {
 	if len(s.fieldTypes()) == 1 && s.Type.Bitmap && s.Type.Dims[0] == DimPort {
 		return binary.BigEndian.AppendUint16(nil, e[0].Port)
 	}
+	if len(s.fieldTypes()) == 1 && s.Type.Dims[0] == DimMAC {
+		return append([]byte(nil), e[0].MAC[:]...) // ether_addr: 6 bytes, unpadded
+	}
 	for i, d := range s.Type.Dims {
 		p := e[i]
 		switch d {

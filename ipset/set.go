@@ -162,7 +162,7 @@ func parseCreateOptions(s *Set, args []string) *Error {
 		var err *Error
 		var v uint64
 		switch {
-		case opt == "family" && !s.Type.Bitmap && !s.Type.List:
+		case opt == "family" && !s.Type.Bitmap && !s.Type.List && !s.Type.Neutral:
 			var a string
 			if a, err = arg(); err == nil {
 				switch a {
@@ -174,7 +174,7 @@ func parseCreateOptions(s *Set, args []string) *Error {
 					err = syntaxf("unknown inet family %s", a)
 				}
 			}
-		case opt == "-4" || opt == "-6":
+		case (opt == "-4" || opt == "-6") && !s.Type.Neutral:
 			s.Family = map[string]Family{"-4": Inet, "-6": Inet6}[opt]
 		case opt == "hashsize" && !s.Type.Bitmap && !s.Type.List:
 			if v, err = num(0xffffffff); err == nil {
@@ -369,8 +369,10 @@ func (s *Set) headerOptions(withInitval bool) []string {
 	case s.Type.Bitmap:
 		o = append(o, "range", s.RangeLo.String()+"-"+s.RangeHi.String())
 	default:
-		o = append(o, "family", s.Family.String(), "hashsize", strconv.Itoa(int(s.HashSize)),
-			"maxelem", strconv.Itoa(int(s.MaxElem)))
+		if !s.Type.Neutral {
+			o = append(o, "family", s.Family.String())
+		}
+		o = append(o, "hashsize", strconv.Itoa(int(s.HashSize)), "maxelem", strconv.Itoa(int(s.MaxElem)))
 	}
 	if s.Netmask > 0 {
 		o = append(o, "netmask", strconv.Itoa(s.Netmask))

@@ -91,8 +91,10 @@ func (e *Engine) fast(c *ipset.Command) (res Result, err error, ok bool) {
 }
 
 func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Result, error, bool) {
-	if len(c.Args) > 2 || s.HasIface() {
-		// The lookup key of hash:net,iface does not hold physdev:.
+	if len(c.Args) > 2 || s.HasIface() || s.NetDims() > 1 {
+		// The lookup key of hash:net,iface does not hold physdev:,
+		// and the lookup set of two net dimensions resolves nomatch
+		// nesting in the first only: the model answers.
 		return Result{}, nil, false
 	}
 	elems, perr := ipset.ParseElemFor(s, c.Args[1], c.Op)
