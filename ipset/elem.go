@@ -126,7 +126,11 @@ func splitParts(arg string, n int) []string {
 }
 
 func parseAddr(s *Set, f string) (netip.Addr, *Error) {
-	a, err := netip.ParseAddr(f)
+	text := f
+	if s.Family == Inet6 && len(f) > 2 && f[0] == '[' && f[len(f)-1] == ']' {
+		text = f[1 : len(f)-1] // getaddrinfo takes [ADDR]
+	}
+	a, err := netip.ParseAddr(text)
 	if err != nil && s.Family != Inet6 {
 		// ipset resolves with getaddrinfo, which takes inet_aton's
 		// short forms ("10.1" is 10.0.0.1).
@@ -138,7 +142,7 @@ func parseAddr(s *Set, f string) (netip.Addr, *Error) {
 	if s.Family == Inet6 {
 		want = "IPv6"
 	}
-	if err != nil || a.Zone() != "" || (s.Family == Inet6) != (a.Is6() && !a.Is4In6()) {
+	if err != nil || a.Zone() != "" || (s.Family == Inet6) != a.Is6() {
 		return netip.Addr{}, syntaxf("cannot parse %s: resolving to %s address failed", f, want)
 	}
 	return a, nil
@@ -557,9 +561,9 @@ func icmpCode(proto uint8, s string) (uint16, bool) {
 	if !ok {
 		return 0, false
 	}
-	tv, e1 := strconv.ParseUint(t, 10, 8)
-	cv, e2 := strconv.ParseUint(c, 10, 8)
-	if e1 != nil || e2 != nil {
+	tv, tneg, ok1 := strtoull(t)
+	cv, cneg, ok2 := strtoull(c)
+	if !ok1 || !ok2 || tneg || cneg || tv > 255 || cv > 255 {
 		return 0, false
 	}
 	return uint16(tv<<8 | cv), true
