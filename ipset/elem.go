@@ -261,10 +261,15 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 	}
 	step, mask := 1, 0
 	if s.Netmask > 0 && s.Netmask < s.maxBits() && first {
-		// ipset steps from the first address as given and masks each.
+		// bitmap:ip steps from the first address as given and masks
+		// each; hash:ip masks the range's ends first.
 		mask = s.Netmask
 		if s.Family != Inet6 {
 			step = 1 << (32 - s.Netmask)
+		}
+		if !s.Type.Bitmap && s.Family != Inet6 {
+			lo = netip.PrefixFrom(lo, mask).Masked().Addr()
+			hi = lastAddr(netip.PrefixFrom(hi, mask))
 		}
 	}
 	var out []Part
