@@ -215,3 +215,78 @@ func TestSetSlots(t *testing.T) {
 		t.Errorf("swap moved b: %+v", st.Find("b"))
 	}
 }
+
+// A run of adds (dels) to one set in a restore file takes the first
+// line's -exist; options may stand anywhere on a line.
+func TestRestoreLineOptions(t *testing.T) {
+	cmds, err := ParseRestore("create e hash:ip\nadd e 1.2.3.4\nadd -exist e 1.2.3.4\n-! add f 1.2.3.4\nadd f 1.2.3.5\ndel e 1.2.3.4 -exist\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bool
+	for _, c := range cmds {
+		got = append(got, c.Opts.Exist)
+		if len(c.Args) > 0 && strings.HasPrefix(c.Args[0], "-") {
+			t.Errorf("line %d: option left in args %v", c.Line, c.Args)
+		}
+	}
+	if want := []bool{false, false, false, true, true, true}; fmtBools(got) != fmtBools(want) {
+		t.Errorf("exist flags %v, want %v", got, want)
+	}
+	if w := SplitLine(`add x 1.2.3.4 comment "unterminated`); len(w) != 4 {
+		t.Errorf("unterminated quote: %q", w)
+	}
+}
+
+func fmtBools(b []bool) string {
+	var s []string
+	for _, v := range b {
+		if v {
+			s = append(s, "T")
+		} else {
+			s = append(s, "F")
+		}
+	}
+	return strings.Join(s, " ")
+}
+
+func TestListSetPositions(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create a hash:ip", "", ""},
+		{"create b hash:ip", "", ""},
+		{"create c hash:ip", "", ""},
+		{"create l list:set", "", ""},
+		{"add l a", "", ""},
+		{"add l c before b", "", "ipset v7.17: The set to which you referred with 'before' or 'after' is not added to the set.\n"},
+		{"add l c before nope", "", "ipset v7.17: The set to which you referred with 'before' or 'after' does not exist.\n"},
+		{"add l c after a", "", ""},
+		{"test l c after a", "Warning: c after a is in set l.\n", ""},
+		{"test l a before c", "Warning: a after c is in set l.\n", ""}, // ipset echoes "after"
+		{"test l c before a", "", "ipset v7.17: c after a is NOT in set l.\n"},
+		{"test l c after nope", "", "ipset v7.17: c after nope is NOT in set l.\n"},
+		{"del l c after b", "", "ipset v7.17: The set to which you referred with 'before' or 'after' is not added to the set.\n"},
+		{"del l c after a", "", ""},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}
+
+func TestCreateExistSameSet(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, err string }{
+		{"create x hash:ip timeout 10", ""},
+		{"create -exist x hash:ip timeout 10 hashsize 4096", ""},
+		{"create -exist x hash:ip family inet6 timeout 10", ""},
+		{"create -exist x hash:ip timeout 10 counters", "ipset v7.17: Set cannot be created: set with the same name already exists\n"},
+		{"create -exist x hash:ip timeout 20", "ipset v7.17: Set cannot be created: set with the same name already exists\n"},
+		{"create -exist x hash:ip timeout 10 maxelem 5", "ipset v7.17: Set cannot be created: set with the same name already exists\n"},
+	} {
+		if _, err := run(t, st, tc.line); err != tc.err {
+			t.Errorf("%s: got %q want %q", tc.line, err, tc.err)
+		}
+	}
+}
