@@ -385,6 +385,13 @@ func (s *Set) pieces(ids bool) []NftElem {
 		g := make(Elem, len(en.Elem))
 		copy(g, en.Elem)
 		g[netDim] = Part{}
+		for i, d := range s.Type.Dims {
+			if d == DimIface {
+				// The lookup key has no physdev flag: both forms of
+				// an interface share their pieces.
+				g[i].Physdev = false
+			}
+		}
 		k := s.Key(g)
 		for i, d := range s.Type.Dims {
 			if d == DimNet && i != netDim {

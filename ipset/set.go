@@ -410,7 +410,7 @@ func (s *Set) EntryOptions(en *Entry) []string {
 		o = append(o, "packets", strconv.FormatUint(en.Packets, 10), "bytes", strconv.FormatUint(en.Bytes, 10))
 	}
 	if s.Comment && en.Comment != "" {
-		o = append(o, "comment", strconv.Quote(en.Comment))
+		o = append(o, "comment", "\""+en.Comment+"\"") // as is: ipset escapes nothing
 	}
 	if s.SkbInfo {
 		// ipset prints what is not zero.
@@ -490,6 +490,9 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 				return errorf(MsgNoComment)
 			}
 			if a, err = arg(); err == nil {
+				if strings.Contains(a, "\"") {
+					return syntaxf("\" character is not permitted in comments")
+				}
 				if len(a) > 255 {
 					a = a[:255]
 				}
