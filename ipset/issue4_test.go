@@ -290,3 +290,31 @@ func TestCreateExistSameSet(t *testing.T) {
 		}
 	}
 }
+
+// -sorted orders hash members as ipset does (measured with ipset 7.17).
+func TestSortedOrder(t *testing.T) {
+	st := &State{}
+	for _, l := range []string{"create n hash:net", "add n 198.51.100.0/24", "add n 198.51.100.0/25 nomatch",
+		"add n 10.0.0.0/8", "add n 198.51.100.7", "add n 198.51.100.10",
+		"create p hash:ip,port", "add p 198.51.100.1,udplite:80", "add p 198.51.100.1,sctp:80", "add p 198.51.100.1,udp:80",
+		"add p 198.51.100.1,tcp:8080", "add p 198.51.100.1,tcp:80"} {
+		if _, err := run(t, st, l); err != "" {
+			t.Fatal(err)
+		}
+	}
+	out, _ := run(t, st, "-s save")
+	want := "create n hash:net family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x%s\n" +
+		"add n 10.0.0.0/8\nadd n 198.51.100.0/25 nomatch\nadd n 198.51.100.0/24\nadd n 198.51.100.7\nadd n 198.51.100.10\n" +
+		"create p hash:ip,port family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x%s\n" +
+		"add p 198.51.100.1,tcp:80\nadd p 198.51.100.1,tcp:8080\nadd p 198.51.100.1,udp:80\nadd p 198.51.100.1,sctp:80\nadd p 198.51.100.1,udplite:80\n"
+	var got []string
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.Index(l, "initval 0x"); i >= 0 {
+			l = l[:i] + "initval 0x%s"
+		}
+		got = append(got, l)
+	}
+	if g := strings.Join(got, "\n"); g != want {
+		t.Errorf("got\n%s\nwant\n%s", g, want)
+	}
+}
