@@ -77,6 +77,9 @@ type Entry struct {
 	HasPrio  bool
 	SkbQueue uint16
 	HasQueue bool
+	// GotPackets, GotBytes: add gave the counter (add -exist keeps
+	// the ones it does not give).
+	GotPackets, GotBytes bool
 }
 
 // NewSet returns a set with ipset's defaults for t.
@@ -479,9 +482,9 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 				var v uint64
 				if v, err = parseUint(a, ^uint64(0)-1); err == nil {
 					if opt == "packets" {
-						en.Packets = v
+						en.Packets, en.GotPackets = v, true
 					} else {
-						en.Bytes = v
+						en.Bytes, en.GotBytes = v, true
 					}
 				}
 			}

@@ -131,6 +131,15 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				}
 				en := tmpl
 				en.Elem = e
+				if old := s.Lookup(e); old != nil && s.Counters {
+					// ipset keeps the counters add -exist does not give.
+					if !en.GotPackets {
+						en.Packets = old.Packets
+					}
+					if !en.GotBytes {
+						en.Bytes = old.Bytes
+					}
+				}
 				s.Insert(&en)
 			}
 		case OpDel:

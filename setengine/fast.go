@@ -155,7 +155,9 @@ func (e *Engine) entryExists(fam kernel.Family, s *ipset.Set, el ipset.Elem) (bo
 }
 
 func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, genid uint32) (res Result, err error, ok, retry bool) {
-	if s.Type.Net() && s.Concat() {
+	if (s.Type.Net() && s.Concat()) || (s.Counters && c.Opts.Exist) {
+		// (add -exist keeps counters it does not give: the general
+		// path knows them.)
 		return Result{}, nil, false, false
 	}
 	// The model on the empty set parses the element and its options and
