@@ -296,6 +296,19 @@ func (st *State) targets(a []string) []*Set {
 // execList handles add/del/test on a list:set.
 func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	a := c.Args
+	if strings.Contains(a[1], ",") {
+		// NAME,before|after,REF is the element with its position.
+		p := strings.SplitN(a[1], ",", 3)
+		if len(p) != 3 || (p[1] != "before" && p[1] != "after") {
+			return "", errorf("you must specify elements as setname,[before|after],setname")
+		}
+		for _, w := range a[2:] {
+			if w == "before" || w == "after" {
+				return "", syntaxf("%s already specified", w)
+			}
+		}
+		a = append([]string{a[0], p[0], p[1], p[2]}, a[2:]...)
+	}
 	member := st.Find(a[1])
 	notIn := func() *Error {
 		return &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", listEcho(a[1:]), s.Name), Status: StatusError, NotInSet: true}

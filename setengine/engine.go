@@ -264,6 +264,9 @@ func scope(cmds []*ipset.Command) loadOpts {
 			o.names[c.Args[0]] = true
 			if len(c.Args) > 1 {
 				o.names[c.Args[1]] = true // list:set members
+				for _, n := range strings.Split(c.Args[1], ",") {
+					o.names[n] = true // NAME,before|after,REF
+				}
 			}
 			for i, a := range c.Args[2:] {
 				if a == "before" || a == "after" {
