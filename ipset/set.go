@@ -146,8 +146,22 @@ func (s *Set) remove(e Elem) bool {
 // parseCreateOptions parses the options after "create NAME TYPE".
 func parseCreateOptions(s *Set, args []string) *Error {
 	rangeSeen := false
+	seen := map[string]bool{}
+	netmask := ""
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
+		key := opt
+		if opt == "-4" || opt == "-6" {
+			key = "family"
+		}
+		switch key {
+		case "family", "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size", "range":
+			// Options with a value may come once.
+			if seen[key] {
+				return syntaxf("%s already specified", opt)
+			}
+			seen[key] = true
+		}
 		arg := func() (string, *Error) {
 			if i+1 >= len(args) {
 				return "", usagef("Missing mandatory argument of option `%s'", opt)
@@ -205,14 +219,8 @@ func parseCreateOptions(s *Set, args []string) *Error {
 				s.InitVal = uint32(v)
 			}
 		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip"):
-			var a string
-			if a, err = arg(); err == nil {
-				v, err = parseNetmask(s, a)
-				s.Netmask = int(v)
-				if s.Netmask == s.maxBits() {
-					s.Netmask = 0 // a host mask is no mask
-				}
-			}
+			// Checked when the family is known.
+			netmask, err = arg()
 		case opt == "timeout":
 			if v, err = num(2147483); err == nil {
 				s.HasTimeout, s.Timeout = true, uint32(v)
@@ -244,6 +252,15 @@ func parseCreateOptions(s *Set, args []string) *Error {
 	}
 	if s.Type.Bitmap && !rangeSeen {
 		return usagef("Mandatory option `range' is missing")
+	}
+	if netmask != "" {
+		v, err := parseNetmask(s, netmask)
+		if err != nil {
+			return err
+		}
+		if s.Netmask = int(v); s.Netmask == s.maxBits() {
+			s.Netmask = 0 // a host mask is no mask
+		}
 	}
 	return checkBitmapRange(s)
 }
@@ -439,8 +456,16 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 	if s.HasTimeout {
 		en.Timeout = s.Timeout
 	}
+	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
+		switch opt {
+		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
+			if seen[opt] {
+				return syntaxf("%s already specified", opt)
+			}
+			seen[opt] = true
+		}
 		arg := func() (string, *Error) {
 			if i+1 >= len(args) {
 				return "", usagef("Missing mandatory argument of option `%s'", opt)
