@@ -44,7 +44,11 @@ const (
 // elements, as ipset does.
 func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 	dims := s.Type.Dims
-	if n := strings.Count(arg, ","); len(dims) > 1 && n >= len(dims) {
+	// (A trailing comma is no separator.)
+	if len(dims) == 1 && !s.Type.List && strings.Contains(strings.TrimSuffix(arg, ","), ",") {
+		return nil, syntaxf("Elem separator in %s, but settype %s supports none.", arg, s.Type.Name)
+	}
+	if n := strings.Count(strings.TrimSuffix(arg, ","), ","); len(dims) > 1 && n >= len(dims) {
 		words := [...]string{"", "One", "Two", "Three", "Four"}
 		return nil, syntaxf("%s elem separators in %s, but settype %s supports %s.", words[min(n, 4)], arg, s.Type.Name, strings.ToLower(words[len(dims)-1]))
 	}
