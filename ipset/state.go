@@ -13,9 +13,10 @@ type State struct {
 	Reserved []int
 }
 
-// freeSlot is the first slot no set holds, as ipset's create takes the
-// first free kernel index.
-func (st *State) freeSlot() int {
+// FreeSlot is the first slot no set holds, as ipset's create takes the
+// first free kernel index. Every path that creates sets gives each new
+// set one (Exec's create does); a set without one lists after the rest.
+func (st *State) FreeSlot() int {
 	used := map[int]bool{}
 	for _, s := range st.Sets {
 		used[s.Slot] = true
@@ -87,7 +88,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 			return "", errorf(MsgExists)
 		}
-		s.Slot = st.freeSlot()
+		s.Slot = st.FreeSlot()
 		st.Sets = append(st.Sets, s)
 	case OpAdd, OpDel, OpTest:
 		s := st.Find(a[0])
