@@ -69,8 +69,13 @@ func NewBulk(s *Set) *Bulk {
 		switch d {
 		case DimIP, DimNet:
 			b.w += alen
-		case DimPort, DimMAC:
+		case DimPort:
 			b.w += 8
+		case DimMAC:
+			b.w += 8
+			if len(s.Type.Dims) == 1 {
+				b.w = 6 // ether_addr alone: 6 bytes, unpadded (Set.key)
+			}
 		case DimIface:
 			b.w += 16
 		case DimMark:
@@ -133,7 +138,9 @@ func (b *Bulk) appendKey(dst []byte, e Elem) ([]byte, bool) {
 			}
 		case DimMAC:
 			dst = append(dst, p.MAC[:]...)
-			dst = append(dst, 0, 0)
+			if len(s.Type.Dims) > 1 {
+				dst = append(dst, 0, 0)
+			}
 		case DimMark:
 			dst = binary.NativeEndian.AppendUint32(dst, p.Mark)
 		default:

@@ -86,7 +86,7 @@ func ParseArgs(args []string) (*Command, *Error) {
 		if c.Op == "" {
 			op, ok := opAliases[a]
 			if !ok {
-				if strings.HasPrefix(a, "-") {
+				if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
 					return nil, usagef("Invalid option %s", a)
 				}
 				return nil, usagef("No command specified: unknown argument %s", a)
@@ -146,7 +146,7 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 
 var (
 	argsNeeded = map[Op]int{OpCreate: 2, OpAdd: 2, OpDel: 2, OpTest: 2, OpSwap: 2, OpRename: 2}
-	argsMax    = map[Op]int{OpList: 1, OpSave: 1, OpFlush: 1, OpDestroy: 1, OpSwap: 2, OpRename: 2, OpRestore: 0, OpVersion: 0, OpHelp: 1}
+	argsMax    = map[Op]int{OpList: 1, OpSave: 1, OpFlush: 1, OpDestroy: 1, OpSwap: 2, OpRename: 2, OpRestore: 0}
 )
 
 // checkArgs checks the number of positional arguments.
@@ -171,7 +171,8 @@ func (c *Command) checkArgs() *Error {
 }
 
 // SplitLine splits a restore line into arguments, honouring double quotes
-// (comments with blanks).
+// (comments with blanks); an unterminated quoted word is dropped, as
+// ipset does.
 func SplitLine(line string) []string {
 	var out []string
 	var cur strings.Builder
@@ -193,7 +194,7 @@ func SplitLine(line string) []string {
 			have = true
 		}
 	}
-	if have {
+	if have && !in {
 		out = append(out, cur.String())
 	}
 	return out
@@ -223,6 +224,11 @@ func ParseRestore(text string) ([]*Command, *Error) {
 func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 	var c Command
 	var args []string
+	var prev struct { // the command before, for the -exist of a run
+		op    Op
+		set   string
+		exist bool
+	}
 	for i := 0; len(text) > 0; i++ {
 		l := text
 		if j := strings.IndexByte(text, '\n'); j >= 0 {
@@ -242,6 +248,22 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		if len(args) == 0 {
 			continue // only blanks ("\r", …): ipset skips the line
 		}
+		// Global options may come before the command, as on the
+		// command line (-exist, -!).
+		var lineOpts Command
+		kept := args[:0] // in place: an option's argument is read before its slot is written
+		for j := 0; j < len(args); j++ {
+			handled, err := lineOpts.globalOption(args, &j)
+			if err != nil {
+				return err
+			}
+			if !handled {
+				kept = append(kept, args[j])
+			}
+		}
+		if args = kept; len(args) == 0 {
+			continue
+		}
 		op, ok := opAliases[args[0]]
 		if !ok {
 			e := usagef("No command specified: unknown argument %s", args[0])
@@ -252,7 +274,17 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 				return usagef("Unknown argument: `%s'", a)
 			}
 		}
-		c = Command{Op: op, Args: args[1:], Line: i + 1}
+		c = Command{Op: op, Opts: lineOpts.Opts, Args: args[1:], Line: i + 1}
+		// ipset sends a run of adds (or dels) to one set as one message,
+		// whose flags are the first command's: a later command's own
+		// -exist counts for nothing
+		if (op == OpAdd || op == OpDel) && op == prev.op && len(c.Args) > 0 && c.Args[0] == prev.set {
+			c.Opts.Exist = prev.exist
+		}
+		prev.op, prev.exist = op, c.Opts.Exist
+		if len(c.Args) > 0 {
+			prev.set = c.Args[0]
+		}
 		if op == OpRestore || op == OpVersion || op == OpHelp {
 			return usagef("Command `%s' is invalid in restore mode.", op)
 		}

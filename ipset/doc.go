@@ -19,13 +19,20 @@
 //     alone for bitmap:port), ifname, ether_addr, mark. Its comment holds
 //     the ipset header: "ipset TYPE OPTIONS…" in save order (family,
 //     hashsize, maxelem, netmask, timeout, counters, comment, skbinfo,
-//     bucketsize, initval, range, size); save and list print it back.
+//     bucketsize, initval, range, size) and last "slot N", the set's
+//     place in listings (ipset lists sets in kernel index order across
+//     families: create takes the first free slot, rename and swap keep
+//     each name's); save and list print it back.
 //     maxelem is the nftables set size (the kernel then refuses the
 //     element past it: "Hash is full"). timeout makes a timeout set with
 //     no default; every element gets its own timeout (ipset's default is
 //     applied when it is added), 0 means permanent. counters adds a
-//     counter expression to the set, so every element counts packets;
-//     comment is the element comment (element userdata).
+//     counter expression to the set, so every element counts packets
+//     (packets and bytes given on add are the element counter's initial
+//     values); comment is the element comment (element userdata). What
+//     an entry has beyond that (skbinfo values, a bitmap:ip,mac entry
+//     still without MAC) is kept before the comment between "\x1e"
+//     marks; the userdata holds 251 bytes in all.
 //   - Net types (hash:net, hash:net,port, hash:ip,port,net,
 //     hash:net,iface, hash:net,net, hash:net,port,net) need ipset's
 //     semantics for overlapping prefixes and nomatch: the most specific
@@ -78,13 +85,16 @@
 // are kept in the header only. References counts rules whose lookups use
 // the set plus list:set memberships.
 //
-// Known departures: elements appear in nftables' dump order (use -s for
-// a stable order; -s sorts by address, then port, then protocol, which
-// differs from ipset for mixed protocols); packet/byte values given on
-// add start at zero (the counter expression cannot be preset through
-// the library used); skbinfo values are not kept; counters of net types
-// read back as zero; a rename re-creates the sets, so the renamed set
-// moves to the end of the listing; when an overlapping more specific net
-// entry expires before its parent, the parent does not take its range
-// back until the next change of the set.
+// Known departures: hash members appear in nftables' dump order (ipset's
+// is its bucket order; -s sorts as ipset does, bitmaps are listed in
+// order); counters of net types read back as given on add (packets
+// count in the lookup set's pieces); comments are cut at 251 bytes
+// (ipset keeps 255); a restore is applied whole or not at all (ipset
+// keeps the lines before an error); an address range of more than 2^20
+// elements is refused whole (ipset adds up to maxelem); hashsize does
+// not grow as ipset's does when a set fills; when an overlapping more
+// specific net entry expires before its parent, the parent does not
+// take its range back until the next change of the set. Entries of
+// bitmap:ip,mac without MAC match no packet (ipset fills the MAC from
+// the first one).
 package ipset

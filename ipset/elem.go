@@ -44,8 +44,22 @@ const (
 // elements, as ipset does.
 func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 	dims := s.Type.Dims
+	// (A trailing comma is no separator.)
+	if len(dims) == 1 && !s.Type.List && strings.Contains(strings.TrimSuffix(arg, ","), ",") {
+		return nil, syntaxf("Elem separator in %s, but settype %s supports none.", arg, s.Type.Name)
+	}
+	if n := strings.Count(strings.TrimSuffix(arg, ","), ","); len(dims) > 1 && n >= len(dims) {
+		words := [...]string{"", "One", "Two", "Three", "Four"}
+		return nil, syntaxf("%s elem separators in %s, but settype %s supports %s.", words[min(n, 4)], arg, s.Type.Name, strings.ToLower(words[len(dims)-1]))
+	}
 	fields := splitParts(arg, len(dims))
-	if len(fields) < len(dims) && !(s.Type.OptionalMAC && len(fields) == 1) {
+	for i, f := range fields {
+		if f == "" && i > 0 {
+			fields = fields[:i]
+			break
+		}
+	}
+	if len(fields) < len(dims) && !(s.Type.OptionalMAC && len(fields) == 1 && !strings.HasSuffix(arg, ",")) {
 		which := [...]string{"", "Second", "Third"}[min(len(fields), 2)]
 		return nil, syntaxf("%s element is missing from %s.", which, arg)
 	}
@@ -65,14 +79,17 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 			if n, ok := strings.CutPrefix(f, "physdev:"); ok {
 				p = Part{Iface: n, Physdev: true}
 			}
-			if p.Iface == "" || len(p.Iface) > 15 {
+			if len(p.Iface) > 15 {
+				return nil, syntaxf("interface name '%s' is longer than 15 characters", p.Iface)
+			}
+			if p.Iface == "" {
 				return nil, syntaxf("Invalid interface name %s", f)
 			}
 			alts = []Part{p}
 		case DimMAC:
 			m, ok := parseMAC(f)
 			if !ok {
-				return nil, syntaxf("cannot parse %s as ethernet address", f)
+				return nil, syntaxf("cannot parse '%s' as ethernet address", f)
 			}
 			alts = []Part{{MAC: m, HasMAC: true}}
 		case DimMark:
@@ -95,6 +112,12 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 		}
 		out = next
 	}
+	if s.Type.OptionalMAC && len(fields) == 1 {
+		// No MAC (ipset fills it in from the first packet).
+		for i := range out {
+			out[i] = append(out[i], Part{})
+		}
+	}
 	return out, nil
 }
 
@@ -107,12 +130,23 @@ func splitParts(arg string, n int) []string {
 }
 
 func parseAddr(s *Set, f string) (netip.Addr, *Error) {
-	a, err := netip.ParseAddr(f)
+	text := f
+	if s.Family == Inet6 && len(f) > 2 && f[0] == '[' && f[len(f)-1] == ']' {
+		text = f[1 : len(f)-1] // getaddrinfo takes [ADDR]
+	}
+	a, err := netip.ParseAddr(text)
+	if err != nil && s.Family != Inet6 {
+		// ipset resolves with getaddrinfo, which takes inet_aton's
+		// short forms ("10.1" is 10.0.0.1).
+		if v, ok := inetAton(f); ok {
+			a, err = v, nil
+		}
+	}
 	want := "IPv4"
 	if s.Family == Inet6 {
 		want = "IPv6"
 	}
-	if err != nil || a.Zone() != "" || (s.Family == Inet6) != (a.Is6() && !a.Is4In6()) {
+	if err != nil || a.Zone() != "" || (s.Family == Inet6) != a.Is6() {
 		return netip.Addr{}, syntaxf("cannot parse %s: resolving to %s address failed", f, want)
 	}
 	return a, nil
@@ -134,14 +168,55 @@ func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
 	if !has {
 		return a, s.maxBits(), false, nil
 	}
-	n, perr := strconv.Atoi(bits)
+	v, perr := parseUint(bits, 255) // read as a byte first
+	if perr == nil {
+		v, perr = parseUint(bits, uint64(s.maxBits()))
+	}
 	if perr != nil {
-		return a, 0, false, syntaxf("'%s' is invalid as number", bits)
+		return a, 0, false, perr
 	}
-	if n < 0 || n > s.maxBits() {
-		return a, 0, false, syntaxf("'%s' is out of range 0-%d", bits, s.maxBits())
+	return a, int(v), true, nil
+}
+
+// inetAton parses the IPv4 forms inet_aton takes: a, a.b, a.b.c and
+// a.b.c.d, each part decimal, octal (0...) or hex (0x...), the last
+// filling the remaining bytes.
+func inetAton(f string) (netip.Addr, bool) {
+	parts := strings.Split(f, ".")
+	if len(parts) > 4 || f == "" {
+		return netip.Addr{}, false
 	}
-	return a, n, true, nil
+	var vals []uint64
+	for _, p := range parts {
+		v, neg, ok := strtoull(p)
+		if !ok || neg || p == "" || p[0] == ' ' || p[0] == '+' {
+			return netip.Addr{}, false
+		}
+		vals = append(vals, v)
+	}
+	var ip uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 255 {
+			return netip.Addr{}, false
+		}
+		ip |= v << (24 - 8*i)
+	}
+	last := vals[len(vals)-1]
+	if rest := 32 - 8*(len(vals)-1); last >= 1<<rest {
+		return netip.Addr{}, false
+	}
+	ip |= last
+	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
+}
+
+// cutRange splits "A-B" at its first '-'; a '-' at either end is no
+// range separator.
+func cutRange(f string) (string, string, bool) {
+	a, b, ok := strings.Cut(f, "-")
+	if !ok || a == "" || b == "" {
+		return f, "", false
+	}
+	return a, b, true
 }
 
 // parseIPDim parses a single-address dimension: IP, IP/CIDR or IP-IP
@@ -154,7 +229,17 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 	start := len(out)
 	var lo, hi netip.Addr
-	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+	if _, _, isRange := cutRange(f); (!first || s.Type.OptionalMAC) && (isRange || strings.Contains(f, "/")) {
+		// Only the first address of a type takes a range or prefix
+		// (not bitmap:ip,mac's).
+		if ip, bits, ok := strings.Cut(f, "/"); ok && bits == strconv.Itoa(s.maxBits()) && !first {
+			if _, err := parseAddr(s, ip); err == nil {
+				return nil, errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
+			}
+		}
+		return nil, syntaxf("plain IP address must be supplied: %s", f)
+	}
+	if a, b, ok := cutRange(f); ok && !strings.Contains(f, "/") {
 		var err *Error
 		if lo, err = parseAddr(s, a); err != nil {
 			return nil, err
@@ -184,13 +269,25 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 			return nil, errorf(MsgOutOfRange)
 		}
 	}
-	step := 1
+	step, mask := 1, 0
 	if s.Netmask > 0 && s.Netmask < s.maxBits() && first {
-		lo = netip.PrefixFrom(lo, s.Netmask).Masked().Addr()
-		step = 1 << (32 - s.Netmask)
+		// bitmap:ip steps from the first address as given and masks
+		// each; hash:ip masks the range's ends first.
+		mask = s.Netmask
+		if s.Family != Inet6 {
+			step = 1 << (32 - s.Netmask)
+		}
+		if !s.Type.Bitmap && s.Family != Inet6 {
+			lo = netip.PrefixFrom(lo, mask).Masked().Addr()
+			hi = lastAddr(netip.PrefixFrom(hi, mask))
+		}
 	}
 	for a := lo; ; {
-		out = append(out, Part{Addr: a, Bits: s.maxBits()})
+		p := Part{Addr: a, Bits: s.maxBits()}
+		if mask > 0 {
+			p.Addr = netip.PrefixFrom(a, mask).Masked().Addr()
+		}
+		out = append(out, p)
 		if len(out)-start > 1<<20 {
 			return nil, errorf(MsgFull)
 		}
@@ -209,7 +306,10 @@ func parseNetDim(s *Set, f string) ([]Part, *Error) { return appendNetDim(nil, s
 
 // appendNetDim is parseNetDim appending to out.
 func appendNetDim(out []Part, s *Set, f string) ([]Part, *Error) {
-	if a, b, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+	if a, b, ok := cutRange(f); ok && !strings.Contains(f, "/") {
+		if s.Family == Inet6 {
+			return nil, syntaxf("IP address or IP/cidr must be specified: %s", f)
+		}
 		lo, err := parseAddr(s, a)
 		if err != nil {
 			return nil, err
@@ -230,7 +330,7 @@ func appendNetDim(out []Part, s *Set, f string) ([]Part, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	if bits == 0 {
+	if bits == 0 && !s.HasIface() {
 		return nil, errorf(MsgCIDR)
 	}
 	return append(out, Part{Addr: netip.PrefixFrom(a, bits).Masked().Addr(), Bits: bits}), nil
@@ -283,27 +383,85 @@ func addN(a netip.Addr, n int) netip.Addr {
 	return r
 }
 
+// parseUint parses a number as ipset does (strtoull with base 0: a
+// leading sign, 0x for hex, 0 for octal): a negative or too large
+// number is out of range, anything else that is not a number is
+// invalid.
 func parseUint(f string, max uint64) (uint64, *Error) {
-	v, err := strconv.ParseUint(f, 0, 64)
-	if err != nil {
+	return parseUintRange(f, 0, max)
+}
+
+func parseUintRange(f string, lo, max uint64) (uint64, *Error) {
+	v, neg, ok := strtoull(f)
+	if !ok {
 		return 0, syntaxf("'%s' is invalid as number", f)
 	}
-	if v > max {
-		return 0, syntaxf("'%s' is out of range 0-%d", f, max)
+	if v > max || v < lo || (neg && v != 0) {
+		return 0, syntaxf("'%s' is out of range %d-%d", f, lo, max)
 	}
 	return v, nil
+}
+
+// strtoull reads f as C's strtoull(f, &end, 0) with *end == 0 required:
+// ok false when f is not a number; an overflow gives ^0 (out of any
+// range).
+func strtoull(f string) (v uint64, neg, ok bool) {
+	t := strings.TrimLeft(f, " \t\n\v\f\r")
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		neg = t[0] == '-'
+		t = t[1:]
+	}
+	base := uint64(10)
+	switch {
+	case len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X'):
+		base, t = 16, t[2:]
+	case len(t) > 1 && t[0] == '0':
+		base, t = 8, t[1:]
+	}
+	if t == "" {
+		return 0, false, false
+	}
+	over := false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		var d uint64
+		switch {
+		case c >= '0' && c <= '9':
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = uint64(c-'A') + 10
+		default:
+			return 0, false, false
+		}
+		if d >= base {
+			return 0, false, false
+		}
+		if v > (^uint64(0)-d)/base {
+			over = true
+		}
+		v = v*base + d
+	}
+	if over {
+		return ^uint64(0), neg, true
+	}
+	return v, neg, true
 }
 
 // parsePortDim parses [proto:]port[-port]; the bitmap:port type takes
 // only numbers (an optional tcp:/udp: prefix is accepted and dropped).
 func parsePortDim(s *Set, f string) ([]Part, *Error) {
-	proto, port := uint8(protoTCP), f
-	if i := strings.LastIndex(f, ":"); i >= 0 {
+	proto, port, pname := uint8(protoTCP), f, "tcp"
+	if i := strings.LastIndex(f, ":"); i >= 0 && i+1 < len(f) {
 		pn, ok := protoNumber(f[:i])
 		if !ok {
 			return nil, syntaxf("cannot parse '%s' as a protocol", f[:i])
 		}
-		proto, port = pn, f[i+1:]
+		proto, port, pname = pn, f[i+1:], f[:i]
+	}
+	if proto == 0 {
+		return nil, errorf("Invalid protocol specified")
 	}
 	if s.Family == Inet6 && proto == protoICMP || s.Family != Inet6 && proto == protoICMPv6 {
 		return nil, syntaxf("Protocol ICMP%s can be used with family %s only", map[bool]string{true: "v6", false: ""}[proto == protoICMPv6], map[bool]string{true: "inet6", false: "inet"}[proto == protoICMPv6])
@@ -312,6 +470,9 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 	case protoICMP, protoICMPv6:
 		v, ok := icmpCode(proto, port)
 		if !ok {
+			if err := icmpRangeErr(port); err != nil {
+				return nil, err
+			}
 			kind := "ICMP"
 			if proto == protoICMPv6 {
 				kind = "ICMPv6"
@@ -322,34 +483,27 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 	case protoTCP, protoUDP, protoSCTP, protoUDPLite:
 	default:
 		if v, err := parseUint(port, 0xffff); err != nil || v != 0 {
-			return nil, syntaxf("Protocol %d can be used with pseudo port value 0 only.", proto)
+			return nil, syntaxf("Protocol %s can be used with pseudo port value 0 only.", pname)
 		}
 		return []Part{{Proto: proto}}, nil
 	}
-	pname := protoName(proto)
-	parse1 := func(t string) (uint16, *Error) {
-		if v, ok := serviceport(t, pname); ok {
-			return v, nil
-		}
-		v, err := parseUint(t, 0xffff)
-		if err != nil {
-			return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
-		}
-		return uint16(v), nil
-	}
-	a, b, isRange := strings.Cut(port, "-")
+	pname = protoName(proto)
+	parse1 := func(t string) (uint16, *Error) { return portNumber(t, pname) }
+	a, b, isRange := cutRange(port)
 	lo, err := parse1(a)
-	if err != nil {
-		return nil, err
-	}
 	hi := lo
 	if isRange {
-		if hi, err = parse1(b); err != nil {
-			return nil, err
+		// ipset parses both ends; the last error is the one reported.
+		var herr *Error
+		if hi, herr = parse1(b); herr != nil {
+			return nil, herr
 		}
 		if hi < lo {
 			lo, hi = hi, lo
 		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	if s.Type.Bitmap && (lo < s.PortLo || hi > s.PortHi) {
 		return nil, errorf(MsgOutOfRange)
@@ -359,6 +513,24 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 		out = append(out, Part{Proto: proto, Port: uint16(p)})
 	}
 	return out, nil
+}
+
+// portNumber parses a port number or service name of protocol pname,
+// with ipset's three-line message.
+func portNumber(t, pname string) (uint16, *Error) {
+	if v, ok := serviceport(t, pname); ok {
+		return v, nil
+	}
+	v, err := parseUint(t, 0xffff)
+	if err != nil {
+		return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
+	}
+	return uint16(v), nil
+}
+
+// portErr is portNumber's message for text that is no port at all.
+func portErr(t, pname string) *Error {
+	return &Error{Msg: "Syntax error: '" + t + "' is invalid as number\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
 }
 
 var icmpNames = []struct {
@@ -405,12 +577,26 @@ func icmpCode(proto uint8, s string) (uint16, bool) {
 	if !ok {
 		return 0, false
 	}
-	tv, e1 := strconv.ParseUint(t, 10, 8)
-	cv, e2 := strconv.ParseUint(c, 10, 8)
-	if e1 != nil || e2 != nil {
+	tv, tneg, ok1 := strtoull(t)
+	cv, cneg, ok2 := strtoull(c)
+	if !ok1 || !ok2 || tneg || cneg || tv > 255 || cv > 255 {
 		return 0, false
 	}
 	return uint16(tv<<8 | cv), true
+}
+
+// icmpRangeErr is ipset's message for an ICMP type or code above 255.
+func icmpRangeErr(s string) *Error {
+	t, c, ok := strings.Cut(s, "/")
+	if !ok {
+		return nil
+	}
+	for _, x := range []string{t, c} {
+		if v, neg, ok := strtoull(x); ok && (neg || v > 255) {
+			return syntaxf("'%s' is out of range 0-255", x)
+		}
+	}
+	return nil
 }
 
 func icmpString(proto uint8, v uint16) string {
@@ -501,10 +687,6 @@ func protoNumber(s string) (uint8, bool) {
 
 func protoName(n uint8) string {
 	loadEtc()
-	switch n {
-	case protoICMPv6:
-		return "icmpv6"
-	}
 	if s, ok := protoByN[n]; ok {
 		return s
 	}
@@ -569,7 +751,7 @@ func (s *Set) FormatElem(e Elem) string {
 			}
 			b.WriteString(p.Iface)
 		case DimMAC:
-			fmt.Fprintf(&b, "%02x:%02x:%02x:%02x:%02x:%02x", p.MAC[0], p.MAC[1], p.MAC[2], p.MAC[3], p.MAC[4], p.MAC[5])
+			fmt.Fprintf(&b, "%02X:%02X:%02X:%02X:%02X:%02X", p.MAC[0], p.MAC[1], p.MAC[2], p.MAC[3], p.MAC[4], p.MAC[5])
 		case DimMark:
 			fmt.Fprintf(&b, "0x%08x", p.Mark)
 		case DimSet:
@@ -577,4 +759,74 @@ func (s *Set) FormatElem(e Elem) string {
 		}
 	}
 	return b.String()
+}
+
+// EchoElem is arg as ipset echoes it in test's messages: ipset prints
+// the element it parsed, so names and numbers come out canonical
+// (protocol and port names resolved, IPv6 addresses shortened) while an
+// IPv4 range or prefix keeps its form ("10.0.0.5/8", "A-B").
+func EchoElem(s *Set, arg string) string {
+	elems, err := ParseElem(s, arg)
+	if err != nil || len(elems) == 0 {
+		return arg
+	}
+	fields := splitParts(arg, len(s.Type.Dims))
+	var b strings.Builder
+	for i, f := range fields {
+		if i >= len(elems[0]) {
+			break
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		d := s.Type.Dims[i]
+		if d == DimIface {
+			b.WriteString(elems[0][i].Iface) // ipset echoes no physdev:
+			continue
+		}
+		if d != DimIP && d != DimNet {
+			one := &Set{Type: &Type{Dims: []Dim{d}, Bitmap: s.Type.Bitmap}, Family: s.Family}
+			b.WriteString(one.FormatElem(Elem{elems[0][i]}))
+			continue
+		}
+		if lo, hi, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+			l, _ := parseAddr(s, lo)
+			h, _ := parseAddr(s, hi)
+			b.WriteString(l.String() + "-" + h.String())
+			continue
+		}
+		a, bits, _, _ := parseCIDR(s, f)
+		b.WriteString(a.String())
+		if bits != s.maxBits() {
+			b.WriteString("/" + strconv.Itoa(bits))
+		}
+	}
+	return b.String()
+}
+
+// ParseElemFor is ParseElem for command op, with the messages ipset
+// gives for that command: an ICMP protocol of the other family fails
+// add with a second line and test and del with an internal-error
+// message.
+func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
+	elems, err := ParseElem(s, arg)
+	if err == nil && !s.Type.Bitmap && len(s.Type.Dims) <= 2 && s.Type.Dims[0] == DimIP {
+		// The kernel refuses the null address as a hash key.
+		for _, e := range elems {
+			if e[0].Addr.IsUnspecified() {
+				if s.Type.Name == "hash:ip" {
+					return nil, errorf("Null-valued element, cannot be stored in a hash type of set")
+				}
+				return nil, errorf("Kernel error received: Invalid argument")
+			}
+		}
+	}
+	if err != nil && strings.HasPrefix(err.Msg, "Syntax error: Protocol ICMP") && strings.HasSuffix(err.Msg, " only") {
+		if op == OpAdd {
+			err.Msg += "\nInvalid add command: missing setname"
+		} else {
+			err = errorf("There are missing mandatory flags but can't check them. It's a bug, please report the problem.")
+		}
+	}
+	return elems, err
 }

@@ -45,6 +45,27 @@ func (s *Set) EntriesNftSet() string {
 	return LookupSetName(s.Name)
 }
 
+// HasIface reports whether elements of s have an interface dimension.
+func (s *Set) HasIface() bool {
+	for _, d := range s.Type.Dims {
+		if d == DimIface {
+			return true
+		}
+	}
+	return false
+}
+
+// NetDims counts the prefix dimensions of s.
+func (s *Set) NetDims() int {
+	n := 0
+	for _, d := range s.Type.Dims {
+		if d == DimNet {
+			n++
+		}
+	}
+	return n
+}
+
 // Concat reports whether the lookup key of s is a concatenation.
 func (s *Set) Concat() bool { return len(s.fieldTypes()) > 1 }
 

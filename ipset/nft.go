@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 )
 
 // Names of the nftables sets that hold an ipset set.
@@ -81,8 +83,15 @@ func keyType(ts []nftables.SetDatatype) nftables.SetDatatype {
 // Header is the text kept in the lookup set's comment: type and create
 // options, from which save and list print the header.
 func (s *Set) Header() string {
-	return commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false), " ")
+	h := commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false), " ")
+	if s.Slot > 0 {
+		h += " " + slotWord + " " + strconv.Itoa(s.Slot)
+	}
+	return h
 }
+
+// slotWord introduces the set's slot at the end of its stored header.
+const slotWord = "slot"
 
 // ParseHeader rebuilds a set (without entries) from a lookup set's name
 // and comment. ok is false for sets that are not ours.
@@ -101,7 +110,15 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 		return nil, false
 	}
 	s := NewSet(name, t)
-	if err := parseCreateOptions(s, f[1:]); err != nil {
+	opts := f[1:]
+	if n := len(opts); n >= 2 && opts[n-2] == slotWord {
+		v, err := strconv.Atoi(opts[n-1])
+		if err != nil || v <= 0 {
+			return nil, false
+		}
+		s.Slot, opts = v, opts[:n-2]
+	}
+	if err := parseCreateOptions(s, opts); err != nil {
 		return nil, false
 	}
 	return s, true
@@ -126,6 +143,9 @@ func (s *Set) key(e Elem, last bool) []byte {
 	}
 	if len(s.fieldTypes()) == 1 && s.Type.Bitmap && s.Type.Dims[0] == DimPort {
 		return binary.BigEndian.AppendUint16(nil, e[0].Port)
+	}
+	if len(s.fieldTypes()) == 1 && s.Type.Dims[0] == DimMAC {
+		return append([]byte(nil), e[0].MAC[:]...) // ether_addr: 6 bytes, unpadded
 	}
 	for i, d := range s.Type.Dims {
 		p := e[i]
@@ -194,28 +214,98 @@ func (s *Set) attrs(en *Entry, e *nftables.SetElement, id bool) string {
 	if s.HasTimeout && en.Timeout > 0 {
 		e.Timeout = time.Duration(en.Timeout) * time.Second
 	}
+	c := ""
 	if s.Comment {
-		e.Comment = en.Comment
+		c = en.Comment
 	}
 	if s.Type.List {
 		// A list:set's member is its element's comment (the key is
 		// the position), followed by the entry's own comment.
-		e.Comment = en.Elem[0].Name
+		c = en.Elem[0].Name
 		if s.Comment && en.Comment != "" {
-			e.Comment += listCommentSep + en.Comment
+			c += listCommentSep + en.Comment
 		}
-		if !id {
-			return ""
-		}
-		return fmt.Sprintf("/%d/%q", en.Timeout, e.Comment)
+	}
+	e.Comment = s.entryMeta(en) + c
+	if len(e.Comment) > maxElemComment {
+		// Element userdata holds at most 256 bytes.
+		e.Comment = e.Comment[:maxElemComment]
+	}
+	if s.Counters && (en.Packets != 0 || en.Bytes != 0) {
+		e.Counter = &expr.Counter{Packets: en.Packets, Bytes: en.Bytes}
 	}
 	if !id {
 		return ""
 	}
-	if en.Timeout == 0 && en.Comment == "" {
+	if en.Timeout == 0 && e.Comment == "" && e.Counter == nil {
 		return "/0/"
 	}
-	return fmt.Sprintf("/%d/%q", en.Timeout, en.Comment)
+	return fmt.Sprintf("/%d/%q/%d/%d", en.Timeout, e.Comment, en.Packets, en.Bytes)
+}
+
+// maxElemComment is the longest comment an element's userdata holds
+// (its userdata, with type, length and NUL, stays below 255 bytes, which
+// the kernel takes in every set).
+const maxElemComment = 251
+
+// metaSep encloses what an element's comment holds besides the
+// comment: skbinfo values and the missing MAC of a bitmap:ip,mac entry.
+const metaSep = "\x1e"
+
+// entryMeta is the prefix of an element's comment that keeps the
+// entry's options nftables has no place for.
+func (s *Set) entryMeta(en *Entry) string {
+	var f []string
+	if s.Type.OptionalMAC && len(en.Elem) > 1 && !en.Elem[1].HasMAC {
+		f = append(f, "nomac")
+	}
+	if s.SkbInfo {
+		if en.HasMark {
+			f = append(f, fmt.Sprintf("mark=%x/%x", en.SkbMark, en.SkbMask))
+		}
+		if en.HasPrio {
+			f = append(f, fmt.Sprintf("prio=%x", en.SkbPrio))
+		}
+		if en.HasQueue {
+			f = append(f, fmt.Sprintf("queue=%d", en.SkbQueue))
+		}
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return metaSep + strings.Join(f, " ") + metaSep
+}
+
+// splitMeta separates an element comment into entryMeta's fields and
+// the rest, and applies the fields to en.
+func splitMeta(comment string, en *Entry) (rest string, nomac bool) {
+	body, ok := strings.CutPrefix(comment, metaSep)
+	if !ok {
+		return comment, false
+	}
+	meta, rest, ok := strings.Cut(body, metaSep)
+	if !ok {
+		return comment, false
+	}
+	for _, f := range strings.Fields(meta) {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "nomac":
+			nomac = true
+		case "mark":
+			m, mask, _ := strings.Cut(v, "/")
+			a, _ := strconv.ParseUint(m, 16, 32)
+			b, _ := strconv.ParseUint(mask, 16, 32)
+			en.SkbMark, en.SkbMask, en.HasMark = uint32(a), uint32(b), true
+		case "prio":
+			a, _ := strconv.ParseUint(v, 16, 32)
+			en.SkbPrio, en.HasPrio = uint32(a), true
+		case "queue":
+			a, _ := strconv.ParseUint(v, 10, 16)
+			en.SkbQueue, en.HasQueue = uint16(a), true
+		}
+	}
+	return rest, nomac
 }
 
 // NftSets returns the nftables sets that hold s: the lookup set, and for
@@ -249,7 +339,9 @@ func (s *Set) nftSets(ids bool) []NftSet {
 		return []NftSet{look}
 	}
 	ents := NftSet{Set: s.base(EntriesSetName(s.Name), append(ts[:len(ts):len(ts)], nftables.TypeMark), false)}
-	ents.Set.Counter = false
+	// The entries set keeps counters given at add (packets count in
+	// the lookup set's pieces).
+	ents.Set.Counter = s.Counters
 	ents.Set.Size = s.MaxElem
 	ents.Elems = make([]NftElem, 0, len(s.Entries))
 	for _, en := range s.Entries {
@@ -293,6 +385,13 @@ func (s *Set) pieces(ids bool) []NftElem {
 		g := make(Elem, len(en.Elem))
 		copy(g, en.Elem)
 		g[netDim] = Part{}
+		for i, d := range s.Type.Dims {
+			if d == DimIface {
+				// The lookup key has no physdev flag: both forms of
+				// an interface share their pieces.
+				g[i].Physdev = false
+			}
+		}
 		k := s.Key(g)
 		for i, d := range s.Type.Dims {
 			if d == DimNet && i != netDim {
@@ -390,6 +489,7 @@ func (s *Set) pieces(ids bool) []NftElem {
 func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 	k := el.Key
 	en := &Entry{}
+	comment, nomac := splitMeta(el.Comment, en)
 	take := func(n int) []byte {
 		if len(k) < n {
 			return nil
@@ -437,7 +537,7 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 				return nil, false
 			}
 			copy(p.MAC[:], b)
-			p.HasMAC = true
+			p.HasMAC = !nomac
 		case DimMark:
 			b := take(4)
 			if b == nil {
@@ -450,7 +550,7 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 				return nil, false
 			}
 			p.pos = binary.BigEndian.Uint32(b)
-			p.Name, en.Comment, _ = strings.Cut(el.Comment, listCommentSep)
+			p.Name, en.Comment, _ = strings.Cut(comment, listCommentSep)
 		}
 		en.Elem = append(en.Elem, p)
 	}
@@ -473,10 +573,13 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 		en.Nomatch = v&(1<<16) != 0
 	}
 	if s.HasTimeout && el.Timeout > 0 {
+		if el.Expires <= 0 {
+			return nil, false // expired, not yet collected
+		}
 		en.Timeout = uint32(el.Expires / time.Second)
 	}
 	if !s.Type.List {
-		en.Comment = el.Comment
+		en.Comment = comment
 	}
 	if el.Counter != nil {
 		en.Packets, en.Bytes = el.Counter.Packets, el.Counter.Bytes

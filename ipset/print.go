@@ -3,6 +3,7 @@ package ipset
 import (
 	"encoding/binary"
 	"net/netip"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -70,14 +71,19 @@ func (st *State) Write(b StringWriter, c *Command, sets []*Set) {
 	WriteStart(b, c)
 	for i, s := range sets {
 		entries := s.Entries
-		if c.Opts.Sorted {
+		if s.Type.Bitmap {
+			// Bitmaps list their members in order.
 			entries = s.Sorted()
 		}
 		if !st.WriteSetHead(b, c, s, i, len(entries)) {
 			continue
 		}
-		for _, en := range entries {
-			WriteMember(b, c, s, en)
+		if c.Opts.Sorted && !s.Type.Bitmap && !s.Type.List {
+			writeSortedMembers(b, c, s, entries)
+		} else {
+			for _, en := range entries {
+				WriteMember(b, c, s, en)
+			}
 		}
 		WriteSetEnd(b, c)
 	}
@@ -115,12 +121,9 @@ func WantMembers(c *Command) bool {
 func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool {
 	switch OutputMode(c) {
 	case OutputSave:
-		if c.Opts.Names {
-			b.WriteString(s.Name + "\n")
-			return false
-		}
+		// With -n, save mode prints the create lines alone.
 		b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ") + "\n")
-		return true
+		return !c.Opts.Names
 	case OutputPlain:
 		if c.Opts.Names {
 			b.WriteString(s.Name + "\n")
@@ -213,9 +216,9 @@ func (st *State) Select(c *Command) ([]*Set, *Error) {
 
 // FastMembers reports whether AppendMember can print the members of s
 // for c: a set with one address dimension and no per-entry options but
-// nomatch.
+// nomatch, listed unsorted.
 func FastMembers(c *Command, s *Set) bool {
-	return len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
+	return !c.Opts.Sorted && len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
 		(s.Type.Dims[0] == DimIP || s.Type.Dims[0] == DimNet) &&
 		!s.HasTimeout && !s.Counters && !s.Comment && !s.SkbInfo
 }
@@ -282,4 +285,161 @@ func MemberKeyLen(s *Set) int {
 		n += 4
 	}
 	return n
+}
+
+// writeSortedMembers prints the members of a hash type in ipset's
+// -sorted order, which ipset takes from the printed lines.
+func writeSortedMembers(b StringWriter, c *Command, s *Set, entries []*Entry) {
+	lines := make([]string, len(entries))
+	for i, en := range entries {
+		var sb strings.Builder
+		WriteMember(&sb, c, s, en)
+		lines[i] = sb.String()
+	}
+	skip := 0
+	switch OutputMode(c) {
+	case OutputSave:
+		skip = len("add " + s.Name + " ")
+	case OutputXML:
+		skip = len("<member><elem>")
+	}
+	sort.SliceStable(lines, func(i, j int) bool {
+		if c.Opts.Resolve {
+			return lines[i] < lines[j]
+		}
+		return compareListed(lines[i][skip:], lines[j][skip:]) < 0
+	})
+	for _, l := range lines {
+		b.WriteString(l)
+	}
+}
+
+// compareListed orders two printed members as ipset's -sorted does: it
+// walks both texts reading hexadecimal numbers (so addresses, ports and
+// even names that start with hex digits compare by value), compares
+// other words (protocols, interfaces, set names) by length, then bytes,
+// orders a prefix length after its address with the longer prefix
+// first, and puts "::" gaps of IPv6 addresses first.
+func compareListed(x, y string) int {
+	at := func(s string, i int) byte {
+		if i < len(s) {
+			return s[i]
+		}
+		return 0
+	}
+	i, j := 0, 0
+	sign := 1
+	for at(x, i) != 0 && at(y, j) != 0 {
+		n1, e1 := hexPrefix(x, i)
+		n2, e2 := hexPrefix(y, j)
+		if e1 == i || e2 == j {
+			// A word: up to the next ':' or ','.
+			w1 := wordLen(x[i:])
+			w2 := wordLen(y[j:])
+			if w1 == 0 && w2 == 0 {
+				return strings.Compare(x[i:], y[j:])
+			}
+			if w1 != w2 {
+				if w1 < w2 {
+					return -1
+				}
+				return 1
+			}
+			if c := strings.Compare(x[i:i+w1], y[j:j+w2]); c != 0 {
+				return c
+			}
+			i, j, sign = i+w1+1, j+w2+1, 1
+			continue
+		}
+		if n1 != n2 {
+			if n1 < n2 {
+				return -sign
+			}
+			return sign
+		}
+		s1, s2 := at(x, e1), at(y, e2)
+		if s1 == '/' || s2 == '/' {
+			switch {
+			case s1 == s2:
+				sign = -1 // longer prefixes first
+			case s1 == '/':
+				return 1
+			default:
+				return -1
+			}
+		}
+		i, j = e1+1, e2+1
+		if c1, c2 := at(x, i), at(y, j); c1 == ':' || c2 == ':' {
+			switch {
+			case c1 == c2:
+				i++
+				j++
+			case c1 == ':':
+				return -1
+			default:
+				return 1
+			}
+		}
+	}
+	switch {
+	case at(x, i) != 0:
+		return 1
+	case at(y, j) != 0:
+		return -1
+	}
+	return 0
+}
+
+// hexPrefix reads a number at s[i:] as strtol(…, 16) does (blanks, a
+// sign, an optional 0x) and returns it with the index after it, or i
+// when there is no number.
+func hexPrefix(s string, i int) (int64, int) {
+	k := i
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n') {
+		k++
+	}
+	neg := false
+	if k < len(s) && (s[k] == '+' || s[k] == '-') {
+		neg = s[k] == '-'
+		k++
+	}
+	if k+2 < len(s) && s[k] == '0' && (s[k+1] == 'x' || s[k+1] == 'X') && isHex(s[k+2]) {
+		k += 2
+	}
+	start := k
+	var v int64
+	for k < len(s) && isHex(s[k]) {
+		d := s[k]
+		switch {
+		case d >= 'a':
+			d = d - 'a' + 10
+		case d >= 'A':
+			d = d - 'A' + 10
+		default:
+			d -= '0'
+		}
+		if v < 1<<58 {
+			v = v<<4 | int64(d)
+		}
+		k++
+	}
+	if k == start {
+		return 0, i
+	}
+	if neg {
+		v = -v
+	}
+	return v, k
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// wordLen is the length of s up to its first ':' or ','.
+func wordLen(s string) int {
+	if k := strings.IndexAny(s, ":,"); k >= 0 {
+		return k
+	}
+	return len(s)
 }

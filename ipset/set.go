@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"net/netip"
@@ -51,6 +52,12 @@ type Set struct {
 	// filled in by the backend.
 	References int
 
+	// Slot is the set's place in listings, 1-based (0: not known, for
+	// sets stored without it): ipset lists sets in the order of their
+	// kernel index, where create takes the first free slot, and rename
+	// and swap keep each name in its slot.
+	Slot int
+
 	Entries []*Entry
 	index   map[string]int
 }
@@ -70,6 +77,9 @@ type Entry struct {
 	HasPrio  bool
 	SkbQueue uint16
 	HasQueue bool
+	// GotPackets, GotBytes: add gave the counter (add -exist keeps
+	// the ones it does not give).
+	GotPackets, GotBytes bool
 }
 
 // NewSet returns a set with ipset's defaults for t.
@@ -79,7 +89,13 @@ func NewSet(name string, t *Type) *Set {
 }
 
 // Key identifies an element within its set (options aside).
-func (s *Set) Key(e Elem) string { return s.FormatElem(e) }
+// bitmap:ip,mac holds one entry per address.
+func (s *Set) Key(e Elem) string {
+	if s.Type.OptionalMAC {
+		return e[0].Addr.String()
+	}
+	return s.FormatElem(e)
+}
 
 func (s *Set) reindex() {
 	s.index = make(map[string]int, len(s.Entries))
@@ -130,11 +146,25 @@ func (s *Set) remove(e Elem) bool {
 // parseCreateOptions parses the options after "create NAME TYPE".
 func parseCreateOptions(s *Set, args []string) *Error {
 	rangeSeen := false
+	seen := map[string]bool{}
+	netmask := ""
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
+		key := opt
+		if opt == "-4" || opt == "-6" {
+			key = "family"
+		}
+		switch key {
+		case "family", "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size", "range":
+			// Options with a value may come once.
+			if seen[key] {
+				return syntaxf("%s already specified", opt)
+			}
+			seen[key] = true
+		}
 		arg := func() (string, *Error) {
 			if i+1 >= len(args) {
-				return "", usagef("Missing mandatory argument to option %s", opt)
+				return "", usagef("Missing mandatory argument of option `%s'", opt)
 			}
 			i++
 			return args[i], nil
@@ -149,7 +179,7 @@ func parseCreateOptions(s *Set, args []string) *Error {
 		var err *Error
 		var v uint64
 		switch {
-		case opt == "family" && !s.Type.Bitmap && !s.Type.List:
+		case opt == "family" && !s.Type.Bitmap && !s.Type.List && !s.Type.Neutral:
 			var a string
 			if a, err = arg(); err == nil {
 				switch a {
@@ -161,13 +191,17 @@ func parseCreateOptions(s *Set, args []string) *Error {
 					err = syntaxf("unknown inet family %s", a)
 				}
 			}
-		case opt == "-4" || opt == "-6":
+		case (opt == "-4" || opt == "-6") && !s.Type.Neutral:
 			s.Family = map[string]Family{"-4": Inet, "-6": Inet6}[opt]
 		case opt == "hashsize" && !s.Type.Bitmap && !s.Type.List:
 			if v, err = num(0xffffffff); err == nil {
 				v = max(v, 64)
 				if bits.OnesCount64(v) != 1 {
 					v = 1 << bits.Len64(v)
+				}
+				if v > 1<<27 {
+					// The kernel cannot allocate 2 GiB of buckets.
+					return errorf("Kernel error received: Cannot allocate memory")
 				}
 				s.HashSize = uint32(v)
 			}
@@ -185,9 +219,8 @@ func parseCreateOptions(s *Set, args []string) *Error {
 				s.InitVal = uint32(v)
 			}
 		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip"):
-			if v, err = num(uint64(s.maxBits())); err == nil {
-				s.Netmask = int(v)
-			}
+			// Checked when the family is known.
+			netmask, err = arg()
 		case opt == "timeout":
 			if v, err = num(2147483); err == nil {
 				s.HasTimeout, s.Timeout = true, uint32(v)
@@ -220,23 +253,57 @@ func parseCreateOptions(s *Set, args []string) *Error {
 	if s.Type.Bitmap && !rangeSeen {
 		return usagef("Mandatory option `range' is missing")
 	}
-	return nil
+	if netmask != "" {
+		v, err := parseNetmask(s, netmask)
+		if err != nil {
+			return err
+		}
+		if s.Netmask = int(v); s.Netmask == s.maxBits() {
+			s.Netmask = 0 // a host mask is no mask
+		}
+	}
+	return checkBitmapRange(s)
+}
+
+// parseNetmask parses netmask's value: a number (ipset reads it as a
+// byte, then checks the prefix length), with ipset's two messages.
+func parseNetmask(s *Set, a string) (uint64, *Error) {
+	v, err := parseUint(a, 255)
+	if err == nil && (v < 1 || v > uint64(s.maxBits())) {
+		err = syntaxf("'%s' is out of range 1-%d", a, s.maxBits())
+	}
+	if err != nil {
+		err.Msg += fmt.Sprintf("\nSyntax error: netmask is out of the inclusive range of 1-%d", s.maxBits())
+	}
+	return v, err
 }
 
 func parseRange(s *Set, a string) *Error {
 	if s.Type.Dims[0] == DimPort {
+		if i := strings.LastIndex(a, ":"); i >= 0 {
+			a = a[i+1:] // a protocol is taken and ignored
+		}
 		lo, hi, ok := strings.Cut(a, "-")
-		l, err := parseUint(lo, 0xffff)
+		if !ok {
+			if _, err := portNumber(a, "tcp"); err != nil {
+				return err
+			}
+			return usagef("Mandatory option `to' is missing")
+		}
+		if lo == "" || hi == "" {
+			_, err := portNumber(a, "tcp")
+			return err
+		}
+		// ipset parses both ends; the last error is the one reported.
+		l, lerr := portNumber(lo, "tcp")
+		h, err := portNumber(hi, "tcp")
 		if err != nil {
 			return err
 		}
-		h := l
-		if ok {
-			if h, err = parseUint(hi, 0xffff); err != nil {
-				return err
-			}
+		if lerr != nil {
+			return lerr
 		}
-		s.PortLo, s.PortHi = uint16(min(l, h)), uint16(max(l, h))
+		s.PortLo, s.PortHi = min(l, h), max(l, h)
 		return nil
 	}
 	if lo, hi, ok := strings.Cut(a, "-"); ok {
@@ -254,12 +321,58 @@ func parseRange(s *Set, a string) *Error {
 		s.RangeLo, s.RangeHi = l, h
 		return nil
 	}
+	ip, bits, has := strings.Cut(a, "/")
+	if !has {
+		if _, err := parseAddr(s, ip); err != nil {
+			return err
+		}
+		return syntaxf("IP/cidr or IP-IP range must be specified: %s", a)
+	}
+	if _, err := parseUintRange(bits, 0, 32); err != nil {
+		return err
+	}
 	addr, n, _, err := parseCIDR(s, a)
 	if err != nil {
 		return err
 	}
 	p := netip.PrefixFrom(addr, n).Masked()
 	s.RangeLo, s.RangeHi = p.Addr(), lastAddr(p)
+	return nil
+}
+
+// checkBitmapRange applies the netmask to a bitmap:ip range and checks
+// its size as the kernel does at create.
+func checkBitmapRange(s *Set) *Error {
+	if !s.Type.Bitmap || s.Type.Dims[0] == DimPort {
+		return nil
+	}
+	first := binary.BigEndian.Uint32(s.RangeLo.AsSlice())
+	last := binary.BigEndian.Uint32(s.RangeHi.AsSlice())
+	var elements uint64
+	if s.Netmask == 0 || s.Netmask == 32 {
+		elements = uint64(last) - uint64(first) + 1
+	} else {
+		hostmask := ^uint32(0) << (32 - s.Netmask)
+		first &= hostmask
+		last |= ^hostmask
+		mask, bits := uint32(0xfffffffe), 32
+		for {
+			bits--
+			if bits <= 0 || mask == 0 || last&mask == first {
+				break
+			}
+			mask <<= 1
+		}
+		if (mask == 0 && (first != 0 || last != 0xffffffff)) || s.Netmask <= bits {
+			return errorf(MsgOutOfRange)
+		}
+		elements = 2 << (s.Netmask - bits - 1)
+		s.RangeLo = netip.AddrFrom4([4]byte(binary.BigEndian.AppendUint32(nil, first)))
+		s.RangeHi = netip.AddrFrom4([4]byte(binary.BigEndian.AppendUint32(nil, last)))
+	}
+	if elements > 65536 {
+		return errorf("The range you specified exceeds the size limit of the set type")
+	}
 	return nil
 }
 
@@ -276,8 +389,10 @@ func (s *Set) headerOptions(withInitval bool) []string {
 	case s.Type.Bitmap:
 		o = append(o, "range", s.RangeLo.String()+"-"+s.RangeHi.String())
 	default:
-		o = append(o, "family", s.Family.String(), "hashsize", strconv.Itoa(int(s.HashSize)),
-			"maxelem", strconv.Itoa(int(s.MaxElem)))
+		if !s.Type.Neutral {
+			o = append(o, "family", s.Family.String())
+		}
+		o = append(o, "hashsize", strconv.Itoa(int(s.HashSize)), "maxelem", strconv.Itoa(int(s.MaxElem)))
 	}
 	if s.Netmask > 0 {
 		o = append(o, "netmask", strconv.Itoa(s.Netmask))
@@ -315,20 +430,21 @@ func (s *Set) EntryOptions(en *Entry) []string {
 		o = append(o, "packets", strconv.FormatUint(en.Packets, 10), "bytes", strconv.FormatUint(en.Bytes, 10))
 	}
 	if s.Comment && en.Comment != "" {
-		o = append(o, "comment", strconv.Quote(en.Comment))
+		o = append(o, "comment", "\""+en.Comment+"\"") // as is: ipset escapes nothing
 	}
 	if s.SkbInfo {
-		if en.HasMark {
+		// ipset prints what is not zero.
+		if en.HasMark && (en.SkbMark != 0 || en.SkbMask != 0) {
 			m := fmt.Sprintf("0x%x", en.SkbMark)
 			if en.SkbMask != 0xffffffff {
 				m += fmt.Sprintf("/0x%x", en.SkbMask)
 			}
 			o = append(o, "skbmark", m)
 		}
-		if en.HasPrio {
+		if en.HasPrio && en.SkbPrio != 0 {
 			o = append(o, "skbprio", fmt.Sprintf("%x:%x", en.SkbPrio>>16, en.SkbPrio&0xffff))
 		}
-		if en.HasQueue {
+		if en.HasQueue && en.SkbQueue != 0 {
 			o = append(o, "skbqueue", strconv.Itoa(int(en.SkbQueue)))
 		}
 	}
@@ -340,17 +456,33 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 	if s.HasTimeout {
 		en.Timeout = s.Timeout
 	}
+	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
+		switch opt {
+		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
+			if seen[opt] {
+				return syntaxf("%s already specified", opt)
+			}
+			seen[opt] = true
+		}
 		arg := func() (string, *Error) {
 			if i+1 >= len(args) {
-				return "", usagef("Missing mandatory argument to option %s", opt)
+				return "", usagef("Missing mandatory argument of option `%s'", opt)
 			}
 			i++
 			return args[i], nil
 		}
 		var err *Error
 		var a string
+		switch opt {
+		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
+			// ipset reads the argument before the kernel checks the
+			// set supports the option.
+			if i+1 >= len(args) {
+				return usagef("Missing mandatory argument of option `%s'", opt)
+			}
+		}
 		switch opt {
 		case "timeout":
 			if !s.HasTimeout {
@@ -373,11 +505,11 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 			}
 			if a, err = arg(); err == nil {
 				var v uint64
-				if v, err = parseUint(a, ^uint64(0)); err == nil {
+				if v, err = parseUint(a, ^uint64(0)-1); err == nil {
 					if opt == "packets" {
-						en.Packets = v
+						en.Packets, en.GotPackets = v, true
 					} else {
-						en.Bytes = v
+						en.Bytes, en.GotBytes = v, true
 					}
 				}
 			}
@@ -386,6 +518,9 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 				return errorf(MsgNoComment)
 			}
 			if a, err = arg(); err == nil {
+				if strings.Contains(a, "\"") {
+					return syntaxf("\" character is not permitted in comments")
+				}
 				if len(a) > 255 {
 					a = a[:255]
 				}
@@ -411,27 +546,32 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 func parseSkb(en *Entry, opt, a string) *Error {
 	switch opt {
 	case "skbmark":
-		m, mask, has := strings.Cut(a, "/")
-		v, err := parseUint(m, 0xffffffff)
-		if err != nil {
-			return err
-		}
-		en.SkbMark, en.SkbMask, en.HasMark = uint32(v), 0xffffffff, true
-		if has {
-			mv, err := parseUint(mask, 0xffffffff)
-			if err != nil {
-				return err
+		// ipset: sscanf "0x%x/0x%x", else "0x%x".
+		mark, rest, ok := scanHex(a, true)
+		mask := uint64(0xffffffff)
+		if ok && strings.HasPrefix(rest, "/") {
+			// Without "0x" the mask is not read (nor complained of).
+			if m, _, ok2 := scanHex(rest[1:], true); ok2 {
+				mask = m
 			}
-			en.SkbMask = uint32(mv)
 		}
+		if !ok {
+			return syntaxf("Invalid skbmark format, it should be:  MARK/MASK or MARK (see manpage)")
+		}
+		en.SkbMark, en.SkbMask, en.HasMark = uint32(mark), uint32(mask), true
 	case "skbprio":
-		hi, lo, ok := strings.Cut(a, ":")
-		h, e1 := strconv.ParseUint(hi, 16, 16)
-		l, e2 := strconv.ParseUint(lo, 16, 16)
-		if !ok || e1 != nil || e2 != nil {
-			return syntaxf("cannot parse %s as skbprio", a)
+		// ipset: sscanf "%x:%x" into 16-bit halves.
+		maj, rest, ok := scanHex(a, false)
+		var min uint64
+		if ok && strings.HasPrefix(rest, ":") {
+			min, _, ok = scanHex(rest[1:], false)
+		} else {
+			ok = false
 		}
-		en.SkbPrio, en.HasPrio = uint32(h<<16|l), true
+		if !ok {
+			return syntaxf("Invalid skbprio format, it should be:MAJOR:MINOR (see manpage)")
+		}
+		en.SkbPrio, en.HasPrio = uint32(maj&0xffff)<<16|uint32(min&0xffff), true
 	case "skbqueue":
 		v, err := parseUint(a, 0xffff)
 		if err != nil {
@@ -440,6 +580,27 @@ func parseSkb(en *Entry, opt, a string) *Error {
 		en.SkbQueue, en.HasQueue = uint16(v), true
 	}
 	return nil
+}
+
+// scanHex reads a hex number at the start of s as sscanf's %x does
+// (after a literal "0x" when prefixed), returning the rest. Values wrap
+// to 32 bits.
+func scanHex(s string, prefixed bool) (v uint64, rest string, ok bool) {
+	if prefixed {
+		if !strings.HasPrefix(s, "0x") {
+			return 0, s, false
+		}
+		s = s[2:]
+	} else if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s = s[2:]
+	}
+	i := 0
+	for i < len(s) && strings.IndexByte("0123456789abcdefABCDEF", s[i]) >= 0 {
+		d, _ := strconv.ParseUint(s[i:i+1], 16, 8)
+		v = v<<4 | d
+		i++
+	}
+	return v & 0xffffffff, s[i:], i > 0
 }
 
 // Match reports whether a packet key (host addresses in net dimensions)

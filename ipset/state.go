@@ -2,12 +2,42 @@ package ipset
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
 // State is every set of a network namespace, in creation order.
 type State struct {
 	Sets []*Set
+	// Reserved are the slots of sets that exist but were not read.
+	Reserved []int
+}
+
+// FreeSlot is the first slot no set holds, as ipset's create takes the
+// first free kernel index. Every path that creates sets gives each new
+// set one (Exec's create does); a set without one lists after the rest.
+func (st *State) FreeSlot() int {
+	used := map[int]bool{}
+	for _, s := range st.Sets {
+		used[s.Slot] = true
+	}
+	for _, n := range st.Reserved {
+		used[n] = true
+	}
+	n := 1
+	for used[n] {
+		n++
+	}
+	return n
+}
+
+// SortBySlot puts sets in listing order: by slot, sets without one
+// last (in their order).
+func (st *State) SortBySlot() {
+	sort.SliceStable(st.Sets, func(i, j int) bool {
+		a, b := st.Sets[i].Slot, st.Sets[j].Slot
+		return a > 0 && (b == 0 || a < b)
+	})
 }
 
 // Find returns the set called name, or nil.
@@ -53,12 +83,12 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			return "", err
 		}
 		if old := st.Find(a[0]); old != nil {
-			if exist && old.Type == s.Type && (t.Bitmap || t.List || old.MaxElem == s.MaxElem) &&
-				old.HasTimeout == s.HasTimeout && old.Timeout == s.Timeout {
+			if exist && sameSet(old, s) {
 				return "", nil
 			}
 			return "", errorf(MsgExists)
 		}
+		s.Slot = st.FreeSlot()
 		st.Sets = append(st.Sets, s)
 	case OpAdd, OpDel, OpTest:
 		s := st.Find(a[0])
@@ -68,9 +98,17 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		if s.Type.List {
 			return st.execList(c, s)
 		}
-		elems, err := ParseElem(s, a[1])
+		elems, err := ParseElemFor(s, a[1], c.Op)
 		if err != nil {
+			if c.Op == OpTest && err.Msg == MsgOutOfRange {
+				return "", NotInSet(s, a[1])
+			}
 			return "", err
+		}
+		if c.Op == OpTest {
+			if err := TestRangeErr(s, a[1]); err != nil {
+				return "", err
+			}
 		}
 		var tmpl Entry
 		if c.Op == OpAdd {
@@ -84,7 +122,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		case OpAdd:
 			for _, e := range elems {
 				if old := s.Lookup(e); old != nil {
-					if !exist {
+					// A bitmap:ip,mac entry without MAC takes one.
+					fill := s.Type.OptionalMAC && !old.Elem[1].HasMAC && e[1].HasMAC
+					if !exist && !fill {
 						return "", errorf(MsgElemExists)
 					}
 				} else if uint32(len(s.Entries)) >= s.MaxElem && !s.Type.Bitmap {
@@ -92,6 +132,15 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				}
 				en := tmpl
 				en.Elem = e
+				if old := s.Lookup(e); old != nil && s.Counters {
+					// ipset keeps the counters add -exist does not give.
+					if !en.GotPackets {
+						en.Packets = old.Packets
+					}
+					if !en.GotBytes {
+						en.Bytes = old.Bytes
+					}
+				}
 				s.Insert(&en)
 			}
 		case OpDel:
@@ -101,18 +150,21 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				}
 			}
 		case OpTest:
-			for _, e := range elems {
-				in := false
-				if s.Type.Net() && hostKey(s, e) {
-					in = s.Match(e)
-				} else if en := s.Lookup(e); en != nil {
-					in = !en.Nomatch
-				}
-				if !in {
-					return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", a[1], s.Name), Status: StatusError, NotInSet: true}
+			// ipset tests the first element of a range or prefix.
+			e := elems[0]
+			in := false
+			if s.Type.Net() && hostKey(s, e) {
+				in = s.Match(e)
+			} else if en := s.Lookup(e); en != nil {
+				in = !en.Nomatch
+				if s.Type.OptionalMAC && e[1].HasMAC && en.Elem[1].HasMAC && e[1].MAC != en.Elem[1].MAC {
+					in = false
 				}
 			}
-			return fmt.Sprintf("Warning: %s is in set %s.\n", a[1], s.Name), nil
+			if !in {
+				return "", NotInSet(s, a[1])
+			}
+			return InSet(s, a[1]), nil
 		}
 	case OpFlush:
 		for _, s := range st.targets(a) {
@@ -155,21 +207,24 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		s.Name = a[1]
 	case OpSwap:
 		x, y := st.Find(a[0]), st.Find(a[1])
-		if x == nil || y == nil {
+		if x == nil {
 			return "", errorf(MsgNoSet)
 		}
-		if x.Type != y.Type {
-			return "", errorf(MsgSwapType)
+		if y == nil {
+			return "", errorf("Sets cannot be swapped: the second set does not exist")
 		}
-		if x.Family != y.Family {
-			return "", errorf(MsgSwapFamily)
+		// The family is part of the kernel's set type.
+		if x.Type != y.Type || x.Family != y.Family {
+			return "", errorf(MsgSwapType)
 		}
 		// The names stay where they are; everything else moves.
 		xr, yr := x.References, y.References
+		xs, ys := x.Slot, y.Slot
 		xd, yd := x.InitVal == defaultInitval(x.Name), y.InitVal == defaultInitval(y.Name)
 		*x, *y = *y, *x
 		x.Name, y.Name = y.Name, x.Name
 		x.References, y.References = xr, yr
+		x.Slot, y.Slot = xs, ys
 		// A drawn initval stays with the name: the header, which the
 		// kernel keeps with the name, stays the same.
 		if xd && yd {
@@ -181,6 +236,45 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		return "", usagef("Command `%s' is invalid here", c.Op)
 	}
 	return "", nil
+}
+
+// NotInSet is test's error for an element arg not in s.
+func NotInSet(s *Set, arg string) *Error {
+	return &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", EchoElem(s, arg), s.Name), Status: StatusError, NotInSet: true}
+}
+
+// InSet is test's message for an element arg in s.
+func InSet(s *Set, arg string) string {
+	return fmt.Sprintf("Warning: %s is in set %s.\n", EchoElem(s, arg), s.Name)
+}
+
+// TestRangeErr is ipset's refusal of a port range in test.
+func TestRangeErr(s *Set, arg string) *Error {
+	for i, f := range splitParts(arg, len(s.Type.Dims)) {
+		if i < len(s.Type.Dims) && s.Type.Dims[i] == DimPort {
+			if j := strings.LastIndex(f, ":"); j >= 0 {
+				f = f[j+1:]
+			}
+			if strings.Contains(f, "-") {
+				fam := s.Family.String()
+				if s.Type.Bitmap {
+					fam = "unspec"
+				}
+				return errorf("FROM-TO port range is not allowed in command test with set type %s and family %s", s.Type.Name, fam)
+			}
+		}
+	}
+	return nil
+}
+
+// sameSet is the kernel's test for create -exist: the same type and
+// options (not the family; hash sizes aside, which resizing changes).
+func sameSet(a, b *Set) bool {
+	return a.Type == b.Type && a.HasTimeout == b.HasTimeout && a.Timeout == b.Timeout &&
+		a.Counters == b.Counters && a.Comment == b.Comment && a.SkbInfo == b.SkbInfo && a.Netmask == b.Netmask &&
+		(a.Type.Bitmap || a.Type.List || a.MaxElem == b.MaxElem) &&
+		a.RangeLo == b.RangeLo && a.RangeHi == b.RangeHi && a.PortLo == b.PortLo && a.PortHi == b.PortHi &&
+		(!a.Type.List || a.Size == b.Size)
 }
 
 // hostKey reports whether e gives host addresses in all net dimensions.
@@ -203,10 +297,26 @@ func (st *State) targets(a []string) []*Set {
 // execList handles add/del/test on a list:set.
 func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	a := c.Args
+	if strings.Contains(a[1], ",") {
+		// NAME,before|after,REF is the element with its position.
+		p := strings.SplitN(a[1], ",", 3)
+		if len(p) != 3 || (p[1] != "before" && p[1] != "after") {
+			return "", errorf("you must specify elements as setname,[before|after],setname")
+		}
+		for _, w := range a[2:] {
+			if w == "before" || w == "after" {
+				return "", syntaxf("%s already specified", w)
+			}
+		}
+		a = append([]string{a[0], p[0], p[1], p[2]}, a[2:]...)
+	}
 	member := st.Find(a[1])
+	notIn := func() *Error {
+		return &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", listEcho(a[1:]), s.Name), Status: StatusError, NotInSet: true}
+	}
 	switch {
 	case member == nil && c.Op == OpTest:
-		return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", strings.Join(a[1:], " "), s.Name), Status: StatusError, NotInSet: true}
+		return "", notIn()
 	case member == nil:
 		return "", errorf("Set to be added/deleted/tested as element does not exist.")
 	case member.Type.List && c.Op == OpAdd:
@@ -219,6 +329,12 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	if len(rest) >= 2 && (rest[0] == "before" || rest[0] == "after") {
 		pos, ref = rest[0], rest[1]
 		rest = rest[2:]
+		if st.Find(ref) == nil {
+			if c.Op == OpTest {
+				return "", notIn()
+			}
+			return "", errorf("The set to which you referred with 'before' or 'after' does not exist.")
+		}
 	}
 	if c.Op == OpAdd {
 		if err := parseEntryOptions(s, &tmpl, rest); err != nil {
@@ -233,6 +349,18 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		}
 		return -1
 	}
+	notAdded := errorf("The set to which you referred with 'before' or 'after' is not added to the set.")
+	// at reports whether the member is right before or after ref.
+	at := func() bool {
+		i, r := idx(a[1]), idx(ref)
+		if i < 0 || r < 0 {
+			return false
+		}
+		if pos == "before" {
+			return i+1 == r
+		}
+		return i == r+1
+	}
 	switch c.Op {
 	case OpAdd:
 		if idx(a[1]) >= 0 {
@@ -243,21 +371,27 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		}
 		en := tmpl
 		en.Elem = e
-		at := len(s.Entries)
+		where := len(s.Entries)
 		if pos != "" {
 			r := idx(ref)
 			if r < 0 {
-				return "", errorf("Set to be added/deleted/tested as element does not exist.")
+				return "", notAdded
 			}
-			at = r
+			where = r
 			if pos == "after" {
-				at = r + 1
+				where = r + 1
 			}
 		}
-		s.Entries = append(s.Entries[:at], append([]*Entry{&en}, s.Entries[at:]...)...)
+		s.Entries = append(s.Entries[:where], append([]*Entry{&en}, s.Entries[where:]...)...)
 		s.reindex()
 	case OpDel:
 		i := idx(a[1])
+		if pos != "" && !at() {
+			if c.Opts.Exist {
+				return "", nil
+			}
+			return "", notAdded
+		}
 		if i < 0 {
 			if c.Opts.Exist {
 				return "", nil
@@ -267,18 +401,28 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		s.Entries = append(s.Entries[:i], s.Entries[i+1:]...)
 		s.reindex()
 	case OpTest:
-		if idx(a[1]) < 0 {
-			return "", &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", strings.Join(a[1:], " "), s.Name), Status: StatusError, NotInSet: true}
+		if idx(a[1]) < 0 || (pos != "" && !at()) {
+			return "", notIn()
 		}
-		return fmt.Sprintf("Warning: %s is in set %s.\n", strings.Join(a[1:], " "), s.Name), nil
+		return fmt.Sprintf("Warning: %s is in set %s.\n", listEcho(a[1:]), s.Name), nil
 	}
 	return "", nil
+}
+
+// listEcho is a list:set element as ipset echoes it: "before" comes
+// out as "after".
+func listEcho(a []string) string {
+	out := append([]string(nil), a...)
+	if len(out) >= 3 && out[1] == "before" {
+		out[1] = "after"
+	}
+	return strings.Join(out, " ")
 }
 
 // Clone returns a deep copy of st (entries are shared: they are replaced,
 // never modified in place).
 func (st *State) Clone() *State {
-	c := &State{}
+	c := &State{Reserved: st.Reserved}
 	for _, s := range st.Sets {
 		n := *s
 		n.Entries = append([]*Entry(nil), s.Entries...)

@@ -23,6 +23,8 @@ type Type struct {
 	List     bool // list:set
 	// OptionalMAC: bitmap:ip,mac accepts elements without the MAC.
 	OptionalMAC bool
+	// Neutral: a hash type without family (hash:mac).
+	Neutral bool
 }
 
 // Net reports whether elements carry prefix lengths (and may be nomatch).
@@ -43,7 +45,7 @@ var types = []*Type{
 	{Name: "hash:ip,port,ip", Revision: 6, Dims: []Dim{DimIP, DimPort, DimIP}},
 	{Name: "hash:ip,port,net", Revision: 8, Dims: []Dim{DimIP, DimPort, DimNet}},
 	{Name: "hash:net,iface", Revision: 8, Dims: []Dim{DimNet, DimIface}},
-	{Name: "hash:mac", Revision: 1, Dims: []Dim{DimMAC}},
+	{Name: "hash:mac", Revision: 1, Dims: []Dim{DimMAC}, Neutral: true},
 	{Name: "hash:ip,mac", Revision: 1, Dims: []Dim{DimIP, DimMAC}},
 	{Name: "hash:net,net", Revision: 3, Dims: []Dim{DimNet, DimNet}},
 	{Name: "hash:net,port,net", Revision: 3, Dims: []Dim{DimNet, DimPort, DimNet}},

@@ -466,6 +466,9 @@ func (b *Batch) elemSeq(idx, typ int, flags uint16, fam Family, set string, time
 		if timeouts && v.Timeout != 0 {
 			b.e.u64(unix.NFTA_SET_ELEM_TIMEOUT, uint64(v.Timeout.Milliseconds()))
 		}
+		if v.Counter != nil && typ == unix.NFT_MSG_NEWSETELEM {
+			b.e.elemCounter(v.Counter)
+		}
 		if c := v.Comment; c != "" && typ == unix.NFT_MSG_NEWSETELEM {
 			c = c[:min(len(c), 254)] // one length byte, with the NUL
 			b.e.commentUdata(c)

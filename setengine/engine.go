@@ -75,7 +75,13 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 		}
 		for _, info := range infos {
 			s, ok := ipset.ParseHeader(info.Name, info.Comment)
-			if !ok || (o.names != nil && !o.names[s.Name] && !s.Type.List) {
+			if !ok {
+				continue
+			}
+			if o.names != nil && !o.names[s.Name] && !s.Type.List {
+				if s.Slot > 0 {
+					st.Reserved = append(st.Reserved, s.Slot)
+				}
 				continue
 			}
 			s.References = refs[info.Name]
@@ -88,6 +94,7 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 			st.Sets = append(st.Sets, s)
 		}
 	}
+	st.SortBySlot()
 	return st, nil
 }
 
@@ -257,10 +264,16 @@ func scope(cmds []*ipset.Command) loadOpts {
 			o.names[c.Args[0]] = true
 			if len(c.Args) > 1 {
 				o.names[c.Args[1]] = true // list:set members
+				for _, n := range strings.Split(c.Args[1], ",") {
+					o.names[n] = true // NAME,before|after,REF
+				}
 			}
-			for _, a := range c.Args[2:] {
+			for i, a := range c.Args[2:] {
 				if a == "before" || a == "after" {
 					o.refs = true
+					if 3+i < len(c.Args) {
+						o.names[c.Args[3+i]] = true // must exist
+					}
 				}
 			}
 		default:
@@ -319,8 +332,21 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 				errOut.WriteString(msg)
 			}
 			if ierr != nil {
-				ierr.Line = c.Line
-				return Result{Stdout: out.String(), Stderr: errOut.String()}, ierr
+				if ierr.Status != ipset.StatusUsage {
+					// ipset names no line for usage errors.
+					ierr.Line = c.Line
+				}
+				res := Result{Stdout: out.String(), Stderr: errOut.String()}
+				if len(cmds) == 1 && c.Line == 0 && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
+					// ipset adds (deletes) the elements of a range one
+					// by one and keeps what it did before an error.
+					if retry, err := e.commitPartial(old, st, genid); retry && attempt < 1000 {
+						continue
+					} else if err != nil {
+						return Result{}, kernelErr(err)
+					}
+				}
+				return res, ierr
 			}
 		}
 		for _, s := range st.Sets {
@@ -345,6 +371,24 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		afterCommit(e, old, st)
 		return Result{Stdout: out.String(), Stderr: errOut.String()}, nil
 	}
+}
+
+// commitPartial commits what a failed add or del changed before its
+// error; retry says the generation changed.
+func (e *Engine) commitPartial(old, st *ipset.State, genid uint32) (retry bool, err error) {
+	b := kernel.NewBatch()
+	diff(b, old, st)
+	if b.Len() == 0 {
+		return false, nil
+	}
+	err = e.Conn.Commit(b, genid)
+	if errors.Is(err, kernel.ErrGenerationChanged) {
+		return true, nil
+	}
+	if err == nil {
+		afterCommit(e, old, st)
+	}
+	return false, err
 }
 
 func kernelErr(err error) error {

@@ -40,10 +40,18 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		if s.Family == ipset.Inet6 {
 			fam = kernel.IPv6
 		}
-		if s.Type.List {
-			// Small, and read already (in stored order).
-			if st.WriteSetHead(w, c, s, i, len(s.Entries)) {
-				for _, en := range s.Entries {
+		entries := s.Entries
+		if s.Type.Bitmap {
+			// At most 65536 members, which ipset lists in order.
+			if err := e.readEntries(fam, s); err != nil {
+				return kernelErr(err), true
+			}
+			entries = s.Sorted()
+		}
+		if s.Type.List || s.Type.Bitmap {
+			// Small, and read already (list:set in stored order).
+			if st.WriteSetHead(w, c, s, i, len(entries)) {
+				for _, en := range entries {
 					ipset.WriteMember(w, c, s, en)
 				}
 				ipset.WriteSetEnd(w, c)

@@ -39,7 +39,8 @@ func (e *Engine) netRun(c *ipset.Command) (Result, error, bool) {
 			return Result{}, kernelErr(gerr), true
 		}
 		s, fam, found, herr := e.header(c.Args[0])
-		if herr != nil || !found || !s.Type.Net() || s.Concat() || s.HasTimeout {
+		// counters and skbinfo are kept per element by the general path
+		if herr != nil || !found || !s.Type.Net() || s.Concat() || s.HasTimeout || s.Counters || s.SkbInfo {
 			return Result{}, nil, false
 		}
 		if m, err := e.hasMarker(fam, s); err != nil || m {

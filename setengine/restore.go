@@ -64,8 +64,8 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		werr := ipset.EachRestoreCommand(text, func(c *ipset.Command) *ipset.Error {
 			c.Opts.Exist = c.Opts.Exist || exist
 			ierr := r.exec(c)
-			if ierr != nil && ierr != errFallback {
-				ierr.Line = c.Line
+			if ierr != nil && ierr != errFallback && ierr.Status != ipset.StatusUsage {
+				ierr.Line = c.Line // usage errors name no line, as ipset's
 			}
 			return ierr
 		})
@@ -267,6 +267,10 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 			if !ipset.BulkSupported(s) {
 				return errFallback
 			}
+			// the first slot free among the sets in the kernel too, as
+			// ipset's create takes it (listing order)
+			all := &ipset.State{Sets: append(append([]*ipset.Set(nil), r.known.Sets...), r.st.Sets[:n]...)}
+			s.Slot = all.FreeSlot()
 			r.bulks[s.Name] = ipset.NewBulk(s)
 		}
 	case ipset.OpAdd:

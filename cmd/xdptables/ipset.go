@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/xdptables/xdptables/ipset"
@@ -17,7 +19,10 @@ import (
 func ipsetMain(_ string, args []string) int {
 	cmd, perr := ipset.ParseArgs(args)
 	if perr != nil {
-		fmt.Fprint(os.Stderr, ipset.Format(perr))
+		// ipset takes -q wherever it is, even after what it fails on.
+		if !slices.ContainsFunc(args, func(a string) bool { return a == "-q" || a == "-quiet" || a == "--quiet" }) {
+			fmt.Fprint(os.Stderr, ipset.Format(perr))
+		}
 		return perr.Status
 	}
 	quiet := cmd.Opts.Quiet
@@ -34,7 +39,18 @@ func ipsetMain(_ string, args []string) int {
 		fmt.Printf("ipset v%s, protocol version: 7\n", ipset.Version)
 		return 0
 	case ipset.OpHelp:
-		fmt.Print(ipset.Help())
+		if len(cmd.Args) == 0 {
+			fmt.Print(ipset.Help())
+			return 0
+		}
+		text, herr := ipset.TypeHelp(cmd.Args[0])
+		if herr != nil {
+			// ipset reports the error before it prints the help.
+			rc := fail(herr)
+			fmt.Print(text)
+			return rc
+		}
+		fmt.Print(text)
 		return 0
 	case ipset.OpRestore:
 		in := io.Reader(os.Stdin)
@@ -71,7 +87,7 @@ func ipsetMain(_ string, args []string) int {
 	if (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
 		f, ferr := os.Create(cmd.Opts.File)
 		if ferr != nil {
-			return fail(&ipset.Error{Msg: "Cannot open file " + cmd.Opts.File, Status: ipset.StatusError})
+			return fail(&ipset.Error{Msg: "Cannot open " + cmd.Opts.File + " for writing: " + strerror(ferr), Status: ipset.StatusError})
 		}
 		defer f.Close()
 		out = f
@@ -114,10 +130,10 @@ func ipsetMain(_ string, args []string) int {
 	}
 	if err != nil {
 		// a restore that cannot reach the kernel fails at its first line
-		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpRestore && e.Line == 0 && len(cmds) > 0 && cmds[0].Line > 0 {
+		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpRestore && e.Line == 0 && e.Status != ipset.StatusUsage && len(cmds) > 0 && cmds[0].Line > 0 {
 			e.Line = cmds[0].Line
 		}
-		if e, ok := err.(*ipset.Error); ok && cmd.Op == ipset.OpTest && e.NotInSet {
+		if e, ok := err.(*ipset.Error); ok && (cmd.Op == ipset.OpTest || cmd.Op == ipset.OpRestore) && e.NotInSet {
 			// "X is NOT in set Y." has no prefix.
 			if !quiet {
 				fmt.Fprintln(os.Stderr, e.Msg)
@@ -127,4 +143,18 @@ func ipsetMain(_ string, args []string) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// strerror is the C library's text for the error behind err
+// ("No such file or directory").
+func strerror(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	m := err.Error()
+	if m == "" {
+		return m
+	}
+	return strings.ToUpper(m[:1]) + m[1:]
 }
