@@ -104,6 +104,11 @@ func listenTCP(t *testing.T, ns *netns.NS, port int) {
 			t.Fatal(err)
 		}
 	})
+	acceptAndClose(t, l)
+}
+
+// acceptAndClose accepts and closes connections on l until the test ends.
+func acceptAndClose(t *testing.T, l net.Listener) {
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {

@@ -76,16 +76,7 @@ func listenTransparent(t *testing.T, p *pktPair, port int) {
 			t.Fatal(err)
 		}
 	})
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	acceptAndClose(t, l)
 }
 
 // dialShort tries one connection with a short timeout.

@@ -127,16 +127,7 @@ func listenTCP6(t *testing.T, ns *netns.NS, port int) {
 			t.Fatal(err)
 		}
 	})
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	acceptAndClose(t, l)
 }
 
 func tcpVerdict6(t *testing.T, ns *netns.NS, port int) string {
