@@ -217,6 +217,9 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 	if err := parseEntryOptions(s, &tmpl, args[2:]); err != nil {
 		return err, true
 	}
+	if tmpl.GotPackets || tmpl.GotBytes || tmpl.HasMark || tmpl.HasPrio || tmpl.HasQueue {
+		return nil, false // counters and skbinfo values: the general path keeps them
+	}
 	at := bulkAttr{timeout: tmpl.Timeout, nomatch: tmpl.Nomatch}
 	if s.Comment && tmpl.Comment != "" {
 		at.cOff, at.cLen = uint32(len(b.texts)), uint8(len(tmpl.Comment))
