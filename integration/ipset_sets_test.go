@@ -158,3 +158,30 @@ func TestIpsetListSet(t *testing.T) {
 		p.run("", l)
 	}
 }
+
+// TestIpsetSwapInUseOtherHeader: the blocklist update with a new set of
+// another size (maxelem, hashsize) while rules use the old one: the rules
+// stay where they were, with their counters, and match the new members.
+func TestIpsetSwapInUseOtherHeader(t *testing.T) {
+	p := newIpsetPair(t, "iso")
+	for _, l := range []string{
+		"ipset create bl hash:net hashsize 1024", "ipset add bl 198.51.100.0/24",
+		"iptables -A INPUT -p tcp -m multiport --dports 22,80 -j ACCEPT",
+		"iptables -A INPUT -m set --match-set bl src -j DROP",
+		"iptables -A INPUT -p tcp -m set --match-set bl dst -m multiport --dports 1,2 -j REJECT",
+		"iptables -A INPUT -j ACCEPT",
+		"ipset create bl2 hash:net hashsize 4096 maxelem 200000", "ipset add bl2 203.0.113.0/24",
+		"ipset swap bl2 bl", "ipset -t list bl", "ipset destroy bl2", "iptables -S INPUT",
+		"iptables -C INPUT -m set --match-set bl src -j DROP", "ipset test bl 203.0.113.7",
+	} {
+		p.run("", l)
+	}
+	p.run("create tmp hash:net maxelem 300000\nadd tmp 198.18.0.0/16\nswap tmp bl\ndestroy tmp\n", "ipset restore")
+	p.run("", "ipset -t list bl")
+	p.run("", "iptables -S INPUT")
+	p.run("", "ipset test bl 198.18.1.1")
+	// counters stay with the rules
+	p.run("*filter\n:INPUT ACCEPT [0:0]\n[7:700] -A INPUT -m set --match-set bl src -j DROP\n[3:300] -A INPUT -j ACCEPT\nCOMMIT\n", "iptables-restore -c")
+	p.run("create tmp2 hash:net maxelem 400000\nadd tmp2 198.51.100.0/24\nswap tmp2 bl\ndestroy tmp2\n", "ipset restore")
+	p.run("", "iptables -S INPUT -v")
+}

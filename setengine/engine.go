@@ -356,8 +356,14 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 				}
 			}
 		}
+		pre, post, rerr := e.rebind(old, st)
+		if rerr != nil {
+			return Result{}, kernelErr(rerr)
+		}
 		b := kernel.NewBatch()
+		pre(b)
 		diff(b, old, st)
+		post(b)
 		if b.Len() == 0 {
 			return Result{Stdout: out.String(), Stderr: errOut.String()}, nil
 		}
