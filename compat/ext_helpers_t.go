@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"fmt"
 	"math/bits"
 	"net/netip"
 	"strconv"
@@ -219,17 +218,6 @@ func tgPortByName(s string) (uint16, bool) {
 	}
 	return ServicePort(s, "")
 }
-
-// tgAddrString prints an address as inet_ntop does.
-func tgAddrString(a netip.Addr) string {
-	if !a.IsValid() {
-		return "0.0.0.0"
-	}
-	return a.String()
-}
-
-// tgHex prints v as printf("0x%x").
-func tgHex(v uint32) string { return fmt.Sprintf("0x%x", v) }
 
 // Helpers shared by the NftExprs methods of the targets.
 

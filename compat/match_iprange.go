@@ -14,7 +14,6 @@ type IPRangeMatch struct {
 	DstMin, DstMax netip.Addr
 	SrcInv, DstInv bool
 	HasSrc, HasDst bool
-	warn           func(string)
 }
 
 const (

@@ -147,16 +147,15 @@ type parser struct {
 	// keepInvert is set while handling a "!" word.
 	keepInvert bool
 
-	rule       *Rule
-	exts       []*loadedExt // matches in order
-	target     *loadedExt
-	jumpto     string
-	protoName  string // the -p argument, lower-cased
-	protoUsed  bool
-	srcSpec    string
-	dstSpec    string
-	tableSet   bool
-	policyWord string
+	rule      *Rule
+	exts      []*loadedExt // matches in order
+	target    *loadedExt
+	jumpto    string
+	protoName string // the -p argument, lower-cased
+	protoUsed bool
+	srcSpec   string
+	dstSpec   string
+	tableSet  bool
 }
 
 // Parse parses the words of one iptables command (without the program

@@ -3,6 +3,7 @@ package integration
 import (
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/xdptables/xdptables/integration/netns"
@@ -37,4 +38,9 @@ func TestCanonMatchesSave(t *testing.T) {
 
 func normalizeProg(s string) string {
 	return regexpReplace(s, `iptables(-nft)?-save`, "iptables-save")
+}
+
+// regexpReplace replaces every match of pattern in s.
+func regexpReplace(s, pattern, repl string) string {
+	return regexp.MustCompile(pattern).ReplaceAllString(s, repl)
 }

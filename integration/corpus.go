@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 )
 
@@ -140,9 +139,4 @@ func WriteGolden(path string, gs []Golden) error {
 		b.WriteByte('\n')
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// regexpReplace replaces every match of pattern in s.
-func regexpReplace(s, pattern, repl string) string {
-	return regexp.MustCompile(pattern).ReplaceAllString(s, repl)
 }

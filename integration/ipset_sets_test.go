@@ -12,11 +12,10 @@ import (
 // ipsetPair runs the same commands with the reference tools and ours,
 // each in its own namespace, and compares output and exit status.
 type ipsetPair struct {
-	t        *testing.T
-	ref, me  *netns.NS
-	ours     map[string]string // tool → our binary
-	compare  func(string) string
-	failures int
+	t       *testing.T
+	ref, me *netns.NS
+	ours    map[string]string // tool → our binary
+	compare func(string) string
 }
 
 func newIpsetPair(t *testing.T, tag string) *ipsetPair {

@@ -356,9 +356,6 @@ func (b *Bulk) EntryChanges(dels bool) iter.Seq[*nftables.SetElement] {
 	}
 }
 
-// attrsOf sets the timeout and comment of record i on el, as Set.attrs.
-func (b *Bulk) attrsOf(i int, el *nftables.SetElement) { b.setAttrs(b.attrs[i], el) }
-
 // setAttrs sets the timeout and comment of a on el, as Set.attrs.
 func (b *Bulk) setAttrs(a bulkAttr, el *nftables.SetElement) {
 	el.Timeout, el.Comment = 0, ""

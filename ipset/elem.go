@@ -528,11 +528,6 @@ func portNumber(t, pname string) (uint16, *Error) {
 	return uint16(v), nil
 }
 
-// portErr is portNumber's message for text that is no port at all.
-func portErr(t, pname string) *Error {
-	return &Error{Msg: "Syntax error: '" + t + "' is invalid as number\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
-}
-
 var icmpNames = []struct {
 	name string
 	v    uint16

@@ -36,27 +36,28 @@ func (c *Conn) Set(fam Family, name string) (info SetInfo, ok bool, err error) {
 	if err != nil {
 		return SetInfo{}, false, fmt.Errorf("get set %s: %w", name, err)
 	}
-	for _, m := range msgs {
-		ad, err := decoder(m)
-		if err != nil {
-			return SetInfo{}, false, err
-		}
-		for ad.Next() {
-			switch ad.Type() {
-			case unix.NFTA_SET_NAME:
-				info.Name = ad.String()
-			case nftaSetHandle:
-				info.Handle = ad.Uint64()
-			case unix.NFTA_SET_USERDATA:
-				info.Comment = udataString(ad.Bytes(), 7)
-			}
-		}
-		if err := ad.Err(); err != nil {
-			return SetInfo{}, false, err
-		}
-		return info, info.Name == name, nil
+	if len(msgs) == 0 {
+		return SetInfo{}, false, nil
 	}
-	return SetInfo{}, false, nil
+	// a GETSET of one set is answered with one message
+	ad, err := decoder(msgs[0])
+	if err != nil {
+		return SetInfo{}, false, err
+	}
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.NFTA_SET_NAME:
+			info.Name = ad.String()
+		case nftaSetHandle:
+			info.Handle = ad.Uint64()
+		case unix.NFTA_SET_USERDATA:
+			info.Comment = udataString(ad.Bytes(), 7)
+		}
+	}
+	if err := ad.Err(); err != nil {
+		return SetInfo{}, false, err
+	}
+	return info, info.Name == name, nil
 }
 
 // GetSetElement asks the kernel for the element of set that matches key

@@ -51,7 +51,6 @@ type ChainState struct {
 
 	// changes to commit
 	create        bool // create the chain
-	recreate      bool // restore in flush mode: delete and create anew
 	policySet     bool // send policy and counters
 	countersSet   bool // send counters only (-Z)
 	deleted       bool
