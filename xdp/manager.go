@@ -359,12 +359,10 @@ func (m *Manager) Update(in *Input) error {
 	}
 	defer p.Close()
 	for _, l := range st.Links {
-		lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil)
-		if err != nil {
+		missing, err := m.replaceProgram(l, p.prog)
+		if missing {
 			return fmt.Errorf("xdp: link of %s: %w", l.Name, err)
 		}
-		err = lk.Update(p.prog)
-		lk.Close()
 		if err != nil {
 			return fmt.Errorf("xdp: replacing the program on %s: %w", l.Name, err)
 		}
@@ -549,12 +547,8 @@ func (m *Manager) Attach(ifname string, mode Mode, in *Input) (Mode, error) {
 	}
 	st.Links[len(st.Links)-1].Mode = used
 	for _, l := range st.Links[:len(st.Links)-1] {
-		if other, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil); err == nil {
-			err = other.Update(p.prog)
-			other.Close()
-			if err != nil {
-				return "", fmt.Errorf("xdp: updating %s: %w", l.Name, err)
-			}
+		if missing, err := m.replaceProgram(l, p.prog); !missing && err != nil {
+			return "", fmt.Errorf("xdp: updating %s: %w", l.Name, err)
 		}
 	}
 	return used, m.save(st)
@@ -697,6 +691,17 @@ func Active() bool {
 	return err == nil
 }
 
+// replaceProgram swaps prog in on l's pinned link; missing says there is
+// no such link (it went with its interface), err then says why.
+func (m *Manager) replaceProgram(l Attachment, prog *ebpf.Program) (missing bool, err error) {
+	lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil)
+	if err != nil {
+		return true, err
+	}
+	defer lk.Close()
+	return false, lk.Update(prog)
+}
+
 // Pause makes every attached interface pass every packet until the next
 // Update, before a command commits a change of the rules: should the
 // command die between its commit and its Update, XDP must not go on
@@ -730,13 +735,8 @@ func (m *Manager) Pause(fam compat.Family, from int) error {
 	}
 	defer pass.Close()
 	for _, l := range st.Links {
-		lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil)
-		if err != nil {
-			continue // gone with its interface
-		}
-		err = lk.Update(pass)
-		lk.Close()
-		if err != nil {
+		// a missing link went with its interface
+		if missing, err := m.replaceProgram(l, pass); !missing && err != nil {
 			return fmt.Errorf("xdp: pause on %s: %w", l.Name, err)
 		}
 	}
@@ -761,13 +761,7 @@ func (m *Manager) Disable() error {
 	}
 	defer p.Close()
 	for _, l := range st.Links {
-		lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil)
-		if err != nil {
-			continue
-		}
-		err = lk.Update(p.prog)
-		lk.Close()
-		if err != nil {
+		if missing, err := m.replaceProgram(l, p.prog); !missing && err != nil {
 			return m.Reset()
 		}
 	}
