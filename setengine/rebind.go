@@ -96,18 +96,17 @@ func usesAny(r kernel.Rule, sets map[string]bool) bool {
 // check (NFTA_RULE_COMPAT, which the kernel does not list back), from the
 // rule text kept in its userdata.
 func ruleCompat(fam kernel.Family, r kernel.Rule) *kernel.RuleCompat {
-	spec, ok := translate.StoredSpec(r.UserData)
-	table, chain, ok2 := translate.SplitChainName(r.Chain)
-	if !ok || !ok2 {
+	table, chain, ok := translate.SplitChainName(r.Chain)
+	if !ok {
 		return nil
 	}
 	f := compat.IPv4
 	if fam == kernel.IPv6 {
 		f = compat.IPv6
 	}
-	cmd, err := compat.Parse(f, append([]string{"-A", chain}, compat.RestoreWords(spec)...), compat.ParseOptions{Table: table})
-	if err != nil || len(cmd.Rules) != 1 {
+	cr, err := translate.StoredRule(f, table, chain, r.UserData)
+	if err != nil {
 		return nil
 	}
-	return &kernel.RuleCompat{Proto: uint32(cmd.Rules[0].Proto), Invert: cmd.Rules[0].ProtoInv}
+	return &kernel.RuleCompat{Proto: uint32(cr.Proto), Invert: cr.ProtoInv}
 }

@@ -226,15 +226,10 @@ var ErrForeign = errors.New("rule was not written by xdptables")
 // against the kernel's expressions. The counter values are taken from
 // the kernel's counter expression.
 func FromKernel(f compat.Family, table, chain string, exprs []expr.Any, userdata []byte) (*compat.Rule, error) {
-	spec, ok := specText(userdata)
-	if !ok {
-		return nil, ErrForeign
+	r, err := StoredRule(f, table, chain, userdata)
+	if err != nil {
+		return nil, err
 	}
-	cmd, err := compat.Parse(f, append([]string{"-A", chain}, compat.RestoreWords(spec)...), compat.ParseOptions{Table: table})
-	if err != nil || len(cmd.Rules) != 1 {
-		return nil, ErrForeign
-	}
-	r := cmd.Rules[0]
 	renamedTarget(table, r, exprs)
 	want, err := ExprsIn(table, chain, r)
 	if err != nil {
@@ -253,6 +248,21 @@ func FromKernel(f compat.Family, table, chain string, exprs []expr.Any, userdata
 		r.Counters = &compat.Counters{Packets: counter.Packets, Bytes: counter.Bytes}
 	}
 	return r, nil
+}
+
+// StoredRule parses the rule text UserData stored, without checking it
+// against the kernel's expressions (FromKernel does); ErrForeign when
+// there is none or it does not parse as one rule.
+func StoredRule(f compat.Family, table, chain string, userdata []byte) (*compat.Rule, error) {
+	spec, ok := specText(userdata)
+	if !ok {
+		return nil, ErrForeign
+	}
+	cmd, err := compat.Parse(f, append([]string{"-A", chain}, compat.RestoreWords(spec)...), compat.ParseOptions{Table: table})
+	if err != nil || len(cmd.Rules) != 1 {
+		return nil, ErrForeign
+	}
+	return cmd.Rules[0], nil
 }
 
 // renamedTarget follows a rename of r's jump/goto target: `iptables -E`
