@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
@@ -30,15 +29,16 @@ const (
 
 // pktPair is a client and a server namespace joined by a veth pair.
 type pktPair struct {
-	client, server *netns.NS
+	client, server       *netns.NS
+	clientDev, serverDev string // the veth ends
 }
 
 func newPktPair(t *testing.T, tag string) *pktPair {
 	t.Helper()
-	p := &pktPair{client: netns.New(t, tag+"c"), server: netns.New(t, tag+"s")}
 	// veth names must be unique on the host while being created
 	a := fmt.Sprintf("xa%d%s", os.Getpid()%100000, tag)
 	b := fmt.Sprintf("xb%d%s", os.Getpid()%100000, tag)
+	p := &pktPair{client: netns.New(t, tag+"c"), server: netns.New(t, tag+"s"), clientDev: a, serverDev: b}
 	mustRun(t, nil, "ip", "link", "add", a, "netns", p.client.Name, "type", "veth", "peer", "name", b, "netns", p.server.Name)
 	mustRun(t, p.client, "ip", "addr", "add", pktClient+"/24", "dev", a)
 	mustRun(t, p.server, "ip", "addr", "add", pktServer+"/24", "dev", b)
@@ -271,7 +271,7 @@ func TestPacketsFragmentsA(t *testing.T) {
 			args, _ := ShellWords(r.rule)
 			mustRun(t, p.server, append([]string{tool, "-t", "raw", "-A", "PREROUTING"}, args...)...)
 		}
-		inNS(t, p.client, func() { sendFragment(t) })
+		inNS(t, p.client, func() { sendFragmentProto(t, unix.IPPROTO_ICMP) })
 		time.Sleep(200 * time.Millisecond)
 		got[label] = ruleCounters(t, p.server, tool, "raw", "PREROUTING")
 	}
@@ -279,31 +279,5 @@ func TestPacketsFragmentsA(t *testing.T) {
 		if got["ref"][i] != got["ours"][i] || got["ours"][i] != r.want {
 			t.Errorf("%s: reference %d, xdptables %d, want %d", r.rule, got["ref"][i], got["ours"][i], r.want)
 		}
-	}
-}
-
-// sendFragment writes one IPv4 packet, protocol ICMP, fragment offset 64
-// bytes, 16 data bytes of 'A', through a raw socket.
-func sendFragment(t *testing.T) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_RAW)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	pkt := make([]byte, 20+16)
-	pkt[0] = 0x45
-	binary.BigEndian.PutUint16(pkt[2:], uint16(len(pkt)))
-	binary.BigEndian.PutUint16(pkt[4:], 0x1234)
-	binary.BigEndian.PutUint16(pkt[6:], 8) // offset 8 × 8 bytes, no MF
-	pkt[8], pkt[9] = 64, 1
-	copy(pkt[12:], net.ParseIP(pktClient).To4())
-	copy(pkt[16:], net.ParseIP(pktServer).To4())
-	for i := 20; i < len(pkt); i++ {
-		pkt[i] = 'A'
-	}
-	sa := &unix.SockaddrInet4{}
-	copy(sa.Addr[:], net.ParseIP(pktServer).To4())
-	if err := unix.Sendto(fd, pkt, 0, sa); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"time"
 )
@@ -70,9 +69,8 @@ func TestPacketsHLDec(t *testing.T) {
 			tool6 = "ip6tables-nft"
 		}
 		p := newPktPair(t, "hl"+label[:1])
-		id := os.Getpid() % 100000
-		mustRun(t, p.client, "ip", "-6", "addr", "add", "2001:db8:77::1/64", "dev", fmt.Sprintf("xa%dhl%s", id, label[:1]), "nodad")
-		mustRun(t, p.server, "ip", "-6", "addr", "add", "2001:db8:77::2/64", "dev", fmt.Sprintf("xb%dhl%s", id, label[:1]), "nodad")
+		mustRun(t, p.client, "ip", "-6", "addr", "add", "2001:db8:77::1/64", "dev", p.clientDev, "nodad")
+		mustRun(t, p.server, "ip", "-6", "addr", "add", "2001:db8:77::2/64", "dev", p.serverDev, "nodad")
 		loadRules(t, p.server, tool6, []string{
 			"-t mangle -A PREROUTING -p ipv6-icmp --icmpv6-type echo-request -j HL --hl-dec 60",
 			"-A INPUT -p ipv6-icmp -m hl --hl-eq 4",
