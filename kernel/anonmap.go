@@ -98,29 +98,3 @@ func (r *Rule) BindsObjects() bool {
 	})
 	return found
 }
-
-// ReinsertRule adds r, a rule read from the kernel, again as it was read:
-// its expressions byte for byte (counters included) and its userdata,
-// right before the rule with handle before, or at the end of its chain
-// when before is 0. compat is as for ZeroRuleCounter. Sets the rule looks
-// up are found by name when the batch commits, so a set deleted and made
-// again earlier in the batch is the one the rule gets.
-func (b *Batch) ReinsertRule(r Rule, before uint64, compat *RuleCompat) int {
-	kind, flags := OpRuleInsert, uint16(unix.NLM_F_CREATE)
-	if before == 0 {
-		kind, flags = OpRuleAppend, unix.NLM_F_CREATE|unix.NLM_F_APPEND
-	}
-	idx := b.addOp(Op{Kind: kind, Family: r.Family, Chain: r.Chain, Handle: before})
-	if r.rawExprs == nil {
-		return b.fail(idx, fmt.Errorf("ReinsertRule needs a rule read from the kernel"))
-	}
-	off := b.msg(idx, unix.NFT_MSG_NEWRULE, flags, r.Family)
-	b.e.str(unix.NFTA_RULE_TABLE, TableName)
-	b.e.str(unix.NFTA_RULE_CHAIN, r.Chain)
-	if before != 0 {
-		b.e.u64(unix.NFTA_RULE_POSITION, before)
-	}
-	b.e.bytes(unix.NFTA_RULE_EXPRESSIONS|unix.NLA_F_NESTED, r.rawExprs)
-	b.ruleTail(r.UserData, compat)
-	return b.done(idx, off)
-}
