@@ -2,6 +2,7 @@ package xdp
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -89,5 +90,22 @@ func TestClassifierSets(t *testing.T) {
 			}
 		}
 		p.Close()
+	}
+}
+
+// TestClassifierReturnNomatch: a -m set rule with --return-nomatch ends
+// the XDP run (nftables alone evaluates it: it looks up the set's
+// nomatch set, which XDP does not mirror), with or without !.
+func TestClassifierReturnNomatch(t *testing.T) {
+	s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
+	for _, spec := range []string{"-m set --match-set bl src --return-nomatch -j DROP", "-m set ! --match-set bl src --return-nomatch -j ACCEPT"} {
+		rules := parseRules(t, compat.IPv4, "-s 198.18.0.0/16 -j DROP", spec, "-s 198.19.0.0/16 -j DROP")
+		c, err := CompileSets(rules, nil, nil, func(string) *ipset.Set { return s })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Run4 != 1 || c.Stop4 == nil || c.Stop4.Pos != 1 || !strings.Contains(c.Stop4.Reason, "return-nomatch") {
+			t.Errorf("%s: run %d stop %v", spec, c.Run4, c.Stop4)
+		}
 	}
 }

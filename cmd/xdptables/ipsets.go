@@ -44,6 +44,10 @@ func setInfo(name string, s *ipset.Set) compat.SetInfo {
 	if s.Family == ipset.Inet6 {
 		info.Family = compat.IPv6
 	}
+	if s.Type.Net() {
+		n := s.NomatchNftSet()
+		info.Nomatch = &n
+	}
 	for _, d := range s.Type.Dims {
 		switch d {
 		case ipset.DimIP, ipset.DimNet:
