@@ -160,7 +160,8 @@ func (c *Command) checkArgs() *Error {
 		return usagef("Missing mandatory argument to command %s", c.Op)
 	}
 	if m, ok := argsMax[c.Op]; ok && n > m {
-		return usagef("Unknown argument: `%s'", c.Args[m])
+		// (an unknown option is "Unknown argument: `X'")
+		return usagef("Unknown argument %s", c.Args[m])
 	}
 	for _, a := range c.Args[:min(n, 2)] {
 		if (c.Op != OpHelp) && len(a) > 31 && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
@@ -224,6 +225,9 @@ func ParseRestore(text string) ([]*Command, *Error) {
 func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 	var c Command
 	var args []string
+	// Global options on a line (-exist, -t, -o save, -q, …) stay set for
+	// the lines after it: ipset keeps them in its session.
+	var sticky Command
 	var prev struct { // the command before, for the -exist of a run
 		op    Op
 		set   string
@@ -250,10 +254,9 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		}
 		// Global options may come before the command, as on the
 		// command line (-exist, -!).
-		var lineOpts Command
 		kept := args[:0] // in place: an option's argument is read before its slot is written
 		for j := 0; j < len(args); j++ {
-			handled, err := lineOpts.globalOption(args, &j)
+			handled, err := sticky.globalOption(args, &j)
 			if err != nil {
 				return err
 			}
@@ -274,7 +277,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 				return usagef("Unknown argument: `%s'", a)
 			}
 		}
-		c = Command{Op: op, Opts: lineOpts.Opts, Args: args[1:], Line: i + 1}
+		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1}
 		// ipset sends a run of adds (or dels) to one set as one message,
 		// whose flags are the first command's: a later command's own
 		// -exist counts for nothing

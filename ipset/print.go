@@ -160,21 +160,22 @@ func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool
 
 // WriteMember prints one member of s.
 func WriteMember(b StringWriter, c *Command, s *Set, en *Entry) {
+	elem := s.formatElem(en.Elem, c.Opts.Resolve)
 	switch OutputMode(c) {
 	case OutputSave:
-		b.WriteString("add " + s.Name + " " + s.FormatElem(en.Elem))
+		b.WriteString("add " + s.Name + " " + elem)
 		if o := s.EntryOptions(en); len(o) > 0 {
 			b.WriteString(" " + strings.Join(o, " "))
 		}
 		b.WriteString("\n")
 	case OutputPlain:
-		b.WriteString(s.FormatElem(en.Elem))
+		b.WriteString(elem)
 		if o := s.EntryOptions(en); len(o) > 0 {
 			b.WriteString(" " + strings.Join(o, " "))
 		}
 		b.WriteString("\n")
 	default:
-		b.WriteString("<member><elem>" + s.FormatElem(en.Elem) + "</elem>" + xmlOptions(s.EntryOptions(en)) + "</member>\n")
+		b.WriteString("<member><elem>" + elem + "</elem>" + xmlOptions(s.EntryOptions(en)) + "</member>\n")
 	}
 }
 
@@ -218,7 +219,7 @@ func (st *State) Select(c *Command) ([]*Set, *Error) {
 // for c: a set with one address dimension and no per-entry options but
 // nomatch, listed unsorted.
 func FastMembers(c *Command, s *Set) bool {
-	return !c.Opts.Sorted && len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
+	return !c.Opts.Sorted && !c.Opts.Resolve && len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
 		(s.Type.Dims[0] == DimIP || s.Type.Dims[0] == DimNet) &&
 		!s.HasTimeout && !s.Counters && !s.Comment && !s.SkbInfo
 }

@@ -402,6 +402,7 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 					// ipset names no line for usage errors.
 					ierr.Line = c.Line
 				}
+				ierr.Quiet = c.Opts.Quiet
 				res := Result{Stdout: out.String(), Stderr: errOut.String()}
 				if len(cmds) == 1 && c.Line == 0 && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
 					// ipset adds (deletes) the elements of a range one

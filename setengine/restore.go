@@ -67,6 +67,9 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 			if ierr != nil && ierr != errFallback && ierr.Status != ipset.StatusUsage {
 				ierr.Line = c.Line // usage errors name no line, as ipset's
 			}
+			if ierr != nil && ierr != errFallback {
+				ierr.Quiet = c.Opts.Quiet
+			}
 			return ierr
 		})
 		if r.err != nil {

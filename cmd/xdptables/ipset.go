@@ -27,6 +27,9 @@ func ipsetMain(_ string, args []string) int {
 	}
 	quiet := cmd.Opts.Quiet
 	fail := func(err error) int {
+		if e, ok := err.(*ipset.Error); ok && e.Quiet {
+			quiet = true
+		}
 		if !quiet {
 			fmt.Fprint(os.Stderr, ipset.Format(err))
 		}
@@ -135,7 +138,7 @@ func ipsetMain(_ string, args []string) int {
 		}
 		if e, ok := err.(*ipset.Error); ok && (cmd.Op == ipset.OpTest || cmd.Op == ipset.OpRestore) && e.NotInSet {
 			// "X is NOT in set Y." has no prefix.
-			if !quiet {
+			if !quiet && !e.Quiet {
 				fmt.Fprintln(os.Stderr, e.Msg)
 			}
 			return e.Status
