@@ -22,6 +22,12 @@ const (
 	OpRename  Op = "rename"
 	OpVersion Op = "version"
 	OpHelp    Op = "help"
+	// OpQuit ends interactive mode and a restore (elsewhere it does
+	// nothing).
+	OpQuit Op = "quit"
+	// OpInteractive ("-") reads commands from stdin, one per line, each
+	// run on its own, with a prompt.
+	OpInteractive Op = "-"
 )
 
 var opAliases = map[string]Op{
@@ -38,6 +44,7 @@ var opAliases = map[string]Op{
 	"rename": OpRename, "e": OpRename, "-E": OpRename, "--rename": OpRename,
 	"version": OpVersion, "-v": OpVersion, "-V": OpVersion, "--version": OpVersion,
 	"help": OpHelp, "-h": OpHelp, "--help": OpHelp, "-H": OpHelp,
+	"quit": OpQuit, "-": OpInteractive,
 }
 
 // Output modes of list and save.
@@ -57,6 +64,23 @@ type Options struct {
 	Quiet   bool
 	Resolve bool
 	File    string
+}
+
+// Merge sets in o what n sets: the global options of a later line of a
+// restore or of interactive mode add to those before it.
+func (o *Options) Merge(n Options) {
+	o.Exist = o.Exist || n.Exist
+	o.Terse = o.Terse || n.Terse
+	o.Names = o.Names || n.Names
+	o.Sorted = o.Sorted || n.Sorted
+	o.Quiet = o.Quiet || n.Quiet
+	o.Resolve = o.Resolve || n.Resolve
+	if n.Output != "" {
+		o.Output = n.Output
+	}
+	if n.File != "" {
+		o.File = n.File
+	}
 }
 
 // Command is one parsed ipset command.
@@ -288,7 +312,10 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		if len(c.Args) > 0 {
 			prev.set = c.Args[0]
 		}
-		if op == OpRestore || op == OpVersion || op == OpHelp {
+		if op == OpQuit {
+			return nil // the lines after it are not read
+		}
+		if op == OpRestore || op == OpVersion || op == OpHelp || op == OpInteractive {
 			return usagef("Command `%s' is invalid in restore mode.", op)
 		}
 		if err := c.checkArgs(); err != nil {

@@ -110,9 +110,10 @@ func MembersNeedCount(c *Command) bool {
 	return OutputMode(c) != OutputSave && !c.Opts.Names
 }
 
-// WantMembers reports whether c prints members at all.
+// WantMembers reports whether c prints members at all (save mode
+// prints them whatever -name and -terse say).
 func WantMembers(c *Command) bool {
-	return !c.Opts.Names && (!c.Opts.Terse || OutputMode(c) == OutputSave)
+	return OutputMode(c) == OutputSave || !c.Opts.Names && !c.Opts.Terse
 }
 
 // WriteSetHead prints what comes before the members of the i-th set
@@ -121,9 +122,9 @@ func WantMembers(c *Command) bool {
 func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool {
 	switch OutputMode(c) {
 	case OutputSave:
-		// With -n, save mode prints the create lines alone.
+		// (-name and -terse change nothing in save mode)
 		b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ") + "\n")
-		return !c.Opts.Names
+		return true
 	case OutputPlain:
 		if c.Opts.Names {
 			b.WriteString(s.Name + "\n")
