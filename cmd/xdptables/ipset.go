@@ -112,7 +112,7 @@ func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int
 	case ipset.OpRestore:
 		in := stdin
 		size := 0
-		if cmd.Opts.File != "" && cmd.Opts.File != "-" {
+		if cmd.Opts.File != "" { // ("-" is a file name here, as for ipset)
 			f, err := os.Open(cmd.Opts.File)
 			if err != nil {
 				return ipset.StatusNoInput
@@ -125,9 +125,9 @@ func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int
 		}
 		var text strings.Builder
 		text.Grow(size + 512)
-		if _, err := io.Copy(&text, in); err != nil {
-			return ipset.StatusNoInput
-		}
+		// ipset reads lines until it can read no more: a read error
+		// (a directory given as the file) ends the input.
+		_, _ = io.Copy(&text, in)
 		restoreText = text.String()
 		// The file must parse before anything runs.
 		if rerr := ipset.EachRestoreCommand(restoreText, func(*ipset.Command) *ipset.Error { return nil }); rerr != nil {
