@@ -103,5 +103,12 @@
 // specific net entry expires before its parent, the parent does not
 // take its range back until the next change of the set. Entries of
 // bitmap:ip,mac without MAC match no packet (ipset fills the MAC from
-// the first one).
+// the first one). A host name that resolves to several addresses takes
+// the first without ipset's warning. Interactive mode ("ipset -") runs
+// each line as ipset does but without the quirks of its session (ipset
+// 7.17 answers some commands after an error with "Internal protocol
+// error"); a "-" line in a restore file is refused (ipset switches to
+// interactive mode there). -sorted orders IPv6 members whose text has
+// an empty group right before the prefix length ("2001:db8::/64") by
+// that text; ipset leaves them in its kernel order.
 package ipset
