@@ -63,10 +63,10 @@ func TestScriptDiff(t *testing.T) {
 				stdin := ""
 				args := l.Args
 				if tool := l.Tool; tool == "ipset" {
-					// sets for the rules: each side its own ipset
 					if r := ref.Run("", append([]string{"ipset"}, args...)...); r.RC != 0 {
 						t.Fatalf("line %d: ipset: %s", l.Line, r.Stderr)
 					}
+					// ours keeps its sets as nftables sets: our ipset makes them
 					if r := ours.Run("", append([]string{filepath.Join(dir, "ipset")}, args...)...); r.RC != 0 {
 						t.Fatalf("line %d: our ipset: %s", l.Line, r.Stderr)
 					}
