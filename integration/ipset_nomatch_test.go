@@ -404,3 +404,56 @@ func TestIpsetRandomNet(t *testing.T) {
 	}
 	check(steps)
 }
+
+// TestXDPReturnNomatch: in raw PREROUTING, a --return-nomatch lookup in
+// a hash:ip (which ignores the flag) runs in XDP as a plain lookup and
+// drops there; one in a hash:net ends the XDP run and nftables drops the
+// packets whose deciding entry is a nomatch entry. Every packet is
+// counted once.
+func TestXDPReturnNomatch(t *testing.T) {
+	netns.RequireRoot(t)
+	if !netns.Have("ping") {
+		t.Skip("ping is not installed")
+	}
+	bin := LinkDir(t)
+	xdpPins(t)
+	a, b := netns.New(t, "h2xa"), netns.New(t, "h2xb")
+	mustRun(t, a, "ip", "link", "add", "va", "type", "veth", "peer", "name", "vb", "netns", b.Name)
+	mustRun(t, a, "ip", "addr", "add", "198.18.0.1/24", "dev", "va")
+	mustRun(t, b, "ip", "addr", "add", "198.18.0.2/24", "dev", "vb")
+	mustRun(t, a, "ip", "link", "set", "va", "up")
+	mustRun(t, b, "ip", "link", "set", "vb", "up")
+	xt, ipt, ips := filepath.Join(bin, "xdptables"), filepath.Join(bin, "iptables"), filepath.Join(bin, "ipset")
+	for _, c := range []string{"create xi hash:ip", "add xi 198.18.0.1", "create xn hash:net", "add xn 198.18.0.0/24", "add xn 198.18.0.1 nomatch"} {
+		mustRun(t, b, append([]string{ips}, strings.Fields(c)...)...)
+	}
+	const n = 3
+	ping := func() {
+		t.Helper()
+		if r := a.RunTimeout(30, "", "ping", "-n", "-q", "-c", strconv.Itoa(n), "-i", "0.2", "-W", "1", "198.18.0.2"); r.RC == 0 {
+			t.Fatalf("ping got answers through a DROP rule:\n%s", r.Stdout)
+		}
+	}
+	mustRun(t, b, ipt, "-t", "raw", "-A", "PREROUTING", "-p", "icmp", "-m", "set", "--match-set", "xi", "src", "--return-nomatch", "-j", "DROP")
+	mustRun(t, b, xt, "xdp", "attach", "vb", "--mode", "generic")
+	t.Cleanup(func() { b.Run("", xt, "xdp", "detach", "vb") })
+	ping()
+	st := mustRun(t, b, xt, "xdp", "status")
+	if c := xdpCounts(t, st); c["-p icmp -m set --match-set xi src --return-nomatch -j DROP"] != n {
+		t.Fatalf("XDP should drop with the hash:ip rule, %d packets each:\n%s", n, st)
+	}
+	if got := nftPackets(t, b, bin, "iptables", 1); got != n {
+		t.Fatalf("-L -v counted %d packets, want %d", got, n)
+	}
+	// the hash:net rule ends the run: nftables drops
+	mustRun(t, b, ipt, "-t", "raw", "-R", "PREROUTING", "1", "-p", "icmp", "-m", "set", "--match-set", "xn", "src", "--return-nomatch", "-j", "DROP")
+	mustRun(t, b, xt, "xdp", "sync")
+	ping()
+	st = mustRun(t, b, xt, "xdp", "status")
+	if c := xdpCounts(t, st); c["-p icmp -m set --match-set xn src --return-nomatch -j DROP"] != 0 {
+		t.Fatalf("XDP counted the hash:net rule:\n%s", st)
+	}
+	if got := nftPackets(t, b, bin, "iptables", 1); got != n {
+		t.Fatalf("-L -v counted %d packets, want %d (nftables alone)", got, n)
+	}
+}
