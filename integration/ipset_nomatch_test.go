@@ -232,7 +232,17 @@ func TestIpsetNomatchSetLifetime(t *testing.T) {
 		{false, "flush n\nadd n 198.18.0.0/16\n", false},
 		{false, "flush n\nadd n 198.18.0.0/16\nadd n 198.18.0.7 nomatch\n", true},
 		{false, "create t hash:net\nadd t 198.18.0.0/16\nswap t n\ndestroy t\n", false},
+		// a rule holds it: flushed and refilled, swapped, emptied
+		{false, "", true},
+		{false, "flush n\nadd n 198.18.0.0/16\nadd n 198.18.0.9 nomatch\n", true},
+		{false, "create t hash:net\nadd t 198.18.0.0/16\nswap t n\ndestroy t\n", true},
+		{true, "create n hash:net\nadd n 198.18.0.4 nomatch\n", true},
+		{false, "flush n\nadd n 198.18.0.0/16\n", true},
 	} {
+		if r.text == "" {
+			mustRun(t, ns, iptables, "-A", "INPUT", "-m", "set", "--match-set", "n", "src", "--return-nomatch")
+			continue
+		}
 		args := []string{ipset, "restore"}
 		if r.exist {
 			args = append(args, "-exist")
@@ -243,10 +253,23 @@ func TestIpsetNomatchSetLifetime(t *testing.T) {
 		if got := has("n"); got != r.want {
 			t.Errorf("after restore %q: nomatch set exists %v, want %v", r.text, got, r.want)
 		}
+		// what it holds: the nomatch entries the restore added, the only
+		// ones after a flush
+		if want := regexp.MustCompile(`add n (\S+) nomatch`).FindStringSubmatch(r.text); r.want && want != nil {
+			out := mustRun(t, ns, "nft", "list", "set", "ip", "xdptables", "ipset-nomatch.n")
+			if strings.HasPrefix(r.text, "flush") && !strings.Contains(out, "elements = { "+want[1]+" }") || !strings.Contains(out, want[1]) {
+				t.Errorf("after restore %q: nomatch set\n%s", r.text, out)
+			}
+		}
 	}
 	if out := mustRun(t, ns, ipset, "save", "n"); !strings.Contains(out, "add n 198.18.0.0/16\n") || strings.Contains(out, "nomatch") {
 		t.Errorf("save n:\n%s", out)
 	}
+	if out := mustRun(t, ns, "nft", "list", "set", "ip", "xdptables", "ipset-nomatch.n"); strings.Contains(out, "elements") {
+		t.Errorf("the nomatch set kept elements:\n%s", out)
+	}
+	mustRun(t, ns, iptables, "-F", "INPUT")
+	mustRun(t, ns, ipset, "destroy")
 }
 
 // TestIpsetRandomNet runs a random sequence of add, del (with and
