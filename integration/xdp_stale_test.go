@@ -2,12 +2,15 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xdptables/xdptables/integration/netns"
 	"github.com/xdptables/xdptables/xdp"
@@ -91,5 +94,96 @@ func TestXDPPauseOnlyWhenNeeded(t *testing.T) {
 		if got := x.ping(3, "198.18.0.2"); got != 0 {
 			t.Fatalf("after %v: %d pings answered", args, got)
 		}
+	}
+}
+
+// TestXDPWaitsForAnotherPauser: a command that paused XDP before its
+// commit holds it paused until its own update, which compiles from the
+// rules after every commit. Another command that finishes meanwhile must
+// not resume XDP with what it compiled: that program would run rules
+// the pending command is about to replace. The pending command is stood
+// in for by a live process recorded as a pauser; once it is gone, the
+// next update resumes XDP.
+func TestXDPWaitsForAnotherPauser(t *testing.T) {
+	x := newXDPBed(t)
+	const rule = "-s 198.18.0.1/32 -p icmp -j DROP"
+	x.run("iptables", "-t", "raw", "-A", "PREROUTING", "-s", "198.18.0.1", "-p", "icmp", "-j", "DROP")
+	status := func() (int, string) {
+		r := x.b.Run("", filepath.Join(x.bin, "xdptables"), "xdp", "status")
+		return r.RC, r.Stdout + r.Stderr
+	}
+	if got := x.ping(3, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d pings answered through a DROP rule", got)
+	}
+	if _, out := status(); xdpCounts(t, out)[rule] != 3 {
+		t.Fatalf("XDP did not drop the pings:\n%s", out)
+	}
+
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sleeper.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	start, _ := strconv.ParseUint(fields[19], 10, 64)
+	var ns syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("/run/netns", x.b.Name), &ns); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(xdp.StateDir, strconv.FormatUint(ns.Ino, 10), "state.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st xdp.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.Pausers = append(st.Pausers, xdp.Pauser{PID: sleeper.Process.Pid, Start: start, Since: time.Now().Unix()})
+	if b, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// A change of the run pauses XDP and, with the other pauser alive,
+	// leaves it paused: nftables alone drops, and says how many.
+	x.run("iptables", "-t", "raw", "-I", "PREROUTING", "1", "-s", "203.0.113.9", "-j", "DROP")
+	rc, out := status()
+	if want := fmt.Sprintf("process %d is committing", sleeper.Process.Pid); rc != 1 || !strings.Contains(out, want) {
+		t.Fatalf("status while another command holds XDP paused: rc %d, want 1 and %q:\n%s", rc, want, out)
+	}
+	if got := x.ping(2, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d pings answered through a DROP rule while paused", got)
+	}
+	if _, out := status(); xdpCounts(t, out)[rule] != 3 {
+		t.Fatalf("XDP counted packets while paused:\n%s", out)
+	}
+	if got := nftPackets(t, x.b, x.bin, "iptables", 2); got != 5 {
+		t.Fatalf("-L -v counts %d, want 5 (3 in XDP, 2 in nftables)", got)
+	}
+	// -Z meanwhile zeroes the XDP counters in place.
+	x.run("iptables", "-t", "raw", "-Z", "PREROUTING")
+	if got := nftPackets(t, x.b, x.bin, "iptables", 2); got != 0 {
+		t.Fatalf("-L -v counts %d after -Z, want 0", got)
+	}
+
+	// Once the other pauser is gone, the next update resumes XDP.
+	_ = sleeper.Process.Kill()
+	_ = sleeper.Wait()
+	x.run("xdptables", "xdp", "sync")
+	if rc, out := status(); rc != 0 {
+		t.Fatalf("status after the pauser went away: rc %d\n%s", rc, out)
+	}
+	if got := x.ping(4, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d pings answered", got)
+	}
+	if _, out := status(); xdpCounts(t, out)[rule] != 4 {
+		t.Fatalf("XDP does not drop again after resuming:\n%s", out)
 	}
 }
