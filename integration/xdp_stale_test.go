@@ -187,3 +187,68 @@ func TestXDPWaitsForAnotherPauser(t *testing.T) {
 		t.Fatalf("XDP does not drop again after resuming:\n%s", out)
 	}
 }
+
+// TestXDPCollectsDepartedNamespace: a namespace deleted with XDP attached
+// leaves its pinned link behind on the shared bpffs, which keeps the
+// program, its set maps and counters in the kernel. The next xdp command
+// in any namespace removes them; a namespace whose XDP is still attached
+// keeps its own.
+func TestXDPCollectsDepartedNamespace(t *testing.T) {
+	x := newXDPBed(t) // stays attached throughout
+	name := fmt.Sprintf("xdpt-xgone-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("/run/netns", name), &st); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatUint(st.Ino, 10)
+	stateDir := filepath.Join(xdp.StateDir, id)
+	pinDir := filepath.Join(xdp.BPFFSFallback, "xdptables", id)
+	t.Cleanup(func() { _ = os.RemoveAll(stateDir); _ = os.RemoveAll(pinDir) })
+	for _, argv := range [][]string{
+		{"ip", "link", "add", "g0", "type", "veth", "peer", "name", "g1"},
+		{"ip", "link", "set", "g0", "up"},
+		{filepath.Join(x.bin, "iptables"), "-t", "raw", "-A", "PREROUTING", "-s", "198.18.0.9", "-j", "DROP"},
+		{filepath.Join(x.bin, "xdptables"), "xdp", "attach", "g0", "--mode", "generic"},
+	} {
+		if out, err := exec.Command("ip", append([]string{"netns", "exec", name}, argv...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", argv, err, out)
+		}
+	}
+	for _, d := range []string{stateDir, pinDir} {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("no XDP state after attach: %v", err)
+		}
+	}
+	if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// The kernel tears the namespace down in the background.
+	other := netns.New(t, "xo")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := other.Run("", filepath.Join(x.bin, "xdptables"), "xdp", "status")
+		if r.RC != 0 {
+			t.Fatalf("status: rc %d: %s%s", r.RC, r.Stdout, r.Stderr)
+		}
+		_, err1 := os.Stat(stateDir)
+		_, err2 := os.Stat(pinDir)
+		if os.IsNotExist(err1) && os.IsNotExist(err2) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state or pins of the deleted namespace still there after 20 s: %v, %v", err1, err2)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// the attached namespace keeps its XDP
+	if out := x.run("xdptables", "xdp", "status"); !strings.Contains(out, "vb") {
+		t.Fatalf("status of the namespace still attached:\n%s", out)
+	}
+	if got := x.ping(2, "198.18.0.2"); got != 2 {
+		t.Fatalf("%d of 2 pings answered", got)
+	}
+}

@@ -494,7 +494,11 @@ func (m *Manager) pinSet(name string, sm *ebpf.Map) error {
 }
 
 func (m *Manager) linkPath(ifindex uint32) string {
-	return filepath.Join(m.pinDir, fmt.Sprintf("link_%d", ifindex))
+	return linkPin(m.pinDir, ifindex)
+}
+
+func linkPin(pinDir string, ifindex uint32) string {
+	return filepath.Join(pinDir, fmt.Sprintf("link_%d", ifindex))
 }
 
 // Attach runs the classifier for rules v4, v6 on ifname. With ModeAuto it

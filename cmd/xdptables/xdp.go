@@ -47,6 +47,7 @@ func xdpMain(args []string) int {
 		return 1
 	}
 	defer m.Close()
+	m.CollectDeparted()
 	switch args[0] {
 	case "attach":
 		if fs.NArg() != 1 {
