@@ -299,7 +299,22 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 		}
 	}
 	out, err := e.command(cmd)
+	if err != nil && cmd.Op != compat.OpAppend && lookupFailed(err) {
+		// iptables prints the rule once it has found the chain and the
+		// rule or position; -A prints it before it looks
+		pre = ""
+	}
 	return pre + out, err
+}
+
+// lookupFailed says whether err is a missing chain, rule or position.
+func lookupFailed(err error) bool {
+	for _, e := range []error{compat.ErrNoChain, compat.ErrBadRule, compat.ErrIndexInsert, compat.ErrIndexReplace, compat.ErrIndexDelete} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) command(cmd *compat.Command) (_ string, err error) {

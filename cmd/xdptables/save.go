@@ -91,6 +91,9 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 		Family: f, Prog: prog, Counters: a.counters, Table: a.table,
 		Warn: warnStderr, Resolve: resolveHost,
 	}
+	if a.verbose {
+		ro.Echo = func(s string) { fmt.Print(s) }
+	}
 	if a.test {
 		r, err := input.Open()
 		if err != nil {
