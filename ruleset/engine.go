@@ -366,15 +366,15 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			}
 			z := *cmd
 			z.Op = compat.OpZero
-			if err := v.Apply(&z); err != nil {
-				return out, err
-			}
 			if cmd.Verbose > 0 {
 				for _, c := range v.Sorted() {
 					if cmd.Chain == "" || c.Name == cmd.Chain {
 						out += "Zeroing chain `" + c.Name + "'\n"
 					}
 				}
+			}
+			if err := v.Apply(&z); err != nil {
+				return out, asCompat(err)
 			}
 		case compat.OpCheck:
 			return "", v.Apply(cmd)
