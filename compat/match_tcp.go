@@ -135,7 +135,19 @@ func (m *TCPMatch) Parse(p *OptArg) error {
 	return nil
 }
 
-func (m *TCPMatch) Final(*Rule, OptSet) error { return nil }
+// Final refuses what iptables-nft refuses when it turns the match into
+// payload expressions: ports or flags without -p tcp. A match that stays
+// xt_tcp (an option, or nothing to test) is left to the kernel.
+func (m *TCPMatch) Final(r *Rule, _ OptSet) error {
+	allZero := m.Src == AnyPorts && m.Dst == AnyPorts && m.FlagMask == 0 && m.FlagCmp == 0 && !m.FlagsInv
+	if m.OptionInv || m.Option != 0 || allZero {
+		return nil
+	}
+	if r.Proto != 6 {
+		return Paramf("TCP match requires '-p tcp'")
+	}
+	return nil
+}
 
 // Native reports whether iptables-nft expresses this match with native
 // payload expressions (and so merges it with a neighbour on read-back).

@@ -45,7 +45,15 @@ func (m *UDPMatch) Parse(p *OptArg) error {
 	return nil
 }
 
-func (m *UDPMatch) Final(*Rule, OptSet) error { return nil }
+// Final refuses ports without -p udp, as iptables-nft does when it turns
+// the match into payload expressions (it keeps xt_udp for a match with
+// nothing to test).
+func (m *UDPMatch) Final(r *Rule, _ OptSet) error {
+	if (m.Src != AnyPorts || m.Dst != AnyPorts) && r.Proto != 17 {
+		return Paramf("UDP match requires '-p udp'")
+	}
+	return nil
+}
 
 // Merge combines consecutive udp matches with ports, as read-back does.
 func (m *UDPMatch) Merge(next Match) (Match, bool) {

@@ -2,6 +2,7 @@ package ruleset
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/xdptables/xdptables/compat"
 )
@@ -10,6 +11,37 @@ import (
 type RestoreOptions struct {
 	Noflush  bool
 	Counters bool
+	// Verbose (-v) without Noflush: each section prints the chains it
+	// flushes and deletes and every rule it adds or deletes, as
+	// iptables-restore -v does (it then runs the section as -F, -X and
+	// single commands with -v). The text goes to the compat.RestoreOptions
+	// Echo.
+	Verbose bool
+}
+
+// verboseSection is what iptables-restore -v prints when it commits
+// section t to the table v holds.
+func (v *View) verboseSection(t *compat.RestoreTable) string {
+	var b strings.Builder
+	var users []string
+	for _, c := range v.Sorted() {
+		b.WriteString("Flushing chain `" + c.Name + "'\n")
+		if !c.Builtin {
+			users = append(users, c.Name)
+		}
+	}
+	for _, n := range users {
+		b.WriteString("Deleting chain `" + n + "'\n")
+	}
+	for _, rc := range t.Cmds {
+		switch rc.Cmd.Op {
+		case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
+			for _, r := range rc.Cmd.Rules {
+				b.WriteString(compat.VerboseRule(r))
+			}
+		}
+	}
+	return b.String()
 }
 
 // ApplySection applies one "*table ... COMMIT" section to the view, as

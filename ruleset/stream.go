@@ -51,12 +51,19 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 	// the operations and each rule's short-lived garbage: collecting more
 	// often keeps the peak close to the batch.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// comment lines go out once, whatever the number of attempts
+	var echoed strings.Builder
+	if echo := ro.Echo; echo != nil {
+		defer func() { echo(echoed.String()) }()
+		ro.Echo = func(s string) { echoed.WriteString(s) }
+	}
 	for attempt := 0; ; attempt++ {
+		echoed.Reset()
 		gen, err := e.Conn.GenID()
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, streamable: streamable, views: map[string]*View{},
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, views: map[string]*View{},
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family}}
 		// a rule line becomes about five times its size in the batch
 		h.bl.b.Grow(int(scan.size)*6, scan.lines)
@@ -131,7 +138,7 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 			if err == io.EOF {
 				err = nil
 			}
-			if o.Noflush {
+			if o.Noflush || o.Verbose {
 				out.tables = map[int]bool{}
 			}
 			return out, err
@@ -167,7 +174,7 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 			}
 		}
 		if err == io.EOF {
-			if o.Noflush {
+			if o.Noflush || o.Verbose {
 				out.tables = map[int]bool{}
 			}
 			return out, nil
@@ -190,6 +197,7 @@ func firstWord(s string) string {
 type restoreHandler struct {
 	e          *Engine
 	o          RestoreOptions
+	echo       func(string) // --verbose output, or nil
 	streamable map[int]bool
 	bl         *builder
 	views      map[string]*View // sections that go through a View
@@ -383,6 +391,9 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 				return kernelReadError(err)
 			}
 			h.views[t.Name] = v
+		}
+		if h.o.Verbose && !h.o.Noflush && h.echo != nil {
+			h.echo(v.verboseSection(t))
 		}
 		return v.restoreSection(t, h.o)
 	}

@@ -40,7 +40,8 @@ func restoreUsage(prog string) string {
 
 // restoreMain is iptables-restore / ip6tables-restore.
 func restoreMain(f compat.Family, prog string, args []string) int {
-	opts, operands, msg := compat.ParseCLI(prog, "bcvVthnw::W::T:M:46", restoreLongs, args)
+	// -w and -W take no attached argument but skip a following value
+	opts, operands, msg := compat.ParseCLIValued(prog, "bcvVthnwWT:M:46", restoreLongs, args, "wW")
 	if msg != "" {
 		fmt.Fprint(os.Stderr, msg)
 		fmt.Fprintf(os.Stderr, "Try `%s -h' for more information.\n", prog)
@@ -72,6 +73,10 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 		}
 	}
 	var in io.Reader = os.Stdin
+	if len(operands) > 1 {
+		fmt.Fprintf(os.Stderr, "Unknown arguments found on commandline\n")
+		return 1
+	}
 	if len(operands) > 0 {
 		a.file = operands[0]
 		fh, err := os.Open(a.file)
@@ -90,6 +95,9 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 	ro := compat.RestoreOptions{
 		Family: f, Prog: prog, Counters: a.counters, Table: a.table,
 		Warn: warnStderr, Resolve: resolveHost,
+	}
+	if a.verbose {
+		ro.Echo = func(s string) { fmt.Print(s) }
 	}
 	if a.test {
 		r, err := input.Open()
