@@ -123,6 +123,14 @@ func ifaceExprs(key expr.MetaKey, name string, inv bool) []expr.Any {
 // addrExprs: a byte-aligned prefix loads only its bytes; other masks
 // load the whole address and apply a bitwise AND.
 func addrExprs(off uint32, n compat.Net, inv bool) []expr.Any {
+	if n.IsAny() && inv {
+		// "! -s 0.0.0.0/0": iptables-nft compares no bytes at all, which
+		// the kernel refuses (EINVAL); so does it here
+		return []expr.Any{
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: 0},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{}},
+		}
+	}
 	if n.IsAny() {
 		return nil
 	}
