@@ -49,12 +49,12 @@ func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 		b.WriteString(" -d ")
 		b.WriteString(r.Dst.String())
 	}
-	if r.InIface != "" && (r.InIface != "+" || !canonical) {
+	if r.InIface != "" && (r.InIface != "+" || r.InInv || !canonical) {
 		neg(r.InInv)
 		b.WriteString(" -i ")
 		b.WriteString(r.InIface)
 	}
-	if r.OutIface != "" && (r.OutIface != "+" || !canonical) {
+	if r.OutIface != "" && (r.OutIface != "+" || r.OutInv || !canonical) {
 		neg(r.OutInv)
 		b.WriteString(" -o ")
 		b.WriteString(r.OutIface)
@@ -268,7 +268,8 @@ func (f ListFormat) iface(name string, inv bool) string {
 	if inv {
 		s = "!"
 	}
-	if name != "" {
+	// "-i +" is no test at all: the kernel holds nothing to list
+	if name != "" && (name != "+" || inv) {
 		return s + name
 	}
 	if f.Numeric {

@@ -102,12 +102,17 @@ func cmpOp(inv bool) expr.CmpOp {
 }
 
 // ifaceExprs: "eth0" compares strlen+1 bytes (with the NUL), "eth+"
-// compares the prefix; "+" alone matches every name and loads only.
+// compares the prefix; "+" alone matches every name and loads only, and
+// "! -i +" compares with a name no interface can have, as iptables-nft
+// does.
 func ifaceExprs(key expr.MetaKey, name string, inv bool) []expr.Any {
 	if name == "" {
 		return nil
 	}
 	load := &expr.Meta{Key: key, Register: 1}
+	if name == "+" && inv {
+		return []expr.Any{load, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte("INVAL/D\x00")}}
+	}
 	if name == "+" {
 		return []expr.Any{load}
 	}
