@@ -86,6 +86,17 @@ func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 // never matches a non-first IPv4 fragment; see firstFragmentExprs), then
 // source and destination ports.
 func (m *UDPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if m.Src == AnyPorts && m.Dst == AnyPorts && (ctx.Rule.Proto != 17 || ctx.Rule.ProtoInv) {
+		// a match with nothing to test stays xt_udp in iptables-nft,
+		// which the kernel refuses without -p udp
+		x := &xtBlob{}
+		x.u16(0)
+		x.u16(0xffff)
+		x.u16(0)
+		x.u16(0xffff)
+		x.u8(0)
+		return []expr.Any{compatMatch("udp", 0, x)}, nil
+	}
 	out := firstFragmentExprs(ctx.Rule)
 	out = append(out, PortExprs(0, m.Src)...)
 	return append(out, PortExprs(2, m.Dst)...), nil

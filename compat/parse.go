@@ -483,6 +483,10 @@ func (p *parser) base(c int, r goResult) error {
 		}
 		p.rule.Proto = proto
 		p.rule.ProtoSet = proto != 0
+		// IPv6 extension headers are never the upper-layer protocol
+		if p.f == IPv6 && !p.invert && (proto == 43 || proto == 44 || proto == 51 || proto == 60) {
+			p.warn("Warning: never matched protocol: " + p.protoName + ". use extension match instead.\n")
+		}
 	case 's':
 		if err := p.setOption(optSource); err != nil {
 			return err

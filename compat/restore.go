@@ -191,7 +191,9 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 		case cur == nil:
 			return fail(Rawf(StatusOther, "%s: line %d failed\n", o.Prog, n))
 		}
-		cmd, err := parseRestoreRule(line, n, cur.Name, o)
+		// with its newline: a quote left open takes it into the last
+		// word, as iptables-restore's tokenizer does
+		cmd, err := parseRestoreRule(raw, n, cur.Name, o)
 		if err == ErrSkipLine {
 			continue
 		}

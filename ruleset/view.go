@@ -76,10 +76,9 @@ type View struct {
 	// Noflush restore mode (a :USER line flushes, a :BUILTIN line only
 	// sets the policy).
 	Noflush bool
-	// pendingJumps collects jump targets to check at COMMIT (restore
-	// allows a chain to be created after the rule that jumps to it).
-	pendingJumps []string
-	deferJumps   bool
+	// jumpsChecked: a restore section checks each rule's jump itself
+	// (restoreCmd), to report it at COMMIT as iptables-restore does.
+	jumpsChecked bool
 	// marked says the marker chain of the iptables table exists.
 	marked bool
 }
@@ -253,8 +252,7 @@ func (v *View) checkJump(cmd *compat.Command) error {
 	if cmd.JumpChain == "" {
 		return nil
 	}
-	if v.deferJumps {
-		v.pendingJumps = append(v.pendingJumps, cmd.JumpChain)
+	if v.jumpsChecked {
 		return nil
 	}
 	if c := v.existing(cmd.JumpChain); c == nil || c.Builtin {

@@ -41,7 +41,7 @@ func restoreUsage(prog string) string {
 // restoreMain is iptables-restore / ip6tables-restore.
 func restoreMain(f compat.Family, prog string, args []string) int {
 	// -w and -W take no attached argument but skip a following value
-	opts, operands, msg := compat.ParseCLIValued(prog, "bcvVthnwWT:M:46", restoreLongs, args, "wW")
+	opts, operands, msg := compat.ParseCLIValued(prog, "bcvVthnwWT:M:", restoreLongs, args, "wW")
 	if msg != "" {
 		fmt.Fprint(os.Stderr, msg)
 		fmt.Fprintf(os.Stderr, "Try `%s -h' for more information.\n", prog)
@@ -66,10 +66,13 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 			a.noflush = true
 		case 'T':
 			a.table = o.Arg
-		case '4':
-			f = compat.IPv4
-		case '6':
-			f = compat.IPv6
+		case 'b':
+			fmt.Fprintf(os.Stderr, "-b/--binary option is not implemented\n")
+		case '4', '6':
+			// --ipv4/--ipv6 are in iptables-restore's option table
+			// but not handled: its usage hint
+			fmt.Fprintf(os.Stderr, "Try `%s -h' for more information.\n", prog)
+			return 1
 		}
 	}
 	var in io.Reader = os.Stdin
@@ -119,24 +122,27 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 	return applyRestore(f, prog, input, ro, a)
 }
 
+// saveLongs are iptables-save's long options (1.8.9 has no --binary,
+// --ipv4 or --ipv6; -b is short only).
 var saveLongs = []compat.LongOpt{
-	{Name: "binary", HasArg: compat.NoArg, Val: 'b'},
 	{Name: "counters", HasArg: compat.NoArg, Val: 'c'},
 	{Name: "dump", HasArg: compat.NoArg, Val: 'd'},
 	{Name: "table", HasArg: compat.RequiredArg, Val: 't'},
 	{Name: "modprobe", HasArg: compat.RequiredArg, Val: 'M'},
 	{Name: "file", HasArg: compat.RequiredArg, Val: 'f'},
 	{Name: "version", HasArg: compat.NoArg, Val: 'V'},
-	{Name: "ipv4", HasArg: compat.NoArg, Val: '4'},
-	{Name: "ipv6", HasArg: compat.NoArg, Val: '6'},
 }
 
 // saveMain is iptables-save / ip6tables-save.
 func saveMain(f compat.Family, prog string, args []string) int {
-	opts, _, msg := compat.ParseCLI(prog, "bcdt:M:f:46V", saveLongs, args)
+	opts, operands, msg := compat.ParseCLI(prog, "bcdt:M:f:V", saveLongs, args)
 	if msg != "" {
 		fmt.Fprint(os.Stderr, msg)
 		fmt.Fprintf(os.Stderr, "Look at manual page `%s.8' for more information.\n", prog)
+		return 1
+	}
+	if len(operands) > 0 {
+		fmt.Fprintf(os.Stderr, "Unknown arguments found on commandline\n")
 		return 1
 	}
 	var table string
@@ -147,14 +153,12 @@ func saveMain(f compat.Family, prog string, args []string) int {
 		case 'V':
 			fmt.Printf("%s v%s (nf_tables)\n", prog, compat.Version)
 			return 0
+		case 'b':
+			fmt.Fprintf(os.Stderr, "-b/--binary option is not implemented\n")
 		case 'c':
 			counters = true
 		case 't':
 			table = o.Arg
-		case '4':
-			f = compat.IPv4
-		case '6':
-			f = compat.IPv6
 		case 'f':
 			fh, err := os.Create(o.Arg)
 			if err != nil {
