@@ -61,7 +61,7 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		if !ipset.WantMembers(c) {
 			n := 0
 			if ipset.MembersNeedCount(c) {
-				if err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0 }, func(el *nftables.SetElement) error {
+				if err := e.eachEntry(fam, s, func() { n = 0 }, func(el *nftables.SetElement) error {
 					if _, ok := s.DecodeEntry(*el); ok {
 						n++
 					}
@@ -80,7 +80,7 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			flushed, lost := false, false
 			st.WriteSetHead(w, c, s, i, 0)
 			buf.Reset()
-			err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
+			err := e.eachEntry(fam, s, func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
 				if lost {
 					return errors.New("set changed while it was saved")
 				}
@@ -112,7 +112,7 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			// bytes a member instead of its text.
 			var keys keyPages
 			kl := ipset.MemberKeyLen(s)
-			err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { keys = keyPages{} }, func(el *nftables.SetElement) error {
+			err := e.eachEntry(fam, s, func() { keys = keyPages{} }, func(el *nftables.SetElement) error {
 				if len(el.Key) >= kl {
 					keys.add(el.Key[:kl])
 				}
@@ -134,7 +134,7 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			}
 			continue
 		}
-		err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
+		err := e.eachEntry(fam, s, func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
 			if en, ok := s.DecodeEntry(*el); ok {
 				n++
 				ipset.WriteMember(&buf, c, s, en)
