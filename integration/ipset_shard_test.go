@@ -52,9 +52,12 @@ func newShardPair(t *testing.T, tag string) *ipsetPair {
 // many shard sets it has.
 func (p *ipsetPair) shardLayout(name string) (count, shards int) {
 	p.t.Helper()
-	r := p.me.Run("", "nft", "list", "sets", "ip")
+	r := p.me.Run("", "nft", "list", "sets")
 	shards = strings.Count(r.Stdout, "set "+ipset.ShardPrefix+name+".")
 	r = p.me.Run("", "nft", "list", "set", "ip", "xdptables", ipset.CountSetName(name))
+	if r.RC != 0 {
+		r = p.me.Run("", "nft", "list", "set", "ip6", "xdptables", ipset.CountSetName(name))
+	}
 	m := regexp.MustCompile(`elements = \{ 0x([0-9a-f]+) \}`).FindStringSubmatch(r.Stdout)
 	if m == nil {
 		return -1, shards
@@ -75,11 +78,15 @@ func (p *ipsetPair) entries(name string) int {
 // sets.
 func TestIpsetSharded(t *testing.T) {
 	p := newShardPair(t, "ish5")
-	check := func(name string) {
+	check := func(name string, shards ...int) {
 		t.Helper()
+		want := 32
+		if len(shards) > 0 {
+			want = shards[0]
+		}
 		n, k := p.shardLayout(name)
-		if k != 32 {
-			t.Errorf("set %s: %d shard sets, want 32", name, k)
+		if k != want {
+			t.Errorf("set %s: %d shard sets, want %d", name, k, want)
 		}
 		if want := p.entries(name); n != want {
 			t.Errorf("set %s: count %d, %d entries", name, n, want)
@@ -146,7 +153,22 @@ func TestIpsetSharded(t *testing.T) {
 	p.run("", "iptables -F INPUT")
 	p.run("", "ipset destroy bl")
 	p.run("", "ipset -s save")
-	if r := p.me.Run("", "nft", "list", "sets", "ip"); strings.Contains(r.Stdout, ipset.ShardPrefix) || strings.Contains(r.Stdout, ipset.CountPrefix) {
+
+	// Other net types (the general path), and inet6.
+	for _, l := range []string{
+		"ipset create np hash:net,port maxelem 100000", "ipset add np 10.0.0.0/24,tcp:80", "ipset add np 10.0.0.0/16,udp:53",
+		"ipset add np 10.0.0.0/16,tcp:80", "ipset add np 10.0.1.0/24,tcp:80 nomatch", "ipset test np 10.0.1.1,tcp:80",
+		"ipset test np 10.0.0.1,tcp:80", "ipset del np 10.0.0.0/24,tcp:80", "ipset test np 10.0.0.1,tcp:80", "ipset -s save",
+		"ipset create n6 hash:net family inet6 maxelem 100000", "ipset add n6 2001:db8::/32", "ipset add n6 2001:db8:1::/48",
+		"ipset add n6 2001:db8:1:2::/64 nomatch", "ipset test n6 2001:db8:1:2::1", "ipset test n6 2001:db8:1::1",
+		"ipset del n6 2001:db8::/32", "ipset test n6 2001:db8:2::1", "ipset -s save", "ipset -s list n6",
+	} {
+		p.run("", l)
+	}
+	check("np", 16)
+	check("n6", 16)
+	p.run("", "ipset destroy")
+	if r := p.me.Run("", "nft", "list", "sets"); strings.Contains(r.Stdout, ipset.ShardPrefix) || strings.Contains(r.Stdout, ipset.CountPrefix) {
 		t.Errorf("sets left after destroy:\n%s", r.Stdout)
 	}
 }
