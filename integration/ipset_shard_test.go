@@ -114,9 +114,11 @@ func TestIpsetSharded(t *testing.T) {
 	// and refill in one file.
 	p.run(shardBlocklist("bl", 1600, false)[len(shardBlocklist("bl", 1500, false)):]+"add bl 10.230.0.0/16\n", "ipset -exist restore")
 	check("bl")
+	p.run("", "ipset -t list bl")
 	p.run("flush bl\n"+shardBlocklist("bl", 700, false), "ipset -exist restore")
 	check("bl")
 	p.run("", "ipset -s save")
+	p.run("", "ipset -t list bl")
 
 	// swap: with a sharded set of the same header (elements move), with
 	// an unsharded set (both made again), in a restore file; with a
@@ -142,6 +144,7 @@ func TestIpsetSharded(t *testing.T) {
 	p.run("", "iptables -S INPUT")
 
 	// rename, flush, destroy
+	p.run("", "ipset -t list")
 	p.run("", "ipset rename bl2 bl3")
 	check("bl3")
 	p.run("", "ipset -s save")

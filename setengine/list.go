@@ -60,7 +60,14 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		}
 		if !ipset.WantMembers(c) {
 			n := 0
-			if ipset.MembersNeedCount(c) {
+			switch {
+			case ipset.MembersNeedCount(c) && s.Sharded() && !s.HasTimeout:
+				// The stored count is exact without timeouts.
+				var err error
+				if n, err = e.storedCount(fam, s); err != nil {
+					return kernelErr(err), true
+				}
+			case ipset.MembersNeedCount(c):
 				if err := e.eachEntry(fam, s, func() { n = 0 }, func(el *nftables.SetElement) error {
 					if _, ok := s.DecodeEntry(*el); ok {
 						n++
