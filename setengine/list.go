@@ -80,12 +80,24 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			st.WriteSetHead(w, c, s, i, n)
 			continue
 		}
-		if !ipset.MembersNeedCount(c) {
-			// save: header, then members as they come. What was written
-			// cannot be taken back: a dump the kernel restarts (the set
-			// changed meanwhile) after that is an error.
+		count := -1 // the number of members, when known before the dump
+		switch {
+		case !ipset.MembersNeedCount(c):
+			count = 0 // not printed
+		case s.Sharded() && !s.HasTimeout:
+			// The stored count is exact without timeouts.
+			var err error
+			if count, err = e.storedCount(fam, s); err != nil {
+				return kernelErr(err), true
+			}
+		}
+		if count >= 0 {
+			// save, and sets whose count is known: header, then members
+			// as they come. What was written cannot be taken back: a
+			// dump the kernel restarts (the set changed meanwhile) after
+			// that is an error.
 			flushed, lost := false, false
-			st.WriteSetHead(w, c, s, i, 0)
+			st.WriteSetHead(w, c, s, i, count)
 			buf.Reset()
 			err := e.eachEntry(fam, s, func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
 				if lost {
