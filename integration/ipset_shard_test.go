@@ -231,6 +231,38 @@ func TestIpsetShardedFull(t *testing.T) {
 	}
 }
 
+// A sharded set with timeouts: entries are counted from the dump (the
+// stored count may include expired ones).
+func TestIpsetShardedTimeout(t *testing.T) {
+	ns := netns.New(t, "ish5t")
+	bin := filepath.Join(LinkDir(t), "ipset")
+	p := &ipsetPair{t: t, me: ns, ours: map[string]string{"ipset": bin}}
+	for _, l := range []string{
+		"create tm hash:net timeout 1000 maxelem 100000 comment", "add tm 10.1.0.0/16 timeout 500",
+		"add tm 10.2.0.0/16", "add tm 10.2.1.0/24 timeout 20 comment x", "add tm 10.3.0.0/16 timeout 0",
+		"-exist add tm 10.1.0.0/16 timeout 600", "del tm 10.3.0.0/16",
+	} {
+		if r := ns.Run("", append([]string{bin}, strings.Fields(l)...)...); r.RC != 0 {
+			t.Fatalf("%s: %+v", l, r)
+		}
+	}
+	if r := ns.Run("", bin, "-t", "list", "tm"); !strings.Contains(r.Stdout, "Number of entries: 3\n") {
+		t.Errorf("-t list: %+v", r)
+	}
+	r := ns.Run("", bin, "list", "tm")
+	for _, want := range []string{`Number of entries: 3\n`, `\n10\.2\.1\.0/24 timeout 1\d comment "x"\n`, `\n10\.1\.0\.0/16 timeout (599|600)\n`} {
+		if !regexp.MustCompile(want).MatchString(r.Stdout) {
+			t.Errorf("list lacks %q: %+v", want, r)
+		}
+	}
+	if n, k := p.shardLayout("tm"); n != 3 || k != 16 {
+		t.Errorf("count %d, %d shards; want 3, 16", n, k)
+	}
+	if r := ns.Run("", bin, "test", "tm", "10.2.1.1"); r.RC != 0 {
+		t.Errorf("test: %+v", r)
+	}
+}
+
 // A set stored by an earlier build, with its entries in one set
 // (ipset-entries.NAME) whatever its maxelem, is read and changed in
 // that layout; swap with a new (sharded) set makes both again.
