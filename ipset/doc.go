@@ -66,11 +66,13 @@
 //     time quadratic in its size, and list and save of 1M entries took
 //     seconds. The shards have no size (the kernel picks its resizing
 //     hash); "ipset-count.NAME" holds one element, the number of
-//     entries, which every change rewrites in the same transaction and
-//     against which single adds check maxelem (it may stay above the
-//     number of live entries after timeouts expire: such an add takes
-//     the general path, which counts). A set stored without "shards" in
-//     its header keeps the single entries set.
+//     entries, which every change rewrites in the same transaction:
+//     single adds check maxelem against it, and list prints it as the
+//     number of entries before streaming the members (in a set with
+//     timeouts it may stay above the number of live entries after some
+//     expire: there list counts the members first, and an add the count
+//     refuses takes the general path, which counts). A set stored
+//     without "shards" in its header keeps the single entries set.
 //   - list:set: "ipset.NAME" holds one element per member, its key the
 //     member's position (so the order survives), its comment the
 //     member's name (then "\x1f" and the entry's own comment).
