@@ -350,3 +350,44 @@ func TestIpsetShardOldLayout(t *testing.T) {
 	p.run("", "ipset destroy")
 	p.run("", "ipset -s save")
 }
+
+// save and list right after a large restore into a sharded set, while
+// the kernel may still be resizing the shards' hash tables (a dump then
+// gives some elements twice and is read again): every member once, and
+// no error although save and list print as they read.
+func TestIpsetShardedSaveAfterRestore(t *testing.T) {
+	ns := netns.New(t, "ish5s")
+	bin := filepath.Join(LinkDir(t), "ipset")
+	const n = 200000
+	var b strings.Builder
+	b.WriteString("create big hash:net maxelem 400000\n")
+	for i := range n {
+		fmt.Fprintf(&b, "add big 10.%d.%d.%d\n", i>>16, i>>8&255, i&255)
+	}
+	file := b.String()
+	for round := range 2 {
+		// the second round flushes and refills: the shards shrink and
+		// grow again
+		if round == 1 {
+			file = "flush big\n" + file[strings.Index(file, "\n")+1:]
+		}
+		if r := ns.Run(file, bin, "-exist", "restore"); r.RC != 0 {
+			t.Fatalf("restore: %+v", r)
+		}
+		for _, args := range [][]string{{"save", "big"}, {"list", "big"}, {"-o", "xml", "list", "big"}} {
+			r := ns.Run("", append([]string{bin}, args...)...)
+			seen := map[string]bool{}
+			for _, l := range strings.Split(r.Stdout, "\n") {
+				if strings.HasPrefix(l, "add big ") || strings.HasPrefix(l, "10.") || strings.HasPrefix(l, "<member>") {
+					if seen[l] {
+						t.Fatalf("round %d, %v: %q twice", round, args, l)
+					}
+					seen[l] = true
+				}
+			}
+			if r.RC != 0 || len(seen) != n {
+				t.Errorf("round %d, %v: rc %d, %d members, stderr %q", round, args, r.RC, len(seen), r.Stderr)
+			}
+		}
+	}
+}

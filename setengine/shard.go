@@ -1,10 +1,10 @@
 package setengine
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 
 	"github.com/xdptables/xdptables/ipset"
 	"github.com/xdptables/xdptables/kernel"
@@ -21,49 +21,62 @@ import (
 // single add that the count says would pass maxelem takes the general
 // path, which counts exactly.
 
-// errRedo stops a shard's dump when an earlier shard's elements were
-// dropped: the dump of all shards starts again.
-var errRedo = errors.New("dump of the shards starts again")
-
 // eachEntry streams the elements of the sets that hold the entries of s
 // to fn (see kernel.Conn.SetElements; restart is called before they
 // come again). The shards of a sharded set are read one after the
-// other; when one is interrupted, or the ruleset changed meanwhile, all
-// are read again.
+// other, each held until its dump is complete: a shard's dump that the
+// kernel interrupts, or that gives elements twice while the kernel
+// resizes the shard's hash table (just after a large restore), is
+// read again without fn seeing its elements twice. When the ruleset
+// changed while the shards were read, all are read again.
 func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn func(*nftables.SetElement) error) error {
 	names := s.EntriesSets()
 	if len(names) == 1 {
 		return e.Conn.SetElements(fam, names[0], restart, fn)
 	}
+	var held []nftables.SetElement
+	var ctrs []expr.Counter
+	var keys []byte
+	drop := func() { held, ctrs, keys = held[:0], ctrs[:0], keys[:0] }
 	for attempt := 0; ; attempt++ {
 		gen, err := e.Conn.GenID()
 		if err != nil {
 			return err
 		}
-		again := false
 		for _, n := range names {
-			err := e.Conn.SetElements(fam, n, func() { again = true }, func(el *nftables.SetElement) error {
-				if again {
-					return errRedo
+			drop()
+			err := e.Conn.SetElements(fam, n, drop, func(el *nftables.SetElement) error {
+				// The element and its key are only valid until the
+				// next one: copied into arenas (a slice taken before an
+				// arena grows stays valid).
+				c := *el
+				keys = append(keys, el.Key...)
+				c.Key = keys[len(keys)-len(el.Key) : len(keys) : len(keys)]
+				if len(el.KeyEnd) > 0 {
+					keys = append(keys, el.KeyEnd...)
+					c.KeyEnd = keys[len(keys)-len(el.KeyEnd) : len(keys) : len(keys)]
 				}
-				return fn(el)
+				if el.Counter != nil {
+					ctrs = append(ctrs, *el.Counter)
+					c.Counter = &ctrs[len(ctrs)-1]
+				}
+				held = append(held, c)
+				return nil
 			})
-			if again || errors.Is(err, errRedo) {
-				again = true
-				break
-			}
 			if err != nil {
 				return err
 			}
-		}
-		if !again {
-			now, err := e.Conn.GenID()
-			if err != nil {
-				return err
+			for i := range held {
+				if err := fn(&held[i]); err != nil {
+					return err
+				}
 			}
-			again = now != gen
 		}
-		if !again {
+		now, err := e.Conn.GenID()
+		if err != nil {
+			return err
+		}
+		if now == gen {
 			return nil
 		}
 		if attempt >= 16 {
