@@ -72,7 +72,9 @@
 //     timeouts it may stay above the number of live entries after some
 //     expire: there list counts the members first, and an add the count
 //     refuses takes the general path, which counts). A set stored
-//     without "shards" in its header keeps the single entries set.
+//     without "shards" in its header keeps the single entries set;
+//     builds before shards do not see sharded sets (their header has
+//     a word those builds do not know).
 //   - list:set: "ipset.NAME" holds one element per member, its key the
 //     member's position (so the order survives), its comment the
 //     member's name (then "\x1f" and the entry's own comment).
