@@ -121,7 +121,7 @@ func (e *Engine) references(fam kernel.Family) map[string]int {
 
 // readEntries reads the entries of s from the kernel.
 func (e *Engine) readEntries(fam kernel.Family, s *ipset.Set) error {
-	err := e.Conn.SetElements(fam, s.EntriesNftSet(), s.ClearEntries,
+	err := e.eachEntry(fam, s, s.ClearEntries,
 		func(el *nftables.SetElement) error {
 			if en, ok := s.DecodeEntry(*el); ok {
 				s.AppendLoaded(en)
@@ -164,9 +164,8 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool) {
 		}
 	}
 	del := func(s *ipset.Set) {
-		b.DelSet(famOf(s), ipset.LookupSetName(s.Name))
-		if s.Type.Net() {
-			b.DelSet(famOf(s), ipset.EntriesSetName(s.Name))
+		for _, n := range s.NftSetNames() {
+			b.DelSet(famOf(s), n)
 		}
 		if s.Type.Net() && s.HasNomatch() {
 			marker(s, false)
@@ -211,6 +210,14 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool) {
 		}
 		os, ns := o.NftSets(), s.NftSets()
 		for i := range ns {
+			if ns[i].Role == ipset.RoleCount {
+				// Rewritten whole: what the kernel holds may be above
+				// the count read (expired entries).
+				if o.StoredCount() != s.StoredCount() {
+					setCount(b, famOf(s), s, s.StoredCount())
+				}
+				continue
+			}
 			have := make(map[string]bool, len(os[i].Elems))
 			for _, e := range os[i].Elems {
 				have[e.ID] = true

@@ -118,12 +118,13 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 	for _, s := range st.Sets {
 		bk := bulks[s.Name]
 		for _, ns := range s.NftSetsNoIDs() {
+			ld := loaded[s.Name] && ns.Role != ipset.RoleCount
 			for _, dels := range []bool{false, true} {
-				if dels && !loaded[s.Name] {
+				if dels && !ld {
 					continue
 				}
 				n := 0
-				for el := range bulkElems(s, bk, ns.Set.Name, loaded[s.Name], dels) {
+				for el := range bulkElems(s, bk, ns.Set.Name, ld, dels) {
 					size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, ns.Set.HasTimeout && el.Timeout != 0, len(el.Comment))
 					n++
 				}
@@ -137,9 +138,11 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 	b.Grow(size+size/32+4096, 0)
 	for _, s := range st.Sets {
 		bk := bulks[s.Name]
-		ld := loaded[s.Name]
 		for _, ns := range s.NftSetsNoIDs() {
 			set := ns.Set
+			// The count of a sharded set is rewritten whole (what the
+			// kernel holds may be above the entries read: expired ones).
+			ld := loaded[s.Name] && ns.Role != ipset.RoleCount
 			switch {
 			case ld:
 			case replaced[s.Name]:
@@ -220,7 +223,7 @@ func (r *bulkRestore) load(s *ipset.Set) *ipset.Error {
 	}
 	bk := ipset.NewBulk(s)
 	bad := false
-	err := r.e.Conn.SetElements(famOf(s), s.EntriesNftSet(), func() { bk, bad = ipset.NewBulk(s), false },
+	err := r.e.eachEntry(famOf(s), s, func() { bk, bad = ipset.NewBulk(s), false },
 		func(el *nftables.SetElement) error {
 			var timeout uint32
 			if s.HasTimeout && el.Timeout > 0 {
@@ -357,7 +360,14 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 // them, or (changes) those to delete (dels) or to add.
 func bulkElems(s *ipset.Set, bk *ipset.Bulk, name string, changes, dels bool) iter.Seq[*nftables.SetElement] {
 	lookup := s.Type.Net() && name == ipset.LookupSetName(s.Name)
+	shard, sharded := s.ShardIndex(name)
 	switch {
+	case s.Sharded() && name == ipset.CountSetName(s.Name):
+		return bk.CountChanges(changes, dels)
+	case sharded && changes:
+		return bk.ShardEntryChanges(shard, dels)
+	case sharded:
+		return bk.ShardEntries(shard)
 	case changes && lookup:
 		return bk.PieceChanges(dels)
 	case changes:
