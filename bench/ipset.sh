@@ -5,6 +5,9 @@
 #   BIG=1000000     elements of the big hash:net set
 #   SMALL=100000    elements of the hash:ip and hash:net restores
 #   REPS=20         repetitions of add/test/del (mean per command)
+#   BIGIP=0         elements of a big hash:ip set whose restore, list and
+#                   save are measured too (0: not measured)
+#   NSTAG=          inserted into the names of the namespaces
 #   OUT=bench/RESULTS.md   the table goes to $OUT.ipset.run ("-": stdout only)
 #
 # Each tool runs in its own network namespace. Restore, list and save are
@@ -22,6 +25,8 @@ BIN=${1:-bin/xdptables}
 BIG=${BIG:-1000000}
 SMALL=${SMALL:-100000}
 REPS=${REPS:-20}
+BIGIP=${BIGIP:-0}
+NSTAG=${NSTAG:-}
 OUT=${OUT:-bench/RESULTS.md}
 
 [ "$(id -u)" = 0 ] || { echo "bench needs root (network namespaces)" >&2; exit 1; }
@@ -30,8 +35,8 @@ for t in ip ipset python3 /usr/bin/time; do
 done
 
 WORK=$(mktemp -d /tmp/xdpt-ipbench.XXXXXX)
-NSREF=xdpt-ipb-ref-$$
-NSOURS=xdpt-ipb-ours-$$
+NSREF=xdpt-ipb$NSTAG-ref-$$
+NSOURS=xdpt-ipb$NSTAG-ours-$$
 cleanup() {
 	ip netns del "$NSREF" 2>/dev/null || true
 	ip netns del "$NSOURS" 2>/dev/null || true
@@ -45,9 +50,9 @@ ln -s "$(readlink -f "$BIN")" "$WORK/ours/ipset"
 
 # Inputs: random addresses and prefixes from a fixed seed (blocklist-like:
 # hosts and /16../31 networks, a few of them nested).
-python3 - "$WORK" "$SMALL" "$BIG" <<'EOF'
+python3 - "$WORK" "$SMALL" "$BIG" "$BIGIP" <<'EOF'
 import random, sys
-work, small, big = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+work, small, big, bigip = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rnd = random.Random(4)
 def ips(n):
     seen = set()
@@ -69,6 +74,8 @@ def write(path, name, typ, elems):
         for e in elems:
             f.write("add %s %s\n" % (name, e))
 write(work + "/ip.txt", "bip", "hash:ip", ips(small))
+if bigip:
+    write(work + "/bigip.txt", "bigip", "hash:ip", ips(bigip))
 write(work + "/net.txt", "bnet", "hash:net", nets(small))
 bignets = nets(big)
 write(work + "/big.txt", "big", "hash:net", bignets)
@@ -124,6 +131,14 @@ for k in ref ours; do
 	eval "save_$k=(\$r)"
 	r=$(timed "$k" -o xml list big)
 	eval "xml_$k=(\$r)"
+	if [ "$BIGIP" != 0 ]; then
+		r=$(timed "$k" restore -f "$WORK/bigip.txt")
+		eval "bigip_$k=(\$r)"
+		r=$(timed "$k" list bigip)
+		eval "listip_$k=(\$r)"
+		r=$(timed "$k" save bigip)
+		eval "saveip_$k=(\$r)"
+	fi
 	ip netns exec "$([ $k = ref ] && echo $NSREF || echo $NSOURS)" \
 		"$([ $k = ref ] && echo ipset || echo $WORK/ours/ipset)" create empty hash:net
 	r=$(percmd "$k" big 198.18.7.0/24)
@@ -141,6 +156,11 @@ row "restore $BIG hash:net" "${big_ref[@]}" "${big_ours[@]}"
 row "list $BIG set" "${list_ref[@]}" "${list_ours[@]}"
 row "save $BIG set" "${save_ref[@]}" "${save_ours[@]}"
 row "list -o xml $BIG set" "${xml_ref[@]}" "${xml_ours[@]}"
+if [ "$BIGIP" != 0 ]; then
+	row "restore $BIGIP hash:ip" "${bigip_ref[@]}" "${bigip_ours[@]}"
+	row "list $BIGIP hash:ip set" "${listip_ref[@]}" "${listip_ours[@]}"
+	row "save $BIGIP hash:ip set" "${saveip_ref[@]}" "${saveip_ours[@]}"
+fi
 
 {
 	echo "## ipset: run of $(date -u '+%Y-%m-%d %H:%M') UTC"

@@ -21,7 +21,7 @@ type protoEntry struct {
 var chainProtos = []protoEntry{
 	{"tcp", 6}, {"sctp", 132}, {"udp", 17}, {"udplite", 136}, {"icmp", 1},
 	{"ipv6-icmp", 58}, {"icmpv6", 58}, {"esp", 50}, {"ah", 51},
-	{"ipv6-mh", 135}, {"mh", 135}, {"all", 0},
+	{"mobility-header", 135}, {"ipv6-mh", 135}, {"mh", 135}, {"all", 0},
 }
 
 // readNameDB calls fn with the fields of every line of a name database

@@ -39,6 +39,10 @@ type Bulk struct {
 	loaded int
 	orig   map[uint32]bulkAttr
 	pbuf   []byte // scratch of pieceElems
+	// shardRecs holds the record numbers grouped by shard (sharded
+	// sets), shard i's from shardAt[i] to shardAt[i+1].
+	shardRecs []uint32
+	shardAt   []int
 }
 
 type bulkAttr struct {
@@ -331,11 +335,20 @@ func (b *Bulk) entry(i int, at bulkAttr, el *nftables.SetElement, key []byte) {
 // to delete (dels) or to add (!dels) to turn what Load read into the
 // Bulk: entries added, and loaded entries whose options changed.
 func (b *Bulk) EntryChanges(dels bool) iter.Seq[*nftables.SetElement] {
+	return b.entryChanges(b.records(-1), dels)
+}
+
+// ShardEntryChanges is EntryChanges of the elements of shard i.
+func (b *Bulk) ShardEntryChanges(i int, dels bool) iter.Seq[*nftables.SetElement] {
+	return b.entryChanges(b.records(i), dels)
+}
+
+func (b *Bulk) entryChanges(recs iter.Seq[int], dels bool) iter.Seq[*nftables.SetElement] {
 	b.index = nil
 	return func(yield func(*nftables.SetElement) bool) {
 		var el nftables.SetElement
 		key := make([]byte, b.w)
-		for i := range b.attrs {
+		for i := range recs {
 			at := b.attrs[i]
 			if i < b.loaded {
 				o, ok := b.orig[uint32(i)]
@@ -356,6 +369,61 @@ func (b *Bulk) EntryChanges(dels bool) iter.Seq[*nftables.SetElement] {
 	}
 }
 
+// records yields the record numbers of shard i in order (-1: all).
+func (b *Bulk) records(shard int) iter.Seq[int] {
+	if shard < 0 {
+		return func(yield func(int) bool) {
+			for i := range b.attrs {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
+	if b.shardAt == nil {
+		// A counting sort of the records by shard, once.
+		s := b.Set
+		of := make([]uint16, len(b.attrs))
+		b.shardAt = make([]int, s.Shards+1)
+		for i := range b.attrs {
+			of[i] = uint16(s.ShardOf(b.keyOf(i)))
+			b.shardAt[of[i]+1]++
+		}
+		for i := 1; i <= s.Shards; i++ {
+			b.shardAt[i] += b.shardAt[i-1]
+		}
+		next := append([]int(nil), b.shardAt[:s.Shards]...)
+		b.shardRecs = make([]uint32, len(b.attrs))
+		for i, sh := range of {
+			b.shardRecs[next[sh]] = uint32(i)
+			next[sh]++
+		}
+	}
+	return func(yield func(int) bool) {
+		for _, r := range b.shardRecs[b.shardAt[shard]:b.shardAt[shard+1]] {
+			if !yield(int(r)) {
+				return
+			}
+		}
+	}
+}
+
+// CountChanges yields the element of the count set of a sharded set: the
+// count it holds after the restore, or (dels) the one Load found; none
+// when they are the same.
+func (b *Bulk) CountChanges(changes, dels bool) iter.Seq[*nftables.SetElement] {
+	return func(yield func(*nftables.SetElement) bool) {
+		if changes && b.loaded == len(b.attrs) {
+			return
+		}
+		n := len(b.attrs)
+		if dels {
+			n = b.loaded
+		}
+		yield(&nftables.SetElement{Key: CountKey(n)})
+	}
+}
+
 // setAttrs sets the timeout and comment of a on el, as Set.attrs.
 func (b *Bulk) setAttrs(a bulkAttr, el *nftables.SetElement) {
 	el.Timeout, el.Comment = 0, ""
@@ -370,12 +438,17 @@ func (b *Bulk) setAttrs(a bulkAttr, el *nftables.SetElement) {
 // Entries yields the elements of the set EntriesNftSet names, in the
 // order the entries were first added (the element is reused). It frees
 // the index: nothing can be added afterwards.
-func (b *Bulk) Entries() iter.Seq[*nftables.SetElement] {
+func (b *Bulk) Entries() iter.Seq[*nftables.SetElement] { return b.entries(b.records(-1)) }
+
+// ShardEntries is Entries of the elements of shard i.
+func (b *Bulk) ShardEntries(i int) iter.Seq[*nftables.SetElement] { return b.entries(b.records(i)) }
+
+func (b *Bulk) entries(recs iter.Seq[int]) iter.Seq[*nftables.SetElement] {
 	b.index = nil
 	return func(yield func(*nftables.SetElement) bool) {
 		var el nftables.SetElement
 		key := make([]byte, b.w)
-		for i := range b.attrs {
+		for i := range recs {
 			b.entry(i, b.attrs[i], &el, key)
 			if !yield(&el) {
 				return

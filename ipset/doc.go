@@ -64,6 +64,24 @@
 //     to an entry's range means an enclosing entry may exist. Whatever
 //     these checks cannot decide takes the general path, which reads
 //     the set (O(n)).
+//   - A net type created with maxelem above 65536 keeps its entries in
+//     Shards sets "ipset-shard.NAME.I" instead of "ipset-entries.NAME"
+//     (about 8192 entries each when the set is full, at most 1024 sets;
+//     "shards K" in the header), an entry's set chosen by a hash of its
+//     key: the kernel resumes a set dump by walking the set from its
+//     start for every 32 KiB datagram, so that one large set dumps in
+//     time quadratic in its size, and list and save of 1M entries took
+//     seconds. The shards have no size (the kernel picks its resizing
+//     hash); "ipset-count.NAME" holds one element, the number of
+//     entries, which every change rewrites in the same transaction:
+//     single adds check maxelem against it, and list prints it as the
+//     number of entries before streaming the members (in a set with
+//     timeouts it may stay above the number of live entries after some
+//     expire: there list counts the members first, and an add the count
+//     refuses takes the general path, which counts). A set stored
+//     without "shards" in its header keeps the single entries set;
+//     builds before shards do not see sharded sets (their header has
+//     a word those builds do not know).
 //   - list:set: "ipset.NAME" holds one element per member, its key the
 //     member's position (so the order survives), its comment the
 //     member's name (then "\x1f" and the entry's own comment).

@@ -24,15 +24,149 @@ const (
 // LookupSetName is the nftables set a rule matching set name looks up.
 func LookupSetName(name string) string { return LookupPrefix + name }
 
-// EntriesSetName is the nftables set that keeps the entries of a net type.
+// EntriesSetName is the nftables set that keeps the entries of a net type
+// stored in one set (Shards 0).
 func EntriesSetName(name string) string { return EntriesPrefix + name }
+
+// Sharded entries: the entries of a net type with a large maxelem are
+// kept in Shards sets, an entry's set chosen by a hash of its key, so
+// that a dump reads several small sets. The kernel resumes a set dump by
+// walking the set from its start for every 32 KiB datagram, skipping
+// what it sent, which makes the dump of one large set quadratic in its
+// size.
+const (
+	ShardPrefix = "ipset-shard." // "ipset-shard.NAME.I": entries of shard I
+	CountPrefix = "ipset-count." // one element: how many entries there are
+)
+
+// ShardSetName is the nftables set that keeps shard i of the entries of
+// set name. (An index follows the last dot: the names of two sets never
+// collide.)
+func ShardSetName(name string, i int) string { return ShardPrefix + name + "." + strconv.Itoa(i) }
+
+// CountSetName is the set whose one element counts the entries of a
+// sharded set: the kernel's size limit holds per nftables set, so that
+// maxelem is checked against this count instead.
+func CountSetName(name string) string { return CountPrefix + name }
+
+// shardsWord introduces the shard count in the stored header.
+const shardsWord = "shards"
+
+// shardMinMaxElem: sets of a larger maxelem are sharded; shardTarget
+// is about how many entries a shard holds when the set is full.
+const (
+	shardMinMaxElem = 65536
+	shardTarget     = 8192
+	shardMax        = 1024
+)
+
+// shardsFor is the number of entries sets a new set of type t and
+// maxelem m gets (0: one, the unsharded layout).
+func shardsFor(t *Type, m uint32) int {
+	if !t.Net() || m <= shardMinMaxElem {
+		return 0
+	}
+	k := 2
+	for k < shardMax && uint32(k)*shardTarget < m {
+		k *= 2
+	}
+	return k
+}
+
+// Sharded reports whether the entries of s are kept in shards.
+func (s *Set) Sharded() bool { return s.Shards > 1 }
+
+// ShardOf returns the shard of an entries-set key: a hash of its
+// dimensions (not of the prefix lengths and flags that end it).
+func (s *Set) ShardOf(key []byte) int {
+	h := uint32(2166136261)
+	for _, c := range key[:max(len(key)-4, 0)] {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return int(h % uint32(s.Shards))
+}
+
+// EntriesSets names the nftables sets that hold the entries of s as
+// written, in the order a listing reads them.
+func (s *Set) EntriesSets() []string {
+	if !s.Sharded() {
+		return []string{s.EntriesNftSet()}
+	}
+	names := make([]string, s.Shards)
+	for i := range names {
+		names[i] = ShardSetName(s.Name, i)
+	}
+	return names
+}
+
+// EntriesSetOf names the nftables set that holds the entry of key (as
+// EntryKey gives it).
+func (s *Set) EntriesSetOf(key []byte) string {
+	if !s.Sharded() {
+		return s.EntriesNftSet()
+	}
+	return ShardSetName(s.Name, s.ShardOf(key))
+}
+
+// ShardIndex returns the shard that nftables set name is of s.
+func (s *Set) ShardIndex(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, ShardPrefix+s.Name+".")
+	if !ok || !s.Sharded() {
+		return 0, false
+	}
+	i, err := strconv.Atoi(rest)
+	return i, err == nil && i >= 0 && i < s.Shards
+}
+
+// CountKey is the count element's key for n entries.
+func CountKey(n int) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+
+// ParseCount reads a count element's key.
+func ParseCount(key []byte) (int, bool) {
+	if len(key) != 4 {
+		return 0, false
+	}
+	return int(binary.BigEndian.Uint32(key)), true
+}
+
+// SetCountBias sets what is added to the number of entries s holds to
+// give the count a sharded set stores: for a set read in part (setengine's
+// treeRun), what the entries not read add.
+func (s *Set) SetCountBias(n int) { s.countBias = n }
+
+// StoredCount is the count of entries stored for s.
+func (s *Set) StoredCount() int { return len(s.Entries) + s.countBias }
+
+// NftSetNames names every nftables set that holds s (the nomatch set
+// aside: it exists only while needed, see NomatchSetName).
+func (s *Set) NftSetNames() []string {
+	names := []string{LookupSetName(s.Name)}
+	if !s.Type.Net() {
+		return names
+	}
+	names = append(names, s.EntriesSets()...)
+	if s.Sharded() {
+		names = append(names, CountSetName(s.Name))
+	}
+	return names
+}
 
 // NftSet is an nftables set with its logical elements: each logical
 // element is one or two nftables elements (an interval's start and end).
 type NftSet struct {
 	Set   nftables.Set
 	Elems []NftElem
+	Role  Role
 }
+
+// Role says what an nftables set of an ipset set holds.
+type Role int
+
+const (
+	RoleLookup  Role = iota // the set rules look up
+	RoleEntries             // (a shard of) the entries of a net type
+	RoleCount               // the entry count of a sharded set
+)
 
 // NftElem is one logical element; ID identifies it for diffs (key and
 // attributes: an element whose timeout or comment changes is replaced).
@@ -84,6 +218,9 @@ func keyType(ts []nftables.SetDatatype) nftables.SetDatatype {
 // options, from which save and list print the header.
 func (s *Set) Header() string {
 	h := commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false), " ")
+	if s.Sharded() {
+		h += " " + shardsWord + " " + strconv.Itoa(s.Shards)
+	}
 	if s.Slot > 0 {
 		h += " " + slotWord + " " + strconv.Itoa(s.Slot)
 	}
@@ -117,6 +254,13 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 			return nil, false
 		}
 		s.Slot, opts = v, opts[:n-2]
+	}
+	if n := len(opts); n >= 2 && opts[n-2] == shardsWord && s.Type.Net() {
+		v, err := strconv.Atoi(opts[n-1])
+		if err != nil || v < 2 || v > shardMax {
+			return nil, false
+		}
+		s.Shards, opts = v, opts[:n-2]
 	}
 	if err := parseCreateOptions(s, opts); err != nil {
 		return nil, false
@@ -338,24 +482,45 @@ func (s *Set) nftSets(ids bool) []NftSet {
 		}
 		return []NftSet{look}
 	}
-	ents := NftSet{Set: s.base(EntriesSetName(s.Name), append(ts[:len(ts):len(ts)], nftables.TypeMark), false)}
+	eset := s.base(EntriesSetName(s.Name), append(ts[:len(ts):len(ts)], nftables.TypeMark), false)
 	// The entries set keeps counters given at add (packets count in
 	// the lookup set's pieces).
-	ents.Set.Counter = s.Counters
-	ents.Set.Size = s.MaxElem
-	ents.Elems = make([]NftElem, 0, len(s.Entries))
+	eset.Counter = s.Counters
+	eset.Size = s.MaxElem
+	shards := make([]NftSet, max(s.Shards, 1))
+	for i := range shards {
+		shards[i] = NftSet{Set: eset, Role: RoleEntries}
+		if s.Sharded() {
+			// No size: the kernel then picks its resizing hash, whose
+			// memory follows the elements (maxelem is checked against
+			// the count set).
+			shards[i].Set.Name, shards[i].Set.Size = ShardSetName(s.Name, i), 0
+		} else {
+			shards[i].Elems = make([]NftElem, 0, len(s.Entries))
+		}
+	}
 	for _, en := range s.Entries {
 		el := nftables.SetElement{Key: append(s.key(en.Elem, false), s.meta(en)...)}
 		id := s.attrs(en, &el, ids)
 		if ids {
 			id = hex.EncodeToString(el.Key) + id
 		}
-		ents.Elems = append(ents.Elems, NftElem{ID: id, Parts: []nftables.SetElement{el}})
+		sh := &shards[0]
+		if s.Sharded() {
+			sh = &shards[s.ShardOf(el.Key)]
+		}
+		sh.Elems = append(sh.Elems, NftElem{ID: id, Parts: []nftables.SetElement{el}})
 	}
 	look := NftSet{Set: s.base(LookupSetName(s.Name), ts, true)}
 	look.Set.Comment = s.Header()
 	look.Elems = s.pieces(ids, false)
-	return []NftSet{look, ents}
+	out := append([]NftSet{look}, shards...)
+	if s.Sharded() {
+		k := CountKey(s.StoredCount())
+		out = append(out, NftSet{Set: nftables.Set{Name: CountSetName(s.Name), KeyType: nftables.TypeMark}, Role: RoleCount,
+			Elems: []NftElem{{ID: hex.EncodeToString(k), Parts: []nftables.SetElement{{Key: k}}}}})
+	}
+	return out
 }
 
 // NomatchNftSet is the definition of the nomatch set of a net type (see

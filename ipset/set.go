@@ -58,8 +58,14 @@ type Set struct {
 	// and swap keep each name in its slot.
 	Slot int
 
-	Entries []*Entry
-	index   map[string]int
+	// Shards is the number of nftables sets that hold the entries of a
+	// net type (0: one set, EntriesSetName; see ShardSetName). A new
+	// set's follows from its maxelem; a stored set keeps its own.
+	Shards int
+
+	Entries   []*Entry
+	countBias int
+	index     map[string]int
 }
 
 // Entry is an element with its options.

@@ -89,6 +89,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			return "", errorf(MsgExists)
 		}
 		s.Slot = st.FreeSlot()
+		s.Shards = shardsFor(s.Type, s.MaxElem)
 		st.Sets = append(st.Sets, s)
 	case OpAdd, OpDel, OpTest:
 		s := st.Find(a[0])

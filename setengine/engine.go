@@ -127,7 +127,7 @@ func (e *Engine) references(fam kernel.Family) map[string]int {
 
 // readEntries reads the entries of s from the kernel.
 func (e *Engine) readEntries(fam kernel.Family, s *ipset.Set) error {
-	err := e.Conn.SetElements(fam, s.EntriesNftSet(), s.ClearEntries,
+	err := e.eachEntry(fam, s, s.ClearEntries,
 		func(el *nftables.SetElement) error {
 			if en, ok := s.DecodeEntry(*el); ok {
 				s.AppendLoaded(en)
@@ -256,12 +256,11 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchS
 		}
 	}
 	del := func(s *ipset.Set) {
-		b.DelSet(famOf(s), ipset.LookupSetName(s.Name))
-		if s.Type.Net() {
-			b.DelSet(famOf(s), ipset.EntriesSetName(s.Name))
-			if nm.has(s) {
-				b.DelSet(famOf(s), ipset.NomatchSetName(s.Name))
-			}
+		for _, n := range s.NftSetNames() {
+			b.DelSet(famOf(s), n)
+		}
+		if s.Type.Net() && nm.has(s) {
+			b.DelSet(famOf(s), ipset.NomatchSetName(s.Name))
 		}
 	}
 	// add creates s; remade: it replaces a set of the same name (whose
@@ -288,6 +287,14 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchS
 		}
 		os, ns := o.NftSets(), s.NftSets()
 		for i := range ns {
+			if ns[i].Role == ipset.RoleCount {
+				// Rewritten whole: what the kernel holds may be above
+				// the count read (expired entries).
+				if o.StoredCount() != s.StoredCount() {
+					setCount(b, famOf(s), s, s.StoredCount())
+				}
+				continue
+			}
 			elems(famOf(s), os[i], ns[i])
 		}
 		if !s.Type.Net() {

@@ -3,6 +3,7 @@ package setengine
 import (
 	"errors"
 	"net/netip"
+	"slices"
 
 	"github.com/google/nftables"
 	"golang.org/x/sys/unix"
@@ -115,7 +116,8 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 		var err error
 		switch {
 		case !s.Type.Net():
-			_, in, err = e.Conn.GetSetElement(fam, s.EntriesNftSet(), s.EntryKey(ipset.NewEntry(el, false)), nil)
+			k := s.EntryKey(ipset.NewEntry(el, false))
+			_, in, err = e.Conn.GetSetElement(fam, s.EntriesSetOf(k), k, nil)
 		case ipset.HostKey(s, el):
 			// The lookup set answers as a packet would.
 			k := s.LookupKey(el)
@@ -128,7 +130,8 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 			in = in && !got.IntervalEnd
 		default:
 			// A prefix is in the set when it is an entry (not nomatch).
-			_, in, err = e.Conn.GetSetElement(fam, s.EntriesNftSet(), s.EntryKey(ipset.NewEntry(el, false)), nil)
+			k := s.EntryKey(ipset.NewEntry(el, false))
+			_, in, err = e.Conn.GetSetElement(fam, s.EntriesSetOf(k), k, nil)
 		}
 		if err != nil {
 			return Result{}, kernelErr(err), true
@@ -148,7 +151,8 @@ func (e *Engine) entryExists(fam kernel.Family, s *ipset.Set, el ipset.Elem) (bo
 		variants = append(variants, true)
 	}
 	for _, nm := range variants {
-		_, ok, err := e.Conn.GetSetElement(fam, s.EntriesNftSet(), s.EntryKey(ipset.NewEntry(el, nm)), nil)
+		k := s.EntryKey(ipset.NewEntry(el, nm))
+		_, ok, err := e.Conn.GetSetElement(fam, s.EntriesSetOf(k), k, nil)
 		if err != nil || ok {
 			return ok, err
 		}
@@ -201,20 +205,33 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		}
 	}
 	b := kernel.NewBatch()
-	sets := ns.NftSetsNoIDs()
-	entriesOp := -1
-	for i, n := range sets {
+	if s.Sharded() {
+		// maxelem: the shards have no size of their own.
+		n, err := e.storedCount(fam, s)
+		if err != nil || n+len(ns.Entries) > int(s.MaxElem) {
+			return Result{}, nil, false, false
+		}
+		setCount(b, fam, s, n+len(ns.Entries))
+	}
+	var entriesOps []int
+	for _, n := range ns.NftSetsNoIDs() {
 		set := n.Set
 		var els []nftables.SetElement
 		for _, x := range n.Elems {
 			els = append(els, x.Parts...)
 		}
-		if i == 0 && len(replace) > 0 {
-			b.DelElements(fam, set.Name, replace)
-		}
-		op := b.AddElements(fam, set.Name, set.HasTimeout, els, true)
-		if set.Name == s.EntriesNftSet() {
-			entriesOp = op
+		switch {
+		case n.Role == ipset.RoleCount || len(els) == 0:
+		case n.Role == ipset.RoleEntries:
+			entriesOps = append(entriesOps, addEntries(b, fam, s, els, true)...)
+		default:
+			if len(replace) > 0 {
+				b.DelElements(fam, set.Name, replace)
+			}
+			op := b.AddElements(fam, set.Name, set.HasTimeout, els, true)
+			if !s.Type.Net() {
+				entriesOps = append(entriesOps, op)
+			}
 		}
 	}
 	cerr := e.Conn.Commit(b, genid)
@@ -227,7 +244,7 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 	var ce *kernel.CommitError
 	if errors.As(cerr, &ce) {
 		for _, oe := range ce.Errors {
-			exists = exists || (oe.Index == entriesOp && oe.Errno == unix.EEXIST)
+			exists = exists || (slices.Contains(entriesOps, oe.Index) && oe.Errno == unix.EEXIST)
 		}
 	}
 	switch {
@@ -266,7 +283,7 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 	for _, el := range elems {
 		k := s.EntryKey(ipset.NewEntry(el, false))
 		if c.Opts.Exist || s.Type.Net() {
-			_, got, err := e.Conn.GetSetElement(fam, s.EntriesNftSet(), k, nil)
+			_, got, err := e.Conn.GetSetElement(fam, s.EntriesSetOf(k), k, nil)
 			if err != nil {
 				return Result{}, kernelErr(err), true, false
 			}
@@ -283,8 +300,14 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		return Result{}, nil, true, false
 	}
 	b := kernel.NewBatch()
-	entries := nftables.Set{Name: s.EntriesNftSet()}
-	b.DelElements(fam, entries.Name, keys)
+	delEntries(b, fam, s, keys)
+	if s.Sharded() {
+		n, err := e.storedCount(fam, s)
+		if err != nil {
+			return Result{}, nil, false, false
+		}
+		setCount(b, fam, s, max(n-len(keys), 0))
+	}
 	if s.Type.Net() {
 		lo, hi := ipset.PrefixBounds(elems[0], 0)
 		look := ipset.LookupSetName(s.Name)
@@ -379,7 +402,7 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 		top, tophi := lo, hi
 		old := s.HeaderOnly()
 		nomatch := 0 // nomatch entries in the whole set
-		err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { top, tophi, nomatch = lo, hi, 0; old.ClearEntries() }, func(el *nftables.SetElement) error {
+		err := e.eachEntry(fam, s, func() { top, tophi, nomatch = lo, hi, 0; old.ClearEntries() }, func(el *nftables.SetElement) error {
 			en, ok := s.DecodeEntry(*el)
 			if !ok {
 				return nil
@@ -414,7 +437,7 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 		} else {
 			// Pass 2: the tree is larger than the window.
 			old.ClearEntries()
-			err = e.Conn.SetElements(fam, s.EntriesNftSet(), old.ClearEntries, func(el *nftables.SetElement) error {
+			err = e.eachEntry(fam, s, old.ClearEntries, func(el *nftables.SetElement) error {
 				if en, ok := s.DecodeEntry(*el); ok && inTree(en) {
 					old.AppendLoaded(en)
 				}
@@ -424,6 +447,14 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 				return Result{}, kernelErr(err), true
 			}
 		}
+		if s.Sharded() {
+			// The count covers the entries not read.
+			n, err := e.storedCount(fam, s)
+			if err != nil {
+				return Result{}, kernelErr(err), true
+			}
+			old.SetCountBias(n - len(old.Entries))
+		}
 		oldSt := &ipset.State{Sets: []*ipset.Set{old}}
 		st := oldSt.Clone()
 		if _, ierr := st.Exec(c); ierr != nil {
@@ -431,6 +462,9 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 				return Result{}, nil, false // counted on the partial set
 			}
 			return Result{}, ierr, true
+		}
+		if ns := st.Sets[0]; s.Sharded() && ns.StoredCount() > int(s.MaxElem) && ns.StoredCount() > old.StoredCount() {
+			return Result{}, nil, false // maxelem: the general path counts exactly
 		}
 		m, merr := e.hasNomatchSet(fam, s)
 		if merr != nil {

@@ -60,8 +60,15 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		}
 		if !ipset.WantMembers(c) {
 			n := 0
-			if ipset.MembersNeedCount(c) {
-				if err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0 }, func(el *nftables.SetElement) error {
+			switch {
+			case ipset.MembersNeedCount(c) && s.Sharded() && !s.HasTimeout:
+				// The stored count is exact without timeouts.
+				var err error
+				if n, err = e.storedCount(fam, s); err != nil {
+					return kernelErr(err), true
+				}
+			case ipset.MembersNeedCount(c):
+				if err := e.eachEntry(fam, s, func() { n = 0 }, func(el *nftables.SetElement) error {
 					if _, ok := s.DecodeEntry(*el); ok {
 						n++
 					}
@@ -73,14 +80,26 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			st.WriteSetHead(w, c, s, i, n)
 			continue
 		}
-		if !ipset.MembersNeedCount(c) {
-			// save: header, then members as they come. What was written
-			// cannot be taken back: a dump the kernel restarts (the set
-			// changed meanwhile) after that is an error.
+		count := -1 // the number of members, when known before the dump
+		switch {
+		case !ipset.MembersNeedCount(c):
+			count = 0 // not printed
+		case s.Sharded() && !s.HasTimeout:
+			// The stored count is exact without timeouts.
+			var err error
+			if count, err = e.storedCount(fam, s); err != nil {
+				return kernelErr(err), true
+			}
+		}
+		if count >= 0 {
+			// save, and sets whose count is known: header, then members
+			// as they come. What was written cannot be taken back: a
+			// dump the kernel restarts (the set changed meanwhile) after
+			// that is an error.
 			flushed, lost := false, false
-			st.WriteSetHead(w, c, s, i, 0)
+			st.WriteSetHead(w, c, s, i, count)
 			buf.Reset()
-			err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
+			err := e.eachEntry(fam, s, func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
 				if lost {
 					return errors.New("set changed while it was saved")
 				}
@@ -112,7 +131,7 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			// bytes a member instead of its text.
 			var keys keyPages
 			kl := ipset.MemberKeyLen(s)
-			err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { keys = keyPages{} }, func(el *nftables.SetElement) error {
+			err := e.eachEntry(fam, s, func() { keys = keyPages{} }, func(el *nftables.SetElement) error {
 				if len(el.Key) >= kl {
 					keys.add(el.Key[:kl])
 				}
@@ -134,7 +153,7 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			}
 			continue
 		}
-		err := e.Conn.SetElements(fam, s.EntriesNftSet(), func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
+		err := e.eachEntry(fam, s, func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
 			if en, ok := s.DecodeEntry(*el); ok {
 				n++
 				ipset.WriteMember(&buf, c, s, en)

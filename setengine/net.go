@@ -92,7 +92,7 @@ func (q *netQuery) entry(a netip.Addr, bits int) (string, bool) {
 	}
 	p := netip.PrefixFrom(a, bits).Masked()
 	k := q.s.EntryKey(ipset.NewEntry(ipset.Elem{{Addr: p.Addr(), Bits: bits}}, false))
-	el, ok, err := q.e.Conn.GetSetElement(q.fam, q.s.EntriesNftSet(), k, nil)
+	el, ok, err := q.e.Conn.GetSetElement(q.fam, q.s.EntriesSetOf(k), k, nil)
 	if err != nil {
 		q.err = err
 	}
@@ -218,10 +218,21 @@ func (q *netQuery) add(c *ipset.Command) (*kernel.Batch, error, bool) {
 	b.DelElements(q.fam, look, dels)
 	b.AddElements(q.fam, look, false, adds, false)
 	var ents []nftables.SetElement
-	for _, x := range sets[1].Elems {
-		ents = append(ents, x.Parts...)
+	for _, x := range sets[1:] {
+		if x.Role == ipset.RoleEntries {
+			for _, y := range x.Elems {
+				ents = append(ents, y.Parts...)
+			}
+		}
 	}
-	b.AddElements(q.fam, s.EntriesNftSet(), false, ents, true)
+	addEntries(b, q.fam, s, ents, true)
+	if s.Sharded() {
+		n, err := q.e.storedCount(q.fam, s)
+		if err != nil || n+len(ns.Entries) > int(s.MaxElem) {
+			return nil, nil, false // maxelem: the general path
+		}
+		setCount(b, q.fam, s, n+len(ns.Entries))
+	}
 	return b, nil, true
 }
 
@@ -286,7 +297,14 @@ func (q *netQuery) del(c *ipset.Command) (*kernel.Batch, error, bool) {
 	}
 	b := kernel.NewBatch()
 	look := ipset.LookupSetName(s.Name)
-	b.DelElements(q.fam, s.EntriesNftSet(), []nftables.SetElement{{Key: s.EntryKey(ipset.NewEntry(el, false))}})
+	delEntries(b, q.fam, s, []nftables.SetElement{{Key: s.EntryKey(ipset.NewEntry(el, false))}})
+	if s.Sharded() {
+		n, err := q.e.storedCount(q.fam, s)
+		if err != nil {
+			return nil, nil, false
+		}
+		setCount(b, q.fam, s, max(n-1, 0))
+	}
 	if len(dels) > 0 {
 		b.DelElements(q.fam, look, dels)
 	}

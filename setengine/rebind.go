@@ -27,7 +27,7 @@ func (e *Engine) rebind(old, cur *ipset.State) (pre, post func(b *kernel.Batch),
 		if names[fam] == nil {
 			names[fam] = map[string]bool{}
 		}
-		for _, s := range []string{ipset.LookupSetName(o.Name), ipset.EntriesSetName(o.Name), ipset.NomatchSetName(o.Name)} {
+		for _, s := range append(o.NftSetNames(), ipset.NomatchSetName(o.Name)) {
 			names[fam][s] = true
 		}
 	}

@@ -113,33 +113,38 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 		}
 	}
 	// What happens to each nftables set before its elements change.
+	// ld: its elements change (a loaded set's; the count of a sharded
+	// set is rewritten whole: what the kernel holds may be above the
+	// entries read, expired ones).
 	type target struct {
 		set  nftables.Set
 		prep bulkPrep
+		ld   bool
 	}
 	targets := map[string][]target{}
 	for _, s := range st.Sets {
 		var ts []target
 		for _, ns := range s.NftSetsNoIDs() {
+			ld := loaded[s.Name] && ns.Role != ipset.RoleCount
 			prep := bulkCreate
 			switch {
-			case loaded[s.Name]:
+			case ld:
 				prep = bulkKeep
 			case replaced[s.Name]:
 				prep = bulkFlush
 			}
-			ts = append(ts, target{ns.Set, prep})
+			ts = append(ts, target{ns.Set, prep, ld})
 		}
 		if s.Type.Net() {
 			had, has := hadNomatch[s.Name], bulks[s.Name].HasNomatch()
 			n := s.NomatchNftSet()
 			switch {
 			case had && !has && !inUse(s):
-				ts = append(ts, target{n, bulkDelete})
+				ts = append(ts, target{n, bulkDelete, false})
 			case !had && has:
-				ts = append(ts, target{n, bulkEnsure})
+				ts = append(ts, target{n, bulkEnsure, loaded[s.Name]})
 			case had:
-				ts = append(ts, target{n, ts[0].prep})
+				ts = append(ts, target{n, ts[0].prep, loaded[s.Name]})
 			}
 		}
 		targets[s.Name] = ts
@@ -155,11 +160,11 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 		bk := bulks[s.Name]
 		for _, t := range targets[s.Name] {
 			for _, dels := range []bool{false, true} {
-				if dels && !loaded[s.Name] || t.prep == bulkDelete {
+				if dels && !t.ld || t.prep == bulkDelete {
 					continue
 				}
 				n := 0
-				for el := range bulkElems(s, bk, t.set.Name, loaded[s.Name], dels) {
+				for el := range bulkElems(s, bk, t.set.Name, t.ld, dels) {
 					size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, t.set.HasTimeout && el.Timeout != 0, len(el.Comment))
 					n++
 				}
@@ -173,7 +178,6 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 	b.Grow(size+size/32+4096, 0)
 	for _, s := range st.Sets {
 		bk := bulks[s.Name]
-		ld := loaded[s.Name]
 		for _, t := range targets[s.Name] {
 			set := t.set
 			switch t.prep {
@@ -189,7 +193,7 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 				b.DelElementsSeq(famOf(s), set.Name, bulkElems(s, bk, set.Name, true, true))
 			}
 			if count[key{set.Name, false}] > 0 {
-				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name, ld, false), false)
+				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name, t.ld, false), false)
 			}
 		}
 	}
@@ -260,7 +264,7 @@ func (r *bulkRestore) load(s *ipset.Set) *ipset.Error {
 	}
 	bk := ipset.NewBulk(s)
 	bad := false
-	err := r.e.Conn.SetElements(famOf(s), s.EntriesNftSet(), func() { bk, bad = ipset.NewBulk(s), false },
+	err := r.e.eachEntry(famOf(s), s, func() { bk, bad = ipset.NewBulk(s), false },
 		func(el *nftables.SetElement) error {
 			var timeout uint32
 			if s.HasTimeout && el.Timeout > 0 {
@@ -398,11 +402,18 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 func bulkElems(s *ipset.Set, bk *ipset.Bulk, name string, changes, dels bool) iter.Seq[*nftables.SetElement] {
 	lookup := s.Type.Net() && name == ipset.LookupSetName(s.Name)
 	nomatch := s.Type.Net() && name == ipset.NomatchSetName(s.Name)
+	shard, sharded := s.ShardIndex(name)
 	switch {
 	case changes && nomatch:
 		return bk.NomatchPieceChanges(dels)
 	case nomatch:
 		return bk.NomatchPieces()
+	case s.Sharded() && name == ipset.CountSetName(s.Name):
+		return bk.CountChanges(changes, dels)
+	case sharded && changes:
+		return bk.ShardEntryChanges(shard, dels)
+	case sharded:
+		return bk.ShardEntries(shard)
 	case changes && lookup:
 		return bk.PieceChanges(dels)
 	case changes:

@@ -1,0 +1,157 @@
+package setengine
+
+import (
+	"fmt"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
+
+	"github.com/xdptables/xdptables/ipset"
+	"github.com/xdptables/xdptables/kernel"
+)
+
+// Sharded entries sets (ipset.ShardSetName): the entries of a net type
+// with a large maxelem live in several nftables sets, so that reading
+// them is several small dumps instead of one whose cost grows with the
+// square of the set's size. The kernel's size limit then holds per
+// shard, so maxelem is checked against a count kept in the set
+// ipset.CountSetName, which every change of the entries rewrites in the
+// same transaction. The count is never below the number of live
+// entries (an expired entry leaves it until the next full rewrite): a
+// single add that the count says would pass maxelem takes the general
+// path, which counts exactly.
+
+// eachEntry streams the elements of the sets that hold the entries of s
+// to fn (see kernel.Conn.SetElements; restart is called before they
+// come again). The shards of a sharded set are read one after the
+// other, each held until its dump is complete: a shard's dump that the
+// kernel interrupts, or that gives elements twice while the kernel
+// resizes the shard's hash table (just after a large restore), is
+// read again without fn seeing its elements twice. When the ruleset
+// changed while the shards were read, all are read again.
+func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn func(*nftables.SetElement) error) error {
+	names := s.EntriesSets()
+	if len(names) == 1 {
+		return e.Conn.SetElements(fam, names[0], restart, fn)
+	}
+	var held []nftables.SetElement
+	var ctrs []expr.Counter
+	var keys []byte
+	drop := func() { held, ctrs, keys = held[:0], ctrs[:0], keys[:0] }
+	for attempt := 0; ; attempt++ {
+		gen, err := e.Conn.GenID()
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			drop()
+			err := e.Conn.SetElements(fam, n, drop, func(el *nftables.SetElement) error {
+				// The element and its key are only valid until the
+				// next one: copied into arenas (a slice taken before an
+				// arena grows stays valid).
+				c := *el
+				keys = append(keys, el.Key...)
+				c.Key = keys[len(keys)-len(el.Key) : len(keys) : len(keys)]
+				if len(el.KeyEnd) > 0 {
+					keys = append(keys, el.KeyEnd...)
+					c.KeyEnd = keys[len(keys)-len(el.KeyEnd) : len(keys) : len(keys)]
+				}
+				if el.Counter != nil {
+					ctrs = append(ctrs, *el.Counter)
+					c.Counter = &ctrs[len(ctrs)-1]
+				}
+				held = append(held, c)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for i := range held {
+				if err := fn(&held[i]); err != nil {
+					return err
+				}
+			}
+		}
+		now, err := e.Conn.GenID()
+		if err != nil {
+			return err
+		}
+		if now == gen {
+			return nil
+		}
+		if attempt >= 16 {
+			return fmt.Errorf("dump of set %s kept being interrupted: %w", s.Name, kernel.ErrGenerationChanged)
+		}
+		if restart != nil {
+			restart()
+		}
+	}
+}
+
+// storedCount reads the entry count of a sharded set.
+func (e *Engine) storedCount(fam kernel.Family, s *ipset.Set) (int, error) {
+	n, found := 0, false
+	err := e.Conn.SetElements(fam, ipset.CountSetName(s.Name), func() { found = false }, func(el *nftables.SetElement) error {
+		if v, ok := ipset.ParseCount(el.Key); ok {
+			n, found = v, true
+		}
+		return nil
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("set %s: no entry count", ipset.CountSetName(s.Name))
+	}
+	return n, err
+}
+
+// setCount replaces the entry count of a sharded set with n.
+func setCount(b *kernel.Batch, fam kernel.Family, s *ipset.Set, n int) {
+	name := ipset.CountSetName(s.Name)
+	b.FlushSet(fam, name)
+	b.AddElements(fam, name, false, []nftables.SetElement{{Key: ipset.CountKey(n)}}, false)
+}
+
+// addEntries adds elements of the entries sets of s (keys as
+// ipset.Set.EntryKey gives them), each to its shard; it returns the
+// batch's operations.
+func addEntries(b *kernel.Batch, fam kernel.Family, s *ipset.Set, els []nftables.SetElement, exclusive bool) []int {
+	var ops []int
+	for name, part := range byShard(s, els) {
+		ops = append(ops, b.AddElements(fam, name, s.HasTimeout, part, exclusive))
+	}
+	return ops
+}
+
+// delEntries deletes elements of the entries sets of s, each from its
+// shard.
+func delEntries(b *kernel.Batch, fam kernel.Family, s *ipset.Set, els []nftables.SetElement) {
+	for name, part := range byShard(s, els) {
+		b.DelElements(fam, name, part)
+	}
+}
+
+// byShard groups els by the entries set that holds them, in the order
+// of their first element.
+func byShard(s *ipset.Set, els []nftables.SetElement) func(yield func(string, []nftables.SetElement) bool) {
+	return func(yield func(string, []nftables.SetElement) bool) {
+		if !s.Sharded() {
+			if len(els) > 0 {
+				yield(s.EntriesNftSet(), els)
+			}
+			return
+		}
+		var order []string
+		parts := map[string][]nftables.SetElement{}
+		for _, el := range els {
+			n := s.EntriesSetOf(el.Key)
+			if _, ok := parts[n]; !ok {
+				order = append(order, n)
+			}
+			parts[n] = append(parts[n], el)
+		}
+		for _, n := range order {
+			if !yield(n, parts[n]) {
+				return
+			}
+		}
+	}
+}
