@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"compress/flate"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -165,6 +166,7 @@ const (
 	udComment      = 0
 	udRuleSpec     = 0xa0 // exact rule specification (after "-A CHAIN")
 	udRuleSpecZlib = 0xa1 // the same, deflated with specDict
+	udDigest       = 0xa2 // digest of the rule: see digest
 )
 
 // specDict primes the compressor with words rule texts are made of, so
@@ -202,6 +204,62 @@ func UserData(r *compat.Rule) ([]byte, error) {
 	return append([]byte{udRuleSpecZlib, byte(buf.Len())}, buf.Bytes()...), nil
 }
 
+// UserDataFor returns the userdata of r, a rule of chain in the iptables
+// table, that es (ExprsIn's translation of r) go to the kernel with: r's
+// canonical text and, when the kernel's listing of es can be foretold
+// and there is room, their digest, with which reading the rule back
+// skips translating it again (ReadRule).
+func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any) ([]byte, error) {
+	ud, err := UserData(r)
+	if err != nil || len(ud)+2+digestLen > maxUserdata {
+		return ud, err
+	}
+	var buf [2048]byte
+	b := digestInput(buf[:0], f, table, chain, ud)
+	b, ok := kernel.AppendListed(b, kernel.Family(f), es)
+	if !ok {
+		return ud, nil
+	}
+	sum := sha256.Sum256(b)
+	ud = append(ud, udDigest, digestLen)
+	return append(ud, sum[:digestLen]...), nil
+}
+
+// digestLen is how much of the SHA-256 the userdata keeps.
+const digestLen = 8
+
+// digestInput appends what a rule's digest is taken of, up to its
+// expressions: the rule's place (family, table, chain: a rule moved
+// elsewhere is checked by translating it) and its stored text (the
+// userdata's text record as stored).
+func digestInput(dst []byte, f compat.Family, table, chain string, ud []byte) []byte {
+	dst = append(dst, "xdptables rule 1\x00"...)
+	dst = append(dst, byte(f))
+	dst = append(dst, table...)
+	dst = append(dst, 0)
+	dst = append(dst, chain...)
+	dst = append(dst, 0)
+	if rec, ok := specRecord(ud); ok {
+		dst = append(dst, rec...)
+	}
+	return append(dst, 0)
+}
+
+// specRecord returns the TLV record of ud that holds the rule text.
+func specRecord(ud []byte) ([]byte, bool) {
+	for len(ud) >= 2 {
+		t, l := ud[0], int(ud[1])
+		if len(ud) < 2+l {
+			return nil, false
+		}
+		if t == udRuleSpec || t == udRuleSpecZlib {
+			return ud[:2+l], true
+		}
+		ud = ud[2+l:]
+	}
+	return nil, false
+}
+
 // specText returns the rule specification stored in userdata.
 func specText(ud []byte) (string, bool) {
 	if spec, ok := findTLV(ud, udRuleSpec); ok {
@@ -221,6 +279,55 @@ func specText(ud []byte) (string, bool) {
 // ErrForeign says a kernel rule was not written by xdptables (or was
 // changed since): it is reported, never guessed at.
 var ErrForeign = errors.New("rule was not written by xdptables")
+
+// ReadRule rebuilds the iptables rule a kernel rule of chain was written
+// from; ErrForeign when xdptables did not write it (or it changed since).
+// A rule whose userdata holds a digest (UserDataFor) that matches its
+// expressions as listed is read from its text alone; any other is
+// translated again and compared (FromKernel). The counter values are the
+// kernel's.
+func ReadRule(f compat.Family, table, chain string, kr *kernel.Rule) (*compat.Rule, error) {
+	r, _, err := readRule(f, table, chain, kr)
+	return r, err
+}
+
+func readRule(f compat.Family, table, chain string, kr *kernel.Rule) (r *compat.Rule, fast bool, err error) {
+	if digestMatches(f, table, chain, kr) {
+		r, err := StoredRule(f, table, chain, kr.UserData)
+		if err != nil {
+			return nil, true, err
+		}
+		if c := kr.CounterValues(); c != nil {
+			r.Counters = &compat.Counters{Packets: c.Packets, Bytes: c.Bytes}
+		}
+		return r, true, nil
+	}
+	if err := kr.Decode(); err != nil {
+		return nil, false, err
+	}
+	if len(kr.Unsupported) > 0 {
+		return nil, false, ErrForeign
+	}
+	r, err = FromKernel(f, table, chain, kr.Exprs, kr.UserData)
+	return r, false, err
+}
+
+// digestMatches says whether kr's userdata holds a digest and it is the
+// digest of kr's text and expressions as the kernel lists them.
+func digestMatches(f compat.Family, table, chain string, kr *kernel.Rule) bool {
+	d, ok := findTLV(kr.UserData, udDigest)
+	if !ok || len(d) != digestLen {
+		return false
+	}
+	var buf [2048]byte
+	b := digestInput(buf[:0], f, table, chain, kr.UserData)
+	b, ok = kr.AppendListed(b)
+	if !ok {
+		return false
+	}
+	sum := sha256.Sum256(b)
+	return bytes.Equal(sum[:digestLen], d)
+}
 
 // FromKernel rebuilds the rule of chain from its userdata and checks it
 // against the kernel's expressions. The counter values are taken from
