@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
@@ -158,6 +159,16 @@ func listedForm(dst []byte, start int) []byte {
 		fix = listedReject
 	case "lookup":
 		fix = listedLookup
+	case "dynset":
+		fix = listedDynset
+	case "masq":
+		fix = func(a []listedAttr) []listedAttr {
+			return withMax(a, unix.NFTA_MASQ_REG_PROTO_MIN, unix.NFTA_MASQ_REG_PROTO_MAX)
+		}
+	case "redir":
+		fix = func(a []listedAttr) []listedAttr {
+			return withMax(a, unix.NFTA_REDIR_REG_PROTO_MIN, unix.NFTA_REDIR_REG_PROTO_MAX)
+		}
 	default:
 		return dst
 	}
@@ -270,7 +281,9 @@ func listedNat(attrs []listedAttr) []listedAttr {
 	if hasAttr(attrs, unix.NFTA_NAT_REG_PROTO_MIN) >= 0 {
 		flags |= unix.NF_NAT_RANGE_PROTO_SPECIFIED
 	}
-	out := append([]listedAttr{}, attrs...)
+	out := withMax(attrs, unix.NFTA_NAT_REG_ADDR_MIN, unix.NFTA_NAT_REG_ADDR_MAX)
+	out = withMax(out, unix.NFTA_NAT_REG_PROTO_MIN, unix.NFTA_NAT_REG_PROTO_MAX)
+	fi = hasAttr(out, unix.NFTA_NAT_FLAGS)
 	switch {
 	case fi >= 0:
 		out[fi].v = be32Bytes(flags)
@@ -330,6 +343,72 @@ func listedLookup(attrs []listedAttr) []listedAttr {
 		out = append(out, attrs[i])
 	} else {
 		out = append(out, listedAttr{unix.NFTA_LOOKUP_FLAGS, be32Bytes(0)})
+	}
+	return out
+}
+
+// ListedRule returns the Rule the kernel would list for a rule of chain
+// added with exprs and userdata, as far as AppendListed foretells the
+// listing (counters as given): for reading rules back without a kernel,
+// in tests.
+func ListedRule(fam Family, chain string, exprs []expr.Any, userdata []byte) (Rule, error) {
+	var raw []byte
+	for _, x := range exprs {
+		start := len(raw)
+		var err error
+		if _, ok := x.(*expr.Counter); ok {
+			raw, err = AppendExpr(raw, fam, x)
+			clearNested(raw[start:])
+		} else {
+			var ok bool
+			if raw, ok = AppendListed(raw, fam, []expr.Any{x}); !ok {
+				err = fmt.Errorf("listing of %T not known", x)
+			}
+		}
+		if err != nil {
+			return Rule{}, err
+		}
+	}
+	r := Rule{Family: fam, Chain: chain, UserData: userdata, rawExprs: raw}
+	return r.Clone(), nil
+}
+
+// withMax: a range given by its minimum register alone is listed with
+// the same register as its maximum, right after it.
+func withMax(attrs []listedAttr, minT, maxT uint16) []listedAttr {
+	i := hasAttr(attrs, minT)
+	if i < 0 || hasAttr(attrs, maxT) >= 0 {
+		return attrs
+	}
+	out := append([]listedAttr{}, attrs[:i+1]...)
+	out = append(out, listedAttr{maxT, attrs[i].v})
+	return append(out, attrs[i+1:]...)
+}
+
+// listedDynset: key and data registers, operation, set name, timeout
+// (always), the rest, flags; the set ID is not listed.
+func listedDynset(attrs []listedAttr) []listedAttr {
+	var out []listedAttr
+	for _, t := range []uint16{unix.NFTA_DYNSET_SREG_KEY, unix.NFTA_DYNSET_SREG_DATA, unix.NFTA_DYNSET_OP, unix.NFTA_DYNSET_SET_NAME} {
+		if i := hasAttr(attrs, t); i >= 0 {
+			out = append(out, attrs[i])
+		}
+	}
+	if i := hasAttr(attrs, unix.NFTA_DYNSET_TIMEOUT); i >= 0 {
+		out = append(out, attrs[i])
+	} else {
+		out = append(out, listedAttr{unix.NFTA_DYNSET_TIMEOUT, make([]byte, 8)})
+	}
+	for _, a := range attrs {
+		switch a.t {
+		case unix.NFTA_DYNSET_SREG_KEY, unix.NFTA_DYNSET_SREG_DATA, unix.NFTA_DYNSET_OP, unix.NFTA_DYNSET_SET_NAME,
+			unix.NFTA_DYNSET_TIMEOUT, unix.NFTA_DYNSET_SET_ID, unix.NFTA_DYNSET_FLAGS:
+		default:
+			out = append(out, a)
+		}
+	}
+	if i := hasAttr(attrs, unix.NFTA_DYNSET_FLAGS); i >= 0 {
+		out = append(out, attrs[i])
 	}
 	return out
 }

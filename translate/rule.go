@@ -292,7 +292,7 @@ func ReadRule(f compat.Family, table, chain string, kr *kernel.Rule) (*compat.Ru
 }
 
 func readRule(f compat.Family, table, chain string, kr *kernel.Rule) (r *compat.Rule, fast bool, err error) {
-	if digestMatches(f, table, chain, kr) {
+	if DigestMatches(f, table, chain, kr) {
 		r, err := StoredRule(f, table, chain, kr.UserData)
 		if err != nil {
 			return nil, true, err
@@ -312,9 +312,16 @@ func readRule(f compat.Family, table, chain string, kr *kernel.Rule) (r *compat.
 	return r, false, err
 }
 
-// digestMatches says whether kr's userdata holds a digest and it is the
-// digest of kr's text and expressions as the kernel lists them.
-func digestMatches(f compat.Family, table, chain string, kr *kernel.Rule) bool {
+// HasDigest says whether userdata holds a digest (UserDataFor).
+func HasDigest(userdata []byte) bool {
+	_, ok := findTLV(userdata, udDigest)
+	return ok
+}
+
+// DigestMatches says whether kr's userdata holds a digest and it is the
+// digest of kr's text and expressions as the kernel lists them, in
+// chain of the iptables table: then the rule is read from its text alone.
+func DigestMatches(f compat.Family, table, chain string, kr *kernel.Rule) bool {
 	d, ok := findTLV(kr.UserData, udDigest)
 	if !ok || len(d) != digestLen {
 		return false
