@@ -50,7 +50,7 @@ func (r *Rule) AppendListed(dst []byte) ([]byte, bool) {
 		if t != unix.NFTA_LIST_ELEM {
 			return false
 		}
-		if elemName(elem) == "counter" {
+		if isCounter(elem) {
 			return true
 		}
 		l := (len(elem) + 4 + 3) &^ 3
@@ -82,7 +82,7 @@ func (r *Rule) CounterValues() *Counters {
 	}
 	var out *Counters
 	eachAttr(r.rawExprs, func(t uint16, elem []byte) bool {
-		if t != unix.NFTA_LIST_ELEM || elemName(elem) != "counter" {
+		if t != unix.NFTA_LIST_ELEM || !isCounter(elem) {
 			return true
 		}
 		eachAttr(elem, func(t uint16, v []byte) bool {
@@ -97,6 +97,19 @@ func (r *Rule) CounterValues() *Counters {
 		return false
 	})
 	return out
+}
+
+// isCounter says whether an expression element is a counter: its name
+// comes first, as the kernel lists it (or it is looked for).
+func isCounter(elem []byte) bool {
+	const head = "\x0c\x00\x01\x00counter\x00"
+	if len(elem) >= len(head) && string(elem[:len(head)]) == head {
+		return true
+	}
+	if len(elem) >= 4 && binary.NativeEndian.Uint16(elem[2:4])&nlaTypeMask == unix.NFTA_EXPR_NAME {
+		return false // named first, and not a counter
+	}
+	return elemName(elem) == "counter"
 }
 
 // elemName is the NFTA_EXPR_NAME of an expression element, "" if none.

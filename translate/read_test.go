@@ -66,6 +66,12 @@ func TestReadRuleDigest(t *testing.T) {
 	if _, fast, err := readRule(compat.IPv4, "filter", "INPUT", &forged); fast || err != ErrForeign {
 		t.Errorf("a's userdata on b's expressions: fast %v, err %v; want foreign", fast, err)
 	}
+	if spec, _, ok := ReadSaveSpec(compat.IPv4, "filter", "INPUT", &forged); ok {
+		t.Errorf("a's userdata on b's expressions gives -S text %q", spec)
+	}
+	if spec, cnt, ok := ReadSaveSpec(compat.IPv4, "filter", "INPUT", &ka); !ok || "-A INPUT"+spec != compat.SaveRule("INPUT", a, false) || cnt == nil || cnt.Packets != 7 {
+		t.Errorf("-S text of a: %q %+v %v", spec, cnt, ok)
+	}
 	// the same with a verdict changed
 	es := exprsOf(t, "filter", "INPUT", a)
 	es[len(es)-1] = &expr.Verdict{Kind: expr.VerdictDrop}
@@ -122,7 +128,7 @@ func swapDigest(ud, from []byte) []byte {
 // its digest, as the rule it was written from; rules whose listing is not
 // foretold (anonymous maps, bound chains) carry no digest.
 func TestReadRuleCorpus(t *testing.T) {
-	fastN, slowN := 0, 0
+	fastN, slowN, textN := 0, 0, 0
 	for _, file := range []string{"base.txt", "matches_a.txt", "matches_b.txt", "matches_c.txt", "targets.txt", "targets_b.txt", "u32.txt", "sctp.txt"} {
 		f, err := os.Open("../testdata/corpus/" + file)
 		if err != nil {
@@ -183,6 +189,18 @@ func TestReadRuleCorpus(t *testing.T) {
 			if fast != hasDigest {
 				t.Errorf("%s:%d: %s: fast path %v, digest %v", file, line, text, fast, hasDigest)
 			}
+			if spec, _, ok := ReadSaveSpec(fam, table, chain, &kr); ok {
+				textN++
+				if got, want := "-A "+chain+spec, compat.SaveRule(chain, r, false); got != want {
+					t.Errorf("%s:%d: -S text %q, want %q", file, line, got, want)
+				}
+			} else if fast {
+				var sb strings.Builder
+				compat.WriteRuleSpec(&sb, r, false)
+				if sb.String() == compat.ExactSpec(r) {
+					t.Errorf("%s:%d: %s: -S text not kept", file, line, text)
+				}
+			}
 			if fast {
 				fastN++
 			} else {
@@ -194,7 +212,7 @@ func TestReadRuleCorpus(t *testing.T) {
 		}
 		f.Close()
 	}
-	t.Logf("%d rules read from their digest, %d translated", fastN, slowN)
+	t.Logf("%d rules read from their digest (%d of them print their stored text), %d translated", fastN, textN, slowN)
 	if fastN < 500 {
 		t.Errorf("only %d corpus rules read from their digest", fastN)
 	}

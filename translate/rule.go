@@ -187,7 +187,10 @@ var ErrTooLong = errors.New("rule specification too long for rule userdata")
 
 // UserData returns the userdata that records r's canonical text.
 func UserData(r *compat.Rule) ([]byte, error) {
-	spec := compat.ExactSpec(r)
+	return userData(compat.ExactSpec(r))
+}
+
+func userData(spec string) ([]byte, error) {
 	if len(spec) <= 255 {
 		return append([]byte{udRuleSpec, byte(len(spec))}, spec...), nil
 	}
@@ -208,31 +211,48 @@ func UserData(r *compat.Rule) ([]byte, error) {
 // table, that es (ExprsIn's translation of r) go to the kernel with: r's
 // canonical text and, when the kernel's listing of es can be foretold
 // and there is room, their digest, with which reading the rule back
-// skips translating it again (ReadRule).
+// skips translating it again (ReadRule), and, when the text is also what
+// -S prints, parsing it (ReadSaveSpec).
 func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any) ([]byte, error) {
-	ud, err := UserData(r)
-	if err != nil || len(ud)+2+digestLen > maxUserdata {
+	spec := compat.ExactSpec(r)
+	ud, err := userData(spec)
+	if err != nil || len(ud)+2+digestRecLen > maxUserdata {
 		return ud, err
 	}
+	var flags byte
+	var sb strings.Builder
+	sb.Grow(len(spec))
+	compat.WriteRuleSpec(&sb, r, false)
+	if sb.String() == spec {
+		flags |= digestSaveText
+	}
 	var buf [2048]byte
-	b := digestInput(buf[:0], f, table, chain, ud)
+	b := digestInput(buf[:0], f, table, chain, ud, flags)
 	b, ok := kernel.AppendListed(b, kernel.Family(f), es)
 	if !ok {
 		return ud, nil
 	}
 	sum := sha256.Sum256(b)
-	ud = append(ud, udDigest, digestLen)
-	return append(ud, sum[:digestLen]...), nil
+	ud = append(ud, udDigest, digestRecLen)
+	ud = append(ud, sum[:digestLen]...)
+	return append(ud, flags), nil
 }
 
-// digestLen is how much of the SHA-256 the userdata keeps.
-const digestLen = 8
+// The digest record: digestLen bytes of the SHA-256 of digestInput and
+// the rule's listed expressions, then a byte of flags (in the digest too).
+const (
+	digestLen    = 8
+	digestRecLen = digestLen + 1
+	// digestSaveText: the stored text is the -S text of the rule (the
+	// exact text and the canonical one are the same)
+	digestSaveText = 1
+)
 
 // digestInput appends what a rule's digest is taken of, up to its
 // expressions: the rule's place (family, table, chain: a rule moved
-// elsewhere is checked by translating it) and its stored text (the
-// userdata's text record as stored).
-func digestInput(dst []byte, f compat.Family, table, chain string, ud []byte) []byte {
+// elsewhere is checked by translating it), its stored text (the
+// userdata's text record as stored) and the digest's flags.
+func digestInput(dst []byte, f compat.Family, table, chain string, ud []byte, flags byte) []byte {
 	dst = append(dst, "xdptables rule 1\x00"...)
 	dst = append(dst, byte(f))
 	dst = append(dst, table...)
@@ -242,7 +262,7 @@ func digestInput(dst []byte, f compat.Family, table, chain string, ud []byte) []
 	if rec, ok := specRecord(ud); ok {
 		dst = append(dst, rec...)
 	}
-	return append(dst, 0)
+	return append(dst, 0, flags)
 }
 
 // specRecord returns the TLV record of ud that holds the rule text.
@@ -322,18 +342,45 @@ func HasDigest(userdata []byte) bool {
 // digest of kr's text and expressions as the kernel lists them, in
 // chain of the iptables table: then the rule is read from its text alone.
 func DigestMatches(f compat.Family, table, chain string, kr *kernel.Rule) bool {
+	_, ok := matchingDigest(f, table, chain, kr)
+	return ok
+}
+
+// matchingDigest returns the flags of kr's digest when it matches.
+func matchingDigest(f compat.Family, table, chain string, kr *kernel.Rule) (byte, bool) {
 	d, ok := findTLV(kr.UserData, udDigest)
-	if !ok || len(d) != digestLen {
-		return false
+	if !ok || len(d) != digestRecLen {
+		return 0, false
 	}
+	flags := d[digestLen]
 	var buf [2048]byte
-	b := digestInput(buf[:0], f, table, chain, kr.UserData)
+	b := digestInput(buf[:0], f, table, chain, kr.UserData, flags)
 	b, ok = kr.AppendListed(b)
 	if !ok {
-		return false
+		return 0, false
 	}
 	sum := sha256.Sum256(b)
-	return bytes.Equal(sum[:digestLen], d)
+	return flags, bytes.Equal(sum[:digestLen], d[:digestLen])
+}
+
+// ReadSaveSpec returns, for a rule of chain whose digest matches and whose
+// stored text is its -S text, that text (the rule specification after
+// "-A CHAIN", as compat.WriteRuleSpec writes it without counters) and the
+// kernel's counter values, without parsing it. ok is false for any other
+// rule: read it with ReadRule.
+func ReadSaveSpec(f compat.Family, table, chain string, kr *kernel.Rule) (spec string, counters *compat.Counters, ok bool) {
+	flags, ok := matchingDigest(f, table, chain, kr)
+	if !ok || flags&digestSaveText == 0 {
+		return "", nil, false
+	}
+	spec, ok = specText(kr.UserData)
+	if !ok {
+		return "", nil, false
+	}
+	if c := kr.CounterValues(); c != nil {
+		counters = &compat.Counters{Packets: c.Packets, Bytes: c.Bytes}
+	}
+	return spec, counters, true
 }
 
 // FromKernel rebuilds the rule of chain from its userdata and checks it
