@@ -37,7 +37,16 @@ func AppendListed(dst []byte, fam Family, exprs []expr.Any) (_ []byte, ok bool) 
 			return dst[:start], false
 		}
 		clearNested(dst[start:])
-		dst = listedForm(dst, start)
+		switch v := x.(type) {
+		case *expr.Cmp, *expr.Meta, *expr.Verdict, *expr.Immediate, *expr.Range, *expr.Match, *expr.Target:
+			// listed as sent
+		case *expr.Payload:
+			if v.OperationType != expr.PayloadLoad {
+				dst = listedForm(dst, start)
+			}
+		default:
+			dst = listedForm(dst, start)
+		}
 	}
 	return dst, true
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
@@ -226,9 +227,11 @@ func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr
 	if sb.String() == spec {
 		flags |= digestSaveText
 	}
-	var buf [2048]byte
-	b := digestInput(buf[:0], f, table, chain, ud, flags)
+	bp := digestBufs.Get().(*[]byte)
+	defer putDigestBuf(bp)
+	b := digestInput((*bp)[:0], f, table, chain, ud, flags)
 	b, ok := kernel.AppendListed(b, kernel.Family(f), es)
+	*bp = b
 	if !ok {
 		return ud, nil
 	}
@@ -247,6 +250,17 @@ const (
 	// exact text and the canonical one are the same)
 	digestSaveText = 1
 )
+
+// digestBufs holds buffers to take digests over (one per rule written or
+// read would be garbage).
+var digestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+func putDigestBuf(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		*bp = (*bp)[:0]
+		digestBufs.Put(bp)
+	}
+}
 
 // digestInput appends what a rule's digest is taken of, up to its
 // expressions: the rule's place (family, table, chain: a rule moved
@@ -353,9 +367,11 @@ func matchingDigest(f compat.Family, table, chain string, kr *kernel.Rule) (byte
 		return 0, false
 	}
 	flags := d[digestLen]
-	var buf [2048]byte
-	b := digestInput(buf[:0], f, table, chain, kr.UserData, flags)
+	bp := digestBufs.Get().(*[]byte)
+	defer putDigestBuf(bp)
+	b := digestInput((*bp)[:0], f, table, chain, kr.UserData, flags)
 	b, ok = kr.AppendListed(b)
+	*bp = b
 	if !ok {
 		return 0, false
 	}
