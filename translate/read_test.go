@@ -85,6 +85,17 @@ func TestReadRuleDigest(t *testing.T) {
 		t.Errorf("b with a's digest: fast %v, err %v; want the slow path to read it", fast, err)
 	}
 
+	// written by another build: read the careful way
+	stamp := buildStamp
+	buildStamp = func() string { return "another build" }
+	if r, fast, err := readRule(compat.IPv4, "filter", "INPUT", &ka); fast || err != nil || compat.SaveRule("INPUT", r, false) != compat.SaveRule("INPUT", a, false) {
+		t.Errorf("another build's digest: fast %v, err %v", fast, err)
+	}
+	if _, _, ok := ReadSaveSpec(compat.IPv4, "filter", "INPUT", &ka); ok {
+		t.Errorf("another build's -S text is used")
+	}
+	buildStamp = stamp
+
 	// moved to another chain: checked by translating it
 	moved := ka.Clone()
 	moved.Chain = "filter.OUTPUT"

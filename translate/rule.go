@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -251,6 +252,24 @@ const (
 	digestSaveText = 1
 )
 
+// buildStamp names this build of xdptables in every digest: a rule that
+// another build wrote does not match, and is read the careful way
+// (translated again and compared, printed from the parsed rule), as that
+// build may have translated or printed it differently.
+var buildStamp = sync.OnceValue(func() string {
+	stamp := "xdptables " + compat.Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		stamp += " " + bi.Main.Version + " " + bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision", "vcs.time", "vcs.modified":
+				stamp += " " + s.Value
+			}
+		}
+	}
+	return stamp
+})
+
 // digestBufs holds buffers to take digests over (one per rule written or
 // read would be garbage).
 var digestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
@@ -268,6 +287,8 @@ func putDigestBuf(bp *[]byte) {
 // userdata's text record as stored) and the digest's flags.
 func digestInput(dst []byte, f compat.Family, table, chain string, ud []byte, flags byte) []byte {
 	dst = append(dst, "xdptables rule 1\x00"...)
+	dst = append(dst, buildStamp()...)
+	dst = append(dst, 0)
 	dst = append(dst, byte(f))
 	dst = append(dst, table...)
 	dst = append(dst, 0)
