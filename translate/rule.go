@@ -255,7 +255,9 @@ const (
 // buildStamp names this build of xdptables in every digest: a rule that
 // another build wrote does not match, and is read the careful way
 // (translated again and compared, printed from the parsed rule), as that
-// build may have translated or printed it differently.
+// build may have translated or printed it differently. The command sets
+// it to the executable's build ID (SetBuild); without it, the version and
+// what the Go toolchain recorded about the build stand in.
 var buildStamp = sync.OnceValue(func() string {
 	stamp := "xdptables " + compat.Version
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -269,6 +271,20 @@ var buildStamp = sync.OnceValue(func() string {
 	}
 	return stamp
 })
+
+// SetBuild names the running build for the digests in rule userdata (see
+// buildStamp); id is called once, when the first digest is taken, and
+// "" from it keeps the default. Call it before any rule is read or
+// written.
+func SetBuild(id func() string) {
+	def := buildStamp
+	buildStamp = sync.OnceValue(func() string {
+		if s := id(); s != "" {
+			return "xdptables " + compat.Version + " build " + s
+		}
+		return def()
+	})
+}
 
 // digestBufs holds buffers to take digests over (one per rule written or
 // read would be garbage).
