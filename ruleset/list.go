@@ -259,7 +259,14 @@ func (g *gcTuning) forReading(rules int) {
 		return
 	}
 	g.set = true
-	g.pct = debug.SetGCPercent(400)
+	// a smaller listing makes less garbage in all: collecting it twice as
+	// often costs as much as the fresh pages a larger heap faults in, and
+	// keeps the process a third smaller (-L of 5000 rules: 28 → 19 MB)
+	pct := 400
+	if rules < 20000 {
+		pct = 200
+	}
+	g.pct = debug.SetGCPercent(pct)
 	g.limit = debug.SetMemoryLimit(max(64<<20, int64(rules)*512))
 }
 
