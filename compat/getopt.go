@@ -60,7 +60,7 @@ func (g *getopt) next(longs []LongOpt) goResult {
 		}
 		a := g.args[g.optind]
 		if a == "--" {
-			g.optind = len(g.args)
+			g.optind++ // the words after it are operands
 			return goResult{c: goEnd}
 		}
 		if len(a) < 2 || a[0] != '-' {
@@ -177,6 +177,14 @@ type CLIOption struct {
 // (Val = short letter), returning options, operands, or the message
 // glibc prints for a bad option ("PROG: unrecognized option '--x'").
 func ParseCLI(prog, optstring string, longs []LongOpt, args []string) ([]CLIOption, []string, string) {
+	return ParseCLIValued(prog, optstring, longs, args, "")
+}
+
+// ParseCLIValued is ParseCLI where the options whose letters are in
+// valued, given without an argument, take the next word as theirs when
+// it looks like a value (iptables' xs_has_arg): iptables-restore's -w
+// and -W, which its optstring declares without arguments, skip it so.
+func ParseCLIValued(prog, optstring string, longs []LongOpt, args []string, valued string) ([]CLIOption, []string, string) {
 	g := getopt{args: args, shortArgs: map[byte]int{}}
 	for i := 0; i < len(optstring); i++ {
 		c := optstring[i]
@@ -196,7 +204,11 @@ func ParseCLI(prog, optstring string, longs []LongOpt, args []string) ([]CLIOpti
 			operands = append(operands, g.args[min(g.optind, len(g.args)):]...)
 			return opts, operands, ""
 		case r.long != nil:
-			opts = append(opts, CLIOption{Short: byte(r.long.Val), Arg: r.arg, Has: r.hasArg})
+			o := CLIOption{Short: byte(r.long.Val), Arg: r.arg, Has: r.hasArg}
+			if !o.Has && strings.IndexByte(valued, o.Short) >= 0 && g.hasArg() {
+				o.Arg, o.Has = g.take(), true
+			}
+			opts = append(opts, o)
 		case r.c == goNonOption:
 			operands = append(operands, r.arg)
 		case r.c == goUnknown && r.optopt != 0:
@@ -208,7 +220,11 @@ func ParseCLI(prog, optstring string, longs []LongOpt, args []string) ([]CLIOpti
 		case r.c == goMissing:
 			return nil, nil, fmt.Sprintf("%s: option '%s' requires an argument\n", prog, g.args[g.optind-1])
 		default:
-			opts = append(opts, CLIOption{Short: byte(r.c), Arg: r.arg, Has: r.hasArg})
+			o := CLIOption{Short: byte(r.c), Arg: r.arg, Has: r.hasArg}
+			if !o.Has && strings.IndexByte(valued, o.Short) >= 0 && g.hasArg() {
+				o.Arg, o.Has = g.take(), true
+			}
+			opts = append(opts, o)
 		}
 	}
 }

@@ -135,7 +135,24 @@ func (m *TCPMatch) Parse(p *OptArg) error {
 	return nil
 }
 
-func (m *TCPMatch) Final(*Rule, OptSet) error { return nil }
+// Final refuses what iptables-nft refuses when it turns the match into
+// payload expressions: ports or flags without -p tcp. A match that stays
+// xt_tcp (an option, or nothing to test) is left to the kernel.
+func (m *TCPMatch) Final(r *Rule, _ OptSet) error {
+	if m.OptionInv || m.Option != 0 || m.allZero() {
+		return nil
+	}
+	if r.Proto != 6 {
+		return Paramf("TCP match requires '-p tcp'")
+	}
+	return nil
+}
+
+// allZero says the match tests nothing (no ports, flags or option).
+func (m *TCPMatch) allZero() bool {
+	return m.Src == AnyPorts && m.Dst == AnyPorts && m.FlagMask == 0 && m.FlagCmp == 0 && !m.FlagsInv &&
+		m.Option == 0 && !m.OptionInv
+}
 
 // Native reports whether iptables-nft expresses this match with native
 // payload expressions (and so merges it with a neighbour on read-back).
@@ -226,7 +243,9 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 // with it the whole match is the xtables tcp match (struct xt_tcp,
 // revision 0), as iptables-nft sends it; xt_tcp skips fragments itself.
 func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if m.HasOption {
+	if m.HasOption || m.allZero() && (ctx.Rule.Proto != 6 || ctx.Rule.ProtoInv) {
+		// a match with nothing to test stays xt_tcp in iptables-nft,
+		// which the kernel refuses without -p tcp
 		return []expr.Any{m.xtTCP()}, nil
 	}
 	out := firstFragmentExprs(ctx.Rule)

@@ -45,7 +45,15 @@ func (m *UDPMatch) Parse(p *OptArg) error {
 	return nil
 }
 
-func (m *UDPMatch) Final(*Rule, OptSet) error { return nil }
+// Final refuses ports without -p udp, as iptables-nft does when it turns
+// the match into payload expressions (it keeps xt_udp for a match with
+// nothing to test).
+func (m *UDPMatch) Final(r *Rule, _ OptSet) error {
+	if (m.Src != AnyPorts || m.Dst != AnyPorts) && r.Proto != 17 {
+		return Paramf("UDP match requires '-p udp'")
+	}
+	return nil
+}
 
 // Merge combines consecutive udp matches with ports, as read-back does.
 func (m *UDPMatch) Merge(next Match) (Match, bool) {
@@ -78,6 +86,17 @@ func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 // never matches a non-first IPv4 fragment; see firstFragmentExprs), then
 // source and destination ports.
 func (m *UDPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if m.Src == AnyPorts && m.Dst == AnyPorts && (ctx.Rule.Proto != 17 || ctx.Rule.ProtoInv) {
+		// a match with nothing to test stays xt_udp in iptables-nft,
+		// which the kernel refuses without -p udp
+		x := &xtBlob{}
+		x.u16(0)
+		x.u16(0xffff)
+		x.u16(0)
+		x.u16(0xffff)
+		x.u8(0)
+		return []expr.Any{compatMatch("udp", 0, x)}, nil
+	}
 	out := firstFragmentExprs(ctx.Rule)
 	out = append(out, PortExprs(0, m.Src)...)
 	return append(out, PortExprs(2, m.Dst)...), nil

@@ -156,6 +156,8 @@ type parser struct {
 	srcSpec   string
 	dstSpec   string
 	tableSet  bool
+	// waitInterval: -W was given (it needs -w)
+	waitInterval bool
 }
 
 // Parse parses the words of one iptables command (without the program
@@ -481,6 +483,10 @@ func (p *parser) base(c int, r goResult) error {
 		}
 		p.rule.Proto = proto
 		p.rule.ProtoSet = proto != 0
+		// IPv6 extension headers are never the upper-layer protocol
+		if p.f == IPv6 && !p.invert && (proto == 43 || proto == 44 || proto == 51 || proto == 60) {
+			p.warn("Warning: never matched protocol: " + p.protoName + ". use extension match instead.\n")
+		}
 	case 's':
 		if err := p.setOption(optSource); err != nil {
 			return err
@@ -581,24 +587,30 @@ func (p *parser) base(c int, r goResult) error {
 			return Paramf("You cannot use `-w' from %s", p.o.Prog)
 		}
 		p.cmd.Wait = true
-		if r.hasArg {
-			if _, ok := strtoui(arg, 0, 1<<31-1); !ok {
-				return Paramf("wait seconds not numeric")
-			}
-		} else if g.hasArg() {
-			if _, ok := strtoui(g.args[g.optind], 0, 1<<31-1); !ok {
-				return Paramf("wait seconds not numeric")
-			}
-			g.take()
+		if !r.hasArg && g.hasArg() {
+			arg, r.hasArg = g.take(), true
+		}
+		if _, ok := scanfInt(arg, true); r.hasArg && !ok {
+			return Paramf("wait seconds not numeric")
 		}
 	case 'W':
 		if p.o.Restore {
 			return Paramf("You cannot use `-W' from %s", p.o.Prog)
 		}
-		if r.hasArg {
-		} else if g.hasArg() {
-			g.take()
+		if !r.hasArg {
+			if !g.hasArg() {
+				return Paramf("wait interval value required")
+			}
+			arg = g.take()
 		}
+		usec, ok := scanfInt(arg, false)
+		if !ok {
+			return Paramf("wait interval not numeric")
+		}
+		if uint32(usec) > 999999 {
+			return Paramf("too long usec wait %d > 999999 usec", uint32(usec))
+		}
+		p.waitInterval = true
 		p.warn("Ignoring deprecated --wait-interval option.\n")
 	case '0':
 		if err := p.setOption(optLineNumbers); err != nil {
@@ -847,6 +859,9 @@ func (p *parser) finish() error {
 	if p.cmd.Table == "nat" && (p.cmd.Policy == "DROP" || p.jumpto == "DROP") {
 		return Paramf("\nThe \"nat\" table is not intended for filtering, the use of DROP is therefore inhibited.\n\n")
 	}
+	if p.waitInterval && !p.cmd.Wait {
+		return Paramf("--wait-interval only makes sense with --wait\n")
+	}
 	for _, l := range p.exts {
 		if err := l.final(p.rule); err != nil {
 			return err
@@ -858,6 +873,9 @@ func (p *parser) finish() error {
 			return err
 		}
 		p.warnFrom(p.target.target)
+	}
+	if p.g.optind < len(p.g.args) {
+		return Paramf("unknown arguments found on commandline") // words after "--"
 	}
 	if p.cmd.Op == OpNone {
 		return Paramf("no command specified")
@@ -946,4 +964,41 @@ func checkNewChainName(name string, f Family) error {
 		return Paramf("Invalid chain name `%s'", name)
 	}
 	return nil
+}
+
+// scanfInt reads a number as sscanf's %i (base 0: 0x hex, 0 octal) or %u
+// does: leading blanks, a sign, then digits; the rest of the word is
+// ignored. ok is false when no digit starts it. The value wraps as C's
+// conversion does.
+func scanfInt(s string, base0 bool) (int64, bool) {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	base := uint64(10)
+	if base0 && len(s) > 1 && s[0] == '0' {
+		base, s = 8, s[1:]
+		if (s[0] == 'x' || s[0] == 'X') && len(s) > 1 && hexDigit(s[1]) >= 0 {
+			base, s = 16, s[1:]
+		} else if s[0] < '0' || s[0] > '7' {
+			return 0, true // a lone 0
+		}
+	}
+	var v uint64
+	n := 0
+	for ; n < len(s); n++ {
+		d := hexDigit(s[n])
+		if d < 0 || uint64(d) >= base {
+			break
+		}
+		v = v*base + uint64(d)
+	}
+	if n == 0 {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return int64(v), true
 }

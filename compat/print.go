@@ -49,12 +49,12 @@ func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 		b.WriteString(" -d ")
 		b.WriteString(r.Dst.String())
 	}
-	if r.InIface != "" && (r.InIface != "+" || !canonical) {
+	if r.InIface != "" && (r.InIface != "+" || r.InInv || !canonical) {
 		neg(r.InInv)
 		b.WriteString(" -i ")
 		b.WriteString(r.InIface)
 	}
-	if r.OutIface != "" && (r.OutIface != "+" || !canonical) {
+	if r.OutIface != "" && (r.OutIface != "+" || r.OutInv || !canonical) {
 		neg(r.OutInv)
 		b.WriteString(" -o ")
 		b.WriteString(r.OutIface)
@@ -277,7 +277,8 @@ func (f ListFormat) iface(name string, inv bool) string {
 	if inv {
 		s = "!"
 	}
-	if name != "" {
+	// "-i +" is no test at all: the kernel holds nothing to list
+	if name != "" && (name != "+" || inv) {
 		return s + name
 	}
 	if f.Numeric {
@@ -294,7 +295,8 @@ func (f ListFormat) addr(b *strings.Builder, n Net, inv bool, fam Family) {
 	}
 	var s string
 	switch {
-	case n.IsAny() && !f.Numeric:
+	case n.IsAny() && !f.Numeric, fam == IPv6 && !f.Numeric && n.Addr.IsUnspecified():
+		// ip6tables names the address :: "anywhere" whatever its mask
 		s = "anywhere"
 	case n.IsAny():
 		if fam == IPv6 {
@@ -333,10 +335,13 @@ func listMask(n Net, fam Family) string {
 var (
 	hostsOnce sync.Once
 	hostsByIP map[netip.Addr]string
+	netsByIP  map[uint32]string
 )
 
-// hostName resolves an address to a name through /etc/hosts, as the
-// non-numeric -L does; it does not ask DNS.
+// hostName resolves an address to a name as the non-numeric -L does
+// (xtables_ipaddr_to_anyname): /etc/hosts, then, for IPv4, the network
+// names of /etc/networks ("loopback" for 127.0.0.0, "default" for
+// 0.0.0.0). It does not ask DNS.
 func hostName(a netip.Addr) string {
 	hostsOnce.Do(func() {
 		hostsByIP = map[netip.Addr]string{}
@@ -347,11 +352,45 @@ func hostName(a netip.Addr) string {
 				}
 			}
 		})
+		netsByIP = map[uint32]string{}
+		readNameDB("/etc/networks", func(fields []string) {
+			if v, ok := inetNetwork(fields[1]); ok {
+				if _, dup := netsByIP[v]; !dup {
+					netsByIP[v] = fields[0]
+				}
+			}
+		})
 	})
 	if n, ok := hostsByIP[a]; ok {
 		return n
 	}
+	if a.Is4() {
+		b := a.As4()
+		if n, ok := netsByIP[uint32(b[0])<<24|uint32(b[1])<<16|uint32(b[2])<<8|uint32(b[3])]; ok {
+			return n
+		}
+	}
 	return a.String()
+}
+
+// inetNetwork reads a network number of /etc/networks as inet_network(3)
+// does: up to four dot-separated numbers (decimal, 0x hex or 0 octal),
+// the last in the low byte ("127" is 0.0.0.127, "127.0.0.0" is
+// 127.0.0.0).
+func inetNetwork(s string) (uint32, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return 0, false
+	}
+	var v uint32
+	for _, p := range parts {
+		n, err := strconv.ParseUint(p, 0, 32)
+		if err != nil {
+			return 0, false
+		}
+		v = v<<8 | uint32(n&0xff)
+	}
+	return v, true
 }
 
 // ExactSaver is implemented by matches and targets whose -S form loses

@@ -18,6 +18,9 @@ type RestoreOptions struct {
 	Table   string
 	Warn    func(string)
 	Resolve func(host string, f Family) ([]string, error)
+	// Echo, when set (--verbose), receives every comment line as read,
+	// with its newline, as iptables-restore -v copies them to stdout.
+	Echo func(string)
 }
 
 // ChainDecl is a ":CHAIN POLICY [p:b]" line. Policy is "-" for a user
@@ -141,7 +144,12 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 		n++
 		line := strings.TrimSuffix(raw, "\n")
 		switch {
-		case line == "" || line[0] == '#':
+		case line == "":
+			continue
+		case line[0] == '#':
+			if o.Echo != nil {
+				o.Echo(raw)
+			}
 			continue
 		case (cur != nil || skip) && line == "COMMIT":
 			if cur != nil {
@@ -183,7 +191,9 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 		case cur == nil:
 			return fail(Rawf(StatusOther, "%s: line %d failed\n", o.Prog, n))
 		}
-		cmd, err := parseRestoreRule(line, n, cur.Name, o)
+		// with its newline: a quote left open takes it into the last
+		// word, as iptables-restore's tokenizer does
+		cmd, err := parseRestoreRule(raw, n, cur.Name, o)
 		if err == ErrSkipLine {
 			continue
 		}

@@ -66,7 +66,10 @@ func TestScriptDiff(t *testing.T) {
 					if r := ref.Run("", append([]string{"ipset"}, args...)...); r.RC != 0 {
 						t.Fatalf("line %d: ipset: %s", l.Line, r.Stderr)
 					}
-					ours.Run("", append([]string{"ipset"}, args...)...)
+					// ours keeps its sets as nftables sets: our ipset makes them
+					if r := ours.Run("", append([]string{filepath.Join(dir, "ipset")}, args...)...); r.RC != 0 {
+						t.Fatalf("line %d: our ipset: %s", l.Line, r.Stderr)
+					}
 					return
 				}
 				if n := len(args); n >= 2 && args[n-2] == "<" {

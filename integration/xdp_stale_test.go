@@ -2,12 +2,15 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xdptables/xdptables/integration/netns"
 	"github.com/xdptables/xdptables/xdp"
@@ -91,5 +94,161 @@ func TestXDPPauseOnlyWhenNeeded(t *testing.T) {
 		if got := x.ping(3, "198.18.0.2"); got != 0 {
 			t.Fatalf("after %v: %d pings answered", args, got)
 		}
+	}
+}
+
+// TestXDPWaitsForAnotherPauser: a command that paused XDP before its
+// commit holds it paused until its own update, which compiles from the
+// rules after every commit. Another command that finishes meanwhile must
+// not resume XDP with what it compiled: that program would run rules
+// the pending command is about to replace. The pending command is stood
+// in for by a live process recorded as a pauser; once it is gone, the
+// next update resumes XDP.
+func TestXDPWaitsForAnotherPauser(t *testing.T) {
+	x := newXDPBed(t)
+	const rule = "-s 198.18.0.1/32 -p icmp -j DROP"
+	x.run("iptables", "-t", "raw", "-A", "PREROUTING", "-s", "198.18.0.1", "-p", "icmp", "-j", "DROP")
+	status := func() (int, string) {
+		r := x.b.Run("", filepath.Join(x.bin, "xdptables"), "xdp", "status")
+		return r.RC, r.Stdout + r.Stderr
+	}
+	if got := x.ping(3, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d pings answered through a DROP rule", got)
+	}
+	if _, out := status(); xdpCounts(t, out)[rule] != 3 {
+		t.Fatalf("XDP did not drop the pings:\n%s", out)
+	}
+
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", sleeper.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	start, _ := strconv.ParseUint(fields[19], 10, 64)
+	var ns syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("/run/netns", x.b.Name), &ns); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(xdp.StateDir, strconv.FormatUint(ns.Ino, 10), "state.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st xdp.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	st.Pausers = append(st.Pausers, xdp.Pauser{PID: sleeper.Process.Pid, Start: start, Since: time.Now().Unix()})
+	if b, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// A change of the run pauses XDP and, with the other pauser alive,
+	// leaves it paused: nftables alone drops, and says how many.
+	x.run("iptables", "-t", "raw", "-I", "PREROUTING", "1", "-s", "203.0.113.9", "-j", "DROP")
+	rc, out := status()
+	if want := fmt.Sprintf("process %d is committing", sleeper.Process.Pid); rc != 1 || !strings.Contains(out, want) {
+		t.Fatalf("status while another command holds XDP paused: rc %d, want 1 and %q:\n%s", rc, want, out)
+	}
+	if got := x.ping(2, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d pings answered through a DROP rule while paused", got)
+	}
+	if _, out := status(); xdpCounts(t, out)[rule] != 3 {
+		t.Fatalf("XDP counted packets while paused:\n%s", out)
+	}
+	if got := nftPackets(t, x.b, x.bin, "iptables", 2); got != 5 {
+		t.Fatalf("-L -v counts %d, want 5 (3 in XDP, 2 in nftables)", got)
+	}
+	// -Z meanwhile zeroes the XDP counters in place.
+	x.run("iptables", "-t", "raw", "-Z", "PREROUTING")
+	if got := nftPackets(t, x.b, x.bin, "iptables", 2); got != 0 {
+		t.Fatalf("-L -v counts %d after -Z, want 0", got)
+	}
+
+	// Once the other pauser is gone, the next update resumes XDP.
+	_ = sleeper.Process.Kill()
+	_ = sleeper.Wait()
+	x.run("xdptables", "xdp", "sync")
+	if rc, out := status(); rc != 0 {
+		t.Fatalf("status after the pauser went away: rc %d\n%s", rc, out)
+	}
+	if got := x.ping(4, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d pings answered", got)
+	}
+	if _, out := status(); xdpCounts(t, out)[rule] != 4 {
+		t.Fatalf("XDP does not drop again after resuming:\n%s", out)
+	}
+}
+
+// TestXDPCollectsDepartedNamespace: a namespace deleted with XDP attached
+// leaves its pinned link behind on the shared bpffs, which keeps the
+// program, its set maps and counters in the kernel. The next xdp command
+// in any namespace removes them; a namespace whose XDP is still attached
+// keeps its own.
+func TestXDPCollectsDepartedNamespace(t *testing.T) {
+	x := newXDPBed(t) // stays attached throughout
+	name := fmt.Sprintf("xdpt-xgone-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("/run/netns", name), &st); err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatUint(st.Ino, 10)
+	stateDir := filepath.Join(xdp.StateDir, id)
+	pinDir := filepath.Join(xdp.BPFFSFallback, "xdptables", id)
+	t.Cleanup(func() { _ = os.RemoveAll(stateDir); _ = os.RemoveAll(pinDir) })
+	for _, argv := range [][]string{
+		{"ip", "link", "add", "g0", "type", "veth", "peer", "name", "g1"},
+		{"ip", "link", "set", "g0", "up"},
+		{filepath.Join(x.bin, "iptables"), "-t", "raw", "-A", "PREROUTING", "-s", "198.18.0.9", "-j", "DROP"},
+		{filepath.Join(x.bin, "xdptables"), "xdp", "attach", "g0", "--mode", "generic"},
+	} {
+		if out, err := exec.Command("ip", append([]string{"netns", "exec", name}, argv...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v: %s", argv, err, out)
+		}
+	}
+	for _, d := range []string{stateDir, pinDir} {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("no XDP state after attach: %v", err)
+		}
+	}
+	if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// The kernel tears the namespace down in the background.
+	other := netns.New(t, "xo")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := other.Run("", filepath.Join(x.bin, "xdptables"), "xdp", "status")
+		if r.RC != 0 {
+			t.Fatalf("status: rc %d: %s%s", r.RC, r.Stdout, r.Stderr)
+		}
+		_, err1 := os.Stat(stateDir)
+		_, err2 := os.Stat(pinDir)
+		if os.IsNotExist(err1) && os.IsNotExist(err2) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state or pins of the deleted namespace still there after 20 s: %v, %v", err1, err2)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// the attached namespace keeps its XDP
+	if out := x.run("xdptables", "xdp", "status"); !strings.Contains(out, "vb") {
+		t.Fatalf("status of the namespace still attached:\n%s", out)
+	}
+	if got := x.ping(2, "198.18.0.2"); got != 2 {
+		t.Fatalf("%d of 2 pings answered", got)
 	}
 }

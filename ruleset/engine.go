@@ -296,7 +296,22 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 		}
 	}
 	out, err := e.command(cmd)
+	if err != nil && cmd.Op != compat.OpAppend && lookupFailed(err) {
+		// iptables prints the rule once it has found the chain and the
+		// rule or position; -A prints it before it looks
+		pre = ""
+	}
 	return pre + out, err
+}
+
+// lookupFailed says whether err is a missing chain, rule or position.
+func lookupFailed(err error) bool {
+	for _, e := range []error{compat.ErrNoChain, compat.ErrBadRule, compat.ErrIndexInsert, compat.ErrIndexReplace, compat.ErrIndexDelete} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
@@ -348,15 +363,15 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			}
 			z := *cmd
 			z.Op = compat.OpZero
-			if err := v.Apply(&z); err != nil {
-				return out, err
-			}
 			if cmd.Verbose > 0 {
 				for _, c := range v.Sorted() {
 					if cmd.Chain == "" || c.Name == cmd.Chain {
 						out += "Zeroing chain `" + c.Name + "'\n"
 					}
 				}
+			}
+			if err := v.Apply(&z); err != nil {
+				return out, asCompat(err)
 			}
 		case compat.OpCheck:
 			return "", v.Apply(cmd)

@@ -2,6 +2,8 @@ package ruleset
 
 import (
 	"errors"
+	"math"
+	"strings"
 
 	"github.com/xdptables/xdptables/compat"
 )
@@ -10,6 +12,37 @@ import (
 type RestoreOptions struct {
 	Noflush  bool
 	Counters bool
+	// Verbose (-v) without Noflush: each section prints the chains it
+	// flushes and deletes and every rule it adds or deletes, as
+	// iptables-restore -v does (it then runs the section as -F, -X and
+	// single commands with -v). The text goes to the compat.RestoreOptions
+	// Echo.
+	Verbose bool
+}
+
+// verboseSection is what iptables-restore -v prints when it commits
+// section t to the table v holds.
+func (v *View) verboseSection(t *compat.RestoreTable) string {
+	var b strings.Builder
+	var users []string
+	for _, c := range v.Sorted() {
+		b.WriteString("Flushing chain `" + c.Name + "'\n")
+		if !c.Builtin {
+			users = append(users, c.Name)
+		}
+	}
+	for _, n := range users {
+		b.WriteString("Deleting chain `" + n + "'\n")
+	}
+	for _, rc := range t.Cmds {
+		switch rc.Cmd.Op {
+		case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
+			for _, r := range rc.Cmd.Rules {
+				b.WriteString(compat.VerboseRule(r))
+			}
+		}
+	}
+	return b.String()
 }
 
 // ApplySection applies one "*table ... COMMIT" section to the view, as
@@ -18,75 +51,111 @@ func (v *View) ApplySection(t *compat.RestoreTable, o RestoreOptions) error {
 	return v.restoreSection(t, o)
 }
 
-// restoreSection applies one "*table ... COMMIT" section to the view.
+// restoreSection applies one "*table ... COMMIT" section to the view:
+// chain declarations and commands in file order, as iptables-restore
+// runs them at COMMIT.
 func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	v.Noflush = o.Noflush
-	declared := map[string]bool{}
 	if !o.Noflush {
-		// the section replaces the table: every chain is emptied now and
-		// the chains the section does not declare are deleted below
-		for _, n := range v.names {
-			if c := v.Chains[n]; c != nil && !c.deleted {
-				v.flush(c)
-			}
+		// the section replaces the table: every chain is emptied, and the
+		// chains the section does not declare are deleted
+		declared := map[string]bool{}
+		for _, d := range t.Chains {
+			declared[d.Name] = true
 		}
-	}
-	for _, d := range t.Chains {
-		v.Line = d.Line
-		declared[d.Name] = true
-		if compat.IsBuiltin(t.Name, d.Name) {
-			if d.Policy == "-" {
-				d.Policy = compat.VerdictAccept // ":INPUT -" declares the built-in chain
-			}
-			if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
-				return &compat.RestoreError{Line: d.Line, Err: compat.Plainf(compat.StatusOther, "Bad policy name.")}
-			}
-			c := v.chain(d.Name)
-			v.materialize(c)
-			c.Policy, c.policySet = d.Policy, true
-			cnt := compat.Counters{}
-			if o.Counters {
-				cnt = d.Counters
-			}
-			c.Counters = &cnt
-			continue
-		}
-		if c := v.existing(d.Name); c != nil {
-			if o.Noflush {
-				v.flush(c)
-			}
-			continue
-		}
-		v.newChain(d.Name)
-	}
-	if !o.Noflush {
 		for _, n := range append([]string(nil), v.names...) {
 			c := v.Chains[n]
-			if c != nil && !c.deleted && c.InKernel && !declared[n] {
+			if c == nil || c.deleted {
+				continue
+			}
+			v.flush(c)
+			if c.InKernel && !declared[n] {
 				c.deleted, c.create = true, false
 			}
 		}
 	}
-	v.deferJumps, v.pendingJumps = true, nil
-	defer func() { v.deferJumps = false }()
-	for _, rc := range t.Cmds {
-		v.Line = rc.Line
-		if err := v.Apply(rc.Cmd); err != nil {
-			var ke *KernelError
-			if errors.As(err, &ke) {
-				return &compat.RestoreError{Line: rc.Line, Err: ke.AsCompat()}
+	// the jump of each rule is checked here, against the chains that
+	// exist at its place in the section
+	v.jumpsChecked = true
+	defer func() { v.jumpsChecked = false }()
+	ci := 0
+	cmdsBefore := func(line int) error {
+		for ; ci < len(t.Cmds) && t.Cmds[ci].Line < line; ci++ {
+			if err := v.restoreCmd(t, t.Cmds[ci]); err != nil {
+				return err
 			}
-			return &compat.RestoreError{Line: rc.Line, Err: err}
+		}
+		return nil
+	}
+	for _, d := range t.Chains {
+		if err := cmdsBefore(d.Line); err != nil {
+			return err
+		}
+		if err := v.declare(t, d, o); err != nil {
+			return err
 		}
 	}
-	v.deferJumps = false
-	for _, j := range v.pendingJumps {
-		if err := v.checkJump(&compat.Command{JumpChain: j}); err != nil {
-			return &compat.RestoreError{Line: t.CommitLine, Err: err}
-		}
+	if err := cmdsBefore(math.MaxInt); err != nil {
+		return err
 	}
 	v.Line = 0
 	return nil
+}
+
+// declare applies a ":CHAIN POLICY [p:b]" line.
+func (v *View) declare(t *compat.RestoreTable, d compat.ChainDecl, o RestoreOptions) error {
+	v.Line = d.Line
+	if compat.IsBuiltin(t.Name, d.Name) {
+		if d.Policy == "-" {
+			d.Policy = compat.VerdictAccept // ":INPUT -" declares the built-in chain
+		}
+		if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
+			return &compat.RestoreError{Line: d.Line, Err: compat.Plainf(compat.StatusOther, "Bad policy name.")}
+		}
+		c := v.chain(d.Name)
+		v.materialize(c)
+		c.Policy, c.policySet = d.Policy, true
+		cnt := compat.Counters{}
+		if o.Counters {
+			cnt = d.Counters
+		}
+		c.Counters = &cnt
+		return nil
+	}
+	if c := v.existing(d.Name); c != nil {
+		if o.Noflush {
+			v.flush(c)
+		}
+		return nil
+	}
+	v.newChain(d.Name)
+	return nil
+}
+
+// restoreCmd applies one command line of a section.
+func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
+	v.Line = rc.Line
+	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) {
+		if c := v.existing(j); c == nil || c.Builtin {
+			return atCommit(jumpError(j), t)
+		}
+	}
+	if err := v.Apply(rc.Cmd); err != nil {
+		var ke *KernelError
+		if errors.As(err, &ke) {
+			return &compat.RestoreError{Line: rc.Line, Err: ke.AsCompat()}
+		}
+		return &compat.RestoreError{Line: rc.Line, Err: err}
+	}
+	return nil
+}
+
+func isRuleCmd(op compat.Op) bool {
+	switch op {
+	case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
+		return true
+	}
+	return false
 }
 
 // noflushNeed is what a --noflush restore of table must read: the rules of
@@ -133,4 +202,19 @@ func noflushNeed(tables []*compat.RestoreTable, table string) need {
 		n.chains = nil
 	}
 	return n
+}
+
+// jumpError is a rule's jump to a chain that does not exist at that point
+// of its section. iptables-restore builds the rules at COMMIT, in file
+// order, and names the COMMIT line (see atCommit).
+func jumpError(chain string) error {
+	return &compat.RestoreError{Err: compat.Paramf("Chain '%s' does not exist", chain)}
+}
+
+// atCommit puts the COMMIT line of t into an error found at COMMIT.
+func atCommit(err error, t *compat.RestoreTable) error {
+	if re, ok := err.(*compat.RestoreError); ok && re.Line == 0 {
+		re.Line = t.CommitLine
+	}
+	return err
 }

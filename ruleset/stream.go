@@ -51,12 +51,19 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 	// the operations and each rule's short-lived garbage: collecting more
 	// often keeps the peak close to the batch.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// comment lines go out once, whatever the number of attempts
+	var echoed strings.Builder
+	if echo := ro.Echo; echo != nil {
+		defer func() { echo(echoed.String()) }()
+		ro.Echo = func(s string) { echoed.WriteString(s) }
+	}
 	for attempt := 0; ; attempt++ {
+		echoed.Reset()
 		gen, err := e.Conn.GenID()
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, streamable: streamable, views: map[string]*View{},
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, views: map[string]*View{},
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family}}
 		// a rule line becomes about five times its size in the batch
 		h.bl.b.Grow(int(scan.size)*6, scan.lines)
@@ -131,7 +138,7 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 			if err == io.EOF {
 				err = nil
 			}
-			if o.Noflush {
+			if o.Noflush || o.Verbose {
 				out.tables = map[int]bool{}
 			}
 			return out, err
@@ -167,7 +174,7 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 			}
 		}
 		if err == io.EOF {
-			if o.Noflush {
+			if o.Noflush || o.Verbose {
 				out.tables = map[int]bool{}
 			}
 			return out, nil
@@ -190,6 +197,7 @@ func firstWord(s string) string {
 type restoreHandler struct {
 	e          *Engine
 	o          RestoreOptions
+	echo       func(string) // --verbose output, or nil
 	streamable map[int]bool
 	bl         *builder
 	views      map[string]*View // sections that go through a View
@@ -209,12 +217,7 @@ type streamState struct {
 	// exists: the chains that exist after the section (declared, created
 	// with -N, or built-ins that rules went into)
 	exists map[string]bool
-	// deferred rules wait for a chain they jump to; once a chain has one,
-	// its later rules wait too, to keep their order
-	deferred       []*RuleState
-	deferredChains map[string]bool
-	jumps          map[string]int // jump target → first line using it
-	err            error          // first error of the section, reported at COMMIT
+	err    error // first error of the section, reported at COMMIT
 }
 
 func (h *restoreHandler) Table(t *compat.RestoreTable) error {
@@ -232,7 +235,7 @@ func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 		}
 		return kernelReadError(err)
 	}
-	h.s = &streamState{v: v, exists: map[string]bool{}, deferredChains: map[string]bool{}, jumps: map[string]int{}}
+	h.s = &streamState{v: v, exists: map[string]bool{}}
 	// flush mode: every chain of the table is emptied first
 	for _, n := range v.names {
 		h.bl.note(h.bl.b.FlushChain(h.bl.fam, t.Name+"."+n), n, t.Line)
@@ -315,7 +318,12 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 		h.userChain(cmd.Chain, rc.Line)
 		return nil
 	}
-	// -A
+	// -A; iptables-restore builds the rule, and so checks its jump,
+	// before it looks for the chain
+	if j := cmd.JumpChain; j != "" && (!s.exists[j] || compat.IsBuiltin(t.Name, j)) {
+		s.fail(jumpError(j))
+		return nil
+	}
 	if !s.exists[cmd.Chain] {
 		if !compat.IsBuiltin(t.Name, cmd.Chain) {
 			s.fail(&compat.RestoreError{Line: rc.Line, Err: compat.ErrNoChain})
@@ -324,19 +332,8 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 		// an undeclared built-in comes back as a fresh chain
 		h.builtin(cmd.Chain, compat.VerdictAccept, compat.Counters{}, rc.Line)
 	}
-	if cmd.JumpChain != "" {
-		if _, ok := s.jumps[cmd.JumpChain]; !ok {
-			s.jumps[cmd.JumpChain] = rc.Line
-		}
-	}
 	for _, r := range cmd.Rules {
 		rs := &RuleState{Rule: r, Line: rc.Line}
-		if s.deferredChains[cmd.Chain] || (cmd.JumpChain != "" && !s.exists[cmd.JumpChain]) {
-			s.deferredChains[cmd.Chain] = true
-			rs.Spec = cmd.Chain // the chain it goes to
-			s.deferred = append(s.deferred, rs)
-			continue
-		}
 		if err := h.appendRule(cmd.Chain, rs); err != nil {
 			return err
 		}
@@ -384,22 +381,15 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 			}
 			h.views[t.Name] = v
 		}
+		if h.o.Verbose && !h.o.Noflush && h.echo != nil {
+			h.echo(v.verboseSection(t))
+		}
 		return v.restoreSection(t, h.o)
 	}
 	s := h.s
 	h.s = nil
 	if s.err != nil {
-		return s.err
-	}
-	for target := range s.jumps {
-		if c := s.exists[target]; !c || compat.IsBuiltin(t.Name, target) {
-			return &compat.RestoreError{Line: t.CommitLine, Err: compat.Paramf("Chain '%s' does not exist", target)}
-		}
-	}
-	for _, rs := range s.deferred {
-		if err := h.appendRule(rs.Spec, rs); err != nil {
-			return err
-		}
+		return atCommit(s.err, t)
 	}
 	// chains the section does not declare go away
 	for _, n := range s.v.names {

@@ -76,10 +76,9 @@ type View struct {
 	// Noflush restore mode (a :USER line flushes, a :BUILTIN line only
 	// sets the policy).
 	Noflush bool
-	// pendingJumps collects jump targets to check at COMMIT (restore
-	// allows a chain to be created after the rule that jumps to it).
-	pendingJumps []string
-	deferJumps   bool
+	// jumpsChecked: a restore section checks each rule's jump itself
+	// (restoreCmd), to report it at COMMIT as iptables-restore does.
+	jumpsChecked bool
 	// marked says the marker chain of the iptables table exists.
 	marked bool
 }
@@ -253,8 +252,7 @@ func (v *View) checkJump(cmd *compat.Command) error {
 	if cmd.JumpChain == "" {
 		return nil
 	}
-	if v.deferJumps {
-		v.pendingJumps = append(v.pendingJumps, cmd.JumpChain)
+	if v.jumpsChecked {
 		return nil
 	}
 	if c := v.existing(cmd.JumpChain); c == nil || c.Builtin {
@@ -298,6 +296,9 @@ func (v *View) Apply(cmd *compat.Command) error {
 				v.insertAt(c, cmd.RuleNum-1, []*RuleState{r})
 			}
 		case compat.OpReplace:
+			if v.existing(cmd.Chain) == nil {
+				return compat.ErrNoChain // also a built-in chain not in the kernel
+			}
 			if cmd.RuleNum > len(c.Rules) {
 				return compat.ErrIndexReplace
 			}
@@ -322,10 +323,7 @@ func (v *View) Apply(cmd *compat.Command) error {
 	case compat.OpDeleteNum:
 		c := v.existing(cmd.Chain)
 		if c == nil {
-			if compat.IsBuiltin(v.Table, cmd.Chain) {
-				return compat.ErrIndexDelete
-			}
-			return compat.ErrNoChain
+			return compat.ErrNoChain // also a built-in chain not in the kernel
 		}
 		if cmd.RuleNum > len(c.Rules) {
 			return compat.ErrIndexDelete
@@ -431,12 +429,28 @@ func (v *View) zero(cmd *compat.Command) error {
 	if cmd.Op == compat.OpZeroNum {
 		c := v.existing(cmd.Chain)
 		if c == nil {
-			return compat.ErrNoChain
+			// iptables-nft returns without setting errno, so the error
+			// is whatever reading the ruleset left: ENOENT in most states
+			return compat.ErrBadRule
 		}
 		if cmd.RuleNum <= len(c.Rules) {
 			zeroRule(c.Rules[cmd.RuleNum-1])
 		}
 		return nil
+	}
+	if cmd.ZeroToo {
+		// -L -Z: iptables creates the built-in chains it zeroes when the
+		// table exists, and fails on the first one when it does not
+		for _, b := range compat.BuiltinChains[v.Table] {
+			if (cmd.Chain == "" || cmd.Chain == b) && v.existing(b) == nil {
+				if !v.marked {
+					return &KernelError{Op: "CHAIN_ZERO", Errno: "No such file or directory", Object: "chain " + b}
+				}
+				v.materialize(v.chain(b))
+			}
+		}
+	} else if cmd.Chain != "" && v.existing(cmd.Chain) == nil {
+		return compat.ErrNoChain // -Z of a built-in chain not in the kernel does not create it
 	}
 	return v.each(cmd.Chain, func(c *ChainState) {
 		for _, r := range c.Rules {

@@ -105,12 +105,17 @@ func cmpOp(inv bool) expr.CmpOp {
 }
 
 // ifaceExprs: "eth0" compares strlen+1 bytes (with the NUL), "eth+"
-// compares the prefix; "+" alone matches every name and loads only.
+// compares the prefix; "+" alone matches every name and loads only, and
+// "! -i +" compares with a name no interface can have, as iptables-nft
+// does.
 func ifaceExprs(key expr.MetaKey, name string, inv bool) []expr.Any {
 	if name == "" {
 		return nil
 	}
 	load := &expr.Meta{Key: key, Register: 1}
+	if name == "+" && inv {
+		return []expr.Any{load, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte("INVAL/D\x00")}}
+	}
 	if name == "+" {
 		return []expr.Any{load}
 	}
@@ -126,6 +131,14 @@ func ifaceExprs(key expr.MetaKey, name string, inv bool) []expr.Any {
 // addrExprs: a byte-aligned prefix loads only its bytes; other masks
 // load the whole address and apply a bitwise AND.
 func addrExprs(off uint32, n compat.Net, inv bool) []expr.Any {
+	if n.IsAny() && inv {
+		// "! -s 0.0.0.0/0": iptables-nft compares no bytes at all, which
+		// the kernel refuses (EINVAL); so does it here
+		return []expr.Any{
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: 0},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{}},
+		}
+	}
 	if n.IsAny() {
 		return nil
 	}

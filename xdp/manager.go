@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
@@ -84,6 +84,8 @@ type State struct {
 	// compiled the new rules. A command killed in between leaves it
 	// paused (safe: nftables alone decides) until the next update.
 	Paused bool `json:"paused,omitempty"`
+	// Pausers are the commands that paused and have not updated yet.
+	Pausers []Pauser `json:"pausers,omitempty"`
 }
 
 // Input is what a generation is compiled from: the raw PREROUTING rules
@@ -353,6 +355,9 @@ func (m *Manager) Update(in *Input) error {
 	if len(st.Links) == 0 {
 		return m.Reset()
 	}
+	if others := otherPausers(st, time.Now()); len(others) > 0 {
+		return m.deferUpdate(st, in, others)
+	}
 	p, err := m.build(st, in)
 	if err != nil {
 		return err
@@ -367,7 +372,7 @@ func (m *Manager) Update(in *Input) error {
 			return fmt.Errorf("xdp: replacing the program on %s: %w", l.Name, err)
 		}
 	}
-	st.Paused = false
+	st.Paused, st.Pausers = false, nil
 	return m.save(st)
 }
 
@@ -489,7 +494,11 @@ func (m *Manager) pinSet(name string, sm *ebpf.Map) error {
 }
 
 func (m *Manager) linkPath(ifindex uint32) string {
-	return filepath.Join(m.pinDir, fmt.Sprintf("link_%d", ifindex))
+	return linkPin(m.pinDir, ifindex)
+}
+
+func linkPin(pinDir string, ifindex uint32) string {
+	return filepath.Join(pinDir, fmt.Sprintf("link_%d", ifindex))
 }
 
 // Attach runs the classifier for rules v4, v6 on ifname. With ModeAuto it
@@ -546,11 +555,21 @@ func (m *Manager) Attach(ifname string, mode Mode, in *Input) (Mode, error) {
 		return "", fmt.Errorf("xdp: pinning link: %w", err)
 	}
 	st.Links[len(st.Links)-1].Mode = used
+	if others := otherPausers(st, time.Now()); len(others) > 0 {
+		// a command is still to commit a change: it resumes XDP after
+		// (see Pauser)
+		if err := m.passAll(st); err != nil {
+			return "", fmt.Errorf("xdp: pause: %w", err)
+		}
+		st.Paused, st.Pausers = true, others
+		return used, m.save(st)
+	}
 	for _, l := range st.Links[:len(st.Links)-1] {
 		if missing, err := m.replaceProgram(l, p.prog); !missing && err != nil {
 			return "", fmt.Errorf("xdp: updating %s: %w", l.Name, err)
 		}
 	}
+	st.Paused, st.Pausers = false, nil
 	return used, m.save(st)
 }
 
@@ -702,51 +721,6 @@ func (m *Manager) replaceProgram(l Attachment, prog *ebpf.Program) (missing bool
 	return false, lk.Update(prog)
 }
 
-// Pause makes every attached interface pass every packet until the next
-// Update, before a command commits a change of the rules: should the
-// command die between its commit and its Update, XDP must not go on
-// dropping for rules that nftables no longer has. The compiled run and
-// its counters stay as they are, for the Update to carry over.
-//
-// from is the first rule index of family fam that the command changes:
-// when the compiled run ends before it, the run stays a prefix of the new
-// rules, its verdicts stay right, and nothing is paused.
-func (m *Manager) Pause(fam compat.Family, from int) error {
-	st, err := m.State()
-	if err != nil {
-		return err
-	}
-	run := st.Run4
-	if fam == compat.IPv6 {
-		run = st.Run6
-	}
-	if len(st.Links) == 0 || st.Paused || from >= run {
-		return nil
-	}
-	pass, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name:         "xdptables_pass",
-		Type:         ebpf.XDP,
-		AttachType:   ebpf.AttachXDP, // a link takes only the attach type it was made with
-		License:      "GPL",
-		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 2 /* XDP_PASS */), asm.Return()},
-	})
-	if err != nil {
-		return fmt.Errorf("xdp: pause: %w", err)
-	}
-	defer pass.Close()
-	for _, l := range st.Links {
-		// a missing link went with its interface
-		if missing, err := m.replaceProgram(l, pass); !missing && err != nil {
-			return fmt.Errorf("xdp: pause on %s: %w", l.Name, err)
-		}
-	}
-	// marked after the swap: a kill before the mark leaves XDP passing
-	// with the state unmarked, which is safe; the reverse would claim a
-	// pause that is not there
-	st.Paused = true
-	return m.save(st)
-}
-
 // Disable replaces the program on every attached interface by one that
 // passes everything (nftables alone decides), for when an update failed:
 // an outdated classifier must never drop what the new rules accept.
@@ -765,6 +739,7 @@ func (m *Manager) Disable() error {
 			return m.Reset()
 		}
 	}
-	st.Paused = false
+	// a pass-all program is safe whoever else is still to update
+	st.Paused, st.Pausers = false, otherPausers(st, time.Now())
 	return m.save(st)
 }

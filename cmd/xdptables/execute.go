@@ -43,7 +43,7 @@ func applyRestore(f compat.Family, prog string, input ruleset.RestoreSource, ro 
 	e, err := openEngine(f)
 	if err == nil {
 		defer e.Conn.Close()
-		err = e.RestoreInput(input, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters}, ro)
+		err = e.RestoreInput(input, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters, Verbose: a.verbose}, ro)
 	}
 	if err != nil {
 		fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))

@@ -40,7 +40,8 @@ func restoreUsage(prog string) string {
 
 // restoreMain is iptables-restore / ip6tables-restore.
 func restoreMain(f compat.Family, prog string, args []string) int {
-	opts, operands, msg := compat.ParseCLI(prog, "bcvVthnw::W::T:M:46", restoreLongs, args)
+	// -w and -W take no attached argument but skip a following value
+	opts, operands, msg := compat.ParseCLIValued(prog, "bcvVthnwWT:M:", restoreLongs, args, "wW")
 	if msg != "" {
 		fmt.Fprint(os.Stderr, msg)
 		fmt.Fprintf(os.Stderr, "Try `%s -h' for more information.\n", prog)
@@ -65,13 +66,20 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 			a.noflush = true
 		case 'T':
 			a.table = o.Arg
-		case '4':
-			f = compat.IPv4
-		case '6':
-			f = compat.IPv6
+		case 'b':
+			fmt.Fprintf(os.Stderr, "-b/--binary option is not implemented\n")
+		case '4', '6':
+			// --ipv4/--ipv6 are in iptables-restore's option table
+			// but not handled: its usage hint
+			fmt.Fprintf(os.Stderr, "Try `%s -h' for more information.\n", prog)
+			return 1
 		}
 	}
 	var in io.Reader = os.Stdin
+	if len(operands) > 1 {
+		fmt.Fprintf(os.Stderr, "Unknown arguments found on commandline\n")
+		return 1
+	}
 	if len(operands) > 0 {
 		a.file = operands[0]
 		fh, err := os.Open(a.file)
@@ -90,6 +98,9 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 	ro := compat.RestoreOptions{
 		Family: f, Prog: prog, Counters: a.counters, Table: a.table,
 		Warn: warnStderr, Resolve: resolveHost,
+	}
+	if a.verbose {
+		ro.Echo = func(s string) { fmt.Print(s) }
 	}
 	if a.test {
 		r, err := input.Open()
@@ -111,24 +122,27 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 	return applyRestore(f, prog, input, ro, a)
 }
 
+// saveLongs are iptables-save's long options (1.8.9 has no --binary,
+// --ipv4 or --ipv6; -b is short only).
 var saveLongs = []compat.LongOpt{
-	{Name: "binary", HasArg: compat.NoArg, Val: 'b'},
 	{Name: "counters", HasArg: compat.NoArg, Val: 'c'},
 	{Name: "dump", HasArg: compat.NoArg, Val: 'd'},
 	{Name: "table", HasArg: compat.RequiredArg, Val: 't'},
 	{Name: "modprobe", HasArg: compat.RequiredArg, Val: 'M'},
 	{Name: "file", HasArg: compat.RequiredArg, Val: 'f'},
 	{Name: "version", HasArg: compat.NoArg, Val: 'V'},
-	{Name: "ipv4", HasArg: compat.NoArg, Val: '4'},
-	{Name: "ipv6", HasArg: compat.NoArg, Val: '6'},
 }
 
 // saveMain is iptables-save / ip6tables-save.
 func saveMain(f compat.Family, prog string, args []string) int {
-	opts, _, msg := compat.ParseCLI(prog, "bcdt:M:f:46V", saveLongs, args)
+	opts, operands, msg := compat.ParseCLI(prog, "bcdt:M:f:V", saveLongs, args)
 	if msg != "" {
 		fmt.Fprint(os.Stderr, msg)
 		fmt.Fprintf(os.Stderr, "Look at manual page `%s.8' for more information.\n", prog)
+		return 1
+	}
+	if len(operands) > 0 {
+		fmt.Fprintf(os.Stderr, "Unknown arguments found on commandline\n")
 		return 1
 	}
 	var table string
@@ -139,14 +153,12 @@ func saveMain(f compat.Family, prog string, args []string) int {
 		case 'V':
 			fmt.Printf("%s v%s (nf_tables)\n", prog, compat.Version)
 			return 0
+		case 'b':
+			fmt.Fprintf(os.Stderr, "-b/--binary option is not implemented\n")
 		case 'c':
 			counters = true
 		case 't':
 			table = o.Arg
-		case '4':
-			f = compat.IPv4
-		case '6':
-			f = compat.IPv6
 		case 'f':
 			fh, err := os.Create(o.Arg)
 			if err != nil {

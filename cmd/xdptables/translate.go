@@ -418,8 +418,8 @@ func statementText(r *compat.Rule, st translate.NftStatement, comments []string)
 		comments = append(comments, "note: "+n)
 	}
 	text = st.Text
-	if c := ruleComment(r); c != "" {
-		text += " comment " + strconv.Quote(c)
+	if c, ok := nftComment(ruleComment(r)); ok {
+		text += " comment " + c
 	}
 	if len(st.Compat) > 0 {
 		comments = append(comments, "uses xtables extensions ("+strings.Join(st.Compat, ", ")+
@@ -427,6 +427,17 @@ func statementText(r *compat.Rule, st translate.NftStatement, comments []string)
 		return "# " + text, comments
 	}
 	return text, comments
+}
+
+// nftComment quotes a comment for nft, whose quoted strings take every
+// character but the quote itself, with no escapes: a comment with a
+// double quote or a newline cannot be written and is left out (ok false,
+// as for an empty one).
+func nftComment(s string) (string, bool) {
+	if s == "" || strings.ContainsAny(s, "\"\n") {
+		return "", false
+	}
+	return `"` + s + `"`, true
 }
 
 // ruleComment is the text of the rule's first -m comment, when nft can
@@ -605,8 +616,8 @@ func writeSet(w *bufio.Writer, ns ipset.NftSet) {
 	if s.Counter {
 		fmt.Fprintf(w, "\t\tcounter\n")
 	}
-	if s.Comment != "" {
-		fmt.Fprintf(w, "\t\tcomment %s\n", strconv.Quote(s.Comment))
+	if c, ok := nftComment(s.Comment); ok {
+		fmt.Fprintf(w, "\t\tcomment %s\n", c)
 	}
 	types := strings.Split(s.KeyType.Name, " . ")
 	var elems []string
@@ -641,8 +652,8 @@ func elemText(types []string, interval bool, parts []nftables.SetElement) string
 	if start.Timeout > 0 {
 		key += fmt.Sprintf(" timeout %ds", int(start.Timeout/time.Second))
 	}
-	if start.Comment != "" {
-		key += " comment " + strconv.Quote(start.Comment)
+	if c, ok := nftComment(start.Comment); ok {
+		key += " comment " + c
 	}
 	return key
 }

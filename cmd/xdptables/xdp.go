@@ -47,6 +47,7 @@ func xdpMain(args []string) int {
 		return 1
 	}
 	defer m.Close()
+	m.CollectDeparted()
 	switch args[0] {
 	case "attach":
 		if fs.NArg() != 1 {
@@ -202,6 +203,10 @@ func xdpStatus(m *xdp.Manager) int {
 		}
 	}
 	if st.Paused {
+		if by := xdp.PausedBy(st); len(by) > 0 {
+			errorf("xdptables: XDP fast path paused: process %d is committing a change of the rules; every packet passes to nftables until it has updated XDP\n", by[0].PID)
+			return 1
+		}
 		errorf("xdptables: XDP fast path paused: a command that changed the rules did not finish; every packet passes to nftables until the next update (`xdptables xdp sync`)\n")
 		return 1
 	}

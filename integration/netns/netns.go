@@ -35,6 +35,11 @@ func RequireRoot(t testing.TB) {
 func New(t testing.TB, tag string) *NS {
 	t.Helper()
 	RequireRoot(t)
+	// XDPT_NETNS_TAG marks the namespaces of one run (several people
+	// testing on one machine each find and remove their own)
+	if own := os.Getenv("XDPT_NETNS_TAG"); own != "" {
+		tag = own + "-" + tag
+	}
 	name := fmt.Sprintf("xdpt-%s-%d-%d", tag, os.Getpid(), counter.Add(1))
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
