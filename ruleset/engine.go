@@ -220,14 +220,11 @@ func (e *Engine) scanChain(table, chain string, restart func(), fn func(kr *kern
 // translate turns a kernel rule of chain back into the iptables rule it
 // was written from; a rule xdptables did not write gives a foreignError.
 func (e *Engine) translate(table, chain string, kr *kernel.Rule) (*compat.Rule, error) {
-	if err := kr.Decode(); err != nil {
-		return nil, err
-	}
-	r, err := translate.FromKernel(e.Family, table, chain, kr.Exprs, kr.UserData)
-	if err != nil || len(kr.Unsupported) > 0 {
+	r, err := translate.ReadRule(e.Family, table, chain, kr)
+	if errors.Is(err, translate.ErrForeign) {
 		return nil, &foreignError{table: table, chain: chain}
 	}
-	return r, nil
+	return r, err
 }
 
 // maybeWanted says whether a kernel rule can be one of the wanted rules:
@@ -624,7 +621,7 @@ func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
 		}
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
-	ud, err := translate.UserData(r.Rule)
+	ud, err := translate.UserDataFor(r.Rule.Family, table, chain, r.Rule, es)
 	if err != nil {
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
