@@ -353,7 +353,8 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 }
 
 // prepareExprs sends, for operation idx, what the rule's expressions
-// create with it (anonymous maps, bound chains) and returns the
+// create with it (anonymous maps, bound chains, sets it looks up that
+// may not exist yet) and returns the
 // expressions to encode in the rule: exprs itself when there is nothing.
 func (b *Batch) prepareExprs(idx int, fam Family, exprs []expr.Any) []expr.Any {
 	out := exprs
@@ -364,6 +365,8 @@ func (b *Batch) prepareExprs(idx int, fam Family, exprs []expr.Any) []expr.Any {
 			y = b.anonMap(idx, fam, m)
 		case BoundChain:
 			y = b.boundChain(idx, fam, m)
+		case EnsuredLookup:
+			y = b.ensureSet(idx, fam, m)
 		default:
 			continue
 		}
