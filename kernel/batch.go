@@ -120,6 +120,10 @@ type Batch struct {
 	errOp   int      // operation whose encoding failed first
 	anonIDs uint32   // anonymous maps and bound chains sent so far (their IDs)
 	mapped  []byte   // the mapping e.buf lives in, when outside the heap (batchmem.go)
+	// handles counts the objects the batch creates, each of which takes
+	// a handle from the table (see Handles); probeAt and probed are those
+	// of a handle probe (ruleindex.go).
+	handles, probeAt, probed uint64
 }
 
 // NewBatch returns an empty batch.
@@ -229,6 +233,7 @@ func (b *Batch) AddChain(fam Family, name string, spec ChainSpec) int {
 	if spec.Counters != nil {
 		b.counters(unix.NFTA_CHAIN_COUNTERS, *spec.Counters)
 	}
+	b.handles++ // callers add chains that do not exist
 	return b.done(idx, off)
 }
 
@@ -340,6 +345,8 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 	b.e.str(unix.NFTA_RULE_CHAIN, chain)
 	if handle != 0 {
 		b.e.u64(unix.NFTA_RULE_HANDLE, handle)
+	} else {
+		b.handles++
 	}
 	if pos != 0 {
 		b.e.u64(unix.NFTA_RULE_POSITION, pos)
@@ -473,6 +480,7 @@ func (b *Batch) ReinsertRule(r Rule, before uint64, compat *RuleCompat) int {
 		return b.fail(idx, fmt.Errorf("ReinsertRule needs a rule read from the kernel"))
 	}
 	off := b.msg(idx, unix.NFT_MSG_NEWRULE, flags, r.Family)
+	b.handles++
 	b.e.str(unix.NFTA_RULE_TABLE, TableName)
 	b.e.str(unix.NFTA_RULE_CHAIN, r.Chain)
 	if before != 0 {

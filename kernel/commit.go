@@ -203,6 +203,7 @@ func (c *Conn) Commit(b *Batch, genid uint32) error {
 				continue
 			}
 			if m.Header.Type != unix.NLMSG_ERROR {
+				b.echoed(m)
 				continue
 			}
 			errno, seq, text := nlError(m)

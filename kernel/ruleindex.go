@@ -1,0 +1,319 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The rule index lets a command find a rule by its content without dumping
+// its chain. It lives in our table as nftables maps that no rule looks
+// up, written in the same transactions as the rules they describe:
+//
+//   - IndexSet(table), one per iptables table: key IndexKey (a hash the
+//     caller computes from chain and rule), data the number of such rules
+//     in the chain and the handle of one of them (a hint: see IndexEntry);
+//   - IndexStateSet, one element: the generation the index is valid for,
+//     which iptables tables it covers, and the table's last handle.
+//
+// This package only stores and reads them; what they mean and when they
+// can be trusted is decided by the ruleset package.
+
+// IndexStateSet is the map that holds the index's state element.
+const IndexStateSet = "rule-index"
+
+// IndexSet is the map holding the index of an iptables table.
+func IndexSet(table string) string { return "rule-index." + table }
+
+// indexProbeSet is created and deleted by a handle probe.
+const indexProbeSet = "rule-index-probe"
+
+// IndexKey identifies a rule of a chain in the index (never all zero: that
+// key holds the state).
+type IndexKey [16]byte
+
+// IndexEntry is what the index holds for a key: how many rules of the
+// chain have it, and the handle of one of them (0: not known). The handle
+// may be wrong (see NextHandle): read the rule to be sure.
+type IndexEntry struct {
+	Handle uint64
+	Count  uint32
+}
+
+// IndexState is the index's state element.
+type IndexState struct {
+	// GenID is the ruleset generation the index describes; when the
+	// ruleset is at another generation, something else changed it.
+	GenID uint32
+	// Valid has bit i set when the index of iptables table i (an index
+	// into the caller's list of tables) is complete.
+	Valid uint8
+	// LastHandle is the last handle the table handed out at GenID, as
+	// far as the writer could tell (0: not known).
+	LastHandle uint64
+}
+
+const (
+	indexDataLen = 16
+	indexVersion = 1
+)
+
+// nftMsgDestroySetElem deletes set elements without failing on absent ones
+// (NFT_MSG_DESTROYSETELEM, Linux 6.3).
+const nftMsgDestroySetElem = 0x1e
+
+func (e IndexEntry) data() []byte {
+	var d [indexDataLen]byte
+	binary.BigEndian.PutUint64(d[0:8], e.Handle)
+	binary.BigEndian.PutUint32(d[8:12], e.Count)
+	return d[:]
+}
+
+func (s IndexState) data() []byte {
+	var d [indexDataLen]byte
+	binary.BigEndian.PutUint64(d[0:8], s.LastHandle)
+	binary.BigEndian.PutUint32(d[8:12], s.GenID)
+	d[12] = s.Valid
+	d[13] = indexVersion
+	return d[:]
+}
+
+// AddIndexSet creates an index map (IndexSet or IndexStateSet) if it does
+// not exist. Only send it for a map known to be absent, or in a probe
+// batch: an existing map is left alone and takes no handle, which would
+// make the handle count (Handles) wrong.
+func (b *Batch) AddIndexSet(fam Family, name string) int {
+	idx := b.addOp(Op{Kind: OpSetAdd, Family: fam, Set: name})
+	b.anonIDs++
+	off := b.msg(idx, unix.NFT_MSG_NEWSET, unix.NLM_F_CREATE, fam)
+	b.e.str(unix.NFTA_SET_TABLE, TableName)
+	b.e.str(unix.NFTA_SET_NAME, name)
+	b.e.u32(unix.NFTA_SET_FLAGS, unix.NFT_SET_MAP)
+	b.e.u32(unix.NFTA_SET_KEY_TYPE, nftTypeInteger)
+	b.e.u32(unix.NFTA_SET_KEY_LEN, uint32(len(IndexKey{})))
+	b.e.u32(unix.NFTA_SET_DATA_TYPE, nftTypeInteger)
+	b.e.u32(unix.NFTA_SET_DATA_LEN, indexDataLen)
+	b.e.u32(unix.NFTA_SET_ID, anonSetIDBase+b.anonIDs)
+	b.handles++
+	return b.done(idx, off)
+}
+
+// PutIndex adds entries to the index map of table; keys must not be in it
+// (DestroyIndex them first in the same batch).
+func (b *Batch) PutIndex(fam Family, table string, keys []IndexKey, entries []IndexEntry) int {
+	idx := b.addOp(Op{Kind: OpSetElemAdd, Family: fam, Set: IndexSet(table)})
+	b.indexElems(idx, unix.NFT_MSG_NEWSETELEM, unix.NLM_F_CREATE, fam, IndexSet(table), len(keys),
+		func(i int) ([]byte, []byte) { return keys[i][:], entries[i].data() })
+	return idx
+}
+
+// DestroyIndex removes keys from the index map of table; absent keys are
+// no error.
+func (b *Batch) DestroyIndex(fam Family, table string, keys []IndexKey) int {
+	idx := b.addOp(Op{Kind: OpSetElemDel, Family: fam, Set: IndexSet(table)})
+	b.indexElems(idx, nftMsgDestroySetElem, 0, fam, IndexSet(table), len(keys),
+		func(i int) ([]byte, []byte) { return keys[i][:], nil })
+	return idx
+}
+
+// PutIndexState replaces the state element (the map must exist).
+func (b *Batch) PutIndexState(fam Family, s IndexState) int {
+	idx := b.addOp(Op{Kind: OpSetElemAdd, Family: fam, Set: IndexStateSet})
+	var zero IndexKey
+	b.indexElems(idx, nftMsgDestroySetElem, 0, fam, IndexStateSet, 1, func(int) ([]byte, []byte) { return zero[:], nil })
+	b.indexElems(idx, unix.NFT_MSG_NEWSETELEM, unix.NLM_F_CREATE, fam, IndexStateSet, 1,
+		func(int) ([]byte, []byte) { return zero[:], s.data() })
+	return idx
+}
+
+func (b *Batch) indexElems(idx, typ int, flags uint16, fam Family, set string, n int, elem func(i int) (key, data []byte)) {
+	off, list, start := -1, 0, 0
+	b.Grow(n*56, 0)
+	for i := range n {
+		if off >= 0 && len(b.e.buf)-start >= maxElemMsg {
+			b.e.endNest(list)
+			b.done(idx, off)
+			off = -1
+		}
+		if off < 0 {
+			off = b.msg(idx, typ, flags, fam)
+			b.e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
+			b.e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
+			list = b.e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+			start = len(b.e.buf)
+		}
+		key, data := elem(i)
+		item := b.e.nest(unix.NFTA_LIST_ELEM)
+		k := b.e.nest(unix.NFTA_SET_ELEM_KEY)
+		b.e.bytes(unix.NFTA_DATA_VALUE, key)
+		b.e.endNest(k)
+		if data != nil {
+			d := b.e.nest(unix.NFTA_SET_ELEM_DATA)
+			b.e.bytes(unix.NFTA_DATA_VALUE, data)
+			b.e.endNest(d)
+		}
+		b.e.endNest(item)
+	}
+	if off >= 0 {
+		b.e.endNest(list)
+		b.done(idx, off)
+	}
+}
+
+// ProbeHandles adds to the batch a set created and deleted again, whose
+// handle the kernel reports back when the batch commits: afterwards
+// ProbedHandle is the last handle the table handed out in the batch (the
+// probe's, if nothing after it takes one).
+func (b *Batch) ProbeHandles(fam Family) int {
+	idx := b.addOp(Op{Kind: OpSetAdd, Family: fam, Set: indexProbeSet})
+	b.anonIDs++
+	off := b.msg(idx, unix.NFT_MSG_NEWSET, unix.NLM_F_CREATE|unix.NLM_F_ECHO, fam)
+	b.e.str(unix.NFTA_SET_TABLE, TableName)
+	b.e.str(unix.NFTA_SET_NAME, indexProbeSet)
+	b.e.u32(unix.NFTA_SET_KEY_LEN, 4)
+	b.e.u32(unix.NFTA_SET_ID, anonSetIDBase+b.anonIDs)
+	b.done(idx, off)
+	b.handles++
+	b.probeAt = b.handles
+	off = b.msg(idx, unix.NFT_MSG_DELSET, 0, fam)
+	b.e.str(unix.NFTA_SET_TABLE, TableName)
+	b.e.str(unix.NFTA_SET_NAME, indexProbeSet)
+	b.done(idx, off)
+	return idx
+}
+
+// ProbedHandle returns, after a successful Commit of a batch with
+// ProbeHandles, the handle the probe set got and the number of handles
+// the batch had taken up to and including it (Handles at the probe).
+func (b *Batch) ProbedHandle() (handle, at uint64, ok bool) {
+	return b.probed, b.probeAt, b.probed != 0
+}
+
+// echoed looks at a message the kernel sent back during Commit that is
+// neither an error nor an ack: the probe's notification.
+func (b *Batch) echoed(m syscall.NetlinkMessage) {
+	if b.probeAt == 0 || m.Header.Type != nftType(unix.NFT_MSG_NEWSET) || len(m.Data) < 4 {
+		return
+	}
+	var name string
+	var handle uint64
+	eachAttr(m.Data[4:], func(t uint16, v []byte) bool {
+		switch t {
+		case unix.NFTA_SET_NAME:
+			name = string(trimNul(v))
+		case nftaSetHandle:
+			if len(v) == 8 {
+				handle = be64(v)
+			}
+		}
+		return true
+	})
+	if name == indexProbeSet {
+		b.probed = handle
+	}
+}
+
+// Handles returns how many handles the kernel will hand out for what the
+// batch holds so far (chains, rules, sets created; a replaced rule keeps
+// its handle): a rule added just now gets the table's last handle before
+// the batch plus Handles(), if the batch commits as it is at its first
+// try and the callers created only objects that did not exist.
+func (b *Batch) Handles() uint64 { return b.handles }
+
+// IndexState reads the index's state element; ok is false when it (or
+// its map, or our table) does not exist.
+func (c *Conn) IndexState(fam Family) (IndexState, bool, error) {
+	var zero IndexKey
+	d, ok, err := c.indexGet(fam, IndexStateSet, zero)
+	if err != nil || !ok || d[13] != indexVersion {
+		return IndexState{}, false, err
+	}
+	return IndexState{LastHandle: binary.BigEndian.Uint64(d[0:8]), GenID: binary.BigEndian.Uint32(d[8:12]), Valid: d[12]}, true, nil
+}
+
+// IndexLookup reads the entry of key in the index map of table; ok is
+// false when there is none (or no such map).
+func (c *Conn) IndexLookup(fam Family, table string, key IndexKey) (IndexEntry, bool, error) {
+	d, ok, err := c.indexGet(fam, IndexSet(table), key)
+	if err != nil || !ok {
+		return IndexEntry{}, false, err
+	}
+	return IndexEntry{Handle: binary.BigEndian.Uint64(d[0:8]), Count: binary.BigEndian.Uint32(d[8:12])}, true, nil
+}
+
+func (c *Conn) indexGet(fam Family, set string, key IndexKey) (data [indexDataLen]byte, ok bool, err error) {
+	msgs, err := c.request(unix.NFT_MSG_GETSETELEM, false, fam, func(e *encoder) {
+		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
+		e.str(unix.NFTA_SET_ELEM_LIST_SET, set)
+		l := e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
+		item := e.nest(unix.NFTA_LIST_ELEM)
+		k := e.nest(unix.NFTA_SET_ELEM_KEY)
+		e.bytes(unix.NFTA_DATA_VALUE, key[:])
+		e.endNest(k)
+		e.endNest(item)
+		e.endNest(l)
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return data, false, nil
+	}
+	if err != nil {
+		return data, false, fmt.Errorf("read %s: %w", set, err)
+	}
+	for _, m := range msgs {
+		if len(m.Data) < 4 {
+			continue
+		}
+		eachAttr(m.Data[4:], func(t uint16, v []byte) bool {
+			if t != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
+				return true
+			}
+			eachAttr(v, func(_ uint16, el []byte) bool {
+				eachAttr(el, func(t uint16, v []byte) bool {
+					if t == unix.NFTA_SET_ELEM_DATA {
+						if d := dataValue(v); len(d) == indexDataLen {
+							copy(data[:], d)
+							ok = true
+						}
+					}
+					return true
+				})
+				return false
+			})
+			return false
+		})
+	}
+	return data, ok, nil
+}
+
+// GetRule reads one rule of chain by handle, without dumping the chain;
+// ok is false when the chain has no such rule. The rule owns its bytes.
+func (c *Conn) GetRule(fam Family, chain string, handle uint64) (r Rule, ok bool, err error) {
+	msgs, err := c.request(unix.NFT_MSG_GETRULE, false, fam, func(e *encoder) {
+		e.str(unix.NFTA_RULE_TABLE, TableName)
+		e.str(unix.NFTA_RULE_CHAIN, chain)
+		e.u64(unix.NFTA_RULE_HANDLE, handle)
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("get rule %d of chain %s: %w", handle, chain, err)
+	}
+	for _, m := range msgs {
+		if m.Header.Type != nftType(unix.NFT_MSG_NEWRULE) {
+			continue
+		}
+		var last string
+		ours, err := parseRule(fam, m.Data, &r, &last)
+		if err != nil {
+			return Rule{}, false, err
+		}
+		if ours && r.Handle == handle && r.Chain == chain {
+			return r.Clone(), true, nil
+		}
+	}
+	return Rule{}, false, nil
+}
