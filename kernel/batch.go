@@ -121,14 +121,17 @@ type Batch struct {
 	anonIDs uint32   // anonymous maps and bound chains sent so far (their IDs)
 	mapped  []byte   // the mapping e.buf lives in, when outside the heap (batchmem.go)
 	// handles counts the objects the batch creates, each of which takes
-	// a handle from the table (see Handles); probeAt and probed are those
-	// of a handle probe (ruleindex.go).
-	handles, probeAt, probed uint64
+	// a handle from the table (see Handles); lastAlloc is the message
+	// that creates the last of them (-1: none, or one whose handle cannot
+	// be read back), lastAt the count with it, echoed its handle as the
+	// kernel reported it at Commit (ruleindex.go).
+	handles, lastAt, echoed uint64
+	lastAlloc               int
 }
 
 // NewBatch returns an empty batch.
 func NewBatch() *Batch {
-	b := &Batch{errOp: -1}
+	b := &Batch{errOp: -1, lastAlloc: -1}
 	b.e.buf = make([]byte, beginLen, 4096)
 	return b
 }
@@ -233,7 +236,7 @@ func (b *Batch) AddChain(fam Family, name string, spec ChainSpec) int {
 	if spec.Counters != nil {
 		b.counters(unix.NFTA_CHAIN_COUNTERS, *spec.Counters)
 	}
-	b.handles++ // callers add chains that do not exist
+	b.took() // callers add chains that do not exist
 	return b.done(idx, off)
 }
 
@@ -346,7 +349,7 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 	if handle != 0 {
 		b.e.u64(unix.NFTA_RULE_HANDLE, handle)
 	} else {
-		b.handles++
+		b.took()
 	}
 	if pos != 0 {
 		b.e.u64(unix.NFTA_RULE_POSITION, pos)
@@ -480,7 +483,7 @@ func (b *Batch) ReinsertRule(r Rule, before uint64, compat *RuleCompat) int {
 		return b.fail(idx, fmt.Errorf("ReinsertRule needs a rule read from the kernel"))
 	}
 	off := b.msg(idx, unix.NFT_MSG_NEWRULE, flags, r.Family)
-	b.handles++
+	b.took()
 	b.e.str(unix.NFTA_RULE_TABLE, TableName)
 	b.e.str(unix.NFTA_RULE_CHAIN, r.Chain)
 	if before != 0 {

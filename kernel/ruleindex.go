@@ -97,7 +97,7 @@ func (b *Batch) AddIndexSet(fam Family, name string) int {
 	b.e.u32(unix.NFTA_SET_DATA_TYPE, nftTypeInteger)
 	b.e.u32(unix.NFTA_SET_DATA_LEN, indexDataLen)
 	b.e.u32(unix.NFTA_SET_ID, anonSetIDBase+b.anonIDs)
-	b.handles++
+	b.took()
 	return b.done(idx, off)
 }
 
@@ -163,21 +163,19 @@ func (b *Batch) indexElems(idx, typ int, flags uint16, fam Family, set string, n
 	}
 }
 
-// ProbeHandles adds to the batch a set created and deleted again, whose
-// handle the kernel reports back when the batch commits: afterwards
-// ProbedHandle is the last handle the table handed out in the batch (the
-// probe's, if nothing after it takes one).
+// ProbeHandles adds to the batch a set created and deleted again: the
+// last object the batch creates, so that Echoed reports the table's
+// handles (see Echoed) even when the batch creates nothing else.
 func (b *Batch) ProbeHandles(fam Family) int {
 	idx := b.addOp(Op{Kind: OpSetAdd, Family: fam, Set: indexProbeSet})
 	b.anonIDs++
-	off := b.msg(idx, unix.NFT_MSG_NEWSET, unix.NLM_F_CREATE|unix.NLM_F_ECHO, fam)
+	off := b.msg(idx, unix.NFT_MSG_NEWSET, unix.NLM_F_CREATE, fam)
 	b.e.str(unix.NFTA_SET_TABLE, TableName)
 	b.e.str(unix.NFTA_SET_NAME, indexProbeSet)
 	b.e.u32(unix.NFTA_SET_KEY_LEN, 4)
 	b.e.u32(unix.NFTA_SET_ID, anonSetIDBase+b.anonIDs)
 	b.done(idx, off)
-	b.handles++
-	b.probeAt = b.handles
+	b.took()
 	off = b.msg(idx, unix.NFT_MSG_DELSET, 0, fam)
 	b.e.str(unix.NFTA_SET_TABLE, TableName)
 	b.e.str(unix.NFTA_SET_NAME, indexProbeSet)
@@ -185,43 +183,74 @@ func (b *Batch) ProbeHandles(fam Family) int {
 	return idx
 }
 
-// ProbedHandle returns, after a successful Commit of a batch with
-// ProbeHandles, the handle the probe set got and the number of handles
-// the batch had taken up to and including it (Handles at the probe).
-func (b *Batch) ProbedHandle() (handle, at uint64, ok bool) {
-	return b.probed, b.probeAt, b.probed != 0
+// took records that the message just added creates an object, which
+// takes a handle.
+func (b *Batch) took() {
+	b.handles++
+	b.lastAlloc, b.lastAt = len(b.msgOff)-1, b.handles
 }
 
-// echoed looks at a message the kernel sent back during Commit that is
-// neither an error nor an ack: the probe's notification.
-func (b *Batch) echoed(m syscall.NetlinkMessage) {
-	if b.probeAt == 0 || m.Header.Type != nftType(unix.NFT_MSG_NEWSET) || len(m.Data) < 4 {
-		return
-	}
-	var name string
-	var handle uint64
-	eachAttr(m.Data[4:], func(t uint16, v []byte) bool {
-		switch t {
-		case unix.NFTA_SET_NAME:
-			name = string(trimNul(v))
-		case nftaSetHandle:
-			if len(v) == 8 {
-				handle = be64(v)
-			}
-		}
-		return true
-	})
-	if name == indexProbeSet {
-		b.probed = handle
-	}
+// tookUnseen is took for a message whose handle is not read back.
+func (b *Batch) tookUnseen() {
+	b.handles++
+	b.lastAlloc = -1
 }
 
 // Handles returns how many handles the kernel will hand out for what the
 // batch holds so far (chains, rules, sets created; a replaced rule keeps
 // its handle): a rule added just now gets the table's last handle before
-// the batch plus Handles(), if the batch commits as it is at its first
-// try and the callers created only objects that did not exist.
+// the batch plus Handles(), if the callers created only objects that did
+// not exist and the kernel handed out no handle since that last handle
+// became known. A batch the kernel refuses still takes the handles of
+// what it processed before the refusal.
 func (b *Batch) Handles() uint64 { return b.handles }
+
+// Echoed returns, after a successful Commit, the handle the kernel gave
+// the last object the batch created, and Handles as it was with that
+// object: the table's last handle before the batch was handle - at. ok is
+// false when the batch created nothing, or nothing whose handle is read
+// back.
+func (b *Batch) Echoed() (handle, at uint64, ok bool) {
+	return b.echoed, b.lastAt, b.echoed != 0
+}
+
+// echoRequest asks the kernel to report back the last object the batch
+// creates (NLM_F_ECHO); seq is that message's sequence number.
+func (b *Batch) echoRequest() (seq uint32, ok bool) {
+	b.echoed = 0
+	if b.lastAlloc < 0 {
+		return 0, false
+	}
+	off := b.msgOff[b.lastAlloc]
+	flags := binary.NativeEndian.Uint16(b.e.buf[off+6 : off+8])
+	binary.NativeEndian.PutUint16(b.e.buf[off+6:off+8], flags|unix.NLM_F_ECHO)
+	return binary.NativeEndian.Uint32(b.e.buf[off+8 : off+12]), true
+}
+
+// echo looks at a message the kernel sent back during Commit that is
+// neither an error nor an ack: the report echoRequest asked for.
+func (b *Batch) echo(m syscall.NetlinkMessage, seq uint32) {
+	if m.Header.Seq != seq || len(m.Data) < 4 {
+		return
+	}
+	var attr uint16
+	switch m.Header.Type {
+	case nftType(unix.NFT_MSG_NEWRULE):
+		attr = unix.NFTA_RULE_HANDLE
+	case nftType(unix.NFT_MSG_NEWCHAIN):
+		attr = unix.NFTA_CHAIN_HANDLE
+	case nftType(unix.NFT_MSG_NEWSET):
+		attr = nftaSetHandle
+	default:
+		return
+	}
+	eachAttr(m.Data[4:], func(t uint16, v []byte) bool {
+		if t == attr && len(v) == 8 {
+			b.echoed = be64(v)
+		}
+		return true
+	})
+}
 
 // IndexState reads the index's state element; ok is false when it (or
 // its map, or our table) does not exist.
@@ -316,4 +345,48 @@ func (c *Conn) GetRule(fam Family, chain string, handle uint64) (r Rule, ok bool
 		}
 	}
 	return Rule{}, false, nil
+}
+
+// IndexEntries reads the whole index map of table (for checks: commands
+// look keys up one by one); a missing map gives none.
+func (c *Conn) IndexEntries(fam Family, table string) (map[IndexKey]IndexEntry, error) {
+	msgs, err := c.request(unix.NFT_MSG_GETSETELEM, true, fam, func(e *encoder) {
+		e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)
+		e.str(unix.NFTA_SET_ELEM_LIST_SET, IndexSet(table))
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", IndexSet(table), err)
+	}
+	out := map[IndexKey]IndexEntry{}
+	for _, m := range msgs {
+		if len(m.Data) < 4 {
+			continue
+		}
+		eachAttr(m.Data[4:], func(t uint16, v []byte) bool {
+			if t != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
+				return true
+			}
+			eachAttr(v, func(_ uint16, el []byte) bool {
+				var k, d []byte
+				eachAttr(el, func(t uint16, v []byte) bool {
+					switch t {
+					case unix.NFTA_SET_ELEM_KEY:
+						k = dataValue(v)
+					case unix.NFTA_SET_ELEM_DATA:
+						d = dataValue(v)
+					}
+					return true
+				})
+				if len(k) == len(IndexKey{}) && len(d) == indexDataLen {
+					out[IndexKey(k)] = IndexEntry{Handle: binary.BigEndian.Uint64(d[0:8]), Count: binary.BigEndian.Uint32(d[8:12])}
+				}
+				return true
+			})
+			return true
+		})
+	}
+	return out, nil
 }

@@ -20,7 +20,7 @@ func TestRuleIndex(t *testing.T) {
 	b.AddIndexSet(IPv4, IndexSet("filter"))
 	b.ProbeHandles(IPv4)
 	commit(t, c, b)
-	probed, at, ok := b.ProbedHandle()
+	probed, at, ok := b.Echoed()
 	if !ok || at != 4 || probed != 4 {
 		t.Fatalf("probe: handle %d at %d ok %v, want 4 at 4 (fresh table: chain, two maps, probe)", probed, at, ok)
 	}
@@ -37,6 +37,9 @@ func TestRuleIndex(t *testing.T) {
 	b.PutIndexState(IPv4, IndexState{GenID: gen + 1, Valid: 1, LastHandle: base + b.Handles()})
 	if err := c.Commit(b, gen); err != nil {
 		t.Fatal(err)
+	}
+	if h, at, ok := b.Echoed(); !ok || h != h2 || at != h2-base {
+		t.Fatalf("echo: handle %d at %d ok %v, want %d at %d", h, at, ok, h2, h2-base)
 	}
 	for _, want := range []uint64{h1, h2} {
 		r, ok, err := c.GetRule(IPv4, "filter.X", want)
@@ -80,6 +83,25 @@ func TestRuleIndex(t *testing.T) {
 		t.Fatalf("state %+v", st)
 	}
 
+	// a refused batch takes handles all the same: the next batch's echo
+	// shows it
+	gen, _ = c.GenID()
+	b = NewBatch()
+	b.AppendRule(IPv4, "filter.X", RuleSpec{Exprs: srcDrop(3)})
+	b.AppendRule(IPv4, "filter.NOPE", RuleSpec{Exprs: srcDrop(3)})
+	if err := c.Commit(b, gen); err == nil {
+		t.Fatal("append to a missing chain committed")
+	}
+	b = NewBatch()
+	b.AppendRule(IPv4, "filter.X", RuleSpec{Exprs: srcDrop(4)})
+	if err := c.Commit(b, gen); err != nil {
+		t.Fatal(err)
+	}
+	if h, at, ok := b.Echoed(); !ok || at != 1 || h != h2+2 {
+		t.Fatalf("echo after a refused batch: handle %d at %d ok %v, want %d", h, at, ok, h2+2)
+	}
+	h2 += 2
+
 	// a second probe in an existing table sees the rules' handles
 	gen, _ = c.GenID()
 	b = NewBatch()
@@ -87,7 +109,7 @@ func TestRuleIndex(t *testing.T) {
 	if err := c.Commit(b, gen); err != nil {
 		t.Fatal(err)
 	}
-	if p, at, ok := b.ProbedHandle(); !ok || at != 1 || p != h2+1 {
+	if p, at, ok := b.Echoed(); !ok || at != 1 || p != h2+1 {
 		t.Fatalf("probe: %d at %d ok %v, want %d", p, at, ok, h2+1)
 	}
 }

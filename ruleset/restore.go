@@ -25,6 +25,7 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	if !o.Noflush {
 		// the section replaces the table: every chain is emptied now and
 		// the chains the section does not declare are deleted below
+		v.replaced = true
 		for _, n := range v.names {
 			if c := v.Chains[n]; c != nil && !c.deleted {
 				v.flush(c)

@@ -56,8 +56,12 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return kernelReadError(err)
 		}
+		info, err := e.readIndex(gen)
+		if err != nil {
+			return kernelReadError(err)
+		}
 		h := &restoreHandler{e: e, o: o, streamable: streamable, views: map[string]*View{},
-			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family}}
+			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
 		// a rule line becomes about five times its size in the batch
 		h.bl.b.Grow(int(scan.size)*6, scan.lines)
 		in, err := src.Open()
@@ -74,6 +78,13 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 				}
 			}
 		}
+		if gen, err = e.finishIndex(h.bl, gen); err != nil {
+			h.bl.b.Release()
+			if errors.Is(err, kernel.ErrGenerationChanged) && attempt < MaxRetries {
+				continue
+			}
+			return kernelReadError(err)
+		}
 		for _, t := range h.sections {
 			if t.Name == "raw" {
 				e.beforeCommit(&paused, 0)
@@ -82,6 +93,9 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		err = e.Conn.Commit(h.bl.b, gen)
 		if err != nil && !errors.Is(err, kernel.ErrGenerationChanged) {
 			err = h.bl.commitError(err, 0)
+		}
+		if err == nil {
+			e.repairHints(h.bl, gen)
 		}
 		h.bl.b.Release()
 		if errors.Is(err, kernel.ErrGenerationChanged) {
@@ -233,6 +247,7 @@ func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 		return kernelReadError(err)
 	}
 	h.s = &streamState{v: v, exists: map[string]bool{}, deferredChains: map[string]bool{}, jumps: map[string]int{}}
+	h.bl.ix.rebuild(t.Name)
 	// flush mode: every chain of the table is emptied first
 	for _, n := range v.names {
 		h.bl.note(h.bl.b.FlushChain(h.bl.fam, t.Name+"."+n), n, t.Line)
@@ -345,12 +360,15 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 }
 
 func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
-	spec, err := ruleSpec(h.section.Name, chain, rs)
+	rspec, err := ruleSpec(h.section.Name, chain, rs)
 	if err != nil {
 		return err
 	}
 	chain, kname := h.chainNames(chain)
-	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, spec), chain, rs.Line)
+	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
+	if t := h.section.Name; h.bl.ix.rebuilding(t) {
+		h.bl.ix.added(t, chain, spec(rs.Rule), 0, h.bl.b.Handles())
+	}
 	return nil
 }
 

@@ -1,0 +1,161 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/integration/netns"
+	"github.com/xdptables/xdptables/kernel"
+	"github.com/xdptables/xdptables/ruleset"
+)
+
+// The rule index (ruleset/index.go) lets -C and -D find a rule without
+// dumping its chain. testdata/scripts/ruleindex.txt runs in TestScriptDiff
+// against the reference; here the same script runs with xdptables alone
+// and, after every line, the index of every table it claims to cover must
+// agree with a full read of the chains.
+
+// indexEngines opens an engine per family inside ns.
+func indexEngines(t *testing.T, ns *netns.NS) map[compat.Family]*ruleset.Engine {
+	t.Helper()
+	out := map[compat.Family]*ruleset.Engine{}
+	for _, f := range []compat.Family{compat.IPv4, compat.IPv6} {
+		fd, err := os.Open("/run/netns/" + ns.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := kernel.Open(kernel.WithNetNS(int(fd.Fd())))
+		fd.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		out[f] = &ruleset.Engine{Conn: c, Family: f}
+	}
+	return out
+}
+
+// checkIndex fails t when an index disagrees with the chains; it returns
+// the tables whose index is valid, per family.
+func checkIndex(t *testing.T, es map[compat.Family]*ruleset.Engine, where string, exactHints bool) map[compat.Family][]string {
+	t.Helper()
+	out := map[compat.Family][]string{}
+	for f, e := range es {
+		rep, err := e.CheckIndex()
+		if err != nil {
+			t.Fatalf("%s: %v index: %v", where, f, err)
+		}
+		if exactHints && rep.Exact != rep.Hints {
+			t.Errorf("%s: %v index: %d of %d handle hints are right", where, f, rep.Exact, rep.Hints)
+		}
+		out[f] = rep.Valid
+	}
+	return out
+}
+
+func TestRuleIndexScript(t *testing.T) {
+	netns.RequireRoot(t)
+	dir := LinkDir(t)
+	file := "../testdata/scripts/ruleindex.txt"
+	if f := os.Getenv("XDPT_INDEX_SCRIPT"); f != "" {
+		file = f // another script, in testdata/scripts
+	}
+	lines, err := ReadCorpus(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := netns.New(t, "index")
+	es := indexEngines(t, ns)
+	// where the script leaves the filter table's index valid (a fresh
+	// table, a restore, -F of every chain) and where it must not be
+	// (a rename, a flush of a chain that was not read)
+	wantValid := map[string]bool{
+		"iptables -A INPUT -s 192.0.2.1 -j ACCEPT":               true,
+		"iptables-restore < restore/index-base.rules":            true,
+		"iptables -D BIG -s 10.0.0.3 -p tcp --dport 3 -j ACCEPT": true,
+		"iptables -A BIG -c 5 100 -s 1.2.3.4 -j ACCEPT":          true,
+		"iptables -Z BIG":          true,
+		"iptables -E OTHER OTHER2": false,
+		"iptables -F":              true,
+		"iptables-restore --noflush < restore/index-noflush.rules":       true,
+		"iptables-restore --noflush < restore/index-noflush-chain.rules": false,
+	}
+	for _, l := range lines {
+		args := l.Args
+		stdin := ""
+		if n := len(args); n >= 2 && args[n-2] == "<" {
+			data, err := os.ReadFile(filepath.Join("../testdata/scripts", args[n-1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdin, args = string(data), args[:n-2]
+		}
+		r := ns.Run(stdin, append([]string{filepath.Join(dir, l.Tool)}, args...)...)
+		text := l.Tool + " " + strings.Join(l.Args, " ")
+		where := fmt.Sprintf("%s:%d: %s (rc %d %s)", filepath.Base(file), l.Line, text, r.RC, strings.TrimSpace(r.Stderr))
+		valid := checkIndex(t, es, where, true)
+		if want, ok := wantValid[text]; ok && slices.Contains(valid[compat.IPv4], "filter") != want {
+			t.Errorf("%s: filter index valid: %v, want %v", where, valid[compat.IPv4], want)
+		}
+	}
+}
+
+// TestRuleIndexConcurrent runs writers that add and delete rules of one
+// chain at the same time (each command retried on a concurrent commit)
+// and -C readers, then checks the index.
+func TestRuleIndexConcurrent(t *testing.T) {
+	netns.RequireRoot(t)
+	dir := LinkDir(t)
+	ns := netns.New(t, "indexconc")
+	es := indexEngines(t, ns)
+	ipt := filepath.Join(dir, "iptables")
+	var rules strings.Builder
+	rules.WriteString("*filter\n:C - [0:0]\n")
+	for i := range 500 {
+		fmt.Fprintf(&rules, "-A C -s 198.18.%d.%d/32 -j ACCEPT\n", i/256, i%256)
+	}
+	rules.WriteString("COMMIT\n")
+	if r := ns.Run(rules.String(), filepath.Join(dir, "iptables-restore")); r.RC != 0 {
+		t.Fatalf("restore: %s", r.Stderr)
+	}
+	checkIndex(t, es, "after restore", true)
+	const n = 60
+	scripts := []string{
+		// adds, then deletes by spec what it added
+		`for i in $(seq 1 %[1]d); do %[2]s -A C -s 198.19.1.$i -j DROP; done; for i in $(seq 1 %[1]d); do %[2]s -D C -s 198.19.1.$i -j DROP || echo "D $i" >&2; done`,
+		// deletes restored rules by spec and puts them back at the head
+		`for i in $(seq 1 %[1]d); do %[2]s -D C -s 198.18.0.$i -j ACCEPT || echo "D $i" >&2; %[2]s -I C -s 198.18.0.$i -j ACCEPT; done`,
+		// duplicates
+		`for i in $(seq 1 %[1]d); do %[2]s -A C -j RETURN; done; for i in $(seq 1 %[1]d); do %[2]s -D C -j RETURN || echo "D $i" >&2; done`,
+		// a reader: every restored rule is always there
+		`for i in $(seq 100 $((100 + %[1]d))); do %[2]s -C C -s 198.18.0.$i -j ACCEPT || echo "C $i" >&2; done`,
+	}
+	var wg sync.WaitGroup
+	res := make([]netns.Result, len(scripts))
+	for i, s := range scripts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i] = ns.RunTimeout(600, "", "sh", "-c", fmt.Sprintf(s, n, ipt))
+		}()
+	}
+	wg.Wait()
+	for i, r := range res {
+		if r.RC != 0 || r.Stderr != "" {
+			t.Errorf("writer %d: rc %d: %s", i, r.RC, r.Stderr)
+		}
+	}
+	valid := checkIndex(t, es, "after the writers", true)
+	if !slices.Contains(valid[compat.IPv4], "filter") {
+		t.Errorf("filter index not valid after the writers: %v", valid)
+	}
+	if got := len(chainRuleLines(t, ns, ipt, "C")); got != 500 {
+		t.Errorf("%d rules left, want 500", got)
+	}
+}
