@@ -42,10 +42,10 @@ func indexEngines(t *testing.T, ns *netns.NS) map[compat.Family]*ruleset.Engine 
 }
 
 // checkIndex fails t when an index disagrees with the chains; it returns
-// the tables whose index is valid, per family.
-func checkIndex(t *testing.T, es map[compat.Family]*ruleset.Engine, where string, exactHints bool) map[compat.Family][]string {
+// what CheckIndex found, per family.
+func checkIndex(t *testing.T, es map[compat.Family]*ruleset.Engine, where string, exactHints bool) map[compat.Family]ruleset.IndexReport {
 	t.Helper()
-	out := map[compat.Family][]string{}
+	out := map[compat.Family]ruleset.IndexReport{}
 	for f, e := range es {
 		rep, err := e.CheckIndex()
 		if err != nil {
@@ -54,7 +54,7 @@ func checkIndex(t *testing.T, es map[compat.Family]*ruleset.Engine, where string
 		if exactHints && rep.Exact != rep.Hints {
 			t.Errorf("%s: %v index: %d of %d handle hints are right", where, f, rep.Exact, rep.Hints)
 		}
-		out[f] = rep.Valid
+		out[f] = rep
 	}
 	return out
 }
@@ -72,19 +72,20 @@ func TestRuleIndexScript(t *testing.T) {
 	}
 	ns := netns.New(t, "index")
 	es := indexEngines(t, ns)
-	// where the script leaves the filter table's index valid (a fresh
-	// table, a restore, -F of every chain) and where it must not be
-	// (a rename, a flush of a chain that was not read)
-	wantValid := map[string]bool{
-		"iptables -A INPUT -s 192.0.2.1 -j ACCEPT":               true,
-		"iptables-restore < restore/index-base.rules":            true,
-		"iptables -D BIG -s 10.0.0.3 -p tcp --dport 3 -j ACCEPT": true,
-		"iptables -A BIG -c 5 100 -s 1.2.3.4 -j ACCEPT":          true,
-		"iptables -Z BIG":          true,
-		"iptables -E OTHER OTHER2": false,
-		"iptables -F":              true,
-		"iptables-restore --noflush < restore/index-noflush.rules":       true,
-		"iptables-restore --noflush < restore/index-noflush-chain.rules": false,
+	// the chains of the filter table the script leaves indexed, at some
+	// lines: a restore indexes large and empty chains, a new chain is
+	// indexed, a renamed one is not, a chain read in full (-D N) becomes
+	// indexed, -F of every chain indexes all
+	wantIndexed := map[string][]string{
+		"iptables -A INPUT -s 192.0.2.1 -j ACCEPT":                       {"INPUT"},
+		"iptables-restore < restore/index-base.rules":                    {"BIG", "FORWARD", "OUTPUT"},
+		"iptables -D BIG -s 10.0.0.3 -p tcp --dport 3 -j ACCEPT":         {"BIG", "FORWARD", "OUTPUT"},
+		"iptables -A BIG -c 5 100 -s 1.2.3.4 -j ACCEPT":                  {"BIG", "FORWARD", "OUTPUT"},
+		"iptables -N OTHER":                                              {"BIG", "FORWARD", "OTHER", "OUTPUT"},
+		"iptables -E OTHER OTHER2":                                       {"BIG", "FORWARD", "OUTPUT"},
+		"iptables -X OTHER2":                                             {"BIG", "FORWARD", "OUTPUT"},
+		"iptables -F":                                                    {"BIG", "FORWARD", "INPUT", "OUTPUT", "SMALL"},
+		"iptables-restore --noflush < restore/index-noflush-chain.rules": {"BIG", "FORWARD", "INPUT", "OUTPUT", "SMALL"},
 	}
 	for _, l := range lines {
 		args := l.Args
@@ -99,9 +100,21 @@ func TestRuleIndexScript(t *testing.T) {
 		r := ns.Run(stdin, append([]string{filepath.Join(dir, l.Tool)}, args...)...)
 		text := l.Tool + " " + strings.Join(l.Args, " ")
 		where := fmt.Sprintf("%s:%d: %s (rc %d %s)", filepath.Base(file), l.Line, text, r.RC, strings.TrimSpace(r.Stderr))
-		valid := checkIndex(t, es, where, true)
-		if want, ok := wantValid[text]; ok && slices.Contains(valid[compat.IPv4], "filter") != want {
-			t.Errorf("%s: filter index valid: %v, want %v", where, valid[compat.IPv4], want)
+		rep := checkIndex(t, es, where, true)[compat.IPv4]
+		if !slices.Contains(rep.Valid, "filter") {
+			t.Errorf("%s: filter index not valid (%v)", where, rep.Valid)
+		}
+		if want, ok := wantIndexed[text]; ok {
+			var got []string
+			for _, c := range rep.Indexed {
+				if n, ok := strings.CutPrefix(c, "filter."); ok {
+					got = append(got, n)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: indexed chains %v, want %v", where, got, want)
+			}
 		}
 	}
 }
@@ -151,9 +164,9 @@ func TestRuleIndexConcurrent(t *testing.T) {
 			t.Errorf("writer %d: rc %d: %s", i, r.RC, r.Stderr)
 		}
 	}
-	valid := checkIndex(t, es, "after the writers", true)
-	if !slices.Contains(valid[compat.IPv4], "filter") {
-		t.Errorf("filter index not valid after the writers: %v", valid)
+	rep := checkIndex(t, es, "after the writers", true)[compat.IPv4]
+	if !slices.Contains(rep.Indexed, "filter.C") {
+		t.Errorf("filter.C not indexed after the writers: %+v", rep)
 	}
 	if got := len(chainRuleLines(t, ns, ipt, "C")); got != 500 {
 		t.Errorf("%d rules left, want 500", got)

@@ -283,6 +283,7 @@ func (h *restoreHandler) Chain(t *compat.RestoreTable, d compat.ChainDecl) error
 // builtin creates a built-in chain or sets its policy and counters.
 func (h *restoreHandler) builtin(name, policy string, cnt compat.Counters, line int) {
 	s, t := h.s, h.section
+	h.bl.ix.addedChain(t.Name, name)
 	h.bl.table(s.v)
 	kname := t.Name + "." + name
 	if c := s.v.Chains[name]; c != nil && c.InKernel || s.exists[name] {
@@ -300,6 +301,7 @@ func (h *restoreHandler) userChain(name string, line int) {
 	if s.exists[name] {
 		return
 	}
+	h.bl.ix.addedChain(h.section.Name, name)
 	if c := s.v.Chains[name]; c == nil || !c.InKernel || c.Builtin {
 		h.bl.table(s.v)
 		h.bl.note(h.bl.b.AddChain(h.bl.fam, h.section.Name+"."+name, kernel.ChainSpec{Exclusive: true}), name, line)
@@ -367,7 +369,7 @@ func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
 	chain, kname := h.chainNames(chain)
 	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
 	if t := h.section.Name; h.bl.ix.rebuilding(t) {
-		h.bl.ix.added(t, chain, spec(rs.Rule), 0, h.bl.b.Handles())
+		h.bl.ix.added(t, chain, indexKey(chain, keyText(rs.Rule, spec(rs.Rule))), 0, h.bl.b.Handles())
 	}
 	return nil
 }
