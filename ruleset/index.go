@@ -45,9 +45,17 @@ func ruleKey(chain string, rs *RuleState) kernel.IndexKey {
 }
 
 func keyText(r *compat.Rule, text string) string {
+	if _, ok := r.Target.(*compat.ChainTarget); !ok {
+		return text
+	}
+	return ruleKeyText(r)
+}
+
+// ruleKeyText is keyText of a rule whose spec is not known yet.
+func ruleKeyText(r *compat.Rule) string {
 	t, ok := r.Target.(*compat.ChainTarget)
 	if !ok {
-		return text
+		return spec(r)
 	}
 	c := *r
 	c.Target = &compat.ChainTarget{Goto: t.Goto}
@@ -225,6 +233,9 @@ type tableBuild struct {
 	chains  []string
 	rules   []uint32 // rules per chain
 	chainNo map[string]uint32
+	// streamed: the table comes from a streamed restore, which tells
+	// only of the chains it indexes (and of all their rules)
+	streamed bool
 }
 
 // newIndexWriter starts the index changes of a batch built from what was
@@ -276,7 +287,7 @@ func (w *indexWriter) maintained(table string) bool {
 // rebuild starts the index of table over: the batch replaces every rule
 // of it, and each one it adds is given to added. (The index maps exist:
 // the state is valid, or the table is new, or needsProbe.)
-func (w *indexWriter) rebuild(table string) {
+func (w *indexWriter) rebuild(table string, streamed bool) {
 	if w == nil {
 		return
 	}
@@ -284,7 +295,7 @@ func (w *indexWriter) rebuild(table string) {
 	w.rebuilt |= bit
 	w.stale &^= bit
 	w.changes[table] = nil
-	w.build[table] = &tableBuild{pos: map[kernel.IndexKey]uint32{}, chainNo: map[string]uint32{}}
+	w.build[table] = &tableBuild{pos: map[kernel.IndexKey]uint32{}, chainNo: map[string]uint32{}, streamed: streamed}
 }
 
 // rebuilding says whether added must be told the rules of table.
@@ -337,7 +348,7 @@ func (w *indexWriter) view(v *View) error {
 		return nil
 	}
 	if v.replaced {
-		w.rebuild(v.Table)
+		w.rebuild(v.Table, false)
 		for _, n := range v.names {
 			c := v.Chains[n]
 			if c == nil || c.deleted || !(c.InKernel || c.create) {
@@ -575,9 +586,10 @@ func (w *indexWriter) finish(b *kernel.Batch, fam, other kernel.Family, tableCre
 }
 
 // indexedChain says whether a rebuild indexes the chain: an empty one
-// (rules are often added to it one by one) or a large one.
+// (rules are often added to it one by one) or a large one. A streamed
+// restore decides before the rules come, and only tells of those.
 func (tb *tableBuild) indexedChain(cn uint32) bool {
-	return tb.rules[cn] == 0 || tb.rules[cn] >= indexedMin
+	return tb.streamed || tb.rules[cn] == 0 || tb.rules[cn] >= indexedMin
 }
 
 // indexed returns the markers and entries of a rebuilt table.
