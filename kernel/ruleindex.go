@@ -58,7 +58,7 @@ type IndexState struct {
 
 const (
 	indexDataLen = 16
-	indexVersion = 1
+	indexVersion = 2 // the key layout of ruleset.indexKey (1: jumps with their targets)
 )
 
 // nftMsgDestroySetElem deletes set elements without failing on absent ones

@@ -45,7 +45,7 @@ func ruleKey(chain string, rs *RuleState) kernel.IndexKey {
 }
 
 func keyText(r *compat.Rule, text string) string {
-	if _, ok := r.Target.(*compat.ChainTarget); !ok {
+	if t, ok := r.Target.(*compat.ChainTarget); !ok || t.IsVerdict() {
 		return text
 	}
 	return ruleKeyText(r)
@@ -54,7 +54,7 @@ func keyText(r *compat.Rule, text string) string {
 // ruleKeyText is keyText of a rule whose spec is not known yet.
 func ruleKeyText(r *compat.Rule) string {
 	t, ok := r.Target.(*compat.ChainTarget)
-	if !ok {
+	if !ok || t.IsVerdict() {
 		return spec(r)
 	}
 	c := *r
@@ -65,7 +65,8 @@ func ruleKeyText(r *compat.Rule) string {
 // chainKey is the key of chain's marker.
 func chainKey(chain string) kernel.IndexKey { return indexKey("\x01chain", chain) }
 
-// indexKey hashes chain and text into a key.
+// indexKey hashes chain and text into a key. (Keys made another way
+// need another version of the index state: kernel.IndexState.)
 func indexKey(chain, text string) kernel.IndexKey {
 	var buf [512]byte
 	in := append(append(append(buf[:0], chain...), 0), text...)
