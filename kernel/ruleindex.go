@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -56,6 +57,11 @@ type IndexState struct {
 	LastHandle uint64
 }
 
+// nftTypeIP6Addr is nft's ipv6_addr datatype: 16 bytes, as the index's
+// keys and data are, so that `nft list ruleset` prints the maps in a form
+// `nft -f` reads back.
+const nftTypeIP6Addr = 8
+
 const (
 	indexDataLen = 16
 	indexVersion = 2 // the key layout of ruleset.indexKey (1: jumps with their targets)
@@ -92,9 +98,9 @@ func (b *Batch) AddIndexSet(fam Family, name string) int {
 	b.e.str(unix.NFTA_SET_TABLE, TableName)
 	b.e.str(unix.NFTA_SET_NAME, name)
 	b.e.u32(unix.NFTA_SET_FLAGS, unix.NFT_SET_MAP)
-	b.e.u32(unix.NFTA_SET_KEY_TYPE, nftTypeInteger)
+	b.e.u32(unix.NFTA_SET_KEY_TYPE, nftTypeIP6Addr)
 	b.e.u32(unix.NFTA_SET_KEY_LEN, uint32(len(IndexKey{})))
-	b.e.u32(unix.NFTA_SET_DATA_TYPE, nftTypeInteger)
+	b.e.u32(unix.NFTA_SET_DATA_TYPE, nftTypeIP6Addr)
 	b.e.u32(unix.NFTA_SET_DATA_LEN, indexDataLen)
 	b.e.u32(unix.NFTA_SET_ID, anonSetIDBase+b.anonIDs)
 	b.took()
@@ -390,3 +396,26 @@ func (c *Conn) IndexEntries(fam Family, table string) (map[IndexKey]IndexEntry, 
 	}
 	return out, nil
 }
+
+// IndexSupported says whether the kernel can keep the rule index: its
+// updates delete elements that may be absent (NFT_MSG_DESTROYSETELEM,
+// Linux 6.3).
+func IndexSupported() bool {
+	indexOnce.Do(func() {
+		var u unix.Utsname
+		if unix.Uname(&u) != nil {
+			return
+		}
+		var major, minor int
+		if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+			return
+		}
+		indexOK = major > 6 || major == 6 && minor >= 3
+	})
+	return indexOK
+}
+
+var (
+	indexOnce sync.Once
+	indexOK   bool
+)

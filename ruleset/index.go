@@ -109,6 +109,8 @@ type indexInfo struct {
 	// other is the index state of the other family when it is valid at
 	// gen: the generation is shared, so every batch carries it forward.
 	other *kernel.IndexState
+	// off says the kernel cannot keep the index (kernel.IndexSupported).
+	off bool
 }
 
 // otherFamily is the family whose index a batch of e carries forward.
@@ -132,6 +134,10 @@ func (e *Engine) carryOther(b *kernel.Batch, info indexInfo) {
 // readIndex reads the index state at generation gen.
 func (e *Engine) readIndex(gen uint32) (indexInfo, error) {
 	info := indexInfo{gen: gen}
+	if !kernel.IndexSupported() {
+		info.off = true
+		return info, nil
+	}
 	if o, ok, err := e.Conn.IndexState(e.otherFamily()); err != nil {
 		return info, err
 	} else if ok && o.GenID == gen && o.Valid != 0 {
@@ -242,6 +248,9 @@ type tableBuild struct {
 // newIndexWriter starts the index changes of a batch built from what was
 // read at info.gen.
 func newIndexWriter(info indexInfo, lookup func(string, kernel.IndexKey) (kernel.IndexEntry, bool, error)) *indexWriter {
+	if info.off {
+		return nil
+	}
 	w := &indexWriter{info: info, lookup: lookup, changes: map[string][]entryChange{}, build: map[string]*tableBuild{}}
 	switch {
 	case info.fresh:
@@ -754,8 +763,14 @@ func (e *Engine) finishIndex(bl *builder, gen uint32) (uint32, error) {
 	}
 	if w.needsProbe() {
 		info, last, err := e.probe(w.info)
-		if err != nil {
+		if errors.Is(err, kernel.ErrGenerationChanged) {
 			return gen, err
+		}
+		if err != nil {
+			// the maps cannot be made (e.g. ones of another layout are
+			// in the way): the batch goes without the index
+			bl.ix = nil
+			return gen, nil
 		}
 		w.probed(info, last)
 		gen = info.gen
