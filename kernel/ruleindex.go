@@ -419,3 +419,51 @@ var (
 	indexOnce sync.Once
 	indexOK   bool
 )
+
+// CarryIndex adds to b, a batch to commit at genid that changes no rule
+// (or takes rules out and puts the same back, as ipset's rebind does),
+// the index state of each family that is valid at genid, valid one
+// generation later: the index stays usable across it. The table's last
+// handle becomes unknown (b may create sets); the next batch that writes
+// the index learns it again. When b creates our table, it creates the
+// index of tables (the iptables tables, in the order of the state's
+// Valid bits) with it, empty and valid.
+func (c *Conn) CarryIndex(b *Batch, genid uint32, tables []string) error {
+	if !IndexSupported() {
+		return nil
+	}
+	for _, fam := range []Family{IPv4, IPv6} {
+		st, ok, err := c.IndexState(fam)
+		if err != nil {
+			return err
+		}
+		if ok && st.GenID == genid && st.Valid != 0 {
+			st.GenID, st.LastHandle = genid+1, 0
+			b.PutIndexState(fam, st)
+			continue
+		}
+		if ok || !b.addsTable(fam) {
+			continue
+		}
+		if exists, err := c.TableExists(fam); err != nil || exists {
+			continue
+		}
+		b.AddIndexSet(fam, IndexStateSet)
+		for _, t := range tables {
+			b.AddIndexSet(fam, IndexSet(t))
+		}
+		// a new table hands out handles from 1: b's are all it has
+		b.PutIndexState(fam, IndexState{GenID: genid + 1, Valid: uint8(1)<<len(tables) - 1, LastHandle: b.Handles()})
+	}
+	return nil
+}
+
+// addsTable says whether b creates our table in fam (if absent).
+func (b *Batch) addsTable(fam Family) bool {
+	for _, op := range b.ops {
+		if op.Kind == OpTableAdd && op.Family == fam {
+			return true
+		}
+	}
+	return false
+}
