@@ -121,7 +121,7 @@ type restoreScan struct {
 	tables map[int]bool
 	lines  int
 	size   int64
-	// rules counts the -A lines per table and chain (see appends)
+	// rules counts the -A lines per table and chain (restoreHandler.indexed)
 	rules *chainCounts
 }
 
