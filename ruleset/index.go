@@ -218,11 +218,11 @@ type indexWriter struct {
 	baseKnown bool
 	// lookup reads the current entry of a key.
 	lookup func(table string, key kernel.IndexKey) (kernel.IndexEntry, bool, error)
-	// stale are the tables whose index this batch makes stale; rebuilt
-	// the ones it replaces entirely.
-	stale, rebuilt uint8
-	changes        map[string][]entryChange
-	build          map[string]*tableBuild
+	// rebuilt are the tables whose index the batch builds anew (it
+	// replaces all their rules)
+	rebuilt uint8
+	changes map[string][]entryChange
+	build   map[string]*tableBuild
 	// what finish wrote: the state's tables and the batch's handles
 	wrote        bool
 	wroteValid   uint8
@@ -267,7 +267,7 @@ func newIndexWriter(info indexInfo, lookup func(string, kernel.IndexKey) (kernel
 // needsProbe says whether the batch rebuilds an index without knowing the
 // table's last handle (then Engine.probe it and call probed).
 func (w *indexWriter) needsProbe() bool {
-	return w != nil && !w.baseKnown && w.rebuilt&^w.stale != 0 && !w.info.fresh
+	return w != nil && !w.baseKnown && w.rebuilt != 0 && !w.info.fresh
 }
 
 // probed takes the state a probe left: the batch now commits at its
@@ -291,7 +291,7 @@ func (w *indexWriter) resolve(e entry) kernel.IndexEntry {
 // maintained says whether changes to table must be written to its index.
 func (w *indexWriter) maintained(table string) bool {
 	bit := tableBit(table)
-	return w != nil && (w.info.valid|w.rebuilt)&bit != 0 && w.stale&bit == 0
+	return w != nil && (w.info.valid|w.rebuilt)&bit != 0
 }
 
 // rebuild starts the index of table over: the batch replaces every rule
@@ -303,7 +303,6 @@ func (w *indexWriter) rebuild(table string, streamed bool) {
 	}
 	bit := tableBit(table)
 	w.rebuilt |= bit
-	w.stale &^= bit
 	w.changes[table] = nil
 	w.build[table] = &tableBuild{pos: map[kernel.IndexKey]uint32{}, chainNo: map[string]uint32{}, streamed: streamed}
 }
@@ -381,15 +380,6 @@ func (w *indexWriter) view(v *View) error {
 		}
 	}
 	return nil
-}
-
-// invalidate makes the index of table stale.
-func (w *indexWriter) invalidate(table string) {
-	if w != nil {
-		w.stale |= tableBit(table)
-		delete(w.build, table)
-		w.changes[table] = nil
-	}
 }
 
 func (w *indexWriter) put(table string, k kernel.IndexKey, e entry) {
@@ -549,7 +539,7 @@ func (w *indexWriter) finish(b *kernel.Batch, fam, other kernel.Family, tableCre
 			b.AddIndexSet(fam, kernel.IndexSet(t))
 		}
 	}
-	valid := (w.info.valid | w.rebuilt) &^ w.stale
+	valid := w.info.valid | w.rebuilt
 	if valid == 0 && w.info.valid == 0 {
 		return // there was no index and there is none
 	}
