@@ -88,7 +88,7 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		if b.Len() == 0 {
 			return Result{}, nil, true
 		}
-		cerr := e.Conn.Commit(b, genid)
+		cerr := e.commit(b, genid)
 		if errors.Is(cerr, kernel.ErrGenerationChanged) && attempt < 1000 {
 			continue
 		}
