@@ -3,6 +3,7 @@ package setengine
 import (
 	"errors"
 	"fmt"
+	"github.com/xdptables/xdptables/compat"
 	"strings"
 
 	"github.com/google/nftables"
@@ -16,6 +17,13 @@ import (
 // Engine runs ipset commands in the current network namespace.
 type Engine struct {
 	Conn *kernel.Conn
+}
+
+// commit commits b at genid, keeping the rule index of the iptables
+// tables valid (ipset changes no rule; see kernel.CarryIndex).
+func (e *Engine) commit(b *kernel.Batch, genid uint32) error {
+	_ = e.Conn.CarryIndex(b, genid, compat.Tables) // (without it the index is stale: commands read chains)
+	return e.Conn.Commit(b, genid)
 }
 
 // Result is what a run prints.
@@ -441,7 +449,7 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		if b.Len() == 0 {
 			return Result{Stdout: out.String(), Stderr: errOut.String()}, nil
 		}
-		err = e.Conn.Commit(b, genid)
+		err = e.commit(b, genid)
 		if errors.Is(err, kernel.ErrGenerationChanged) && attempt < 1000 {
 			continue
 		}
@@ -461,7 +469,7 @@ func (e *Engine) commitPartial(old, st *ipset.State, genid uint32, nm *nomatchSe
 	if b.Len() == 0 {
 		return false, nil
 	}
-	err = e.Conn.Commit(b, genid)
+	err = e.commit(b, genid)
 	if errors.Is(err, kernel.ErrGenerationChanged) {
 		return true, nil
 	}

@@ -234,7 +234,7 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 			}
 		}
 	}
-	cerr := e.Conn.Commit(b, genid)
+	cerr := e.commit(b, genid)
 	if errors.Is(cerr, kernel.ErrGenerationChanged) {
 		return Result{}, nil, false, true
 	}
@@ -348,7 +348,7 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		}
 		b.DelElements(fam, set.Name, piece)
 	}
-	cerr := e.Conn.Commit(b, genid)
+	cerr := e.commit(b, genid)
 	switch {
 	case errors.Is(cerr, kernel.ErrGenerationChanged):
 		return Result{}, nil, false, true
@@ -481,7 +481,7 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 		if b.Len() == 0 {
 			return Result{}, nil, true
 		}
-		cerr := e.Conn.Commit(b, genid)
+		cerr := e.commit(b, genid)
 		if errors.Is(cerr, kernel.ErrGenerationChanged) {
 			continue
 		}

@@ -61,7 +61,7 @@ func (e *Engine) netRun(c *ipset.Command) (Result, error, bool) {
 		if !ok || err != nil || b == nil {
 			return Result{}, err, ok
 		}
-		cerr := e.Conn.Commit(b, genid)
+		cerr := e.commit(b, genid)
 		switch {
 		case errors.Is(cerr, kernel.ErrGenerationChanged):
 			continue

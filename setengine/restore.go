@@ -88,7 +88,7 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		if b.Len() == 0 {
 			return Result{}, nil, true
 		}
-		cerr := e.Conn.Commit(b, genid)
+		cerr := e.commit(b, genid)
 		if errors.Is(cerr, kernel.ErrGenerationChanged) && attempt < 1000 {
 			continue
 		}
@@ -113,27 +113,27 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 		}
 	}
 	// What happens to each nftables set before its elements change.
-	// ld: its elements change (a loaded set's; the count of a sharded
-	// set is rewritten whole: what the kernel holds may be above the
-	// entries read, expired ones).
+	// changes: only the elements that differ from the loaded ones change.
 	type target struct {
-		set  nftables.Set
-		prep bulkPrep
-		ld   bool
+		set     nftables.Set
+		prep    bulkPrep
+		changes bool
 	}
 	targets := map[string][]target{}
 	for _, s := range st.Sets {
 		var ts []target
 		for _, ns := range s.NftSetsNoIDs() {
-			ld := loaded[s.Name] && ns.Role != ipset.RoleCount
+			// The count of a sharded set is rewritten whole (what the
+			// kernel holds may be above the entries read: expired ones).
+			changes := loaded[s.Name] && ns.Role != ipset.RoleCount
 			prep := bulkCreate
 			switch {
-			case ld:
+			case changes:
 				prep = bulkKeep
 			case replaced[s.Name]:
 				prep = bulkFlush
 			}
-			ts = append(ts, target{ns.Set, prep, ld})
+			ts = append(ts, target{ns.Set, prep, changes})
 		}
 		if s.Type.Net() {
 			had, has := hadNomatch[s.Name], bulks[s.Name].HasNomatch()
@@ -160,11 +160,11 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 		bk := bulks[s.Name]
 		for _, t := range targets[s.Name] {
 			for _, dels := range []bool{false, true} {
-				if dels && !t.ld || t.prep == bulkDelete {
+				if dels && !t.changes || t.prep == bulkDelete {
 					continue
 				}
 				n := 0
-				for el := range bulkElems(s, bk, t.set.Name, t.ld, dels) {
+				for el := range bulkElems(s, bk, t.set.Name, t.changes, dels) {
 					size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, t.set.HasTimeout && el.Timeout != 0, len(el.Comment))
 					n++
 				}
@@ -193,7 +193,7 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 				b.DelElementsSeq(famOf(s), set.Name, bulkElems(s, bk, set.Name, true, true))
 			}
 			if count[key{set.Name, false}] > 0 {
-				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name, t.ld, false), false)
+				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name, t.changes, false), false)
 			}
 		}
 	}
@@ -404,16 +404,16 @@ func bulkElems(s *ipset.Set, bk *ipset.Bulk, name string, changes, dels bool) it
 	nomatch := s.Type.Net() && name == ipset.NomatchSetName(s.Name)
 	shard, sharded := s.ShardIndex(name)
 	switch {
-	case changes && nomatch:
-		return bk.NomatchPieceChanges(dels)
-	case nomatch:
-		return bk.NomatchPieces()
 	case s.Sharded() && name == ipset.CountSetName(s.Name):
 		return bk.CountChanges(changes, dels)
 	case sharded && changes:
 		return bk.ShardEntryChanges(shard, dels)
 	case sharded:
 		return bk.ShardEntries(shard)
+	case changes && nomatch:
+		return bk.NomatchPieceChanges(dels)
+	case nomatch:
+		return bk.NomatchPieces()
 	case changes && lookup:
 		return bk.PieceChanges(dels)
 	case changes:
