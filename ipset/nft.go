@@ -137,8 +137,8 @@ func (s *Set) SetCountBias(n int) { s.countBias = n }
 // StoredCount is the count of entries stored for s.
 func (s *Set) StoredCount() int { return len(s.Entries) + s.countBias }
 
-// NftSetNames names every nftables set that holds s (the nomatch marker
-// aside).
+// NftSetNames names every nftables set that holds s (the nomatch set
+// aside: it exists only while needed, see NomatchSetName).
 func (s *Set) NftSetNames() []string {
 	names := []string{LookupSetName(s.Name)}
 	if !s.Type.Net() {
