@@ -143,6 +143,10 @@ func (e *Engine) viewOf(table string, chains []kernel.Chain) *View {
 			continue
 		}
 		c := &ChainState{Name: kc.Name[len(prefix):], Handle: kc.Handle, use: int(kc.Use)}
+		if kc.Base != nil && !compat.IsBuiltin(table, c.Name) {
+			v.tainted = true
+			continue
+		}
 		if kc.Base != nil {
 			c.Builtin = true
 			c.Policy = compat.VerdictAccept

@@ -81,6 +81,10 @@ type View struct {
 	jumpsChecked bool
 	// marked says the marker chain of the iptables table exists.
 	marked bool
+	// tainted says the table holds a base chain that is no built-in
+	// chain of it (a built-in renamed with -E): iptables-nft leaves such
+	// a chain out, as if absent, and says so in whole-table listings.
+	tainted bool
 }
 
 // NewView returns an empty view.
