@@ -380,6 +380,10 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 				return kernelReadError(err)
 			}
 			h.views[t.Name] = v
+		} else if h.o.Noflush {
+			if err := h.e.extendView(v, noflushNeed([]*compat.RestoreTable{t}, t.Name)); err != nil {
+				return kernelReadError(err)
+			}
 		}
 		if h.o.Verbose && !h.o.Noflush && h.echo != nil {
 			h.echo(v.verboseSection(t))
