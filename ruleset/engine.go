@@ -146,6 +146,7 @@ func (e *Engine) viewOf(table string, chains []kernel.Chain) *View {
 		c := &ChainState{Name: kc.Name[len(prefix):], Handle: kc.Handle, use: int(kc.Use)}
 		if kc.Base != nil && !compat.IsBuiltin(table, c.Name) {
 			v.tainted = true
+			v.hidden = append(v.hidden, kc.Name)
 			continue
 		}
 		if kc.Base != nil {
@@ -503,6 +504,15 @@ func (bl *builder) add(v *View) error {
 	}
 	bl.b.Grow(newRules*320+len(v.Chains)*100, newRules+len(v.Chains))
 	names := append([]string(nil), v.names...)
+	// 0. base chains iptables does not show (see View.hidden)
+	for _, kname := range v.hidden {
+		if v.hiddenFlush || v.hiddenDelete {
+			bl.note(bl.b.FlushChain(bl.fam, kname), kname, v.Line)
+		}
+		if v.hiddenDelete {
+			bl.note(bl.b.DelChain(bl.fam, kname), kname, v.Line)
+		}
+	}
 	// 1. rules that go away (before chains they reference are deleted)
 	for _, n := range names {
 		c := v.Chains[n]

@@ -63,6 +63,7 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 		for _, d := range t.Chains {
 			declared[d.Name] = true
 		}
+		v.hiddenDelete = len(v.hidden) > 0
 		for _, n := range append([]string(nil), v.names...) {
 			c := v.Chains[n]
 			if c == nil || c.deleted {

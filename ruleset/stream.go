@@ -236,9 +236,14 @@ func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 		return kernelReadError(err)
 	}
 	h.s = &streamState{v: v, exists: map[string]bool{}}
-	// flush mode: every chain of the table is emptied first
+	// flush mode: every chain of the table is emptied first; base chains
+	// iptables does not show go away (see View.hidden)
 	for _, n := range v.names {
 		h.bl.note(h.bl.b.FlushChain(h.bl.fam, t.Name+"."+n), n, t.Line)
+	}
+	for _, kname := range v.hidden {
+		h.bl.note(h.bl.b.FlushChain(h.bl.fam, kname), kname, t.Line)
+		h.bl.note(h.bl.b.DelChain(h.bl.fam, kname), kname, t.Line)
 	}
 	return nil
 }

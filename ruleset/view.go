@@ -85,6 +85,12 @@ type View struct {
 	// chain of it (a built-in renamed with -E): iptables-nft leaves such
 	// a chain out, as if absent, and says so in whole-table listings.
 	tainted bool
+	// hidden are the kernel names of those chains. Like iptables-nft,
+	// which flushes or replaces the whole nftables table, -F without a
+	// chain empties them (hiddenFlush) and a restore that replaces the
+	// table deletes them (hiddenDelete).
+	hidden                    []string
+	hiddenFlush, hiddenDelete bool
 }
 
 // NewView returns an empty view.
@@ -334,6 +340,9 @@ func (v *View) Apply(cmd *compat.Command) error {
 		}
 		v.removeAt(c, cmd.RuleNum-1)
 	case compat.OpFlush:
+		if cmd.Chain == "" {
+			v.hiddenFlush = len(v.hidden) > 0
+		}
 		return v.each(cmd.Chain, v.flush)
 	case compat.OpZero, compat.OpZeroNum:
 		return v.zero(cmd)
