@@ -18,14 +18,15 @@ import (
 // TestListDiff loads every rule of the corpus (the -N/-A/-I lines the
 // reference accepts) and every realworld restore file into one namespace
 // with the reference tools and into another with ours, with counters of
-// many sizes, and compares the -L listings of every table they touched
-// (-L -n, -L -n -v -x --line-numbers, -L -n -v, and without -n: -L and
-// -L -v --line-numbers) for both families. Name lookups of addresses
-// fail fast (the namespaces have no route to the name server), so
-// without -n both tools print the documentation addresses numerically,
-// and names come from /etc/hosts, /etc/networks, /etc/services and
-// /etc/protocols. XDPT_LISTDIFF_DUMP=DIR writes both tools' -S of a
-// table that lists differently to DIR.
+// many sizes, and compares the listings of every table they touched, for
+// both families: -L -n, -L -n -v -x --line-numbers, -L -n -v, and
+// without -n -L and -L -v --line-numbers; -L of single chains and of a
+// rule; -S -v. Name lookups of addresses fail fast (the namespaces have
+// no route to the name server), so without -n both tools print the
+// documentation addresses numerically, and names come from /etc/hosts,
+// /etc/networks, /etc/services and /etc/protocols.
+// XDPT_LISTDIFF_DUMP=DIR writes both tools' -S of a table that lists
+// differently to DIR.
 
 // listCounters are the [packets:bytes] given to rule after rule, so that
 // every K/M/G/T rounding path of -L -v runs.
@@ -338,15 +339,41 @@ func (p *listPair) compareLists(fam compat.Family, tables map[string]bool) {
 	sort.Strings(names)
 	fails := 0
 	for _, tb := range names {
-		for _, opts := range [][]string{
+		// the restore path's -S must agree too (the corpus' -S is
+		// checked command by command by TestParseDiff); it names the
+		// chains listed one by one below: the first built-in (with a
+		// rule number) and the first and last user chains, whose
+		// reference counts come from another path than in the whole
+		// table's listing
+		save := p.ref.Run("", prog+"-nft", "-t", tb, "-S", "-v")
+		var builtin, users []string
+		for _, l := range strings.Split(save.Stdout, "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "-P" && builtin == nil {
+				builtin = f[1:2]
+			} else if len(f) == 2 && f[0] == "-N" {
+				users = append(users, f[1])
+			}
+		}
+		runs := [][]string{
+			{"-S", "-v"},
 			{"-L", "-n"},
 			{"-L", "-n", "-v", "-x", "--line-numbers"},
 			{"-L", "-n", "-v"},
 			{"-L"},
 			{"-L", "-v", "--line-numbers"},
-		} {
+		}
+		if builtin != nil {
+			runs = append(runs, []string{"-L", builtin[0], "2", "-n", "-v", "--line-numbers"})
+		}
+		if len(users) > 0 {
+			runs = append(runs, []string{"-L", users[0], "-n", "-v"}, []string{"-L", users[len(users)-1]})
+		}
+		for _, opts := range runs {
 			args := append([]string{"-t", tb}, opts...)
-			a := p.ref.Run("", append([]string{prog + "-nft"}, args...)...)
+			a := save
+			if opts[0] != "-S" {
+				a = p.ref.Run("", append([]string{prog + "-nft"}, args...)...)
+			}
 			b := p.ours.Run("", append([]string{filepath.Join(p.dir, prog+"-nft")}, args...)...)
 			if a == b {
 				continue
