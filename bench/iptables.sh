@@ -7,6 +7,7 @@
 #   ONECHAIN=10000              rules in one chain for -C/-D
 #   REPS=5                      repetitions of each small command (median)
 #   OUT=bench/RESULTS.md        where the table goes ("-" = stdout only)
+#   TAG=name                    put into the network namespaces' names
 #
 # Every measurement runs in its own fresh network namespace per tool.
 # Rules are kube-proxy-like: thousands of small chains, comments,
@@ -51,7 +52,7 @@ tool() {
 nsn=0
 newns() {
 	nsn=$((nsn + 1))
-	local ns="xdpt-bench-$$-$nsn"
+	local ns="xdpt-bench${TAG:+-$TAG}-$$-$nsn"
 	ip netns add "$ns"
 	NSLIST+=("$ns")
 	NS=$ns
@@ -181,6 +182,7 @@ op_delete() { ip netns exec "$2" $(tool $1 iptables) -A KUBE-SERVICES $NEWRULE; 
 op_noflush() { STDIN="$WORK/one" run "$2" $(tool $1 iptables-restore) --noflush; ip netns exec "$2" $(tool $1 iptables) -D KUBE-SERVICES -d 10.250.2.2/32 -p udp -m udp --dport 53 -j ACCEPT; }
 op_check() { run "$2" $(tool $1 iptables) -C KUBE-SERVICES "${CHECKRULE[@]}"; }
 op_list() { run "$2" $(tool $1 iptables) -L KUBE-SERVICES -n; }
+op_listrules() { run "$2" $(tool $1 iptables) -S KUBE-SERVICES; }
 op_save() { run "$2" $(tool $1 iptables-save); }
 echo "== with $LOADED rules loaded"
 measure "-A (${LOADED} loaded)" op_append
@@ -188,6 +190,7 @@ measure "restore --noflush of 1 rule (${LOADED} loaded)" op_noflush
 measure "-D by spec (${LOADED} loaded)" op_delete
 measure "-C, last rule of KUBE-SERVICES (${LOADED} loaded)" op_check
 measure "-L KUBE-SERVICES -n (${LOADED} loaded)" op_list
+measure "-S KUBE-SERVICES (${LOADED} loaded)" op_listrules
 measure "iptables-save (${LOADED} loaded)" op_save
 for k in ref ours; do delns "${L[$k]}"; done
 

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
 )
 
@@ -186,7 +187,23 @@ type SetInfo struct {
 	// List is a list:set: its members are looked up one by one, which
 	// one nftables rule cannot express (see ipset/doc.go).
 	List bool
+	// Nomatch is the set a lookup with --return-nomatch uses, for types
+	// with nomatch entries (net types): the addresses whose most
+	// specific entry is a nomatch entry. The rule creates it when it
+	// does not exist. Nil for other types, where ipset ignores
+	// --return-nomatch.
+	Nomatch *nftables.Set
 }
+
+// NomatchLookup is the lookup of --return-nomatch: in a set the rule
+// creates when it does not exist yet (kernel.EnsuredLookup).
+type NomatchLookup struct {
+	*expr.Lookup
+	Set *nftables.Set
+}
+
+// EnsuredSet returns the lookup and the set's definition.
+func (l *NomatchLookup) EnsuredSet() (*expr.Lookup, *nftables.Set) { return l.Lookup, l.Set }
 
 // LookupIPSet tells what -m set needs to know about an ipset set; the
 // command that has the kernel state installs it (cmd/xdptables). It
@@ -197,10 +214,13 @@ var LookupIPSet func(name string) (info SetInfo, ok bool)
 // NftExprs builds the set's key from the packet, one field per
 // dimension in the direction --match-set gives, into consecutive 32-bit
 // registers, and looks it up in the nftables set that holds the ipset.
-// Counter tests and --return-nomatch have no native form; a lookup
-// updates the element's counter, so ! --update-counters is only exact
-// (and accepted) for a set without counters; ! --update-subcounters
-// concerns list:set members only.
+// With --return-nomatch the match is true where ipset finds a nomatch
+// entry (the most specific entry holding the key is one): the key is
+// looked up in the set's nomatch set instead; types without nomatch
+// entries ignore the flag, as ipset does. Counter tests have no native
+// form; a lookup updates the element's counter, so ! --update-counters
+// is only exact (and accepted) for a set without counters;
+// ! --update-subcounters concerns list:set members only.
 func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if LookupIPSet == nil {
 		return nil, ErrNoNative
@@ -213,12 +233,7 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	}
 	// The sets live in nftables, not in the kernel's ipset, so the xt
 	// "set" match cannot stand in: what has no native form is refused.
-	// --return-nomatch would need nomatch pieces in the lookup set
-	// (they are left out); counter tests would need the element's
-	// counter in a register.
-	if m.ReturnNomatch {
-		return nil, Errorf(StatusParameter, "--return-nomatch is not supported by the nftables backend.")
-	}
+	// Counter tests would need the element's counter in a register.
 	if m.Packets.Op != "" || m.Bytes.Op != "" {
 		return nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend.")
 	}
@@ -233,6 +248,10 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		return []expr.Any{&expr.Verdict{Kind: expr.VerdictBreak}}, nil
 	}
 	out := setKeyExprs(ctx, info, func(i int) bool { return m.Dirs[i] == "src" })
+	if m.ReturnNomatch && info.Nomatch != nil {
+		l := &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.Nomatch.Name, Invert: m.Invert}
+		return append(out, &NomatchLookup{Lookup: l, Set: info.Nomatch}), nil
+	}
 	return append(out, &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName, Invert: m.Invert}), nil
 }
 

@@ -198,7 +198,7 @@ type ListNamer interface {
 func (f ListFormat) ListRule(r *Rule, num int) string {
 	var b strings.Builder
 	if f.LineNumbers {
-		fmt.Fprintf(&b, "%-4d ", num)
+		padded(&b, strconv.Itoa(num), 4)
 	}
 	if f.Verbose {
 		var c Counters
@@ -219,7 +219,7 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 			goTo = ct.Goto
 		}
 	}
-	fmt.Fprintf(&b, "%-9s ", target)
+	padded(&b, target, 9)
 	if r.ProtoInv {
 		b.WriteByte('!')
 	} else {
@@ -229,12 +229,10 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 	if r.ProtoSet {
 		proto = r.Proto
 	}
-	if f.Numeric {
-		fmt.Fprintf(&b, "%-4d ", proto)
-	} else if n := ProtoName(proto, false); n != "" {
-		fmt.Fprintf(&b, "%-4s ", n)
+	if n := ProtoName(proto, false); n != "" && !f.Numeric {
+		padded(&b, n, 4)
 	} else {
-		fmt.Fprintf(&b, "%-4d ", proto)
+		padded(&b, strconv.Itoa(int(proto)), 4)
 	}
 	switch {
 	case r.Frag == FragOnly:
@@ -245,8 +243,9 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 		b.WriteString("-- ")
 	}
 	if f.Verbose {
-		fmt.Fprintf(&b, " %-6s ", f.iface(r.InIface, r.InInv))
-		fmt.Fprintf(&b, "%-6s ", f.iface(r.OutIface, r.OutInv))
+		b.WriteByte(' ')
+		padded(&b, f.iface(r.InIface, r.InInv), 6)
+		padded(&b, f.iface(r.OutIface, r.OutInv), 6)
 	}
 	f.addr(&b, r.Src, r.SrcInv, r.Family)
 	f.addr(&b, r.Dst, r.DstInv, r.Family)
@@ -261,6 +260,16 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 	}
 	b.WriteByte('\n')
 	return b.String()
+}
+
+// padded writes s left-aligned in width columns and a blank, as
+// printf's "%-Ns " does (a longer s is not cut).
+func padded(b *strings.Builder, s string, width int) {
+	b.WriteString(s)
+	for n := len(s); n < width; n++ {
+		b.WriteByte(' ')
+	}
+	b.WriteByte(' ')
 }
 
 func (f ListFormat) iface(name string, inv bool) string {
@@ -303,7 +312,7 @@ func (f ListFormat) addr(b *strings.Builder, n Net, inv bool, fam Family) {
 		}
 		s += listMask(n, fam)
 	}
-	fmt.Fprintf(b, "%-19s ", s)
+	padded(b, s, 19)
 }
 
 // listMask is the mask suffix of -L: nothing for a host, "/bits" or

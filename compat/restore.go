@@ -317,6 +317,51 @@ func RestoreWords(s string) []string {
 		}
 		return words
 	}
+	if strings.IndexByte(s, '\\') < 0 {
+		if words, ok := quotedWords(s); ok {
+			return words
+		}
+	}
+	return restoreWordsBuilt(s)
+}
+
+// quotedWords is RestoreWords for a line without backslashes whose
+// quotes open only at the start of a word (the rule texts xdptables
+// prints): the words are substrings of s. ok is false for other lines.
+func quotedWords(s string) (words []string, ok bool) {
+	words = make([]string, 0, 16)
+	start := -1
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n':
+			if start >= 0 {
+				words = append(words, s[start:i])
+				start = -1
+			}
+		case '"':
+			if start >= 0 {
+				return nil, false // a quote inside a word joins the parts
+			}
+			end := strings.IndexByte(s[i+1:], '"')
+			if end < 0 {
+				return append(words, s[i+1:]), true // unterminated: the rest
+			}
+			words = append(words, s[i+1:i+1+end])
+			i += end + 1
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	if start >= 0 {
+		words = append(words, s[start:])
+	}
+	return words, true
+}
+
+// restoreWordsBuilt is RestoreWords building each word.
+func restoreWordsBuilt(s string) []string {
 	var words []string
 	var cur strings.Builder
 	inWord, quoted, escaped := false, false, false

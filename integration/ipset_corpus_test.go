@@ -27,7 +27,8 @@ import (
 // cannot run (set types its kernel lacks, which we support on purpose):
 // it is skipped here, and TestIpsetOursOnlyTypes covers those types.
 // "@iptables ARGS" runs iptables (iptables-nft for the reference), for
-// rules that use sets.
+// rules that use sets. "@stdin ARGS" runs ipset ARGS with the lines up
+// to "@end" as its input (interactive mode: "@stdin -").
 // XDPT_IPSET_CORPUS=path,... runs other files.
 
 type ipsetStep struct {
@@ -53,17 +54,23 @@ func parseIpsetCorpus(t *testing.T, path string) []ipsetStep {
 		if t0 == "" || strings.HasPrefix(t0, "#") || strings.HasPrefix(t0, "@ours") {
 			continue
 		}
-		if rest, ok := strings.CutPrefix(t0, "@restore"); ok {
+		restore, isRestore := strings.CutPrefix(t0, "@restore")
+		stdinArgs, isStdin := strings.CutPrefix(t0, "@stdin ")
+		if isRestore || isStdin {
 			start := i + 1
 			var in strings.Builder
 			for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "@end"; i++ {
 				in.WriteString(lines[i] + "\n")
 			}
 			if i >= len(lines) {
-				t.Fatalf("%s:%d: @restore without @end", path, start)
+				t.Fatalf("%s:%d: %s without @end", path, start, strings.Fields(t0)[0])
 			}
-			text := "restore" + rest + " <<\n" + in.String()
-			steps = append(steps, ipsetStep{line: start, args: append([]string{"restore"}, shellWords(rest)...), stdin: in.String(), text: text})
+			args := append([]string{"restore"}, shellWords(restore)...)
+			text := "restore" + restore + " <<\n" + in.String()
+			if isStdin {
+				args, text = shellWords(stdinArgs), stdinArgs+" <<\n"+in.String()
+			}
+			steps = append(steps, ipsetStep{line: start, args: args, stdin: in.String(), text: text})
 			continue
 		}
 		if rest, ok := strings.CutPrefix(t0, "@iptables "); ok {

@@ -297,18 +297,20 @@ func TestIpsetShardOldLayout(t *testing.T) {
 	defer conn.Close()
 	b := kernel.NewBatch()
 	b.AddTable(kernel.IPv4)
-	for _, ns := range s.NftSetsNoIDs() {
+	sets := s.NftSetsNoIDs()
+	if s.HasNomatch() {
+		sets = append(sets, s.Nomatch(false))
+	}
+	for _, ns := range sets {
 		set := ns.Set
 		b.AddSet(kernel.IPv4, &set, true)
 		var els []nftables.SetElement
 		for _, e := range ns.Elems {
 			els = append(els, e.Parts...)
 		}
-		b.AddElements(kernel.IPv4, set.Name, set.HasTimeout, els, false)
-	}
-	if s.HasNomatch() {
-		m := s.MarkerSet()
-		b.AddSet(kernel.IPv4, &m, false)
+		if len(els) > 0 {
+			b.AddElements(kernel.IPv4, set.Name, set.HasTimeout, els, false)
+		}
 	}
 	gen, err := conn.GenID()
 	if err != nil {

@@ -9,32 +9,61 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/xdptables/xdptables/integration/netns"
 	"github.com/xdptables/xdptables/xdp"
 )
 
 // xdpPins makes sure a bpffs that `ip netns exec` children can see is
-// mounted (they get a fresh /sys), unmounting it at the end if this
-// test mounted it.
+// mounted (they get a fresh /sys), unmounting it at the end if tests
+// mounted it and no other test, of this run or another, still uses it.
 func xdpPins(t *testing.T) {
 	t.Helper()
 	dir := xdp.BPFFSFallback
-	if out, _ := exec.Command("stat", "-f", "-c", "%T", dir).Output(); strings.TrimSpace(string(out)) == "bpf_fs" {
-		return
-	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
+	}
+	// Test runs of several checkouts share the mount: each holds a shared
+	// lock while it uses it, and only one that finds no other holder
+	// unmounts it.
+	users, err := os.OpenFile(dir+".users", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(users.Fd()), unix.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer users.Close()
+		if unix.Flock(int(users.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			return // still in use
+		}
+		if os.Remove(mountedByTests) != nil {
+			return // not ours to unmount
+		}
+		// lazily: a pinned object still held elsewhere must not keep the
+		// mount on the host after the tests
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil && isBPFFS(dir) {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	if isBPFFS(dir) {
+		return
 	}
 	if out, err := exec.Command("mount", "-t", "bpf", "bpf", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount bpffs: %v: %s", err, out)
 	}
-	t.Cleanup(func() {
-		// lazily: a pinned object still held elsewhere must not keep the
-		// mount on the host after the tests
-		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
+	if err := os.WriteFile(mountedByTests, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var mountedByTests = xdp.BPFFSFallback + ".test-mount"
+
+func isBPFFS(dir string) bool {
+	out, _ := exec.Command("stat", "-f", "-c", "%T", dir).Output()
+	return strings.TrimSpace(string(out)) == "bpf_fs"
 }
 
 // vethPair makes namespaces a (sender) and b (receiver) joined by veth

@@ -466,11 +466,17 @@ func (a u128) less(b u128) bool { return a.hi < b.hi || a.hi == b.hi && a.lo < b
 // pieces Set.pieces flattens the entries into, the same elements in the
 // same order, computed from the keys sorted by address and prefix
 // length (once). It frees the index: nothing can be added afterwards.
-func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] {
+func (b *Bulk) Pieces() iter.Seq[*nftables.SetElement] { return b.pieces(false) }
+
+// NomatchPieces yields the elements of the nomatch set of a hash:net
+// (Set.Nomatch), as Pieces those of the lookup set.
+func (b *Bulk) NomatchPieces() iter.Seq[*nftables.SetElement] { return b.pieces(true) }
+
+func (b *Bulk) pieces(nomatch bool) iter.Seq[*nftables.SetElement] {
 	b.index = nil
 	return func(yield func(*nftables.SetElement) bool) {
 		var el nftables.SetElement
-		for sp := range b.spans(false) {
+		for sp := range b.spans(false, nomatch) {
 			if !b.pieceElems(sp, &el, yield) {
 				return
 			}
@@ -520,9 +526,9 @@ func (b *Bulk) pieceElems(sp span, el *nftables.SetElement, yield func(*nftables
 }
 
 // spans yields the pieces of the entries (old: of the loaded entries
-// with their loaded attributes), in address order; nomatch entries own
-// no piece.
-func (b *Bulk) spans(old bool) iter.Seq[span] {
+// with their loaded attributes), in address order: those owned by plain
+// entries, or (nomatch) those owned by nomatch entries.
+func (b *Bulk) spans(old, nomatch bool) iter.Seq[span] {
 	return func(yield func(span) bool) {
 		alen := b.w - 4
 		addrOf := func(i int) u128 {
@@ -591,7 +597,7 @@ func (b *Bulk) spans(old bool) iter.Seq[span] {
 		// emit yields the piece [lo, hi] owned by record owner.
 		emit := func(lo, hi u128, owner int) bool {
 			at := attr(owner)
-			if at.nomatch {
+			if at.nomatch != nomatch {
 				return true
 			}
 			return yield(span{lo: lo, hi: hi, at: at, end: hi != max})
@@ -652,11 +658,20 @@ func (b *Bulk) spans(old bool) iter.Seq[span] {
 // into the Bulk's pieces: the pieces that differ, as the general path's
 // diff finds them.
 func (b *Bulk) PieceChanges(dels bool) iter.Seq[*nftables.SetElement] {
+	return b.pieceChanges(dels, false)
+}
+
+// NomatchPieceChanges is PieceChanges for the nomatch set.
+func (b *Bulk) NomatchPieceChanges(dels bool) iter.Seq[*nftables.SetElement] {
+	return b.pieceChanges(dels, true)
+}
+
+func (b *Bulk) pieceChanges(dels, nomatch bool) iter.Seq[*nftables.SetElement] {
 	b.index = nil
 	return func(yield func(*nftables.SetElement) bool) {
-		nextOld, stopOld := iter.Pull(b.spans(true))
+		nextOld, stopOld := iter.Pull(b.spans(true, nomatch))
 		defer stopOld()
-		nextNew, stopNew := iter.Pull(b.spans(false))
+		nextNew, stopNew := iter.Pull(b.spans(false, nomatch))
 		defer stopNew()
 		o, okO := nextOld()
 		n, okN := nextNew()

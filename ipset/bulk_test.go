@@ -132,6 +132,9 @@ func TestBulkMatchesModel(t *testing.T) {
 			if got, want := collect(b.Pieces()), flat(ns[0]); !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s: pieces differ (%d, model %d):\n%v\n%v", create, len(got), len(want), got, want)
 			}
+			if got, want := collect(b.NomatchPieces()), flat(s.Nomatch(false)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: nomatch pieces differ (%d, model %d):\n%v\n%v", create, len(got), len(want), got, want)
+			}
 		}
 	}
 }
@@ -165,6 +168,9 @@ func TestBulkPiecesEdges(t *testing.T) {
 		ns := s.NftSetsNoIDs()
 		if got, want := collect(b.Pieces()), flat(ns[0]); !reflect.DeepEqual(got, want) {
 			t.Errorf("%v: pieces differ:\n%v\n%v", tc.elems, got, want)
+		}
+		if got, want := collect(b.NomatchPieces()), flat(s.Nomatch(false)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: nomatch pieces differ:\n%v\n%v", tc.elems, got, want)
 		}
 	}
 }
@@ -255,20 +261,24 @@ func TestBulkLoad(t *testing.T) {
 // modelDiff is diffSets' element diff between two states of one set:
 // the elements of nftables set i to delete and to add.
 func modelDiff(old, cur *Set, i int) (dels, adds []nftables.SetElement) {
-	os, ns := old.NftSets(), cur.NftSets()
+	return elemDiff(old.NftSets()[i], cur.NftSets()[i])
+}
+
+// elemDiff is the element diff between two states of one nftables set.
+func elemDiff(os, ns NftSet) (dels, adds []nftables.SetElement) {
 	have, want := map[string]bool{}, map[string]bool{}
-	for _, e := range os[i].Elems {
+	for _, e := range os.Elems {
 		have[e.ID] = true
 	}
-	for _, e := range ns[i].Elems {
+	for _, e := range ns.Elems {
 		want[e.ID] = true
 	}
-	for _, e := range os[i].Elems {
+	for _, e := range os.Elems {
 		if !want[e.ID] {
 			dels = append(dels, e.Parts...)
 		}
 	}
-	for _, e := range ns[i].Elems {
+	for _, e := range ns.Elems {
 		if !have[e.ID] {
 			adds = append(adds, e.Parts...)
 		}
@@ -335,6 +345,10 @@ func TestBulkChanges(t *testing.T) {
 			wd, wa := modelDiff(old.Sets[0], cur, 0)
 			if gd, ga := collect(b.PieceChanges(true)), collect(b.PieceChanges(false)); !reflect.DeepEqual(gd, flatParts(wd)) || !reflect.DeepEqual(ga, flatParts(wa)) {
 				t.Fatalf("%s: piece changes (%d/%d, model %d/%d):\n%v\n%v\nmodel\n%v\n%v", create, len(gd), len(ga), len(wd), len(wa), gd, ga, wd, wa)
+			}
+			wd, wa = elemDiff(old.Sets[0].Nomatch(true), cur.Nomatch(true))
+			if gd, ga := collect(b.NomatchPieceChanges(true)), collect(b.NomatchPieceChanges(false)); !reflect.DeepEqual(gd, flatParts(wd)) || !reflect.DeepEqual(ga, flatParts(wa)) {
+				t.Fatalf("%s: nomatch piece changes (%d/%d, model %d/%d):\n%v\n%v\nmodel\n%v\n%v", create, len(gd), len(ga), len(wd), len(wa), gd, ga, wd, wa)
 			}
 		}
 	}

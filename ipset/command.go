@@ -22,6 +22,12 @@ const (
 	OpRename  Op = "rename"
 	OpVersion Op = "version"
 	OpHelp    Op = "help"
+	// OpQuit ends interactive mode and a restore (elsewhere it does
+	// nothing).
+	OpQuit Op = "quit"
+	// OpInteractive ("-") reads commands from stdin, one per line, each
+	// run on its own, with a prompt.
+	OpInteractive Op = "-"
 )
 
 var opAliases = map[string]Op{
@@ -38,6 +44,7 @@ var opAliases = map[string]Op{
 	"rename": OpRename, "e": OpRename, "-E": OpRename, "--rename": OpRename,
 	"version": OpVersion, "-v": OpVersion, "-V": OpVersion, "--version": OpVersion,
 	"help": OpHelp, "-h": OpHelp, "--help": OpHelp, "-H": OpHelp,
+	"quit": OpQuit, "-": OpInteractive,
 }
 
 // Output modes of list and save.
@@ -57,6 +64,23 @@ type Options struct {
 	Quiet   bool
 	Resolve bool
 	File    string
+}
+
+// Merge sets in o what n sets: the global options of a later line of a
+// restore or of interactive mode add to those before it.
+func (o *Options) Merge(n Options) {
+	o.Exist = o.Exist || n.Exist
+	o.Terse = o.Terse || n.Terse
+	o.Names = o.Names || n.Names
+	o.Sorted = o.Sorted || n.Sorted
+	o.Quiet = o.Quiet || n.Quiet
+	o.Resolve = o.Resolve || n.Resolve
+	if n.Output != "" {
+		o.Output = n.Output
+	}
+	if n.File != "" {
+		o.File = n.File
+	}
 }
 
 // Command is one parsed ipset command.
@@ -160,7 +184,8 @@ func (c *Command) checkArgs() *Error {
 		return usagef("Missing mandatory argument to command %s", c.Op)
 	}
 	if m, ok := argsMax[c.Op]; ok && n > m {
-		return usagef("Unknown argument: `%s'", c.Args[m])
+		// (an unknown option is "Unknown argument: `X'")
+		return usagef("Unknown argument %s", c.Args[m])
 	}
 	for _, a := range c.Args[:min(n, 2)] {
 		if (c.Op != OpHelp) && len(a) > 31 && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
@@ -224,6 +249,9 @@ func ParseRestore(text string) ([]*Command, *Error) {
 func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 	var c Command
 	var args []string
+	// Global options on a line (-exist, -t, -o save, -q, …) stay set for
+	// the lines after it: ipset keeps them in its session.
+	var sticky Command
 	var prev struct { // the command before, for the -exist of a run
 		op    Op
 		set   string
@@ -250,10 +278,9 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		}
 		// Global options may come before the command, as on the
 		// command line (-exist, -!).
-		var lineOpts Command
 		kept := args[:0] // in place: an option's argument is read before its slot is written
 		for j := 0; j < len(args); j++ {
-			handled, err := lineOpts.globalOption(args, &j)
+			handled, err := sticky.globalOption(args, &j)
 			if err != nil {
 				return err
 			}
@@ -274,7 +301,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 				return usagef("Unknown argument: `%s'", a)
 			}
 		}
-		c = Command{Op: op, Opts: lineOpts.Opts, Args: args[1:], Line: i + 1}
+		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1}
 		// ipset sends a run of adds (or dels) to one set as one message,
 		// whose flags are the first command's: a later command's own
 		// -exist counts for nothing
@@ -285,7 +312,10 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		if len(c.Args) > 0 {
 			prev.set = c.Args[0]
 		}
-		if op == OpRestore || op == OpVersion || op == OpHelp {
+		if op == OpQuit {
+			return nil // the lines after it are not read
+		}
+		if op == OpRestore || op == OpVersion || op == OpHelp || op == OpInteractive {
 			return usagef("Command `%s' is invalid in restore mode.", op)
 		}
 		if err := c.checkArgs(); err != nil {

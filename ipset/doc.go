@@ -48,8 +48,15 @@
 //     given to its most specific entry; pieces owned by nomatch entries
 //     are left out. A piece carries the timeout and comment of its owner.
 //     Both sets change in the same transaction.
-//   - "ipset-nomatch.NAME", an empty set, exists while a net type holds
-//     nomatch entries. Without it, every address an entry covers is in
+//   - "ipset-nomatch.NAME" is an interval set keyed like the lookup set
+//     that holds the pieces owned by nomatch entries: the keys for which
+//     ipset's lookup finds a nomatch entry, which `-m set
+//     --return-nomatch` matches. It exists only while the set holds
+//     nomatch entries or a rule looks it up (such a rule creates it, and
+//     the kernel keeps it while the rule exists; it goes with the next
+//     change of the set after the rule went), and changes in the same
+//     transaction as the other two. Sets without nomatch entries cost
+//     nothing more. Without it, every address an entry covers is in
 //     some piece, so the kernel's own answers decide single commands
 //     without reading the set (see setengine/fast.go): an exclusive add
 //     of the new prefix's piece that the kernel accepts without an
@@ -101,7 +108,7 @@
 // Fields without an nftables equivalent: "Size in memory" is an
 // estimate in ipset's layout; hashsize, bucketsize, initval and forceadd
 // are kept in the header only. References counts rules whose lookups use
-// the set plus list:set memberships.
+// the set (or its nomatch set) plus list:set memberships.
 //
 // Known departures: hash members appear in nftables' dump order (ipset's
 // is its bucket order; -s sorts as ipset does, bitmaps are listed in
@@ -114,5 +121,12 @@
 // specific net entry expires before its parent, the parent does not
 // take its range back until the next change of the set. Entries of
 // bitmap:ip,mac without MAC match no packet (ipset fills the MAC from
-// the first one).
+// the first one). A host name that resolves to several addresses takes
+// the first without ipset's warning. Interactive mode ("ipset -") runs
+// each line as ipset does but without the quirks of its session (ipset
+// 7.17 answers some commands after an error with "Internal protocol
+// error"); a "-" line in a restore file is refused (ipset switches to
+// interactive mode there). -sorted orders IPv6 members whose text has
+// an empty group right before the prefix length ("2001:db8::/64") by
+// that text; ipset leaves them in its kernel order.
 package ipset

@@ -44,22 +44,17 @@ const (
 // elements, as ipset does.
 func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 	dims := s.Type.Dims
-	// (A trailing comma is no separator.)
-	if len(dims) == 1 && !s.Type.List && strings.Contains(strings.TrimSuffix(arg, ","), ",") {
+	fields := elemFields(arg)
+	if n := len(fields) - 1; len(dims) == 1 && !s.Type.List && n > 0 {
 		return nil, syntaxf("Elem separator in %s, but settype %s supports none.", arg, s.Type.Name)
-	}
-	if n := strings.Count(strings.TrimSuffix(arg, ","), ","); len(dims) > 1 && n >= len(dims) {
+	} else if len(dims) > 1 && n >= len(dims) {
 		words := [...]string{"", "One", "Two", "Three", "Four"}
 		return nil, syntaxf("%s elem separators in %s, but settype %s supports %s.", words[min(n, 4)], arg, s.Type.Name, strings.ToLower(words[len(dims)-1]))
 	}
-	fields := splitParts(arg, len(dims))
-	for i, f := range fields {
-		if f == "" && i > 0 {
-			fields = fields[:i]
-			break
-		}
+	if s.Type.List {
+		fields = []string{arg}
 	}
-	if len(fields) < len(dims) && !(s.Type.OptionalMAC && len(fields) == 1 && !strings.HasSuffix(arg, ",")) {
+	if len(fields) < len(dims) && !(s.Type.OptionalMAC && len(fields) == 1) {
 		which := [...]string{"", "Second", "Third"}[min(len(fields), 2)]
 		return nil, syntaxf("%s element is missing from %s.", which, arg)
 	}
@@ -121,12 +116,33 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 	return out, nil
 }
 
-// splitParts splits on commas into at most n fields.
+// splitParts splits on element separators (elemFields) into at most n
+// fields.
 func splitParts(arg string, n int) []string {
 	if n <= 1 {
 		return []string{arg}
 	}
-	return strings.SplitN(arg, ",", n)
+	f := elemFields(arg)
+	if len(f) > n {
+		f = append(f[:n-1:n-1], strings.Join(f[n-1:], ","))
+	}
+	return f
+}
+
+// elemFields splits an element at its commas as ipset does: a comma
+// that starts or ends what is left of the text separates nothing
+// (",a" and "a," are one field, "a,,b" is "a" and ",b").
+func elemFields(arg string) []string {
+	var out []string
+	rest := arg
+	for {
+		i := strings.IndexByte(rest, ',')
+		if i < 0 || rest[0] == ',' || rest[len(rest)-1] == ',' {
+			return append(out, rest)
+		}
+		out = append(out, rest[:i])
+		rest = rest[i+1:]
+	}
 }
 
 func parseAddr(s *Set, f string) (netip.Addr, *Error) {
@@ -146,10 +162,38 @@ func parseAddr(s *Set, f string) (netip.Addr, *Error) {
 	if s.Family == Inet6 {
 		want = "IPv6"
 	}
+	if err != nil && LookupHost != nil {
+		// a host name: ipset takes the first address the resolver
+		// gives for the set's family
+		if h, ok := LookupHost(text, s.Family == Inet6); ok {
+			a, err = h, nil
+		}
+	}
 	if err != nil || a.Zone() != "" || (s.Family == Inet6) != a.Is6() {
 		return netip.Addr{}, syntaxf("cannot parse %s: resolving to %s address failed", f, want)
 	}
 	return a, nil
+}
+
+// Name resolution, installed by the command (this package does no I/O);
+// nil: names do not resolve, addresses print as numbers.
+var (
+	// LookupHost returns the first address of host name in the family
+	// (getaddrinfo's answer: /etc/hosts, then DNS).
+	LookupHost func(name string, v6 bool) (netip.Addr, bool)
+	// LookupName returns the name of an address (getnameinfo's answer),
+	// for -resolve.
+	LookupName func(a netip.Addr) (string, bool)
+)
+
+// addrText prints a, by name when resolve asks and a name is known.
+func addrText(a netip.Addr, resolve bool) string {
+	if resolve && LookupName != nil {
+		if n, ok := LookupName(a); ok {
+			return n
+		}
+	}
+	return a.String()
 }
 
 func (s *Set) maxBits() int {
@@ -237,6 +281,11 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 				return nil, errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
 			}
 		}
+		return nil, syntaxf("plain IP address must be supplied: %s", f)
+	}
+	if _, _, isRange := cutRange(f); s.Family == Inet6 && (isRange || strings.Contains(f, "/")) {
+		// IPv6 takes single addresses only, which ipset checks
+		// before it resolves anything
 		return nil, syntaxf("plain IP address must be supplied: %s", f)
 	}
 	if a, b, ok := cutRange(f); ok && !strings.Contains(f, "/") {
@@ -714,7 +763,11 @@ func parseMAC(s string) ([6]byte, bool) {
 }
 
 // Format prints an element of set s as ipset does.
-func (s *Set) FormatElem(e Elem) string {
+func (s *Set) FormatElem(e Elem) string { return s.formatElem(e, false) }
+
+// formatElem is FormatElem; resolve prints addresses by name where
+// their names are known (-resolve).
+func (s *Set) formatElem(e Elem, resolve bool) string {
 	var b strings.Builder
 	for i, p := range e {
 		if i > 0 {
@@ -725,9 +778,9 @@ func (s *Set) FormatElem(e Elem) string {
 		}
 		switch s.Type.Dims[i] {
 		case DimIP:
-			b.WriteString(p.Addr.String())
+			b.WriteString(addrText(p.Addr, resolve))
 		case DimNet:
-			b.WriteString(p.Addr.String())
+			b.WriteString(addrText(p.Addr, resolve))
 			if p.Bits != s.maxBits() {
 				b.WriteString("/" + strconv.Itoa(p.Bits))
 			}
@@ -787,6 +840,10 @@ func EchoElem(s *Set, arg string) string {
 		if lo, hi, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
 			l, _ := parseAddr(s, lo)
 			h, _ := parseAddr(s, hi)
+			if i > 0 && d == DimNet {
+				b.WriteString(l.String()) // what test looks up (ParseElemFor)
+				continue
+			}
 			b.WriteString(l.String() + "-" + h.String())
 			continue
 		}
@@ -813,6 +870,18 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 					return nil, errorf("Null-valued element, cannot be stored in a hash type of set")
 				}
 				return nil, errorf("Kernel error received: Invalid argument")
+			}
+		}
+	}
+	if err == nil && op == OpTest && len(elems) > 0 {
+		// test takes a range in a later net dimension (hash:ip,port,net)
+		// as its first address, a host: the most specific entry holding
+		// it decides
+		for i, f := range splitParts(arg, len(s.Type.Dims)) {
+			if _, _, isRange := cutRange(f); i > 0 && i < len(elems[0]) && s.Type.Dims[i] == DimNet && isRange && !strings.Contains(f, "/") {
+				e := append(Elem(nil), elems[0]...)
+				e[i].Bits = s.maxBits()
+				elems = []Elem{e}
 			}
 		}
 	}

@@ -25,6 +25,9 @@ type Error struct {
 	Line int
 	// NotInSet marks test's "X is NOT in set Y." (printed without prefix).
 	NotInSet bool
+	// Quiet: the command that failed had -quiet (a restore line's own,
+	// which ipset keeps for the lines after it).
+	Quiet bool
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -5,20 +5,21 @@ import (
 	"hash/fnv"
 	"net/netip"
 	"slices"
-
-	"github.com/google/nftables"
 )
 
 // Helpers for setengine's targeted commands: they work on one set's
 // header, with the kernel answering membership questions, instead of
 // the whole set in memory.
 
-// NomatchPrefix names the empty marker set that exists while a net type
-// holds nomatch entries: without it, the kernel's interval overlap checks
-// answer every question about overlapping entries.
+// NomatchPrefix names the nomatch set of a net type (NomatchNftSet):
+// it holds the pieces owned by nomatch entries, which rules with
+// -m set --return-nomatch look up, and exists while the set holds
+// nomatch entries or a rule looks it up. Without it, the kernel's
+// interval overlap checks answer every question about overlapping
+// entries.
 const NomatchPrefix = "ipset-nomatch."
 
-// NomatchSetName is the marker set of set name.
+// NomatchSetName is the nomatch set of set name.
 func NomatchSetName(name string) string { return NomatchPrefix + name }
 
 // HasNomatch reports whether any entry of s is a nomatch entry.
@@ -29,11 +30,6 @@ func (s *Set) HasNomatch() bool {
 		}
 	}
 	return false
-}
-
-// MarkerSet is the nftables set NomatchSetName(s.Name).
-func (s *Set) MarkerSet() nftables.Set {
-	return nftables.Set{Name: NomatchSetName(s.Name), KeyType: nftables.TypeMark}
 }
 
 // EntriesNftSet is the nftables set whose elements are the entries of s

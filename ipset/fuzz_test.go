@@ -97,7 +97,7 @@ func FuzzIpsetCommand(f *testing.F) {
 			_ = Format(err)
 			return
 		}
-		if c.Op == OpRestore || c.Op == OpVersion || c.Op == OpHelp {
+		if c.Op == OpRestore || c.Op == OpVersion || c.Op == OpHelp || c.Op == OpQuit || c.Op == OpInteractive {
 			if c.Op == OpHelp {
 				_ = Help()
 			}

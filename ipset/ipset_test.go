@@ -1,6 +1,9 @@
 package ipset
 
 import (
+	"fmt"
+	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -108,9 +111,81 @@ add bp 22
 	// The lookup set leaves out what nomatch excludes: 10.2.0.0/16 minus
 	// 10.2.3.0/24 gives nothing, 10.2.3.0/24 is one piece.
 	n := st.Find("n")
-	ps := n.pieces(true)
+	ps := n.pieces(true, false)
 	if len(ps) != 4 {
 		t.Errorf("pieces: %d, want 4 (10.0.0.0/24, 10.1.0.0/23, 10.1.2.0/24, 10.2.3.0/24)", len(ps))
+	}
+}
+
+// TestNomatchPieces: the nomatch set holds the addresses whose most
+// specific entry is a nomatch entry, per group of the other dimensions.
+func TestNomatchPieces(t *testing.T) {
+	pieces := func(ns NftSet) []string {
+		var out []string
+		for _, e := range ns.Elems {
+			var b strings.Builder
+			for _, p := range e.Parts {
+				a, _ := netip.AddrFromSlice(p.Key)
+				if p.IntervalEnd {
+					b.WriteString("-")
+				} else if b.Len() > 0 {
+					b.WriteString(" ")
+				}
+				b.WriteString(a.String())
+				if p.KeyEnd != nil {
+					b.WriteString(fmt.Sprintf("..%x", p.KeyEnd))
+				}
+			}
+			out = append(out, b.String())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		lines         []string
+		look, nomatch []string
+	}{
+		{[]string{"create n hash:net", "add n 10.0.0.0/8", "add n 10.1.0.0/16 nomatch", "add n 10.1.2.0/24", "add n 10.1.2.128/25 nomatch"},
+			[]string{"10.0.0.0-10.1.0.0", "10.1.2.0-10.1.2.128", "10.2.0.0-11.0.0.0"},
+			[]string{"10.1.0.0-10.1.2.0", "10.1.2.128-10.1.3.0", "10.1.3.0-10.2.0.0"}},
+		// a nomatch entry without an enclosing one; one at the end of
+		// the address space (no end element)
+		{[]string{"create n hash:net", "add n 198.51.100.0/24 nomatch", "add n 255.255.255.0/24 nomatch", "add n 255.255.255.255"},
+			[]string{"255.255.255.255"},
+			[]string{"198.51.100.0-198.51.101.0", "255.255.255.0-255.255.255.255"}},
+		{[]string{"create n hash:net", "add n 10.0.0.0/8"}, []string{"10.0.0.0-11.0.0.0"}, nil},
+	} {
+		st := &State{}
+		for _, l := range tc.lines {
+			if _, err := run(t, st, l); err != "" {
+				t.Fatalf("%s: %s", l, err)
+			}
+		}
+		s := st.Find("n")
+		if got := pieces(s.NftSets()[0]); !reflect.DeepEqual(got, tc.look) {
+			t.Errorf("%v: lookup pieces %q, want %q", tc.lines, got, tc.look)
+		}
+		if got := pieces(s.Nomatch(false)); !reflect.DeepEqual(got, tc.nomatch) {
+			t.Errorf("%v: nomatch pieces %q, want %q", tc.lines, got, tc.nomatch)
+		}
+		if ns := s.Nomatch(false).Set; !ns.Interval || ns.Counter || ns.Name != "ipset-nomatch.n" {
+			t.Errorf("nomatch set %+v", ns)
+		}
+	}
+	// Concatenations: per group of the other dimensions.
+	st := &State{}
+	for _, l := range []string{"create np hash:net,port", "add np 10.0.0.0/8,tcp:80", "add np 10.1.0.0/16,tcp:80 nomatch", "add np 10.1.0.0/16,udp:53 nomatch"} {
+		if _, err := run(t, st, l); err != "" {
+			t.Fatalf("%s: %s", l, err)
+		}
+	}
+	nm := st.Find("np").Nomatch(false)
+	if len(nm.Elems) != 2 || !nm.Set.Concatenation || !nm.Set.Interval {
+		t.Errorf("hash:net,port nomatch set: %+v", nm)
+	}
+	for _, e := range nm.Elems {
+		if len(e.Parts) != 1 || e.Parts[0].KeyEnd == nil {
+			t.Errorf("concatenated piece %+v: want one element with a key end", e.Parts)
+		}
 	}
 }
 

@@ -513,7 +513,7 @@ func (s *Set) nftSets(ids bool) []NftSet {
 	}
 	look := NftSet{Set: s.base(LookupSetName(s.Name), ts, true)}
 	look.Set.Comment = s.Header()
-	look.Elems = s.pieces(ids)
+	look.Elems = s.pieces(ids, false)
 	out := append([]NftSet{look}, shards...)
 	if s.Sharded() {
 		k := CountKey(s.StoredCount())
@@ -523,12 +523,32 @@ func (s *Set) nftSets(ids bool) []NftSet {
 	return out
 }
 
+// NomatchNftSet is the definition of the nomatch set of a net type (see
+// NomatchSetName): an interval set keyed like the lookup set, without
+// counters. Rules that look it up (-m set --return-nomatch) create it
+// with this definition when it does not exist, so every creator must
+// use it unchanged (the kernel refuses a second definition).
+func (s *Set) NomatchNftSet() nftables.Set {
+	n := s.base(NomatchSetName(s.Name), s.fieldTypes(), true)
+	n.Counter = false
+	return n
+}
+
+// Nomatch returns the nomatch set of a net type with its elements: the
+// pieces of the flattened entries whose owner is a nomatch entry, the
+// addresses for which ipset's lookup finds a nomatch entry.
+func (s *Set) Nomatch(ids bool) NftSet {
+	return NftSet{Set: s.NomatchNftSet(), Elems: s.pieces(ids, true)}
+}
+
 // pieces flattens the entries of a net type into disjoint intervals that
 // give ipset's answer for every packet: within each group of entries that
 // agree on the non-net dimensions, an address belongs to the most specific
 // prefix covering it, and is in the set unless that prefix is nomatch.
 // Each piece carries the timeout and comment of the entry that owns it.
-func (s *Set) pieces(ids bool) []NftElem {
+// nomatch false returns the pieces of the lookup set (owned by plain
+// entries), true those of the nomatch set (owned by nomatch entries).
+func (s *Set) pieces(ids, nomatch bool) []NftElem {
 	netDim := -1
 	for i, d := range s.Type.Dims {
 		if d == DimNet {
@@ -614,7 +634,7 @@ func (s *Set) pieces(ids bool) []NftElem {
 		// Parts of all pieces come from one array.
 		partsBuf := make([]nftables.SetElement, 0, 2*len(spans))
 		for _, sp := range spans {
-			if sp.owner.Nomatch {
+			if sp.owner.Nomatch != nomatch {
 				continue
 			}
 			var kl, kh []byte

@@ -110,9 +110,10 @@ func MembersNeedCount(c *Command) bool {
 	return OutputMode(c) != OutputSave && !c.Opts.Names
 }
 
-// WantMembers reports whether c prints members at all.
+// WantMembers reports whether c prints members at all (save mode
+// prints them whatever -name and -terse say).
 func WantMembers(c *Command) bool {
-	return !c.Opts.Names && (!c.Opts.Terse || OutputMode(c) == OutputSave)
+	return OutputMode(c) == OutputSave || !c.Opts.Names && !c.Opts.Terse
 }
 
 // WriteSetHead prints what comes before the members of the i-th set
@@ -121,9 +122,9 @@ func WantMembers(c *Command) bool {
 func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool {
 	switch OutputMode(c) {
 	case OutputSave:
-		// With -n, save mode prints the create lines alone.
+		// (-name and -terse change nothing in save mode)
 		b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ") + "\n")
-		return !c.Opts.Names
+		return true
 	case OutputPlain:
 		if c.Opts.Names {
 			b.WriteString(s.Name + "\n")
@@ -160,21 +161,22 @@ func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool
 
 // WriteMember prints one member of s.
 func WriteMember(b StringWriter, c *Command, s *Set, en *Entry) {
+	elem := s.formatElem(en.Elem, c.Opts.Resolve)
 	switch OutputMode(c) {
 	case OutputSave:
-		b.WriteString("add " + s.Name + " " + s.FormatElem(en.Elem))
+		b.WriteString("add " + s.Name + " " + elem)
 		if o := s.EntryOptions(en); len(o) > 0 {
 			b.WriteString(" " + strings.Join(o, " "))
 		}
 		b.WriteString("\n")
 	case OutputPlain:
-		b.WriteString(s.FormatElem(en.Elem))
+		b.WriteString(elem)
 		if o := s.EntryOptions(en); len(o) > 0 {
 			b.WriteString(" " + strings.Join(o, " "))
 		}
 		b.WriteString("\n")
 	default:
-		b.WriteString("<member><elem>" + s.FormatElem(en.Elem) + "</elem>" + xmlOptions(s.EntryOptions(en)) + "</member>\n")
+		b.WriteString("<member><elem>" + elem + "</elem>" + xmlOptions(s.EntryOptions(en)) + "</member>\n")
 	}
 }
 
@@ -218,7 +220,7 @@ func (st *State) Select(c *Command) ([]*Set, *Error) {
 // for c: a set with one address dimension and no per-entry options but
 // nomatch, listed unsorted.
 func FastMembers(c *Command, s *Set) bool {
-	return !c.Opts.Sorted && len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
+	return !c.Opts.Sorted && !c.Opts.Resolve && len(s.Type.Dims) == 1 && !s.Type.Bitmap &&
 		(s.Type.Dims[0] == DimIP || s.Type.Dims[0] == DimNet) &&
 		!s.HasTimeout && !s.Counters && !s.Comment && !s.SkbInfo
 }

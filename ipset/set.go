@@ -463,6 +463,9 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 		en.Timeout = s.Timeout
 	}
 	seen := map[string]bool{}
+	// The kernel refuses options the set lacks after userspace parsed
+	// every argument, in the order of its extensions.
+	var unsupported [4]bool // timeout, counters, comment, skbinfo
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
 		switch opt {
@@ -491,9 +494,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 		}
 		switch opt {
 		case "timeout":
-			if !s.HasTimeout {
-				return errorf(MsgNoTimeout)
-			}
+			unsupported[0] = unsupported[0] || !s.HasTimeout
 			if a, err = arg(); err == nil {
 				var v uint64
 				if v, err = parseUint(a, 2147483); err == nil {
@@ -506,9 +507,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 			}
 			en.Nomatch = true
 		case "packets", "bytes":
-			if !s.Counters {
-				return errorf(MsgNoCounters)
-			}
+			unsupported[1] = unsupported[1] || !s.Counters
 			if a, err = arg(); err == nil {
 				var v uint64
 				if v, err = parseUint(a, ^uint64(0)-1); err == nil {
@@ -520,9 +519,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 				}
 			}
 		case "comment":
-			if !s.Comment {
-				return errorf(MsgNoComment)
-			}
+			unsupported[2] = unsupported[2] || !s.Comment
 			if a, err = arg(); err == nil {
 				if strings.Contains(a, "\"") {
 					return syntaxf("\" character is not permitted in comments")
@@ -533,9 +530,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 				en.Comment = a
 			}
 		case "skbmark", "skbprio", "skbqueue":
-			if !s.SkbInfo {
-				return errorf(MsgNoSkbinfo)
-			}
+			unsupported[3] = unsupported[3] || !s.SkbInfo
 			if a, err = arg(); err == nil {
 				err = parseSkb(en, opt, a)
 			}
@@ -544,6 +539,11 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 		}
 		if err != nil {
 			return err
+		}
+	}
+	for i, msg := range [...]string{MsgNoTimeout, MsgNoCounters, MsgNoComment, MsgNoSkbinfo} {
+		if unsupported[i] {
+			return errorf("%s", msg)
 		}
 	}
 	return nil
@@ -617,6 +617,13 @@ func (s *Set) Match(key Elem) bool {
 		en := s.Lookup(key)
 		return en != nil
 	}
+	best := s.deciding(key)
+	return best != nil && !best.Nomatch
+}
+
+// deciding returns the entry of a net type that decides about key: the
+// most specific one that holds it (nil: none).
+func (s *Set) deciding(key Elem) *Entry {
 	var best *Entry
 	bestBits := -1
 	for _, en := range s.Entries {
@@ -639,7 +646,7 @@ func (s *Set) Match(key Elem) bool {
 			best, bestBits = en, b
 		}
 	}
-	return best != nil && !best.Nomatch
+	return best
 }
 
 func samePart(d Dim, a, b Part) bool {

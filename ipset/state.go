@@ -106,18 +106,26 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 			return "", err
 		}
-		if c.Op == OpTest {
-			if err := TestRangeErr(s, a[1]); err != nil {
-				return "", err
-			}
-		}
 		var tmpl Entry
+		// test NAME ELEM nomatch (net types): true where ipset's lookup
+		// finds a nomatch entry, as -m set --return-nomatch
+		returnNomatch := false
 		if c.Op == OpAdd {
 			if err := parseEntryOptions(s, &tmpl, a[2:]); err != nil {
 				return "", err
 			}
-		} else if len(a) > 2 {
-			return "", usagef("Unknown argument: `%s'", a[2])
+		} else {
+			for _, o := range a[2:] {
+				if c.Op != OpTest || o != "nomatch" || !s.Type.Net() {
+					return "", usagef("Unknown argument: `%s'", o)
+				}
+				returnNomatch = true
+			}
+		}
+		if c.Op == OpTest {
+			if err := TestRangeErr(s, a[1]); err != nil {
+				return "", err
+			}
 		}
 		switch c.Op {
 		case OpAdd:
@@ -155,9 +163,10 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			e := elems[0]
 			in := false
 			if s.Type.Net() && hostKey(s, e) {
-				in = s.Match(e)
+				en := s.deciding(e)
+				in = en != nil && en.Nomatch == returnNomatch
 			} else if en := s.Lookup(e); en != nil {
-				in = !en.Nomatch
+				in = en.Nomatch == returnNomatch
 				if s.Type.OptionalMAC && e[1].HasMAC && en.Elem[1].HasMAC && e[1].MAC != en.Elem[1].MAC {
 					in = false
 				}
@@ -177,6 +186,11 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 	case OpDestroy:
 		ts := st.targets(a)
 		for _, s := range ts {
+			if s == nil && exist {
+				// ipset 7's destroy -exist of a set that does not
+				// exist succeeds
+				return "", nil
+			}
 			if s == nil {
 				return "", errorf(MsgNoSet)
 			}
@@ -252,6 +266,17 @@ func InSet(s *Set, arg string) string {
 // TestRangeErr is ipset's refusal of a port range in test.
 func TestRangeErr(s *Set, arg string) *Error {
 	for i, f := range splitParts(arg, len(s.Type.Dims)) {
+		if i == 0 && s.Family != Inet6 && (s.Type.Dims[0] == DimNet || s.Type.Dims[0] == DimIP && (len(s.Type.Dims) > 1 || s.Type.Bitmap)) {
+			// Of the first address only hash:ip tests a range or a
+			// prefix (its first address); hash:net tests prefixes.
+			_, _, isRange := cutRange(f)
+			switch {
+			case isRange && !strings.Contains(f, "/"):
+				return errorf("FROM-TO IP range is not allowed in command test with set type %s and family %s", s.Type.Name, s.Family)
+			case strings.Contains(f, "/") && s.Type.Dims[0] == DimIP:
+				return errorf("IP/CIDR range is not allowed in command test with set type %s and family %s", s.Type.Name, s.Family)
+			}
+		}
 		if i < len(s.Type.Dims) && s.Type.Dims[i] == DimPort {
 			if j := strings.LastIndex(f, ":"); j >= 0 {
 				f = f[j+1:]

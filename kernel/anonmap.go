@@ -47,6 +47,7 @@ func (b *Batch) anonMap(idx int, fam Family, m AnonMap) *expr.Lookup {
 	b.e.u32(unix.NFTA_SET_DATA_LEN, dataLen)
 	b.e.u32(unix.NFTA_SET_ID, id)
 	b.done(idx, off)
+	b.took()
 
 	off = b.msg(idx, unix.NFT_MSG_NEWSETELEM, unix.NLM_F_CREATE, fam)
 	b.e.str(unix.NFTA_SET_ELEM_LIST_TABLE, TableName)

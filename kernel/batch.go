@@ -120,11 +120,18 @@ type Batch struct {
 	errOp   int      // operation whose encoding failed first
 	anonIDs uint32   // anonymous maps and bound chains sent so far (their IDs)
 	mapped  []byte   // the mapping e.buf lives in, when outside the heap (batchmem.go)
+	// handles counts the objects the batch creates, each of which takes
+	// a handle from the table (see Handles); lastAlloc is the message
+	// that creates the last of them (-1: none, or one whose handle cannot
+	// be read back), lastAt the count with it, echoed its handle as the
+	// kernel reported it at Commit (ruleindex.go).
+	handles, lastAt, echoed uint64
+	lastAlloc               int
 }
 
 // NewBatch returns an empty batch.
 func NewBatch() *Batch {
-	b := &Batch{errOp: -1}
+	b := &Batch{errOp: -1, lastAlloc: -1}
 	b.e.buf = make([]byte, beginLen, 4096)
 	return b
 }
@@ -229,6 +236,7 @@ func (b *Batch) AddChain(fam Family, name string, spec ChainSpec) int {
 	if spec.Counters != nil {
 		b.counters(unix.NFTA_CHAIN_COUNTERS, *spec.Counters)
 	}
+	b.took() // callers add chains that do not exist
 	return b.done(idx, off)
 }
 
@@ -340,6 +348,8 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 	b.e.str(unix.NFTA_RULE_CHAIN, chain)
 	if handle != 0 {
 		b.e.u64(unix.NFTA_RULE_HANDLE, handle)
+	} else {
+		b.took()
 	}
 	if pos != 0 {
 		b.e.u64(unix.NFTA_RULE_POSITION, pos)
@@ -353,7 +363,8 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 }
 
 // prepareExprs sends, for operation idx, what the rule's expressions
-// create with it (anonymous maps, bound chains) and returns the
+// create with it (anonymous maps, bound chains, sets it looks up that
+// may not exist yet) and returns the
 // expressions to encode in the rule: exprs itself when there is nothing.
 func (b *Batch) prepareExprs(idx int, fam Family, exprs []expr.Any) []expr.Any {
 	out := exprs
@@ -364,6 +375,8 @@ func (b *Batch) prepareExprs(idx int, fam Family, exprs []expr.Any) []expr.Any {
 			y = b.anonMap(idx, fam, m)
 		case BoundChain:
 			y = b.boundChain(idx, fam, m)
+		case EnsuredLookup:
+			y = b.ensureSet(idx, fam, m)
 		default:
 			continue
 		}
@@ -473,6 +486,7 @@ func (b *Batch) ReinsertRule(r Rule, before uint64, compat *RuleCompat) int {
 		return b.fail(idx, fmt.Errorf("ReinsertRule needs a rule read from the kernel"))
 	}
 	off := b.msg(idx, unix.NFT_MSG_NEWRULE, flags, r.Family)
+	b.took()
 	b.e.str(unix.NFTA_RULE_TABLE, TableName)
 	b.e.str(unix.NFTA_RULE_CHAIN, r.Chain)
 	if before != 0 {

@@ -63,9 +63,11 @@ func (b *Batch) boundChain(idx int, fam Family, c BoundChain) expr.Any {
 	b.e.u32(nftaChainID, id)
 	b.e.u32(nftaChainFlags, nftChainBinding)
 	b.done(idx, off)
+	b.took()
 	for _, rule := range c.BoundRules() {
 		exprs := b.prepareExprs(idx, fam, rule)
 		off := b.msg(idx, unix.NFT_MSG_NEWRULE, unix.NLM_F_CREATE|unix.NLM_F_APPEND, fam)
+		b.took()
 		b.e.str(unix.NFTA_RULE_TABLE, TableName)
 		b.e.u32(nftaRuleChainID, id)
 		if err := b.exprList(fam, exprs); err != nil {

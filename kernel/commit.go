@@ -130,6 +130,7 @@ func (c *Conn) Commit(b *Batch, genid uint32) error {
 	for i, off := range b.msgOff {
 		binary.NativeEndian.PutUint32(buf[off+8:off+12], first+1+uint32(i))
 	}
+	echoSeq, echo := b.echoRequest()
 	var end [unix.NLMSG_HDRLEN + 4]byte
 	binary.NativeEndian.PutUint32(end[0:4], uint32(len(end)))
 	binary.NativeEndian.PutUint16(end[4:6], unix.NFNL_MSG_BATCH_END)
@@ -203,6 +204,9 @@ func (c *Conn) Commit(b *Batch, genid uint32) error {
 				continue
 			}
 			if m.Header.Type != unix.NLMSG_ERROR {
+				if echo {
+					b.echo(m, echoSeq)
+				}
 				continue
 			}
 			errno, seq, text := nlError(m)

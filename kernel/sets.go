@@ -61,6 +61,7 @@ func (b *Batch) AddSet(fam Family, s *nftables.Set, exclusive bool) int {
 		extra = unix.NLM_F_EXCL
 	}
 	b.appendLibMessages(idx, msgs, extra)
+	b.tookUnseen() // (an existing set takes none: see Handles)
 	return idx
 }
 

@@ -3,6 +3,7 @@ package ruleset
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/nftables/expr"
@@ -177,6 +178,7 @@ func (e *Engine) loadRules(v *View, n need) error {
 	read := func(c *ChainState) error {
 		c.Loaded = true
 		restart := func() { c.Rules, c.kernelRules, c.partial = nil, 0, false }
+		defer func() { c.orig = slices.Clone(c.Rules) }()
 		kname := c.Name
 		if c.renameFrom != "" {
 			kname = c.renameFrom // renamed by an earlier section of a restore
@@ -230,14 +232,11 @@ func (e *Engine) scanChain(table, chain string, restart func(), fn func(kr *kern
 // translate turns a kernel rule of chain back into the iptables rule it
 // was written from; a rule xdptables did not write gives a foreignError.
 func (e *Engine) translate(table, chain string, kr *kernel.Rule) (*compat.Rule, error) {
-	if err := kr.Decode(); err != nil {
-		return nil, err
-	}
-	r, err := translate.FromKernel(e.Family, table, chain, kr.Exprs, kr.UserData)
-	if err != nil || len(kr.Unsupported) > 0 {
+	r, err := translate.ReadRule(e.Family, table, chain, kr)
+	if errors.Is(err, translate.ErrForeign) {
 		return nil, &foreignError{table: table, chain: chain}
 	}
-	return r, nil
+	return r, err
 }
 
 // maybeWanted says whether a kernel rule can be one of the wanted rules:
@@ -342,9 +341,22 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		if err != nil {
 			return "", kernelReadError(err)
 		}
+		info, err := e.readIndex(gen)
+		if err != nil {
+			return "", kernelReadError(err)
+		}
 		n := needOf(cmd)
-		v, err := e.load(cmd.Table, n)
-		if err == nil && n.exact != nil && v.partial() && !v.findsAll(cmd.Chain, cmd.Rules) {
+		var v *View
+		var seen map[kernel.IndexKey]kernel.IndexEntry
+		indexed := false
+		if n.exact != nil && info.valid&tableBit(cmd.Table) != 0 {
+			// -C/-D: the index finds the rule without reading the chain
+			v, seen, indexed, err = e.loadIndexed(cmd, n, info)
+		}
+		if !indexed && err == nil {
+			v, err = e.load(cmd.Table, n)
+		}
+		if err == nil && !indexed && n.exact != nil && v.partial() && !v.findsAll(cmd.Chain, cmd.Rules) {
 			// -C/-D: only rules stored with the given text were read
 			// back and none matched: compare with every rule of the chain
 			n.exact = nil
@@ -387,7 +399,17 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 				return out, asCompat(err)
 			}
 		case compat.OpCheck:
-			return "", v.Apply(cmd)
+			err := v.Apply(cmd)
+			if indexed {
+				// the index and the rule were read one by one: they
+				// belong together only if nothing committed meanwhile
+				if now, gerr := e.Conn.GenID(); gerr != nil {
+					return "", kernelReadError(gerr)
+				} else if now != gen && attempt < MaxRetries {
+					continue
+				}
+			}
+			return "", err
 		default:
 			if cmd.Verbose > 0 {
 				out = v.verboseNotes(cmd)
@@ -400,9 +422,15 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			}
 		}
 		b := kernel.NewBatch()
-		bld := &builder{b: b, fam: e.kfam(), family: e.Family}
+		bld := &builder{b: b, fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(seen))}
 		if err := bld.add(v); err != nil {
 			return "", err
+		}
+		if gen, err = e.finishIndex(bld, gen); err != nil {
+			if errors.Is(err, kernel.ErrGenerationChanged) && attempt < MaxRetries {
+				continue
+			}
+			return "", kernelReadError(err)
 		}
 		e.beforeCommit(&paused, rawChangeFrom(cmd))
 		err = e.Conn.Commit(b, gen)
@@ -415,6 +443,7 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		if err != nil {
 			return "", bld.commitError(err, 0)
 		}
+		e.repairHints(bld, gen)
 		e.afterCommand(cmd, v)
 		return out, nil
 	}
@@ -445,6 +474,8 @@ type builder struct {
 	// the iptables chain, for error messages.
 	opLine  []int32
 	opChain []string
+	// ix collects the changes to the rule index (nil: none).
+	ix *indexWriter
 }
 
 func (bl *builder) note(idx int, chain string, line int) {
@@ -610,6 +641,7 @@ func (bl *builder) add(v *View) error {
 				}
 				bl.table(v)
 				bl.note(bl.b.InsertRule(bl.fam, kname, spec), c.Name, r.Line)
+				r.hint = bl.b.Handles()
 			}
 		}
 		// next[i] is the handle of the first kernel rule after rule i
@@ -648,9 +680,10 @@ func (bl *builder) add(v *View) error {
 			} else {
 				bl.note(bl.b.AppendRule(bl.fam, kname, spec), c.Name, r.Line)
 			}
+			r.hint = bl.b.Handles()
 		}
 	}
-	return nil
+	return bl.ix.view(v)
 }
 
 // ruleSpec translates a new rule of chain for the kernel.
@@ -665,7 +698,7 @@ func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
 		}
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
-	ud, err := translate.UserData(r.Rule)
+	ud, err := translate.UserDataFor(r.Rule.Family, table, chain, r.Rule, es)
 	if err != nil {
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}

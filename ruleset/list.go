@@ -8,11 +8,13 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
+	"github.com/xdptables/xdptables/translate"
 )
 
 // ListRules prints the view as `iptables -S [CHAIN [N]]` does.
@@ -268,7 +270,14 @@ func (g *gcTuning) forReading(rules int) {
 		return
 	}
 	g.set = true
-	g.pct = debug.SetGCPercent(400)
+	// a smaller listing makes less garbage in all: collecting it twice as
+	// often costs as much as the fresh pages a larger heap faults in, and
+	// keeps the process a third smaller (-L of 5000 rules: 28 → 19 MB)
+	pct := 400
+	if rules < 20000 {
+		pct = 200
+	}
+	g.pct = debug.SetGCPercent(pct)
 	g.limit = debug.SetMemoryLimit(max(64<<20, int64(rules)*512))
 }
 
@@ -295,10 +304,41 @@ func (v *View) ruleEstimate() int {
 type ruleBatch struct {
 	chain   []int         // index of each rule's chain among those read
 	kernel  []kernel.Rule // as read
-	rules   []*compat.Rule
+	rules   []listedRule
 	scanErr error // the dump's error, after the batch's rules
 	trErr   error // the first rule that did not translate
 	done    chan struct{}
+}
+
+// listedRule is a rule as readChains gives it: the rule, or, when the
+// caller asked for text only and the rule's stored text is its -S text
+// (translate.ReadSaveSpec), that text and the counters instead.
+type listedRule struct {
+	rule     *compat.Rule
+	spec     string // rule is nil: the -S specification after "-A CHAIN"
+	counters *compat.Counters
+}
+
+// saveLine appends the rule's -S line without counters.
+func (lr *listedRule) saveLine(b []byte, chain string) []byte {
+	if lr.rule != nil {
+		return append(b, compat.SaveRule(chain, lr.rule, false)...)
+	}
+	b = append(b, "-A "...)
+	b = append(b, chain...)
+	return append(b, lr.spec...)
+}
+
+// ruleCounters returns the rule's counters (zero when unknown).
+func (lr *listedRule) ruleCounters() compat.Counters {
+	c := lr.counters
+	if lr.rule != nil {
+		c = lr.rule.Counters
+	}
+	if c == nil {
+		return compat.Counters{}
+	}
+	return *c
 }
 
 // batchRules is how many rules a ruleBatch holds at most.
@@ -314,6 +354,18 @@ const batchRules = 64
 // rules of raw PREROUTING get their XDP counters added (the whole chain
 // is read before fn sees them).
 func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *compat.Rule, handle uint64) error) error {
+	return e.readChainsAs(v, chains, false, func(i int, lr *listedRule, handle uint64) error {
+		return fn(i, lr.rule, handle)
+	})
+}
+
+// readChainsText is readChains for callers that print -S lines: rules
+// whose stored text is their -S text are not parsed (listedRule.spec).
+func (e *Engine) readChainsText(v *View, chains []*ChainState, fn func(i int, lr *listedRule, handle uint64) error) error {
+	return e.readChainsAs(v, chains, true, fn)
+}
+
+func (e *Engine) readChainsAs(v *View, chains []*ChainState, text bool, fn func(i int, lr *listedRule, handle uint64) error) error {
 	workers := runtime.GOMAXPROCS(0)
 	work := make(chan *ruleBatch, 4*workers)
 	order := make(chan *ruleBatch, 8*workers)
@@ -321,6 +373,9 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 	errStopped := errors.New("stopped")
 	newBatch := func() *ruleBatch {
 		return &ruleBatch{kernel: make([]kernel.Rule, 0, batchRules), chain: make([]int, 0, batchRules), done: make(chan struct{})}
+	}
+	if XDPCounters != nil && v.Table == "raw" {
+		text = false // raw PREROUTING's rules get XDP's counters added
 	}
 	send := func(b *ruleBatch) bool {
 		select {
@@ -367,14 +422,21 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 	for w := 0; w < workers; w++ {
 		go func() {
 			for b := range work {
-				b.rules = make([]*compat.Rule, 0, len(b.kernel))
+				b.rules = make([]listedRule, 0, len(b.kernel))
 				for j := range b.kernel {
-					r, err := e.translate(v.Table, chains[b.chain[j]].Name, &b.kernel[j])
+					name := chains[b.chain[j]].Name
+					if text {
+						if spec, cnt, ok := translate.ReadSaveSpec(e.Family, v.Table, name, &b.kernel[j]); ok {
+							b.rules = append(b.rules, listedRule{spec: spec, counters: cnt})
+							continue
+						}
+					}
+					r, err := e.translate(v.Table, name, &b.kernel[j])
 					if err != nil {
 						b.trErr = err
 						break
 					}
-					b.rules = append(b.rules, r)
+					b.rules = append(b.rules, listedRule{rule: r})
 				}
 				close(b.done)
 			}
@@ -398,7 +460,7 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 		xdp.Loaded = true
 		v.addXDPCounters()
 		for _, r := range xdp.Rules {
-			if err := fn(xi, r.Rule, r.Handle); err != nil {
+			if err := fn(xi, &listedRule{rule: r.Rule}, r.Handle); err != nil {
 				return err
 			}
 		}
@@ -407,10 +469,10 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 	}
 	for b := range order {
 		<-b.done
-		for j, r := range b.rules {
+		for j := range b.rules {
 			i := b.chain[j]
 			if i == xi {
-				xdp.Rules = append(xdp.Rules, &RuleState{Rule: r, Handle: b.kernel[j].Handle})
+				xdp.Rules = append(xdp.Rules, &RuleState{Rule: b.rules[j].rule, Handle: b.kernel[j].Handle})
 				continue
 			}
 			if xdp != nil && len(xdp.Rules) > 0 {
@@ -418,7 +480,7 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 					return err
 				}
 			}
-			if err := fn(i, r, b.kernel[j].Handle); err != nil {
+			if err := fn(i, &b.rules[j], b.kernel[j].Handle); err != nil {
 				return err
 			}
 		}
@@ -436,9 +498,23 @@ func (e *Engine) readChains(v *View, chains []*ChainState, fn func(i int, r *com
 func (e *Engine) streamListRules(v *View, cmd *compat.Command) (string, error) {
 	var b strings.Builder
 	verbose := cmd.Verbose > 0
-	rule := func(name string, r *compat.Rule) {
-		b.WriteString(compat.SaveRule(name, r, verbose))
+	var line []byte
+	rule := func(name string, lr *listedRule) {
+		if verbose {
+			// the counters go before the target: print from the rule
+			b.WriteString(compat.SaveRule(name, lr.rule, true))
+		} else {
+			line = lr.saveLine(line[:0], name)
+			b.Write(line)
+		}
 		b.WriteByte('\n')
+	}
+	// -S -v needs every rule parsed (see rule)
+	read := e.readChainsText
+	if verbose {
+		read = func(v *View, chains []*ChainState, fn func(int, *listedRule, uint64) error) error {
+			return e.readChainsAs(v, chains, false, fn)
+		}
 	}
 	if cmd.Chain != "" {
 		c := v.listed(cmd.Chain)
@@ -449,10 +525,10 @@ func (e *Engine) streamListRules(v *View, cmd *compat.Command) (string, error) {
 			v.policyLine(&b, c, verbose)
 		}
 		n := 0
-		err := e.readChains(v, []*ChainState{c}, func(_ int, r *compat.Rule, _ uint64) error {
+		err := read(v, []*ChainState{c}, func(_ int, lr *listedRule, _ uint64) error {
 			n++
 			if cmd.RuleNum == 0 || n == cmd.RuleNum {
-				rule(c.Name, r)
+				rule(c.Name, lr)
 			}
 			return nil
 		})
@@ -466,8 +542,8 @@ func (e *Engine) streamListRules(v *View, cmd *compat.Command) (string, error) {
 	for _, c := range chains {
 		v.policyLine(&b, c, verbose)
 	}
-	err := e.readChains(v, chains, func(i int, r *compat.Rule, _ uint64) error {
-		rule(chains[i].Name, r)
+	err := read(v, chains, func(i int, lr *listedRule, _ uint64) error {
+		rule(chains[i].Name, lr)
 		return nil
 	})
 	if err != nil {
@@ -627,9 +703,9 @@ func (e *Engine) saveOnce(b *bytes.Buffer, prog, table string, counters bool, ts
 		}
 		v := e.viewOf(t, chains)
 		start := b.Len()
-		err := writeSaveTable(b, prog, v, counters, ts, func(cs []*ChainState, emit func(c *ChainState, r *compat.Rule)) error {
-			return e.readChains(v, cs, func(i int, r *compat.Rule, _ uint64) error {
-				emit(cs[i], r)
+		err := writeSaveTable(b, prog, v, counters, ts, func(cs []*ChainState, emit func(c *ChainState, lr *listedRule)) error {
+			return e.readChainsText(v, cs, func(i int, lr *listedRule, _ uint64) error {
+				emit(cs[i], lr)
 				return nil
 			})
 		})
@@ -648,7 +724,7 @@ func (e *Engine) saveOnce(b *bytes.Buffer, prog, table string, counters bool, ts
 
 // writeSaveTable prints the chains of v as compat.WriteSave prints a
 // table, with the rules that read gives for the chains, in their order.
-func writeSaveTable(b *bytes.Buffer, prog string, v *View, counters bool, ts string, read func(chains []*ChainState, emit func(c *ChainState, r *compat.Rule)) error) error {
+func writeSaveTable(b *bytes.Buffer, prog string, v *View, counters bool, ts string, read func(chains []*ChainState, emit func(c *ChainState, lr *listedRule)) error) error {
 	b.WriteString(v.taintNote())
 	fmt.Fprintf(b, "# Generated by %s v%s (nf_tables) on %s\n*%s\n", prog, compat.Version, ts, v.Table)
 	chains := v.Sorted()
@@ -663,16 +739,20 @@ func writeSaveTable(b *bytes.Buffer, prog string, v *View, counters bool, ts str
 		}
 		fmt.Fprintf(b, ":%s %s [%d:%d]\n", c.Name, policy, cnt.Packets, cnt.Bytes)
 	}
-	err := read(chains, func(c *ChainState, r *compat.Rule) {
+	var line []byte
+	err := read(chains, func(c *ChainState, lr *listedRule) {
+		line = line[:0]
 		if counters {
-			var rc compat.Counters
-			if r.Counters != nil {
-				rc = *r.Counters
-			}
-			fmt.Fprintf(b, "[%d:%d] ", rc.Packets, rc.Bytes)
+			rc := lr.ruleCounters()
+			line = append(line, '[')
+			line = strconv.AppendUint(line, rc.Packets, 10)
+			line = append(line, ':')
+			line = strconv.AppendUint(line, rc.Bytes, 10)
+			line = append(line, "] "...)
 		}
-		b.WriteString(compat.SaveRule(c.Name, r, false))
-		b.WriteByte('\n')
+		line = lr.saveLine(line, c.Name)
+		line = append(line, '\n')
+		b.Write(line)
 	})
 	if err != nil {
 		return err

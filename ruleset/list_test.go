@@ -35,16 +35,25 @@ func TestWriteSaveTableMatchesWriteSave(t *testing.T) {
 	v.Chains["INPUT"].Rules[0].Rule.Counters = &compat.Counters{Packets: 3, Bytes: 180}
 	v.Chains["FORWARD"].Counters = &compat.Counters{Packets: 1, Bytes: 2}
 	now := time.Date(2026, 11, 30, 9, 5, 7, 0, time.UTC)
-	for _, counters := range []bool{false, true} {
+	for _, c := range []struct{ counters, text bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		counters := c.counters
 		var want bytes.Buffer
 		if err := compat.WriteSave(&want, "iptables-save", v.Save(), counters, now); err != nil {
 			t.Fatal(err)
 		}
 		var got bytes.Buffer
-		err := writeSaveTable(&got, "iptables-save", v, counters, compat.SaveTime(now), func(chains []*ChainState, emit func(*ChainState, *compat.Rule)) error {
-			for _, c := range chains {
-				for _, r := range c.Rules {
-					emit(c, r.Rule)
+		err := writeSaveTable(&got, "iptables-save", v, counters, compat.SaveTime(now), func(chains []*ChainState, emit func(*ChainState, *listedRule)) error {
+			for _, ch := range chains {
+				for _, r := range ch.Rules {
+					// as readChainsText gives a rule whose stored text
+					// is its -S text
+					var sb strings.Builder
+					compat.WriteRuleSpec(&sb, r.Rule, false)
+					if c.text && sb.String() == compat.ExactSpec(r.Rule) {
+						emit(ch, &listedRule{spec: sb.String(), counters: r.Rule.Counters})
+						continue
+					}
+					emit(ch, &listedRule{rule: r.Rule})
 				}
 			}
 			return nil
@@ -53,7 +62,7 @@ func TestWriteSaveTableMatchesWriteSave(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got.String() != want.String() {
-			t.Errorf("counters %v: streaming save\n%s\nWriteSave\n%s", counters, got.String(), want.String())
+			t.Errorf("%+v: streaming save\n%s\nWriteSave\n%s", c, got.String(), want.String())
 		}
 	}
 }

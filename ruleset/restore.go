@@ -59,6 +59,7 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	if !o.Noflush {
 		// the section replaces the table: every chain is emptied, and the
 		// chains the section does not declare are deleted
+		v.replaced = true
 		declared := map[string]bool{}
 		for _, d := range t.Chains {
 			declared[d.Name] = true

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"hash/maphash"
 	"io"
 	"runtime/debug"
 	"strings"
@@ -63,8 +64,12 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, views: map[string]*View{},
-			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family}}
+		info, err := e.readIndex(gen)
+		if err != nil {
+			return kernelReadError(err)
+		}
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{},
+			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
 		// a rule line becomes about five times its size in the batch
 		h.bl.b.Grow(int(scan.size)*6, scan.lines)
 		in, err := src.Open()
@@ -81,6 +86,13 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 				}
 			}
 		}
+		if gen, err = e.finishIndex(h.bl, gen); err != nil {
+			h.bl.b.Release()
+			if errors.Is(err, kernel.ErrGenerationChanged) && attempt < MaxRetries {
+				continue
+			}
+			return kernelReadError(err)
+		}
 		for _, t := range h.sections {
 			if t.Name == "raw" {
 				e.beforeCommit(&paused, 0)
@@ -89,6 +101,9 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		err = e.Conn.Commit(h.bl.b, gen)
 		if err != nil && !errors.Is(err, kernel.ErrGenerationChanged) {
 			err = h.bl.commitError(err, 0)
+		}
+		if err == nil {
+			e.repairHints(h.bl, gen)
 		}
 		h.bl.b.Release()
 		if errors.Is(err, kernel.ErrGenerationChanged) {
@@ -113,13 +128,41 @@ type restoreScan struct {
 	tables map[int]bool
 	lines  int
 	size   int64
+	// rules counts the -A lines per table and chain (restoreHandler.indexed)
+	rules *chainCounts
 }
+
+// chainCounts counts -A lines per table and chain, so that a streamed
+// restore knows which chains the rule index covers (indexedMin) before
+// their rules come. Chains are told apart by a hash of their names (no
+// strings kept for 40k chains): two that share one share a count, which
+// only changes which chains are indexed, the same way for all their
+// rules.
+type chainCounts struct {
+	seed maphash.Seed
+	n    map[uint64]int32
+}
+
+func newChainCounts() *chainCounts {
+	return &chainCounts{seed: maphash.MakeSeed(), n: map[uint64]int32{}}
+}
+
+func (cc *chainCounts) key(table, chain string) uint64 {
+	return maphash.String(cc.seed, table) ^ maphash.String(cc.seed, chain)*31
+}
+
+// add counts a line of chain in table.
+func (cc *chainCounts) add(table, chain string) { cc.n[cc.key(table, chain)]++ }
+
+// of returns the number of -A lines of chain in table's section.
+func (cc *chainCounts) of(table, chain string) int { return int(cc.n[cc.key(table, chain)]) }
 
 // streamableSections reads a restore file once and finds the sections
 // that can be streamed.
 func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
-	out := restoreScan{tables: map[int]bool{}}
+	out := restoreScan{tables: map[int]bool{}, rules: newChainCounts()}
 	seen := map[string]int{}
+	curName := ""
 	br := bufio.NewReaderSize(r, 64<<10)
 	n, cur := 0, 0
 	for {
@@ -156,6 +199,7 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 		case line[0] == '*' && cur == 0:
 			cur = n
 			name := strings.Clone(firstWord(line[1:]))
+			curName = name
 			if prev, ok := seen[name]; ok {
 				delete(out.tables, prev) // a table given twice: the second replaces the first
 				continue
@@ -169,8 +213,12 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 					rest = rest[i+1:]
 				}
 			}
-			if w := firstWord(rest); w != "-A" && w != "--append" && w != "-N" && w != "--new-chain" {
+			w := firstWord(rest)
+			if w != "-A" && w != "--append" && w != "-N" && w != "--new-chain" {
 				delete(out.tables, cur)
+			} else if w[1] == 'A' || w == "--append" {
+				after := strings.TrimLeft(rest, " \t\r\n\v\f")[len(w):]
+				out.rules.add(curName, firstWord(after))
 			}
 		}
 		if err == io.EOF {
@@ -199,6 +247,7 @@ type restoreHandler struct {
 	o          RestoreOptions
 	echo       func(string) // --verbose output, or nil
 	streamable map[int]bool
+	rules      *chainCounts
 	bl         *builder
 	views      map[string]*View // sections that go through a View
 	s          *streamState     // the section being streamed
@@ -236,6 +285,7 @@ func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 		return kernelReadError(err)
 	}
 	h.s = &streamState{v: v, exists: map[string]bool{}}
+	h.bl.ix.rebuild(t.Name, true)
 	// flush mode: every chain of the table is emptied first; base chains
 	// iptables does not show go away (see View.hidden)
 	for _, n := range v.names {
@@ -276,6 +326,9 @@ func (h *restoreHandler) Chain(t *compat.RestoreTable, d compat.ChainDecl) error
 // builtin creates a built-in chain or sets its policy and counters.
 func (h *restoreHandler) builtin(name, policy string, cnt compat.Counters, line int) {
 	s, t := h.s, h.section
+	if h.indexed(t.Name, name) {
+		h.bl.ix.addedChain(t.Name, name)
+	}
 	h.bl.table(s.v)
 	kname := t.Name + "." + name
 	if c := s.v.Chains[name]; c != nil && c.InKernel || s.exists[name] {
@@ -292,6 +345,9 @@ func (h *restoreHandler) userChain(name string, line int) {
 	s := h.s
 	if s.exists[name] {
 		return
+	}
+	if h.indexed(h.section.Name, name) {
+		h.bl.ix.addedChain(h.section.Name, name)
 	}
 	if c := s.v.Chains[name]; c == nil || !c.InKernel || c.Builtin {
 		h.bl.table(s.v)
@@ -347,12 +403,15 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 }
 
 func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
-	spec, err := ruleSpec(h.section.Name, chain, rs)
+	rspec, err := ruleSpec(h.section.Name, chain, rs)
 	if err != nil {
 		return err
 	}
 	chain, kname := h.chainNames(chain)
-	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, spec), chain, rs.Line)
+	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
+	if t := h.section.Name; h.bl.ix.rebuilding(t) && h.indexed(t, chain) {
+		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyText(rs.Rule)), 0, h.bl.b.Handles())
+	}
 	return nil
 }
 
@@ -407,4 +466,11 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 		}
 	}
 	return nil
+}
+
+// indexed says whether the rule index covers chain of a streamed
+// section: chains without rules and large ones (see indexedMin).
+func (h *restoreHandler) indexed(table, chain string) bool {
+	n := h.rules.of(table, chain)
+	return n == 0 || n >= indexedMin
 }

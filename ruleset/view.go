@@ -26,6 +26,9 @@ type RuleState struct {
 	// prepend places a new rule at the head of a chain whose rules were
 	// not read (iptables -I CHAIN without a number).
 	prepend bool
+	// hint is, for a new rule, Batch.Handles right after the builder
+	// added it (see indexWriter).
+	hint uint64
 }
 
 // ChainState is one chain of an iptables table in a view.
@@ -48,6 +51,8 @@ type ChainState struct {
 	// kernel; partial says load skipped some of them (need.exact).
 	use, kernelRules int
 	partial          bool
+	// orig are the rules as loaded (when Loaded), for the rule index.
+	orig []*RuleState
 
 	// changes to commit
 	create        bool // create the chain
@@ -57,6 +62,7 @@ type ChainState struct {
 	renameFrom    string
 	flushed       bool // all kernel rules go away
 	removed       []uint64
+	removedRules  []*RuleState // the rules of removed
 	rulesModified bool
 }
 
@@ -91,6 +97,9 @@ type View struct {
 	// table deletes them (hiddenDelete).
 	hidden                    []string
 	hiddenFlush, hiddenDelete bool
+	// replaced says every rule of the table is in the view (all chains
+	// were emptied in it first): the rule index is built anew.
+	replaced bool
 }
 
 // NewView returns an empty view.
@@ -236,6 +245,7 @@ func newRule(r *compat.Rule, line int) *RuleState {
 func (v *View) removeAt(c *ChainState, i int) {
 	if h := c.Rules[i].Handle; h != 0 {
 		c.removed = append(c.removed, h)
+		c.removedRules = append(c.removedRules, c.Rules[i])
 	}
 	c.Rules = append(c.Rules[:i:i], c.Rules[i+1:]...)
 	c.rulesModified = true
@@ -245,7 +255,7 @@ func (v *View) removeAt(c *ChainState, i int) {
 // flush operation, without needing to be read first.
 func (v *View) flush(c *ChainState) {
 	c.Rules = nil
-	c.removed = nil
+	c.removed, c.removedRules = nil, nil
 	if c.InKernel {
 		c.flushed = true
 	}
@@ -342,6 +352,8 @@ func (v *View) Apply(cmd *compat.Command) error {
 	case compat.OpFlush:
 		if cmd.Chain == "" {
 			v.hiddenFlush = len(v.hidden) > 0
+			// every chain of the table is in the view (needOf)
+			v.replaced = true
 		}
 		return v.each(cmd.Chain, v.flush)
 	case compat.OpZero, compat.OpZeroNum:

@@ -3,6 +3,7 @@ package setengine
 import (
 	"errors"
 	"fmt"
+	"github.com/xdptables/xdptables/compat"
 	"strings"
 
 	"github.com/google/nftables"
@@ -16,6 +17,13 @@ import (
 // Engine runs ipset commands in the current network namespace.
 type Engine struct {
 	Conn *kernel.Conn
+}
+
+// commit commits b at genid, keeping the rule index of the iptables
+// tables valid (ipset changes no rule; see kernel.CarryIndex).
+func (e *Engine) commit(b *kernel.Batch, genid uint32) error {
+	_ = e.Conn.CarryIndex(b, genid, compat.Tables) // (without it the index is stale: commands read chains)
+	return e.Conn.Commit(b, genid)
 }
 
 // Result is what a run prints.
@@ -37,11 +45,13 @@ func (e *Engine) Load() (*ipset.State, error) {
 }
 
 // loadOpts says what load reads: which sets (nil: all), whether their
-// entries, whether the rules that reference them.
+// entries, whether the rules that reference them. nomatch, when not
+// nil, is filled with the names of the sets whose nomatch set exists.
 type loadOpts struct {
-	names map[string]bool
-	elems bool
-	refs  bool
+	names   map[string]bool
+	elems   bool
+	refs    bool
+	nomatch map[string]bool
 }
 
 // Headers reads the named sets (all when names is nil) without their
@@ -74,6 +84,9 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 			refs = e.references(fam)
 		}
 		for _, info := range infos {
+			if n, ok := strings.CutPrefix(info.Name, ipset.NomatchPrefix); ok && o.nomatch != nil {
+				o.nomatch[n] = true
+			}
 			s, ok := ipset.ParseHeader(info.Name, info.Comment)
 			if !ok {
 				continue
@@ -84,7 +97,8 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 				}
 				continue
 			}
-			s.References = refs[info.Name]
+			// (rules with --return-nomatch look up the nomatch set)
+			s.References = refs[info.Name] + refs[ipset.NomatchSetName(s.Name)]
 			if o.elems || s.Type.List {
 				if err := e.readEntries(fam, s); err != nil {
 					return nil, err
@@ -135,11 +149,62 @@ func (e *Engine) readEntries(fam kernel.Family, s *ipset.Set) error {
 }
 
 // diff adds to b what turns old into cur.
-func diff(b *kernel.Batch, old, cur *ipset.State) { diffSets(b, old, cur, false) }
+func diff(b *kernel.Batch, old, cur *ipset.State, nm *nomatchSets) { diffSets(b, old, cur, false, nm) }
+
+// nomatchSets is what the kernel knows about the nomatch sets of net
+// types (ipset.NomatchSetName): which exist, and which rules look up.
+// A nomatch set exists while its set holds nomatch entries or a rule
+// looks it up (the rule creates it; the kernel does not delete a set a
+// rule uses): it goes when neither holds any more.
+type nomatchSets struct {
+	e *Engine
+	// exists holds the names of the sets whose nomatch set exists (nil:
+	// not read; a set's nomatch entries then tell).
+	exists map[string]bool
+	used   map[kernel.Family]map[string]bool // nft sets rules look up
+}
+
+// has reports whether the nomatch set of s (as loaded) exists.
+func (n *nomatchSets) has(s *ipset.Set) bool {
+	if n == nil || n.exists == nil {
+		return s.HasNomatch()
+	}
+	return n.exists[s.Name]
+}
+
+// inUse reports whether a rule looks up the nomatch set of s; when the
+// rules cannot be read it says yes (the set then stays, empty).
+func (n *nomatchSets) inUse(s *ipset.Set) bool {
+	if n == nil || n.e == nil {
+		return true
+	}
+	fam := famOf(s)
+	if n.used == nil {
+		n.used = map[kernel.Family]map[string]bool{}
+	}
+	u, ok := n.used[fam]
+	if !ok {
+		rules, err := n.e.Conn.TableRules(fam)
+		if err != nil {
+			return true
+		}
+		u = map[string]bool{}
+		for _, r := range rules {
+			for _, x := range r.Exprs {
+				if l, ok := x.(*expr.Lookup); ok {
+					u[l.SetName] = true
+				}
+			}
+		}
+		n.used[fam] = u
+	}
+	return u[ipset.NomatchSetName(s.Name)]
+}
 
 // diffSets is diff; partial says the sets hold only some of their
-// entries (the nomatch marker is then only ever added).
-func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool) {
+// entries, and those not read may hold nomatch entries (a nomatch set
+// then stays).
+func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchSets) {
 	tables := map[kernel.Family]bool{}
 	for _, s := range cur.Sets {
 		if !tables[famOf(s)] {
@@ -155,40 +220,65 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool) {
 	for _, s := range cur.Sets {
 		curBy[s.Name] = s
 	}
-	marker := func(s *ipset.Set, on bool) {
-		m := s.MarkerSet()
-		if on {
-			b.AddSet(famOf(s), &m, false)
-		} else {
-			b.DelSet(famOf(s), m.Name)
+	elems := func(fam kernel.Family, o, n ipset.NftSet) {
+		have := make(map[string]bool, len(o.Elems))
+		for _, e := range o.Elems {
+			have[e.ID] = true
+		}
+		want := make(map[string]bool, len(n.Elems))
+		for _, e := range n.Elems {
+			want[e.ID] = true
+		}
+		var dels, adds []nftables.SetElement
+		for _, e := range o.Elems {
+			if !want[e.ID] {
+				dels = append(dels, e.Parts...)
+			}
+		}
+		for _, e := range n.Elems {
+			if !have[e.ID] {
+				adds = append(adds, e.Parts...)
+			}
+		}
+		set := n.Set
+		if len(dels) > 0 {
+			b.DelElements(fam, set.Name, dels)
+		}
+		if len(adds) > 0 {
+			b.AddElements(fam, set.Name, set.HasTimeout, adds, false)
+		}
+	}
+	create := func(s *ipset.Set, ns ipset.NftSet) {
+		set := ns.Set
+		b.AddSet(famOf(s), &set, true)
+		n := 0
+		for _, e := range ns.Elems {
+			n += len(e.Parts)
+		}
+		els := make([]nftables.SetElement, 0, n)
+		for _, e := range ns.Elems {
+			els = append(els, e.Parts...)
+		}
+		if len(els) > 0 {
+			b.AddElements(famOf(s), set.Name, set.HasTimeout, els, false)
 		}
 	}
 	del := func(s *ipset.Set) {
 		for _, n := range s.NftSetNames() {
 			b.DelSet(famOf(s), n)
 		}
-		if s.Type.Net() && s.HasNomatch() {
-			marker(s, false)
+		if s.Type.Net() && nm.has(s) {
+			b.DelSet(famOf(s), ipset.NomatchSetName(s.Name))
 		}
 	}
-	add := func(s *ipset.Set) {
+	// add creates s; remade: it replaces a set of the same name (whose
+	// rules come back in the same transaction: see rebind).
+	add := func(s *ipset.Set, remade bool) {
 		for _, ns := range s.NftSetsNoIDs() {
-			set := ns.Set
-			b.AddSet(famOf(s), &set, true)
-			n := 0
-			for _, e := range ns.Elems {
-				n += len(e.Parts)
-			}
-			els := make([]nftables.SetElement, 0, n)
-			for _, e := range ns.Elems {
-				els = append(els, e.Parts...)
-			}
-			if len(els) > 0 {
-				b.AddElements(famOf(s), set.Name, set.HasTimeout, els, false)
-			}
+			create(s, ns)
 		}
-		if s.Type.Net() && s.HasNomatch() {
-			marker(s, true)
+		if s.Type.Net() && (s.HasNomatch() || remade && nm.inUse(s)) {
+			create(s, s.Nomatch(false))
 		}
 	}
 	same := func(a, b *ipset.Set) bool { return a.Header() == b.Header() && a.Family == b.Family }
@@ -200,13 +290,8 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool) {
 	for _, s := range cur.Sets {
 		o := oldBy[s.Name]
 		if o == nil || !same(o, s) {
-			add(s)
+			add(s, o != nil)
 			continue
-		}
-		if s.Type.Net() {
-			if was, is := o.HasNomatch(), s.HasNomatch(); was != is && (is || !partial) {
-				marker(s, is)
-			}
 		}
 		os, ns := o.NftSets(), s.NftSets()
 		for i := range ns {
@@ -218,32 +303,18 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool) {
 				}
 				continue
 			}
-			have := make(map[string]bool, len(os[i].Elems))
-			for _, e := range os[i].Elems {
-				have[e.ID] = true
-			}
-			want := make(map[string]bool, len(ns[i].Elems))
-			for _, e := range ns[i].Elems {
-				want[e.ID] = true
-			}
-			var dels, adds []nftables.SetElement
-			for _, e := range os[i].Elems {
-				if !want[e.ID] {
-					dels = append(dels, e.Parts...)
-				}
-			}
-			for _, e := range ns[i].Elems {
-				if !have[e.ID] {
-					adds = append(adds, e.Parts...)
-				}
-			}
-			set := ns[i].Set
-			if len(dels) > 0 {
-				b.DelElements(famOf(s), set.Name, dels)
-			}
-			if len(adds) > 0 {
-				b.AddElements(famOf(s), set.Name, set.HasTimeout, adds, false)
-			}
+			elems(famOf(s), os[i], ns[i])
+		}
+		if !s.Type.Net() {
+			continue
+		}
+		switch has, want := nm.has(o), s.HasNomatch(); {
+		case want && !has:
+			create(s, s.Nomatch(false))
+		case !want && has && !partial && !nm.inUse(s):
+			b.DelSet(famOf(s), ipset.NomatchSetName(s.Name))
+		case want || has:
+			elems(famOf(s), o.Nomatch(true), s.Nomatch(true))
 		}
 	}
 }
@@ -310,6 +381,7 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		}
 	}
 	opts := scope(cmds)
+	opts.nomatch = map[string]bool{}
 	if xdpWatching() {
 		// AfterCommit mirrors whole states: read every set.
 		opts.names = nil
@@ -319,11 +391,13 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		if err != nil {
 			return Result{}, kernelErr(err)
 		}
+		clear(opts.nomatch)
 		st, err := e.load(opts)
 		if err != nil {
 			return Result{}, kernelErr(err)
 		}
 		old := st.Clone()
+		nm := &nomatchSets{e: e, exists: opts.nomatch}
 		var out, errOut strings.Builder
 		for _, c := range cmds {
 			var ierr *ipset.Error
@@ -343,11 +417,12 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 					// ipset names no line for usage errors.
 					ierr.Line = c.Line
 				}
+				ierr.Quiet = c.Opts.Quiet
 				res := Result{Stdout: out.String(), Stderr: errOut.String()}
 				if len(cmds) == 1 && c.Line == 0 && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
 					// ipset adds (deletes) the elements of a range one
 					// by one and keeps what it did before an error.
-					if retry, err := e.commitPartial(old, st, genid); retry && attempt < 1000 {
+					if retry, err := e.commitPartial(old, st, genid, nm); retry && attempt < 1000 {
 						continue
 					} else if err != nil {
 						return Result{}, kernelErr(err)
@@ -369,12 +444,12 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		}
 		b := kernel.NewBatch()
 		pre(b)
-		diff(b, old, st)
+		diff(b, old, st, nm)
 		post(b)
 		if b.Len() == 0 {
 			return Result{Stdout: out.String(), Stderr: errOut.String()}, nil
 		}
-		err = e.Conn.Commit(b, genid)
+		err = e.commit(b, genid)
 		if errors.Is(err, kernel.ErrGenerationChanged) && attempt < 1000 {
 			continue
 		}
@@ -388,13 +463,13 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 
 // commitPartial commits what a failed add or del changed before its
 // error; retry says the generation changed.
-func (e *Engine) commitPartial(old, st *ipset.State, genid uint32) (retry bool, err error) {
+func (e *Engine) commitPartial(old, st *ipset.State, genid uint32, nm *nomatchSets) (retry bool, err error) {
 	b := kernel.NewBatch()
-	diff(b, old, st)
+	diff(b, old, st, nm)
 	if b.Len() == 0 {
 		return false, nil
 	}
-	err = e.Conn.Commit(b, genid)
+	err = e.commit(b, genid)
 	if errors.Is(err, kernel.ErrGenerationChanged) {
 		return true, nil
 	}

@@ -18,7 +18,7 @@ import (
 // cost does not grow with the set. Whatever these paths cannot decide
 // exactly goes to the general path (ok false), which reads the set.
 //
-// Net types: with no nomatch entry in the set (no marker set), every
+// Net types: with no nomatch entry in the set (no nomatch set), every
 // address an entry covers is in some piece of the lookup set, so
 //   - a new prefix that the kernel lets into the lookup interval set
 //     without overlap overlaps no entry: its piece is the prefix itself;
@@ -52,7 +52,9 @@ func (e *Engine) header(name string) (*ipset.Set, kernel.Family, bool, error) {
 	return nil, 0, false, nil
 }
 
-func (e *Engine) hasMarker(fam kernel.Family, s *ipset.Set) (bool, error) {
+// hasNomatchSet reports whether the nomatch set of s exists: when it does
+// not, s holds no nomatch entries.
+func (e *Engine) hasNomatchSet(fam kernel.Family, s *ipset.Set) (bool, error) {
 	_, ok, err := e.Conn.Set(fam, ipset.NomatchSetName(s.Name))
 	return ok, err
 }
@@ -183,7 +185,7 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		if ns.HasNomatch() {
 			return Result{}, nil, false, false
 		}
-		if m, err := e.hasMarker(fam, s); err != nil || m {
+		if m, err := e.hasNomatchSet(fam, s); err != nil || m {
 			return Result{}, nil, false, false
 		}
 	}
@@ -232,7 +234,7 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 			}
 		}
 	}
-	cerr := e.Conn.Commit(b, genid)
+	cerr := e.commit(b, genid)
 	if errors.Is(cerr, kernel.ErrGenerationChanged) {
 		return Result{}, nil, false, true
 	}
@@ -273,7 +275,7 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		return Result{}, nil, false, false
 	}
 	if s.Type.Net() {
-		if m, err := e.hasMarker(fam, s); err != nil || m {
+		if m, err := e.hasNomatchSet(fam, s); err != nil || m {
 			return Result{}, nil, false, false
 		}
 	}
@@ -346,7 +348,7 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		}
 		b.DelElements(fam, set.Name, piece)
 	}
-	cerr := e.Conn.Commit(b, genid)
+	cerr := e.commit(b, genid)
 	switch {
 	case errors.Is(cerr, kernel.ErrGenerationChanged):
 		return Result{}, nil, false, true
@@ -399,10 +401,14 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 		wlo, whi := ipset.PrefixBounds(ipset.Elem{{Addr: lo, Bits: min(wbits, elems[0][0].Bits)}}, 0)
 		top, tophi := lo, hi
 		old := s.HeaderOnly()
-		err := e.eachEntry(fam, s, func() { top, tophi = lo, hi; old.ClearEntries() }, func(el *nftables.SetElement) error {
+		nomatch := 0 // nomatch entries in the whole set
+		err := e.eachEntry(fam, s, func() { top, tophi, nomatch = lo, hi, 0; old.ClearEntries() }, func(el *nftables.SetElement) error {
 			en, ok := s.DecodeEntry(*el)
 			if !ok {
 				return nil
+			}
+			if en.Nomatch {
+				nomatch++
 			}
 			a, b := ipset.PrefixBounds(en.Elem, 0)
 			if !lo.Less(a) && !b.Less(hi) && !top.Less(a) && !b.Less(tophi) {
@@ -460,12 +466,22 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 		if ns := st.Sets[0]; s.Sharded() && ns.StoredCount() > int(s.MaxElem) && ns.StoredCount() > old.StoredCount() {
 			return Result{}, nil, false // maxelem: the general path counts exactly
 		}
+		m, merr := e.hasNomatchSet(fam, s)
+		if merr != nil {
+			return Result{}, kernelErr(merr), true
+		}
+		// The nomatch set may go when no entry outside the tree needs it.
+		for _, en := range old.Entries {
+			if en.Nomatch {
+				nomatch--
+			}
+		}
 		b := kernel.NewBatch()
-		diffSets(b, oldSt, st, true)
+		diffSets(b, oldSt, st, nomatch > 0, &nomatchSets{e: e, exists: map[string]bool{s.Name: m}})
 		if b.Len() == 0 {
 			return Result{}, nil, true
 		}
-		cerr := e.Conn.Commit(b, genid)
+		cerr := e.commit(b, genid)
 		if errors.Is(cerr, kernel.ErrGenerationChanged) {
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // netRun runs a single add or del of one prefix in a hash:net (inet or
-// inet6) without nomatch entries (no marker set) and without timeouts,
+// inet6) without nomatch entries (no nomatch set) and without timeouts,
 // from a few questions to the kernel instead of a read of the set's
 // tree: the lookup set's pieces are the flattened prefix tree, and the
 // change to them is local.
@@ -43,7 +43,7 @@ func (e *Engine) netRun(c *ipset.Command) (Result, error, bool) {
 		if herr != nil || !found || !s.Type.Net() || s.Concat() || s.HasTimeout || s.Counters || s.SkbInfo {
 			return Result{}, nil, false
 		}
-		if m, err := e.hasMarker(fam, s); err != nil || m {
+		if m, err := e.hasNomatchSet(fam, s); err != nil || m {
 			return Result{}, nil, false
 		}
 		q := netQuery{e: e, s: s, fam: fam}
@@ -61,7 +61,7 @@ func (e *Engine) netRun(c *ipset.Command) (Result, error, bool) {
 		if !ok || err != nil || b == nil {
 			return Result{}, err, ok
 		}
-		cerr := e.Conn.Commit(b, genid)
+		cerr := e.commit(b, genid)
 		switch {
 		case errors.Is(cerr, kernel.ErrGenerationChanged):
 			continue

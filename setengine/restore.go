@@ -60,12 +60,15 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 			return Result{}, atFirst(kernelErr(lerr)), true
 		}
 		r := bulkRestore{e: e, known: known, st: &ipset.State{}, bulks: map[string]*ipset.Bulk{},
-			replaced: map[string]bool{}, loaded: map[string]bool{}, hadMarker: map[string]bool{}, swapped: map[string]bool{}}
+			replaced: map[string]bool{}, loaded: map[string]bool{}, hadNomatch: map[string]bool{}, swapped: map[string]bool{}}
 		werr := ipset.EachRestoreCommand(text, func(c *ipset.Command) *ipset.Error {
 			c.Opts.Exist = c.Opts.Exist || exist
 			ierr := r.exec(c)
 			if ierr != nil && ierr != errFallback && ierr.Status != ipset.StatusUsage {
 				ierr.Line = c.Line // usage errors name no line, as ipset's
+			}
+			if ierr != nil && ierr != errFallback {
+				ierr.Quiet = c.Opts.Quiet
 			}
 			return ierr
 		})
@@ -80,11 +83,12 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		}
 		st, bulks := r.st, r.bulks
 		b := kernel.NewBatch()
-		bulkBatch(b, st, bulks, r.replaced, r.loaded, r.hadMarker)
+		nm := &nomatchSets{e: e}
+		bulkBatch(b, st, bulks, r.replaced, r.loaded, r.hadNomatch, nm.inUse)
 		if b.Len() == 0 {
 			return Result{}, nil, true
 		}
-		cerr := e.Conn.Commit(b, genid)
+		cerr := e.commit(b, genid)
 		if errors.Is(cerr, kernel.ErrGenerationChanged) && attempt < 1000 {
 			continue
 		}
@@ -98,15 +102,52 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 // bulkBatch adds to b the sets of st, filled as bulks: new sets, as
 // diff adds sets that are new; sets that exist and whose elements the
 // bulk replaces (replaced: flushed and refilled); sets read by load
-// (loaded: the elements that differ change). hadMarker: the set has the
-// nomatch marker.
-func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, replaced, loaded, hadMarker map[string]bool) {
+// (loaded: the elements that differ change). hadNomatch: the set's
+// nomatch set exists; inUse says whether a rule looks it up.
+func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, replaced, loaded, hadNomatch map[string]bool, inUse func(*ipset.Set) bool) {
 	tables := map[kernel.Family]bool{}
 	for _, s := range st.Sets {
 		if !tables[famOf(s)] {
 			b.AddTable(famOf(s))
 			tables[famOf(s)] = true
 		}
+	}
+	// What happens to each nftables set before its elements change.
+	// changes: only the elements that differ from the loaded ones change.
+	type target struct {
+		set     nftables.Set
+		prep    bulkPrep
+		changes bool
+	}
+	targets := map[string][]target{}
+	for _, s := range st.Sets {
+		var ts []target
+		for _, ns := range s.NftSetsNoIDs() {
+			// The count of a sharded set is rewritten whole (what the
+			// kernel holds may be above the entries read: expired ones).
+			changes := loaded[s.Name] && ns.Role != ipset.RoleCount
+			prep := bulkCreate
+			switch {
+			case changes:
+				prep = bulkKeep
+			case replaced[s.Name]:
+				prep = bulkFlush
+			}
+			ts = append(ts, target{ns.Set, prep, changes})
+		}
+		if s.Type.Net() {
+			had, has := hadNomatch[s.Name], bulks[s.Name].HasNomatch()
+			n := s.NomatchNftSet()
+			switch {
+			case had && !has && !inUse(s):
+				ts = append(ts, target{n, bulkDelete, false})
+			case !had && has:
+				ts = append(ts, target{n, bulkEnsure, loaded[s.Name]})
+			case had:
+				ts = append(ts, target{n, ts[0].prep, loaded[s.Name]})
+			}
+		}
+		targets[s.Name] = ts
 	}
 	// The batch's size is known in advance: one allocation for it.
 	type key struct {
@@ -117,18 +158,17 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 	count := map[key]int{}
 	for _, s := range st.Sets {
 		bk := bulks[s.Name]
-		for _, ns := range s.NftSetsNoIDs() {
-			ld := loaded[s.Name] && ns.Role != ipset.RoleCount
+		for _, t := range targets[s.Name] {
 			for _, dels := range []bool{false, true} {
-				if dels && !ld {
+				if dels && !t.changes || t.prep == bulkDelete {
 					continue
 				}
 				n := 0
-				for el := range bulkElems(s, bk, ns.Set.Name, ld, dels) {
-					size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, ns.Set.HasTimeout && el.Timeout != 0, len(el.Comment))
+				for el := range bulkElems(s, bk, t.set.Name, t.changes, dels) {
+					size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, t.set.HasTimeout && el.Timeout != 0, len(el.Comment))
 					n++
 				}
-				count[key{ns.Set.Name, dels}] = n
+				count[key{t.set.Name, dels}] = n
 			}
 		}
 	}
@@ -138,37 +178,38 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 	b.Grow(size+size/32+4096, 0)
 	for _, s := range st.Sets {
 		bk := bulks[s.Name]
-		for _, ns := range s.NftSetsNoIDs() {
-			set := ns.Set
-			// The count of a sharded set is rewritten whole (what the
-			// kernel holds may be above the entries read: expired ones).
-			ld := loaded[s.Name] && ns.Role != ipset.RoleCount
-			switch {
-			case ld:
-			case replaced[s.Name]:
+		for _, t := range targets[s.Name] {
+			set := t.set
+			switch t.prep {
+			case bulkFlush:
 				b.FlushSet(famOf(s), set.Name)
-			default:
-				b.AddSet(famOf(s), &set, true)
+			case bulkCreate, bulkEnsure:
+				b.AddSet(famOf(s), &set, t.prep == bulkCreate)
+			case bulkDelete:
+				b.DelSet(famOf(s), set.Name)
+				continue
 			}
 			if count[key{set.Name, true}] > 0 {
 				b.DelElementsSeq(famOf(s), set.Name, bulkElems(s, bk, set.Name, true, true))
 			}
 			if count[key{set.Name, false}] > 0 {
-				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name, ld, false), false)
+				b.AddElementsSeq(famOf(s), set.Name, set.HasTimeout, bulkElems(s, bk, set.Name, t.changes, false), false)
 			}
-		}
-		if !s.Type.Net() {
-			continue
-		}
-		m := s.MarkerSet()
-		switch had, has := hadMarker[s.Name], bk.HasNomatch(); {
-		case has && !had:
-			b.AddSet(famOf(s), &m, false)
-		case had && !has:
-			b.DelSet(famOf(s), m.Name)
 		}
 	}
 }
+
+// bulkPrep is what bulkBatch does with an nftables set before its
+// elements change.
+type bulkPrep uint8
+
+const (
+	bulkCreate bulkPrep = iota // a new set
+	bulkKeep                   // elements change (loaded)
+	bulkFlush                  // elements are replaced
+	bulkEnsure                 // a nomatch set that may exist (a rule made it)
+	bulkDelete                 // a nomatch set no longer needed
+)
 
 // bulkRestore is the state of a restore file run by Restore: the sets
 // it fills as bulks (st: their headers), among them sets that exist
@@ -176,15 +217,15 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 // and the new sets that hold, after a swap, what such a set held
 // (swapped: only a destroy may follow).
 type bulkRestore struct {
-	e         *Engine
-	known     *ipset.State // the sets in the kernel (headers)
-	st        *ipset.State
-	bulks     map[string]*ipset.Bulk
-	replaced  map[string]bool
-	loaded    map[string]bool // replaced sets read by load: changed, not flushed
-	hadMarker map[string]bool
-	swapped   map[string]bool
-	err       error // a kernel error
+	e          *Engine
+	known      *ipset.State // the sets in the kernel (headers)
+	st         *ipset.State
+	bulks      map[string]*ipset.Bulk
+	replaced   map[string]bool
+	loaded     map[string]bool // replaced sets read by load: changed, not flushed
+	hadNomatch map[string]bool
+	swapped    map[string]bool
+	err        error // a kernel error
 }
 
 // target returns the set name refers to if it is filled here.
@@ -202,14 +243,14 @@ func (r *bulkRestore) untouched(name string) *ipset.Set {
 // replace makes the existing set s filled here: its elements are
 // replaced by bk's.
 func (r *bulkRestore) replace(s *ipset.Set, bk *ipset.Bulk) *ipset.Error {
-	m, err := r.e.hasMarker(famOf(s), s)
+	m, err := r.e.hasNomatchSet(famOf(s), s)
 	if err != nil {
 		r.err = err
 		return errFallback
 	}
 	h := s.HeaderOnly()
 	r.st.Sets = append(r.st.Sets, h)
-	r.bulks[s.Name], r.replaced[s.Name], r.hadMarker[s.Name] = bk, true, m
+	r.bulks[s.Name], r.replaced[s.Name], r.hadNomatch[s.Name] = bk, true, m
 	return nil
 }
 
@@ -360,6 +401,7 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 // them, or (changes) those to delete (dels) or to add.
 func bulkElems(s *ipset.Set, bk *ipset.Bulk, name string, changes, dels bool) iter.Seq[*nftables.SetElement] {
 	lookup := s.Type.Net() && name == ipset.LookupSetName(s.Name)
+	nomatch := s.Type.Net() && name == ipset.NomatchSetName(s.Name)
 	shard, sharded := s.ShardIndex(name)
 	switch {
 	case s.Sharded() && name == ipset.CountSetName(s.Name):
@@ -368,6 +410,10 @@ func bulkElems(s *ipset.Set, bk *ipset.Bulk, name string, changes, dels bool) it
 		return bk.ShardEntryChanges(shard, dels)
 	case sharded:
 		return bk.ShardEntries(shard)
+	case changes && nomatch:
+		return bk.NomatchPieceChanges(dels)
+	case nomatch:
+		return bk.NomatchPieces()
 	case changes && lookup:
 		return bk.PieceChanges(dels)
 	case changes:

@@ -122,6 +122,10 @@ func (p *printer) flushPending() {
 func (p *printer) emit(s string) { p.out = append(p.out, s) }
 
 func (p *printer) expr(e expr.Any) error {
+	if l, ok := e.(kernel.EnsuredLookup); ok {
+		// the set it may create is printed with the sets
+		e, _ = l.EnsuredSet()
+	}
 	switch x := e.(type) {
 	case *expr.Payload:
 		if x.OperationType == expr.PayloadWrite {

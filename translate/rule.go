@@ -3,10 +3,13 @@ package translate
 import (
 	"bytes"
 	"compress/flate"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
@@ -178,6 +181,7 @@ const (
 	udComment      = 0
 	udRuleSpec     = 0xa0 // exact rule specification (after "-A CHAIN")
 	udRuleSpecZlib = 0xa1 // the same, deflated with specDict
+	udDigest       = 0xa2 // digest of the rule: see digest
 )
 
 // specDict primes the compressor with words rule texts are made of, so
@@ -198,7 +202,10 @@ var ErrTooLong = errors.New("rule specification too long for rule userdata")
 
 // UserData returns the userdata that records r's canonical text.
 func UserData(r *compat.Rule) ([]byte, error) {
-	spec := compat.ExactSpec(r)
+	return userData(compat.ExactSpec(r))
+}
+
+func userData(spec string) ([]byte, error) {
 	if len(spec) <= 255 {
 		return append([]byte{udRuleSpec, byte(len(spec))}, spec...), nil
 	}
@@ -213,6 +220,128 @@ func UserData(r *compat.Rule) ([]byte, error) {
 		return nil, ErrTooLong
 	}
 	return append([]byte{udRuleSpecZlib, byte(buf.Len())}, buf.Bytes()...), nil
+}
+
+// UserDataFor returns the userdata of r, a rule of chain in the iptables
+// table, that es (ExprsIn's translation of r) go to the kernel with: r's
+// canonical text and, when the kernel's listing of es can be foretold
+// and there is room, their digest, with which reading the rule back
+// skips translating it again (ReadRule), and, when the text is also what
+// -S prints, parsing it (ReadSaveSpec).
+func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any) ([]byte, error) {
+	spec := compat.ExactSpec(r)
+	ud, err := userData(spec)
+	if err != nil || len(ud)+2+digestRecLen > maxUserdata {
+		return ud, err
+	}
+	var flags byte
+	var sb strings.Builder
+	sb.Grow(len(spec))
+	compat.WriteRuleSpec(&sb, r, false)
+	if sb.String() == spec {
+		flags |= digestSaveText
+	}
+	bp := digestBufs.Get().(*[]byte)
+	defer putDigestBuf(bp)
+	b := digestInput((*bp)[:0], f, table, chain, ud, flags)
+	b, ok := kernel.AppendListed(b, kernel.Family(f), es)
+	*bp = b
+	if !ok {
+		return ud, nil
+	}
+	sum := sha256.Sum256(b)
+	ud = append(ud, udDigest, digestRecLen)
+	ud = append(ud, sum[:digestLen]...)
+	return append(ud, flags), nil
+}
+
+// The digest record: digestLen bytes of the SHA-256 of digestInput and
+// the rule's listed expressions, then a byte of flags (in the digest too).
+const (
+	digestLen    = 8
+	digestRecLen = digestLen + 1
+	// digestSaveText: the stored text is the -S text of the rule (the
+	// exact text and the canonical one are the same)
+	digestSaveText = 1
+)
+
+// buildStamp names this build of xdptables in every digest: a rule that
+// another build wrote does not match, and is read the careful way
+// (translated again and compared, printed from the parsed rule), as that
+// build may have translated or printed it differently. The command sets
+// it to the executable's build ID (SetBuild); without it, the version and
+// what the Go toolchain recorded about the build stand in.
+var buildStamp = sync.OnceValue(func() string {
+	stamp := "xdptables " + compat.Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		stamp += " " + bi.Main.Version + " " + bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision", "vcs.time", "vcs.modified":
+				stamp += " " + s.Value
+			}
+		}
+	}
+	return stamp
+})
+
+// SetBuild names the running build for the digests in rule userdata (see
+// buildStamp); id is called once, when the first digest is taken, and
+// "" from it keeps the default. Call it before any rule is read or
+// written.
+func SetBuild(id func() string) {
+	def := buildStamp
+	buildStamp = sync.OnceValue(func() string {
+		if s := id(); s != "" {
+			return "xdptables " + compat.Version + " build " + s
+		}
+		return def()
+	})
+}
+
+// digestBufs holds buffers to take digests over (one per rule written or
+// read would be garbage).
+var digestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+func putDigestBuf(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		*bp = (*bp)[:0]
+		digestBufs.Put(bp)
+	}
+}
+
+// digestInput appends what a rule's digest is taken of, up to its
+// expressions: the rule's place (family, table, chain: a rule moved
+// elsewhere is checked by translating it), its stored text (the
+// userdata's text record as stored) and the digest's flags.
+func digestInput(dst []byte, f compat.Family, table, chain string, ud []byte, flags byte) []byte {
+	dst = append(dst, "xdptables rule 1\x00"...)
+	dst = append(dst, buildStamp()...)
+	dst = append(dst, 0)
+	dst = append(dst, byte(f))
+	dst = append(dst, table...)
+	dst = append(dst, 0)
+	dst = append(dst, chain...)
+	dst = append(dst, 0)
+	if rec, ok := specRecord(ud); ok {
+		dst = append(dst, rec...)
+	}
+	return append(dst, 0, flags)
+}
+
+// specRecord returns the TLV record of ud that holds the rule text.
+func specRecord(ud []byte) ([]byte, bool) {
+	for len(ud) >= 2 {
+		t, l := ud[0], int(ud[1])
+		if len(ud) < 2+l {
+			return nil, false
+		}
+		if t == udRuleSpec || t == udRuleSpecZlib {
+			return ud[:2+l], true
+		}
+		ud = ud[2+l:]
+	}
+	return nil, false
 }
 
 // specText returns the rule specification stored in userdata.
@@ -234,6 +363,91 @@ func specText(ud []byte) (string, bool) {
 // ErrForeign says a kernel rule was not written by xdptables (or was
 // changed since): it is reported, never guessed at.
 var ErrForeign = errors.New("rule was not written by xdptables")
+
+// ReadRule rebuilds the iptables rule a kernel rule of chain was written
+// from; ErrForeign when xdptables did not write it (or it changed since).
+// A rule whose userdata holds a digest (UserDataFor) that matches its
+// expressions as listed is read from its text alone; any other is
+// translated again and compared (FromKernel). The counter values are the
+// kernel's.
+func ReadRule(f compat.Family, table, chain string, kr *kernel.Rule) (*compat.Rule, error) {
+	r, _, err := readRule(f, table, chain, kr)
+	return r, err
+}
+
+func readRule(f compat.Family, table, chain string, kr *kernel.Rule) (r *compat.Rule, fast bool, err error) {
+	if DigestMatches(f, table, chain, kr) {
+		r, err := StoredRule(f, table, chain, kr.UserData)
+		if err != nil {
+			return nil, true, err
+		}
+		if c := kr.CounterValues(); c != nil {
+			r.Counters = &compat.Counters{Packets: c.Packets, Bytes: c.Bytes}
+		}
+		return r, true, nil
+	}
+	if err := kr.Decode(); err != nil {
+		return nil, false, err
+	}
+	if len(kr.Unsupported) > 0 {
+		return nil, false, ErrForeign
+	}
+	r, err = FromKernel(f, table, chain, kr.Exprs, kr.UserData)
+	return r, false, err
+}
+
+// HasDigest says whether userdata holds a digest (UserDataFor).
+func HasDigest(userdata []byte) bool {
+	_, ok := findTLV(userdata, udDigest)
+	return ok
+}
+
+// DigestMatches says whether kr's userdata holds a digest and it is the
+// digest of kr's text and expressions as the kernel lists them, in
+// chain of the iptables table: then the rule is read from its text alone.
+func DigestMatches(f compat.Family, table, chain string, kr *kernel.Rule) bool {
+	_, ok := matchingDigest(f, table, chain, kr)
+	return ok
+}
+
+// matchingDigest returns the flags of kr's digest when it matches.
+func matchingDigest(f compat.Family, table, chain string, kr *kernel.Rule) (byte, bool) {
+	d, ok := findTLV(kr.UserData, udDigest)
+	if !ok || len(d) != digestRecLen {
+		return 0, false
+	}
+	flags := d[digestLen]
+	bp := digestBufs.Get().(*[]byte)
+	defer putDigestBuf(bp)
+	b := digestInput((*bp)[:0], f, table, chain, kr.UserData, flags)
+	b, ok = kr.AppendListed(b)
+	*bp = b
+	if !ok {
+		return 0, false
+	}
+	sum := sha256.Sum256(b)
+	return flags, bytes.Equal(sum[:digestLen], d[:digestLen])
+}
+
+// ReadSaveSpec returns, for a rule of chain whose digest matches and whose
+// stored text is its -S text, that text (the rule specification after
+// "-A CHAIN", as compat.WriteRuleSpec writes it without counters) and the
+// kernel's counter values, without parsing it. ok is false for any other
+// rule: read it with ReadRule.
+func ReadSaveSpec(f compat.Family, table, chain string, kr *kernel.Rule) (spec string, counters *compat.Counters, ok bool) {
+	flags, ok := matchingDigest(f, table, chain, kr)
+	if !ok || flags&digestSaveText == 0 {
+		return "", nil, false
+	}
+	spec, ok = specText(kr.UserData)
+	if !ok {
+		return "", nil, false
+	}
+	if c := kr.CounterValues(); c != nil {
+		counters = &compat.Counters{Packets: c.Packets, Bytes: c.Bytes}
+	}
+	return spec, counters, true
+}
 
 // FromKernel rebuilds the rule of chain from its userdata and checks it
 // against the kernel's expressions. The counter values are taken from

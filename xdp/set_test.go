@@ -2,6 +2,7 @@ package xdp
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -89,5 +90,37 @@ func TestClassifierSets(t *testing.T) {
 			}
 		}
 		p.Close()
+	}
+}
+
+// TestClassifierReturnNomatch: a -m set rule with --return-nomatch on a
+// net type ends the XDP run (nftables alone evaluates it: it looks up
+// the set's nomatch set, which XDP does not mirror), with or without !;
+// on other types, which ignore the flag, it is a plain lookup.
+func TestClassifierReturnNomatch(t *testing.T) {
+	nets := ipset.NewSet("bl", ipset.LookupType("hash:net"))
+	ips := ipset.NewSet("ips", ipset.LookupType("hash:ip"))
+	src := func(name string) *ipset.Set {
+		if name == "ips" {
+			return ips
+		}
+		return nets
+	}
+	for _, tc := range []struct {
+		spec string
+		run  int
+	}{
+		{"-m set --match-set bl src --return-nomatch -j DROP", 1},
+		{"-m set ! --match-set bl src --return-nomatch -j ACCEPT", 1},
+		{"-m set --match-set ips src --return-nomatch -j DROP", 3},
+	} {
+		rules := parseRules(t, compat.IPv4, "-s 198.18.0.0/16 -j DROP", tc.spec, "-s 198.19.0.0/16 -j DROP")
+		c, err := CompileSets(rules, nil, nil, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Run4 != tc.run || (tc.run == 1) != (c.Stop4 != nil) || c.Stop4 != nil && (c.Stop4.Pos != 1 || !strings.Contains(c.Stop4.Reason, "return-nomatch")) {
+			t.Errorf("%s: run %d stop %v", tc.spec, c.Run4, c.Stop4)
+		}
 	}
 }

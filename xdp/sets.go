@@ -32,12 +32,16 @@ func (ss *setSlots) lookup(fam compat.Family, m *compat.SetMatch) (int, error) {
 	if ss.src == nil {
 		return 0, fmt.Errorf("-m set is not evaluated in XDP")
 	}
-	if m.ReturnNomatch || m.Packets.Op != "" || m.Bytes.Op != "" {
-		return 0, fmt.Errorf("-m set with --return-nomatch or counter tests")
+	if m.Packets.Op != "" || m.Bytes.Op != "" {
+		return 0, fmt.Errorf("-m set with counter tests")
 	}
 	s := ss.src(m.SetName)
 	if s == nil {
 		return 0, fmt.Errorf("set %s not found", m.SetName)
+	}
+	if m.ReturnNomatch && s.Type.Net() {
+		// (types without nomatch entries ignore the flag: a plain lookup)
+		return 0, fmt.Errorf("-m set with --return-nomatch on a type with nomatch entries")
 	}
 	if err := Mirrorable(s); err != nil {
 		return 0, err

@@ -25,10 +25,65 @@ func ipsetMain(_ string, args []string) int {
 		}
 		return perr.Status
 	}
+	if cmd.Op == ipset.OpInteractive {
+		return ipsetInteractive(cmd.Opts, os.Stdin, os.Stdout, os.Stderr)
+	}
+	return runIpset(cmd, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// ipsetInteractive is "ipset -": commands from in, one per line, each
+// run on its own after a prompt, until "quit" or the end of the input.
+// Global options given on a line stay set for the lines after it, as in
+// a restore; errors are printed and the next line is read; the status
+// is 0. (ipset's prompts: one before each line, two after a blank or
+// comment line.)
+func ipsetInteractive(opts ipset.Options, in io.Reader, stdout, stderr io.Writer) int {
+	prompt := func() { fmt.Fprint(stdout, "ipset> ") }
+	prompt()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		t := strings.TrimLeft(sc.Text(), " \t\r")
+		if strings.TrimSpace(t) == "" || t[0] == '#' {
+			prompt()
+			prompt()
+			continue
+		}
+		words := ipset.SplitLine(t)
+		if words[0] == "quit" {
+			return 0
+		}
+		cmd, perr := ipset.ParseArgs(words)
+		switch {
+		case perr != nil && strings.HasPrefix(perr.Msg, "No command specified") || perr != nil && strings.HasPrefix(perr.Msg, "Invalid option"):
+			fmt.Fprintln(stdout, "No command specified")
+		case perr != nil:
+			fmt.Fprint(stderr, ipset.Format(perr))
+		case cmd.Op == ipset.OpRestore:
+			fmt.Fprintln(stdout, "Restore command is not supported in interactive mode")
+		case cmd.Op == ipset.OpQuit:
+			return 0
+		case cmd.Op == ipset.OpInteractive:
+		default:
+			opts.Merge(cmd.Opts)
+			cmd.Opts = opts
+			cmd.Opts.Quiet = false // (ipset prints errors here even so)
+			runIpset(cmd, nil, stdout, stderr)
+		}
+		prompt()
+	}
+	return 0
+}
+
+// runIpset runs one command (stdin: a restore's input).
+func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int {
 	quiet := cmd.Opts.Quiet
 	fail := func(err error) int {
+		if e, ok := err.(*ipset.Error); ok && e.Quiet {
+			quiet = true
+		}
 		if !quiet {
-			fmt.Fprint(os.Stderr, ipset.Format(err))
+			fmt.Fprint(stderr, ipset.Format(err))
 		}
 		return ipset.StatusOf(err)
 	}
@@ -36,26 +91,28 @@ func ipsetMain(_ string, args []string) int {
 	restoreText := ""
 	switch cmd.Op {
 	case ipset.OpVersion:
-		fmt.Printf("ipset v%s, protocol version: 7\n", ipset.Version)
+		fmt.Fprintf(stdout, "ipset v%s, protocol version: 7\n", ipset.Version)
+		return 0
+	case ipset.OpQuit:
 		return 0
 	case ipset.OpHelp:
 		if len(cmd.Args) == 0 {
-			fmt.Print(ipset.Help())
+			fmt.Fprint(stdout, ipset.Help())
 			return 0
 		}
 		text, herr := ipset.TypeHelp(cmd.Args[0])
 		if herr != nil {
 			// ipset reports the error before it prints the help.
 			rc := fail(herr)
-			fmt.Print(text)
+			fmt.Fprint(stdout, text)
 			return rc
 		}
-		fmt.Print(text)
+		fmt.Fprint(stdout, text)
 		return 0
 	case ipset.OpRestore:
-		in := io.Reader(os.Stdin)
+		in := stdin
 		size := 0
-		if cmd.Opts.File != "" && cmd.Opts.File != "-" {
+		if cmd.Opts.File != "" { // ("-" is a file name here, as for ipset)
 			f, err := os.Open(cmd.Opts.File)
 			if err != nil {
 				return ipset.StatusNoInput
@@ -68,9 +125,9 @@ func ipsetMain(_ string, args []string) int {
 		}
 		var text strings.Builder
 		text.Grow(size + 512)
-		if _, err := io.Copy(&text, in); err != nil {
-			return ipset.StatusNoInput
-		}
+		// ipset reads lines until it can read no more: a read error
+		// (a directory given as the file) ends the input.
+		_, _ = io.Copy(&text, in)
 		restoreText = text.String()
 		// The file must parse before anything runs.
 		if rerr := ipset.EachRestoreCommand(restoreText, func(*ipset.Command) *ipset.Error { return nil }); rerr != nil {
@@ -83,7 +140,7 @@ func ipsetMain(_ string, args []string) int {
 	}
 	defer conn.Close()
 	e := &setengine.Engine{Conn: conn}
-	out := io.Writer(os.Stdout)
+	out := stdout
 	if (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
 		f, ferr := os.Create(cmd.Opts.File)
 		if ferr != nil {
@@ -126,7 +183,7 @@ func ipsetMain(_ string, args []string) int {
 	}
 	fmt.Fprint(out, res.Stdout)
 	if !quiet {
-		fmt.Fprint(os.Stderr, res.Stderr)
+		fmt.Fprint(stderr, res.Stderr)
 	}
 	if err != nil {
 		// a restore that cannot reach the kernel fails at its first line
@@ -135,8 +192,8 @@ func ipsetMain(_ string, args []string) int {
 		}
 		if e, ok := err.(*ipset.Error); ok && (cmd.Op == ipset.OpTest || cmd.Op == ipset.OpRestore) && e.NotInSet {
 			// "X is NOT in set Y." has no prefix.
-			if !quiet {
-				fmt.Fprintln(os.Stderr, e.Msg)
+			if !quiet && !e.Quiet {
+				fmt.Fprintln(stderr, e.Msg)
 			}
 			return e.Status
 		}

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/ipset"
@@ -36,6 +41,34 @@ func init() {
 	}
 }
 
+// ipset resolves host names in elements (getaddrinfo) and, with
+// -resolve, prints addresses by name (getnameinfo): the resolver reads
+// /etc/hosts, then asks DNS.
+func init() {
+	ipset.LookupHost = func(name string, v6 bool) (netip.Addr, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		nw := "ip4"
+		if v6 {
+			nw = "ip6"
+		}
+		as, err := net.DefaultResolver.LookupNetIP(ctx, nw, name)
+		if err != nil || len(as) == 0 {
+			return netip.Addr{}, false
+		}
+		return as[0].Unmap(), true
+	}
+	ipset.LookupName = func(a netip.Addr) (string, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		names, err := net.DefaultResolver.LookupAddr(ctx, a.String())
+		if err != nil || len(names) == 0 {
+			return "", false
+		}
+		return strings.TrimSuffix(names[0], "."), true
+	}
+}
+
 // setInfo describes an ipset set the way -m set and -j SET need it.
 func setInfo(name string, s *ipset.Set) compat.SetInfo {
 	info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4,
@@ -43,6 +76,10 @@ func setInfo(name string, s *ipset.Set) compat.SetInfo {
 		List: s.Type.List}
 	if s.Family == ipset.Inet6 {
 		info.Family = compat.IPv6
+	}
+	if s.Type.Net() {
+		n := s.NomatchNftSet()
+		info.Nomatch = &n
 	}
 	for _, d := range s.Type.Dims {
 		switch d {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -83,7 +84,7 @@ func translateMain(args []string) int {
 			return 1
 		}
 		fmt.Fprintf(w, "# xdptables translate ipset restore %s\n", name)
-		writeSets(w, st)
+		writeSets(w, st, "")
 		return 0
 	case "ip6tables", "ip6tables-restore":
 		f = compat.IPv6
@@ -93,15 +94,21 @@ func translateMain(args []string) int {
 		fs.Usage()
 		return 2
 	}
-	if st != nil {
-		writeSets(w, st)
-	}
+	// The rules go first into a buffer: the sets before them include
+	// the nomatch sets they look up (--return-nomatch).
+	var rules bytes.Buffer
+	rw := bufio.NewWriter(&rules)
 	var rc int
 	if strings.HasSuffix(rest[0], "-restore") {
-		rc = translateRestore(w, f, rest[0], rest[1:])
+		rc = translateRestore(rw, f, rest[0], rest[1:])
 	} else {
-		rc = translateCommand(w, f, rest[0], rest[1:])
+		rc = translateCommand(rw, f, rest[0], rest[1:])
 	}
+	rw.Flush()
+	if st != nil {
+		writeSets(w, st, rules.String())
+	}
+	w.Write(rules.Bytes())
 	if rc == 0 && untranslated > 0 {
 		rc = 1
 	}
@@ -566,8 +573,11 @@ func quoteNft(s string) string {
 }
 
 // writeSets prints the nftables sets that hold the ipset sets of st, in
-// the tables of their families.
-func writeSets(w *bufio.Writer, st *ipset.State) {
+// the tables of their families. rules is the text of the rules that
+// follow: the nomatch set of a net type is printed when it has nomatch
+// entries or a rule looks it up (--return-nomatch), as the kernel holds
+// it.
+func writeSets(w *bufio.Writer, st *ipset.State, rules string) {
 	for _, fam := range []ipset.Family{ipset.Inet, ipset.Inet6} {
 		var sets []*ipset.Set
 		for _, s := range st.Sets {
@@ -587,13 +597,29 @@ func writeSets(w *bufio.Writer, st *ipset.State) {
 			for _, ns := range s.NftSets() {
 				writeSet(w, ns)
 			}
-			if s.Type.Net() && s.HasNomatch() {
-				// the empty marker set that records nomatch entries
-				writeSet(w, ipset.NftSet{Set: s.MarkerSet()})
+			if s.Type.Net() && (s.HasNomatch() || looksUp(rules, ipset.NomatchSetName(s.Name))) {
+				writeSet(w, s.Nomatch(true))
 			}
 		}
 		fmt.Fprintf(w, "}\n")
 	}
+}
+
+// looksUp reports whether the nft text of rules looks up set name.
+func looksUp(rules, name string) bool {
+	at := "@" + quoteNft(name)
+	for i := strings.Index(rules, at); i >= 0; {
+		rest := rules[i+len(at):]
+		if rest == "" || strings.ContainsAny(rest[:1], " \t\n;}") {
+			return true
+		}
+		j := strings.Index(rest, at)
+		if j < 0 {
+			break
+		}
+		i += len(at) + j
+	}
+	return false
 }
 
 func writeSet(w *bufio.Writer, ns ipset.NftSet) {

@@ -41,6 +41,10 @@ func New(t testing.TB, tag string) *NS {
 		tag = own + "-" + tag
 	}
 	name := fmt.Sprintf("xdpt-%s-%d-%d", tag, os.Getpid(), counter.Add(1))
+	if p := os.Getenv("XDPT_NETNS_TAG"); p != "" {
+		// tells apart the namespaces of test runs that share a machine
+		name = fmt.Sprintf("xdpt-%s-%s-%d-%d", p, tag, os.Getpid(), counter.Load())
+	}
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
 	}
