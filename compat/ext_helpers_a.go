@@ -292,13 +292,14 @@ func (h hostMask) String() string {
 	return h.Addr.String() + "/" + strconv.Itoa(h.Bits)
 }
 
-// listString is the -L form: "anywhere" for /0 and host names unless
-// numeric.
+// listString is the -L form: names unless numeric; like libxt_conntrack,
+// "anywhere" is the unspecified address whatever its mask, and any other
+// address keeps its mask (1.2.3.4/0).
 func (h hostMask) listString(numeric bool) string {
 	if numeric {
 		return h.String()
 	}
-	if h.Bits == 0 {
+	if h.Addr.IsUnspecified() {
 		return "anywhere"
 	}
 	s := hostName(h.Addr)

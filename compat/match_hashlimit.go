@@ -319,6 +319,14 @@ func (m *HashlimitMatch) Final(_ *Rule, seen OptSet) error {
 	if m.Mode&hlModeRateMatch != 0 && !seen.Has(hlOptInterval) {
 		m.Interval = 1
 	}
+	if m.Mode&(hlModeRateMatch|hlModeBytes) == hlModeRateMatch {
+		// libxt_hashlimit measures a matched rate per second: the
+		// unit sets the default expiry and interval
+		m.Avg /= uint64(m.mult)
+		if !seen.Has(hlOptInterval) {
+			m.Interval = m.mult
+		}
+	}
 	if m.Mode&hlModeBytes != 0 {
 		var burst uint64
 		if seen.Has(hlOptBurst) {
@@ -478,6 +486,9 @@ func (m *HashlimitMatch) save(b *strings.Builder, exact bool) {
 		if m.Interval != 1 {
 			fmt.Fprintf(b, " --hashlimit-rate-interval %d", m.Interval)
 		}
+	} else if exact && m.Interval != 0 {
+		// not printed by iptables, but in the blob (and -L's rate)
+		fmt.Fprintf(b, " --hashlimit-rate-interval %d", m.Interval)
 	}
 }
 
@@ -535,9 +546,8 @@ func (m *HashlimitMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 // hashlimit_cfg3 at offset 256 (avg, burst as u64; mode, size, max,
 // gc_interval, expire, interval as u32; srcmask, dstmask), then the
 // kernel's own pointer (zero). The rate interval only matters with
-// --hashlimit-rate-match and is not printed without it, so it is sent
-// as 0 then, as when it is not given (the rule text must give back the
-// same blob).
+// --hashlimit-rate-match, but iptables sends it without too, and -L
+// shows the rate times the interval.
 func (m *HashlimitMatch) NftExprs(*NftContext) ([]expr.Any, error) {
 	b := make([]byte, 312)
 	copy(b[:254], m.ListName)
@@ -549,11 +559,7 @@ func (m *HashlimitMatch) NftExprs(*NftContext) ([]expr.Any, error) {
 	ne.PutUint32(b[280:], m.Max)
 	ne.PutUint32(b[284:], m.GCInterval)
 	ne.PutUint32(b[288:], m.Expire)
-	interval := m.Interval
-	if m.Mode&hlModeRateMatch == 0 {
-		interval = 0
-	}
-	ne.PutUint32(b[292:], interval)
+	ne.PutUint32(b[292:], m.Interval)
 	b[296], b[297] = m.SrcMask, m.DstMask
 	return []expr.Any{xtMatch("hashlimit", 3, b)}, nil
 }

@@ -135,6 +135,16 @@ func (m *ICMPMatch) Save(b *strings.Builder, _ *Rule) {
 	}
 }
 
+// SaveExact keeps the code of type 255 ("any" in -S, which reads back
+// as all codes): -L shows it.
+func (m *ICMPMatch) SaveExact(b *strings.Builder, r *Rule) {
+	if m.Type == 0xff && m.CodeMin == m.CodeMax {
+		fmt.Fprintf(b, "%s --icmp-type 255/%d", bang(m.Invert), m.CodeMin)
+		return
+	}
+	m.Save(b, r)
+}
+
 // listICMPType appends the -L text of a type/code test after the
 // protocol word: a name unless numeric, else "type T[ code C]".
 func listICMPType(b *strings.Builder, table []icmpName, typ, min, max uint8, inv, numeric bool) {

@@ -236,7 +236,9 @@ func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
 			return d, err
 		}
 	}
-	if o.Counters {
+	// like iptables-restore, a user chain's counters are not read
+	// (":x - -" is fine with -c)
+	if o.Counters && d.Policy != "-" {
 		if len(f) < 3 {
 			return d, Paramf("invalid policy counters for chain '%s'", d.Name)
 		}

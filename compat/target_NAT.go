@@ -364,11 +364,10 @@ func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		// (the library's own encoding leaves the flags out, and the
 		// kernel would then ignore the ports): see kernel/fastexpr.go.
 		m := &expr.Masq{Random: random, FullyRandom: fully, Persistent: persistent}
+		// a single port names its register as both ends: the kernel
+		// lists it so (it fills in the missing max)
 		if ports {
-			m.ToPorts, m.RegProtoMin = true, pmin
-			if pmax != pmin {
-				m.RegProtoMax = pmax
-			}
+			m.ToPorts, m.RegProtoMin, m.RegProtoMax = true, pmin, pmax
 		}
 		return append(out, m), nil
 	case "REDIRECT":

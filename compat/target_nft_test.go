@@ -68,7 +68,7 @@ func TestTargetNftExprs(t *testing.T) {
 		{IPv4, "nat", "-p tcp -j REDIRECT --to-ports 8080-8090", []expr.Any{imm(3, 0x1f, 0x90), imm(4, 0x1f, 0x9a),
 			&expr.Redir{RegisterProtoMin: 3, RegisterProtoMax: 4, Flags: NATProtoSpecified}}, false},
 		{IPv4, "filter", "-j MASQUERADE", refused("MASQUERADE", 0, 24), false},
-		{IPv4, "nat", "-p tcp -j MASQUERADE --to-ports 1000", []expr.Any{imm(3, 0x03, 0xe8), &expr.Masq{ToPorts: true, RegProtoMin: 3}}, false},
+		{IPv4, "nat", "-p tcp -j MASQUERADE --to-ports 1000", []expr.Any{imm(3, 0x03, 0xe8), &expr.Masq{ToPorts: true, RegProtoMin: 3, RegProtoMax: 3}}, false},
 		{IPv4, "nat", "-p tcp -j MASQUERADE --to-ports 1024-65535 --random-fully", []expr.Any{imm(3, 0x04, 0x00), imm(4, 0xff, 0xff),
 			&expr.Masq{ToPorts: true, RegProtoMin: 3, RegProtoMax: 4, FullyRandom: true}}, false},
 		{IPv4, "raw", "-j CT --notrack", []expr.Any{&expr.Notrack{}}, false},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
 	"github.com/xdptables/xdptables/translate"
@@ -144,6 +145,11 @@ func (e *Engine) viewOf(table string, chains []kernel.Chain) *View {
 			continue
 		}
 		c := &ChainState{Name: kc.Name[len(prefix):], Handle: kc.Handle, use: int(kc.Use)}
+		if kc.Base != nil && !compat.IsBuiltin(table, c.Name) {
+			v.tainted = true
+			v.hidden = append(v.hidden, kc.Name)
+			continue
+		}
 		if kc.Base != nil {
 			c.Builtin = true
 			c.Policy = compat.VerdictAccept
@@ -173,7 +179,11 @@ func (e *Engine) loadRules(v *View, n need) error {
 		c.Loaded = true
 		restart := func() { c.Rules, c.kernelRules, c.partial = nil, 0, false }
 		defer func() { c.orig = slices.Clone(c.Rules) }()
-		return e.scanChain(table, c.Name, restart, func(kr *kernel.Rule) error {
+		kname := c.Name
+		if c.renameFrom != "" {
+			kname = c.renameFrom // renamed by an earlier section of a restore
+		}
+		return e.scanChain(table, kname, restart, func(kr *kernel.Rule) error {
 			c.kernelRules++
 			if wanted != nil && !maybeWanted(kr, wanted) {
 				c.partial = true
@@ -525,6 +535,15 @@ func (bl *builder) add(v *View) error {
 	}
 	bl.b.Grow(newRules*320+len(v.Chains)*100, newRules+len(v.Chains))
 	names := append([]string(nil), v.names...)
+	// 0. base chains iptables does not show (see View.hidden)
+	for _, kname := range v.hidden {
+		if v.hiddenFlush || v.hiddenDelete {
+			bl.note(bl.b.FlushChain(bl.fam, kname), kname, v.Line)
+		}
+		if v.hiddenDelete {
+			bl.note(bl.b.DelChain(bl.fam, kname), kname, v.Line)
+		}
+	}
 	// 1. rules that go away (before chains they reference are deleted)
 	for _, n := range names {
 		c := v.Chains[n]
@@ -584,13 +603,35 @@ func (bl *builder) add(v *View) error {
 			bl.note(bl.b.SetChainCounters(bl.fam, prefix+c.Name, *toKernelCounters(c.Counters)), c.Name, v.Line)
 		}
 	}
-	// 3. new rules, placed before the next rule that stays; zeroed counters
+	// 3. new rules, placed before the next rule that stays; zeroed counters.
+	// Until the batch commits, the kernel knows a chain renamed in it by
+	// its old name only: rules go into it, and jumps go to it, by that name
+	// (a restore that renames in one section and uses the new name in the
+	// next is one batch)
+	renamed := map[string]string{}
+	for _, c := range v.Chains {
+		if c.renameFrom != "" && c.InKernel && !c.deleted {
+			renamed[prefix+c.Name] = prefix + c.renameFrom
+		}
+	}
+	ruleSpec := func(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
+		spec, err := ruleSpec(table, chain, r)
+		for _, e := range spec.Exprs {
+			if vd, ok := e.(*expr.Verdict); ok && renamed[vd.Chain] != "" {
+				vd.Chain = renamed[vd.Chain]
+			}
+		}
+		return spec, err
+	}
 	for _, n := range names {
 		c := v.Chains[n]
 		if c == nil || c.deleted || !(c.rulesModified || c.anyZeroed()) {
 			continue
 		}
 		kname := prefix + c.Name
+		if old := renamed[kname]; old != "" {
+			kname = old
+		}
 		// new rules for the head of an unread chain go in reverse order
 		for i := len(c.Rules) - 1; i >= 0; i-- {
 			if r := c.Rules[i]; r.prepend {

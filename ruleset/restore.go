@@ -64,6 +64,7 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 		for _, d := range t.Chains {
 			declared[d.Name] = true
 		}
+		v.hiddenDelete = len(v.hidden) > 0
 		for _, n := range append([]string(nil), v.names...) {
 			c := v.Chains[n]
 			if c == nil || c.deleted {
@@ -167,6 +168,9 @@ func noflushNeed(tables []*compat.RestoreTable, table string) need {
 	seen := map[string]bool{}
 	seenChain := map[string]bool{}
 	allChains := false
+	// a chain renamed earlier in the restore is read by its name in the
+	// kernel
+	kernelName := map[string]string{}
 	addChain := func(c string) {
 		if c != "" && !seenChain[c] {
 			seenChain[c] = true
@@ -190,12 +194,22 @@ func noflushNeed(tables []*compat.RestoreTable, table string) need {
 			}
 			for _, c := range m.chains {
 				addChain(c)
+				addChain(kernelName[c])
 			}
 			for _, c := range m.rulesOf {
-				if !seen[c] {
-					seen[c] = true
-					n.rulesOf = append(n.rulesOf, c)
+				for _, c := range []string{c, kernelName[c]} {
+					if c != "" && !seen[c] {
+						seen[c] = true
+						n.rulesOf = append(n.rulesOf, c)
+					}
 				}
+			}
+			if rc.Cmd.Op == compat.OpRenameChain {
+				old := rc.Cmd.Chain
+				if k := kernelName[old]; k != "" {
+					old = k
+				}
+				kernelName[rc.Cmd.NewName] = old
 			}
 		}
 	}
@@ -203,6 +217,55 @@ func noflushNeed(tables []*compat.RestoreTable, table string) need {
 		n.chains = nil
 	}
 	return n
+}
+
+// extendView reads into v, the view of a table that an earlier section
+// of the same --noflush restore loaded for its own needs, what a later
+// section needs beyond that (n): the chains v does not hold and the rules
+// of chains it did not read. A chain the restore renamed, deleted or
+// created is already in v, under its new name.
+func (e *Engine) extendView(v *View, n need) error {
+	var missing []string
+	for _, c := range n.chains {
+		if v.Chains[c] == nil {
+			missing = append(missing, c)
+		}
+	}
+	if n.allRules || len(n.chains) == 0 || len(missing) > 0 {
+		names := missing
+		if n.allRules || len(n.chains) == 0 {
+			names = nil
+		}
+		chains, err := e.chainsOf(v.Table, names)
+		if err != nil {
+			return err
+		}
+		known := map[string]bool{}
+		for name, c := range v.Chains {
+			known[name] = true
+			if c.renameFrom != "" {
+				known[c.renameFrom] = true
+			}
+		}
+		w := e.viewOf(v.Table, chains)
+		for _, name := range w.names {
+			if !known[name] {
+				v.AddChain(w.Chains[name])
+			}
+		}
+		v.tainted = v.tainted || w.tainted
+	}
+	read := n.rulesOf
+	if n.allRules {
+		read = append([]string(nil), v.names...)
+	}
+	if err := e.loadRules(v, need{rulesOf: read}); err != nil {
+		return err
+	}
+	if n.allRules {
+		v.Complete = true
+	}
+	return nil
 }
 
 // jumpError is a rule's jump to a chain that does not exist at that point

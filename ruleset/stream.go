@@ -286,9 +286,14 @@ func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 	}
 	h.s = &streamState{v: v, exists: map[string]bool{}}
 	h.bl.ix.rebuild(t.Name, true)
-	// flush mode: every chain of the table is emptied first
+	// flush mode: every chain of the table is emptied first; base chains
+	// iptables does not show go away (see View.hidden)
 	for _, n := range v.names {
 		h.bl.note(h.bl.b.FlushChain(h.bl.fam, t.Name+"."+n), n, t.Line)
+	}
+	for _, kname := range v.hidden {
+		h.bl.note(h.bl.b.FlushChain(h.bl.fam, kname), kname, t.Line)
+		h.bl.note(h.bl.b.DelChain(h.bl.fam, kname), kname, t.Line)
 	}
 	return nil
 }
@@ -439,6 +444,10 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 				return kernelReadError(err)
 			}
 			h.views[t.Name] = v
+		} else if h.o.Noflush {
+			if err := h.e.extendView(v, noflushNeed([]*compat.RestoreTable{t}, t.Name)); err != nil {
+				return kernelReadError(err)
+			}
 		}
 		if h.o.Verbose && !h.o.Noflush && h.echo != nil {
 			h.echo(v.verboseSection(t))

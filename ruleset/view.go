@@ -87,6 +87,16 @@ type View struct {
 	jumpsChecked bool
 	// marked says the marker chain of the iptables table exists.
 	marked bool
+	// tainted says the table holds a base chain that is no built-in
+	// chain of it (a built-in renamed with -E): iptables-nft leaves such
+	// a chain out, as if absent, and says so in whole-table listings.
+	tainted bool
+	// hidden are the kernel names of those chains. Like iptables-nft,
+	// which flushes or replaces the whole nftables table, -F without a
+	// chain empties them (hiddenFlush) and a restore that replaces the
+	// table deletes them (hiddenDelete).
+	hidden                    []string
+	hiddenFlush, hiddenDelete bool
 	// replaced says every rule of the table is in the view (all chains
 	// were emptied in it first): the rule index is built anew.
 	replaced bool
@@ -341,6 +351,7 @@ func (v *View) Apply(cmd *compat.Command) error {
 		v.removeAt(c, cmd.RuleNum-1)
 	case compat.OpFlush:
 		if cmd.Chain == "" {
+			v.hiddenFlush = len(v.hidden) > 0
 			// every chain of the table is in the view (needOf)
 			v.replaced = true
 		}
