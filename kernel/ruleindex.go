@@ -438,8 +438,16 @@ func (c *Conn) CarryIndex(b *Batch, genid uint32, tables []string) error {
 			return err
 		}
 		if ok && st.GenID == genid && st.Valid != 0 {
-			st.GenID, st.LastHandle = genid+1, 0
-			b.PutIndexState(fam, st)
+			// Rewriting the state deletes an element: the kernel then
+			// frees it after an RCU grace period, and closing the
+			// netlink socket waits for that (~10-20 ms). Only a batch
+			// that already frees something pays it anyway; after any
+			// other the index goes stale (commands read chains) rather
+			// than making every ipset add that much slower.
+			if b.frees() {
+				st.GenID, st.LastHandle = genid+1, 0
+				b.PutIndexState(fam, st)
+			}
 			continue
 		}
 		if ok || !b.addsTable(fam) {
@@ -462,6 +470,18 @@ func (c *Conn) CarryIndex(b *Batch, genid uint32, tables []string) error {
 func (b *Batch) addsTable(fam Family) bool {
 	for _, op := range b.ops {
 		if op.Kind == OpTableAdd && op.Family == fam {
+			return true
+		}
+	}
+	return false
+}
+
+// frees says whether b deletes or replaces anything, which the kernel
+// frees after a grace period that the closing of the socket waits for.
+func (b *Batch) frees() bool {
+	for _, op := range b.ops {
+		switch op.Kind {
+		case OpTableDel, OpChainDel, OpRuleFlush, OpRuleReplace, OpRuleDelete, OpSetDel, OpSetFlush, OpSetElemDel:
 			return true
 		}
 	}
