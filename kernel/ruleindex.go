@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -17,8 +18,10 @@ import (
 //   - IndexSet(table), one per iptables table: key IndexKey (a hash the
 //     caller computes from chain and rule), data the number of such rules
 //     in the chain and the handle of one of them (a hint: see IndexEntry);
-//   - IndexStateSet, one element: the generation the index is valid for,
-//     which iptables tables it covers, and the table's last handle.
+//   - IndexStateSet: per generation the index is valid for (the key), which
+//     iptables tables it covers and the table's last handle; the states
+//     of earlier generations are left for a later batch to flush (see
+//     PutIndexState).
 //
 // This package only stores and reads them; what they mean and when they
 // can be trusted is decided by the ruleset package.
@@ -125,14 +128,45 @@ func (b *Batch) DestroyIndex(fam Family, table string, keys []IndexKey) int {
 	return idx
 }
 
-// PutIndexState replaces the state element (the map must exist).
+// PutIndexState adds the state element for generation s.GenID (the map
+// must exist). States are keyed by their generation, so that writing one
+// deletes nothing: a deleted element is freed by the kernel after an RCU
+// grace period, and closing the netlink socket waits for that (10-20 ms
+// a command would pay for the index alone). The states of earlier
+// generations are flushed only by a batch that frees something anyway,
+// or every 32 generations.
 func (b *Batch) PutIndexState(fam Family, s IndexState) int {
+	if b.frees() || s.GenID%32 == 0 {
+		b.FlushSet(fam, IndexStateSet)
+	}
 	idx := b.addOp(Op{Kind: OpSetElemAdd, Family: fam, Set: IndexStateSet})
-	var zero IndexKey
-	b.indexElems(idx, nftMsgDestroySetElem, 0, fam, IndexStateSet, 1, func(int) ([]byte, []byte) { return zero[:], nil })
+	key := stateKey(s.GenID)
 	b.indexElems(idx, unix.NFT_MSG_NEWSETELEM, unix.NLM_F_CREATE, fam, IndexStateSet, 1,
-		func(int) ([]byte, []byte) { return zero[:], s.data() })
+		func(int) ([]byte, []byte) { return key[:], s.data() })
 	return idx
+}
+
+// stateKey is the key of the state valid at generation gen (never the
+// zero key, which older builds rewrote in place).
+func stateKey(gen uint32) IndexKey {
+	k := IndexKey{0: 'G'}
+	binary.BigEndian.PutUint32(k[12:], gen)
+	return k
+}
+
+// frees says whether b deletes or replaces anything the kernel frees
+// after a grace period (index entries it destroys are left out: most
+// are absent).
+func (b *Batch) frees() bool {
+	for _, op := range b.ops {
+		switch op.Kind {
+		case OpTableDel, OpChainDel, OpRuleFlush, OpRuleReplace, OpRuleDelete, OpSetDel, OpSetFlush, OpSetElemDel:
+			if !strings.HasPrefix(op.Set, IndexStateSet) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (b *Batch) indexElems(idx, typ int, flags uint16, fam Family, set string, n int, elem func(i int) (key, data []byte)) {
@@ -258,15 +292,30 @@ func (b *Batch) echo(m syscall.NetlinkMessage, seq uint32) {
 	})
 }
 
-// IndexState reads the index's state element; ok is false when it (or
-// its map, or our table) does not exist.
-func (c *Conn) IndexState(fam Family) (IndexState, bool, error) {
-	var zero IndexKey
-	d, ok, err := c.indexGet(fam, IndexStateSet, zero)
-	if err != nil || !ok || d[13] != indexVersion {
+// IndexState reads the index's state at generation gen; ok is false when
+// the index's map (or our table) does not exist. When the map exists but
+// holds no state for gen (another commit came after the last one that
+// wrote the index), the state is stale: ok, with GenID 0 and nothing
+// valid.
+func (c *Conn) IndexState(fam Family, gen uint32) (IndexState, bool, error) {
+	d, ok, err := c.indexGet(fam, IndexStateSet, stateKey(gen))
+	if err != nil {
 		return IndexState{}, false, err
 	}
-	return IndexState{LastHandle: binary.BigEndian.Uint64(d[0:8]), GenID: binary.BigEndian.Uint32(d[8:12]), Valid: d[12]}, true, nil
+	if ok && d[13] == indexVersion {
+		return IndexState{LastHandle: binary.BigEndian.Uint64(d[0:8]), GenID: binary.BigEndian.Uint32(d[8:12]), Valid: d[12]}, true, nil
+	}
+	_, err = c.request(unix.NFT_MSG_GETSET, false, fam, func(e *encoder) {
+		e.str(unix.NFTA_SET_TABLE, TableName)
+		e.str(unix.NFTA_SET_NAME, IndexStateSet)
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return IndexState{}, false, nil
+	}
+	if err != nil {
+		return IndexState{}, false, fmt.Errorf("read %s: %w", IndexStateSet, err)
+	}
+	return IndexState{}, true, nil
 }
 
 // IndexLookup reads the entry of key in the index map of table; ok is
@@ -433,21 +482,13 @@ func (c *Conn) CarryIndex(b *Batch, genid uint32, tables []string) error {
 		return nil
 	}
 	for _, fam := range []Family{IPv4, IPv6} {
-		st, ok, err := c.IndexState(fam)
+		st, ok, err := c.IndexState(fam, genid)
 		if err != nil {
 			return err
 		}
 		if ok && st.GenID == genid && st.Valid != 0 {
-			// Rewriting the state deletes an element: the kernel then
-			// frees it after an RCU grace period, and closing the
-			// netlink socket waits for that (~10-20 ms). Only a batch
-			// that already frees something pays it anyway; after any
-			// other the index goes stale (commands read chains) rather
-			// than making every ipset add that much slower.
-			if b.frees() {
-				st.GenID, st.LastHandle = genid+1, 0
-				b.PutIndexState(fam, st)
-			}
+			st.GenID, st.LastHandle = genid+1, 0
+			b.PutIndexState(fam, st)
 			continue
 		}
 		if ok || !b.addsTable(fam) {
@@ -470,18 +511,6 @@ func (c *Conn) CarryIndex(b *Batch, genid uint32, tables []string) error {
 func (b *Batch) addsTable(fam Family) bool {
 	for _, op := range b.ops {
 		if op.Kind == OpTableAdd && op.Family == fam {
-			return true
-		}
-	}
-	return false
-}
-
-// frees says whether b deletes or replaces anything, which the kernel
-// frees after a grace period that the closing of the socket waits for.
-func (b *Batch) frees() bool {
-	for _, op := range b.ops {
-		switch op.Kind {
-		case OpTableDel, OpChainDel, OpRuleFlush, OpRuleReplace, OpRuleDelete, OpSetDel, OpSetFlush, OpSetElemDel:
 			return true
 		}
 	}

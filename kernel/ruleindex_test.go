@@ -10,7 +10,8 @@ import (
 // of rules added after it.
 func TestRuleIndex(t *testing.T) {
 	c, _ := newNS(t)
-	if _, ok, err := c.IndexState(IPv4); err != nil || ok {
+	gen0, _ := c.GenID()
+	if _, ok, err := c.IndexState(IPv4, gen0); err != nil || ok {
 		t.Fatalf("IndexState without a table: ok %v err %v", ok, err)
 	}
 	b := NewBatch()
@@ -50,7 +51,7 @@ func TestRuleIndex(t *testing.T) {
 	if _, ok, err := c.GetRule(IPv4, "filter.X", h2+10); ok || err != nil {
 		t.Fatalf("GetRule of a missing handle: ok %v err %v", ok, err)
 	}
-	st, ok, err := c.IndexState(IPv4)
+	st, ok, err := c.IndexState(IPv4, gen+1)
 	if err != nil || !ok || st != (IndexState{GenID: gen + 1, Valid: 1, LastHandle: h2}) {
 		t.Fatalf("state %+v ok %v err %v", st, ok, err)
 	}
@@ -79,8 +80,13 @@ func TestRuleIndex(t *testing.T) {
 	if _, ok, _ := c.IndexLookup(IPv4, "filter", k2); ok {
 		t.Fatal("destroyed entry still there")
 	}
-	if st, _, _ := c.IndexState(IPv4); st != (IndexState{GenID: gen + 1, Valid: 3, LastHandle: 5}) {
+	if st, _, _ := c.IndexState(IPv4, gen+1); st != (IndexState{GenID: gen + 1, Valid: 3, LastHandle: 5}) {
 		t.Fatalf("state %+v", st)
+	}
+	// at a later generation the state is stale: the map is there,
+	// nothing is valid
+	if st, ok, err := c.IndexState(IPv4, gen+2); err != nil || !ok || st != (IndexState{}) {
+		t.Fatalf("stale state %+v ok %v err %v", st, ok, err)
 	}
 
 	// a refused batch takes handles all the same: the next batch's echo

@@ -138,12 +138,12 @@ func (e *Engine) readIndex(gen uint32) (indexInfo, error) {
 		info.off = true
 		return info, nil
 	}
-	if o, ok, err := e.Conn.IndexState(e.otherFamily()); err != nil {
+	if o, ok, err := e.Conn.IndexState(e.otherFamily(), gen); err != nil {
 		return info, err
 	} else if ok && o.GenID == gen && o.Valid != 0 {
 		info.other = &o
 	}
-	st, ok, err := e.Conn.IndexState(e.kfam())
+	st, ok, err := e.Conn.IndexState(e.kfam(), gen)
 	if err != nil {
 		return info, err
 	}
