@@ -346,8 +346,22 @@ func (c *Conn) indexGet(fam Family, set string, key IndexKey) (data [indexDataLe
 	if err != nil {
 		return data, false, fmt.Errorf("read %s: %w", set, err)
 	}
+	eachIndexElem(msgs, func(_, d []byte) bool {
+		if len(d) == indexDataLen {
+			copy(data[:], d)
+			ok = true
+		}
+		return false
+	})
+	return data, ok, nil
+}
+
+// eachIndexElem calls fn with the key and data of each element in set
+// element messages until fn returns false.
+func eachIndexElem(msgs []syscall.NetlinkMessage, fn func(key, data []byte) bool) {
+	more := true
 	for _, m := range msgs {
-		if len(m.Data) < 4 {
+		if len(m.Data) < 4 || !more {
 			continue
 		}
 		eachAttr(m.Data[4:], func(t uint16, v []byte) bool {
@@ -355,21 +369,22 @@ func (c *Conn) indexGet(fam Family, set string, key IndexKey) (data [indexDataLe
 				return true
 			}
 			eachAttr(v, func(_ uint16, el []byte) bool {
+				var k, d []byte
 				eachAttr(el, func(t uint16, v []byte) bool {
-					if t == unix.NFTA_SET_ELEM_DATA {
-						if d := dataValue(v); len(d) == indexDataLen {
-							copy(data[:], d)
-							ok = true
-						}
+					switch t {
+					case unix.NFTA_SET_ELEM_KEY:
+						k = dataValue(v)
+					case unix.NFTA_SET_ELEM_DATA:
+						d = dataValue(v)
 					}
 					return true
 				})
-				return false
+				more = fn(k, d)
+				return more
 			})
-			return false
+			return more
 		})
 	}
-	return data, ok, nil
 }
 
 // GetRule reads one rule of chain by handle, without dumping the chain;
@@ -416,33 +431,12 @@ func (c *Conn) IndexEntries(fam Family, table string) (map[IndexKey]IndexEntry, 
 		return nil, fmt.Errorf("read %s: %w", IndexSet(table), err)
 	}
 	out := map[IndexKey]IndexEntry{}
-	for _, m := range msgs {
-		if len(m.Data) < 4 {
-			continue
+	eachIndexElem(msgs, func(k, d []byte) bool {
+		if len(k) == len(IndexKey{}) && len(d) == indexDataLen {
+			out[IndexKey(k)] = IndexEntry{Handle: binary.BigEndian.Uint64(d[0:8]), Count: binary.BigEndian.Uint32(d[8:12])}
 		}
-		eachAttr(m.Data[4:], func(t uint16, v []byte) bool {
-			if t != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
-				return true
-			}
-			eachAttr(v, func(_ uint16, el []byte) bool {
-				var k, d []byte
-				eachAttr(el, func(t uint16, v []byte) bool {
-					switch t {
-					case unix.NFTA_SET_ELEM_KEY:
-						k = dataValue(v)
-					case unix.NFTA_SET_ELEM_DATA:
-						d = dataValue(v)
-					}
-					return true
-				})
-				if len(k) == len(IndexKey{}) && len(d) == indexDataLen {
-					out[IndexKey(k)] = IndexEntry{Handle: binary.BigEndian.Uint64(d[0:8]), Count: binary.BigEndian.Uint32(d[8:12])}
-				}
-				return true
-			})
-			return true
-		})
-	}
+		return true
+	})
 	return out, nil
 }
 

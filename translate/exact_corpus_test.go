@@ -23,7 +23,50 @@ var knownLossy = map[string]bool{
 // the same -S text, or the rule would read back as foreign.
 func TestExactSpecCorpus(t *testing.T) {
 	n := 0
-	for _, file := range []string{"matches_a.txt", "matches_b.txt", "matches_c.txt", "targets.txt", "targets_b.txt", "u32.txt", "sctp.txt"} {
+	files := []string{"matches_a.txt", "matches_b.txt", "matches_c.txt", "targets.txt", "targets_b.txt", "u32.txt", "sctp.txt"}
+	eachCorpusRule(t, files, func(c corpusRule) {
+		file, line, text, fam, table, r := c.file, c.line, c.text, c.fam, c.table, c.rule
+		want, err := ExprsIn(table, c.chain, r)
+		if err != nil {
+			return
+		}
+		ud, err := UserData(r)
+		if err != nil {
+			return // too long for userdata: refused when added
+		}
+		n++
+		back, err := FromKernel(fam, table, c.chain, want, ud)
+		if err != nil && knownLossy[text] {
+			t.Logf("%s:%d: %s: reads back as foreign (known)", file, line, text)
+			return
+		}
+		if err != nil {
+			t.Errorf("%s:%d: %s: reads back as foreign (stored %q)", file, line, text, compat.ExactSpec(r))
+			return
+		}
+		if a, b := compat.SaveRule(c.chain, r, false), compat.SaveRule(c.chain, back, false); a != b {
+			t.Errorf("%s:%d: -S %q reads back as %q", file, line, a, b)
+		}
+	})
+	if n < 300 {
+		t.Errorf("only %d corpus rules checked", n)
+	}
+}
+
+// corpusRule is one -A line of a corpus file that parses into one rule.
+type corpusRule struct {
+	file, text   string
+	line         int
+	fam          compat.Family
+	table, chain string
+	rule         *compat.Rule
+}
+
+// eachCorpusRule calls fn for every -A line of the corpus files that
+// parses into one rule.
+func eachCorpusRule(t *testing.T, files []string, fn func(c corpusRule)) {
+	t.Helper()
+	for _, file := range files {
 		f, err := os.Open("../testdata/corpus/" + file)
 		if err != nil {
 			t.Fatal(err)
@@ -55,32 +98,8 @@ func TestExactSpecCorpus(t *testing.T) {
 			if err != nil || len(cmd.Rules) != 1 {
 				continue
 			}
-			r := cmd.Rules[0]
-			want, err := ExprsIn(table, args[1], r)
-			if err != nil {
-				continue
-			}
-			ud, err := UserData(r)
-			if err != nil {
-				continue // too long for userdata: refused when added
-			}
-			n++
-			back, err := FromKernel(fam, table, args[1], want, ud)
-			if err != nil && knownLossy[text] {
-				t.Logf("%s:%d: %s: reads back as foreign (known)", file, line, text)
-				continue
-			}
-			if err != nil {
-				t.Errorf("%s:%d: %s: reads back as foreign (stored %q)", file, line, text, compat.ExactSpec(r))
-				continue
-			}
-			if a, b := compat.SaveRule(args[1], r, false), compat.SaveRule(args[1], back, false); a != b {
-				t.Errorf("%s:%d: -S %q reads back as %q", file, line, a, b)
-			}
+			fn(corpusRule{file: file, text: text, line: line, fam: fam, table: table, chain: args[1], rule: cmd.Rules[0]})
 		}
 		f.Close()
-	}
-	if n < 300 {
-		t.Errorf("only %d corpus rules checked", n)
 	}
 }

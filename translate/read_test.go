@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"bufio"
-	"os"
 	"strings"
 	"testing"
 
@@ -140,89 +138,57 @@ func swapDigest(ud, from []byte) []byte {
 // foretold (anonymous maps, bound chains) carry no digest.
 func TestReadRuleCorpus(t *testing.T) {
 	fastN, slowN, textN := 0, 0, 0
-	for _, file := range []string{"base.txt", "matches_a.txt", "matches_b.txt", "matches_c.txt", "targets.txt", "targets_b.txt", "u32.txt", "sctp.txt"} {
-		f, err := os.Open("../testdata/corpus/" + file)
+	files := []string{"base.txt", "matches_a.txt", "matches_b.txt", "matches_c.txt", "targets.txt", "targets_b.txt", "u32.txt", "sctp.txt"}
+	eachCorpusRule(t, files, func(c corpusRule) {
+		file, line, text, fam, table, chain, r := c.file, c.line, c.text, c.fam, c.table, c.chain, c.rule
+		es, err := ExprsIn(table, chain, r)
 		if err != nil {
-			t.Fatal(err)
+			return
 		}
-		sc := bufio.NewScanner(f)
-		for line := 1; sc.Scan(); line++ {
-			text := sc.Text()
-			words := compat.RestoreWords(text)
-			if len(words) < 2 || strings.HasPrefix(text, "#") {
-				continue
+		ud, err := UserDataFor(fam, table, chain, r, es)
+		if err != nil {
+			return
+		}
+		kr, err := kernel.ListedRule(kernel.Family(fam), ChainName(table, chain), es, ud)
+		_, hasDigest := findTLV(ud, udDigest)
+		if err != nil {
+			if hasDigest {
+				t.Errorf("%s:%d: %s: digest without a foretold listing", file, line, text)
 			}
-			fam := compat.IPv4
-			switch words[0] {
-			case "ip6tables":
-				fam = compat.IPv6
-			case "iptables":
-			default:
-				continue
+			slowN++
+			return
+		}
+		back, fast, err := readRule(fam, table, chain, &kr)
+		if err != nil {
+			if !knownLossy[text] {
+				t.Errorf("%s:%d: %s: %v", file, line, text, err)
 			}
-			table := "filter"
-			args := words[1:]
-			if len(args) > 2 && args[0] == "-t" {
-				table, args = args[1], args[2:]
+			return
+		}
+		if fast != hasDigest {
+			t.Errorf("%s:%d: %s: fast path %v, digest %v", file, line, text, fast, hasDigest)
+		}
+		if spec, _, ok := ReadSaveSpec(fam, table, chain, &kr); ok {
+			textN++
+			if got, want := "-A "+chain+spec, compat.SaveRule(chain, r, false); got != want {
+				t.Errorf("%s:%d: -S text %q, want %q", file, line, got, want)
 			}
-			if len(args) < 2 || args[0] != "-A" {
-				continue
-			}
-			cmd, err := compat.Parse(fam, args, compat.ParseOptions{Table: table})
-			if err != nil || len(cmd.Rules) != 1 {
-				continue
-			}
-			r, chain := cmd.Rules[0], args[1]
-			es, err := ExprsIn(table, chain, r)
-			if err != nil {
-				continue
-			}
-			ud, err := UserDataFor(fam, table, chain, r, es)
-			if err != nil {
-				continue
-			}
-			kr, err := kernel.ListedRule(kernel.Family(fam), ChainName(table, chain), es, ud)
-			_, hasDigest := findTLV(ud, udDigest)
-			if err != nil {
-				if hasDigest {
-					t.Errorf("%s:%d: %s: digest without a foretold listing", file, line, text)
-				}
-				slowN++
-				continue
-			}
-			back, fast, err := readRule(fam, table, chain, &kr)
-			if err != nil {
-				if !knownLossy[text] {
-					t.Errorf("%s:%d: %s: %v", file, line, text, err)
-				}
-				continue
-			}
-			if fast != hasDigest {
-				t.Errorf("%s:%d: %s: fast path %v, digest %v", file, line, text, fast, hasDigest)
-			}
-			if spec, _, ok := ReadSaveSpec(fam, table, chain, &kr); ok {
-				textN++
-				if got, want := "-A "+chain+spec, compat.SaveRule(chain, r, false); got != want {
-					t.Errorf("%s:%d: -S text %q, want %q", file, line, got, want)
-				}
-			} else if fast {
-				var sb strings.Builder
-				compat.WriteRuleSpec(&sb, r, false)
-				if sb.String() == compat.ExactSpec(r) {
-					t.Errorf("%s:%d: %s: -S text not kept", file, line, text)
-				}
-			}
-			if fast {
-				fastN++
-			} else {
-				slowN++
-			}
-			if a, b := compat.SaveRule(chain, r, false), compat.SaveRule(chain, back, false); a != b {
-				t.Errorf("%s:%d: -S %q reads back as %q", file, line, a, b)
+		} else if fast {
+			var sb strings.Builder
+			compat.WriteRuleSpec(&sb, r, false)
+			if sb.String() == compat.ExactSpec(r) {
+				t.Errorf("%s:%d: %s: -S text not kept", file, line, text)
 			}
 		}
-		f.Close()
-	}
+		if fast {
+			fastN++
+		} else {
+			slowN++
+		}
+		if a, b := compat.SaveRule(chain, r, false), compat.SaveRule(chain, back, false); a != b {
+			t.Errorf("%s:%d: -S %q reads back as %q", file, line, a, b)
+		}
+	})
 	t.Logf("%d rules read from their digest (%d of them print their stored text), %d translated", fastN, textN, slowN)
 	if fastN < 500 {
 		t.Errorf("only %d corpus rules read from their digest", fastN)
