@@ -305,17 +305,8 @@ func (c *Conn) IndexState(fam Family, gen uint32) (IndexState, bool, error) {
 	if ok && d[13] == indexVersion {
 		return IndexState{LastHandle: binary.BigEndian.Uint64(d[0:8]), GenID: binary.BigEndian.Uint32(d[8:12]), Valid: d[12]}, true, nil
 	}
-	_, err = c.request(unix.NFT_MSG_GETSET, false, fam, func(e *encoder) {
-		e.str(unix.NFTA_SET_TABLE, TableName)
-		e.str(unix.NFTA_SET_NAME, IndexStateSet)
-	})
-	if errors.Is(err, unix.ENOENT) {
-		return IndexState{}, false, nil
-	}
-	if err != nil {
-		return IndexState{}, false, fmt.Errorf("read %s: %w", IndexStateSet, err)
-	}
-	return IndexState{}, true, nil
+	_, ok, err = c.Set(fam, IndexStateSet)
+	return IndexState{}, ok, err
 }
 
 // IndexLookup reads the entry of key in the index map of table; ok is
