@@ -197,8 +197,15 @@ type ListNamer interface {
 // ListRule prints one rule row of -L; num is its 1-based position.
 func (f ListFormat) ListRule(r *Rule, num int) string {
 	var b strings.Builder
+	f.WriteListRule(&b, r, num)
+	return b.String()
+}
+
+// WriteListRule writes what ListRule prints to b: a listing of many
+// rules writes them all into one text.
+func (f ListFormat) WriteListRule(b *strings.Builder, r *Rule, num int) {
 	if f.LineNumbers {
-		padded(&b, strconv.Itoa(num), 4)
+		padded(b, strconv.Itoa(num), 4)
 	}
 	if f.Verbose {
 		var c Counters
@@ -219,7 +226,7 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 			goTo = ct.Goto
 		}
 	}
-	padded(&b, target, 9)
+	padded(b, target, 9)
 	if r.ProtoInv {
 		b.WriteByte('!')
 	} else {
@@ -230,9 +237,9 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 		proto = r.Proto
 	}
 	if n := ProtoName(proto, false); n != "" && !f.Numeric {
-		padded(&b, n, 4)
+		padded(b, n, 4)
 	} else {
-		padded(&b, strconv.Itoa(int(proto)), 4)
+		padded(b, strconv.Itoa(int(proto)), 4)
 	}
 	switch {
 	case r.Frag == FragOnly:
@@ -244,22 +251,21 @@ func (f ListFormat) ListRule(r *Rule, num int) string {
 	}
 	if f.Verbose {
 		b.WriteByte(' ')
-		padded(&b, f.iface(r.InIface, r.InInv), 6)
-		padded(&b, f.iface(r.OutIface, r.OutInv), 6)
+		padded(b, f.iface(r.InIface, r.InInv), 6)
+		padded(b, f.iface(r.OutIface, r.OutInv), 6)
 	}
-	f.addr(&b, r.Src, r.SrcInv, r.Family)
-	f.addr(&b, r.Dst, r.DstInv, r.Family)
+	f.addr(b, r.Src, r.SrcInv, r.Family)
+	f.addr(b, r.Dst, r.DstInv, r.Family)
 	if goTo {
 		b.WriteString("[goto] ")
 	}
 	for _, m := range mergeMatches(r.Matches) {
-		m.List(&b, r, f.Numeric)
+		m.List(b, r, f.Numeric)
 	}
 	if r.Target != nil {
-		r.Target.List(&b, r, f.Numeric)
+		r.Target.List(b, r, f.Numeric)
 	}
 	b.WriteByte('\n')
-	return b.String()
 }
 
 // padded writes s left-aligned in width columns and a blank, as

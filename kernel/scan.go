@@ -224,3 +224,31 @@ func (r *Rule) Clone() Rule {
 	}
 	return out
 }
+
+// arenaChunk is the size of the chunks CloneTo allocates.
+const arenaChunk = 64 << 10
+
+// CloneTo is Clone with r's bytes appended to the arena *a: rules
+// read in a row share one allocation per chunk instead of one each, and
+// a caller done with every rule cloned into *a may truncate it to reuse
+// its last chunk. A rule that does not fit the chunk's room starts a new
+// chunk; the rules in the old one keep it.
+func (r *Rule) CloneTo(a *[]byte) Rule {
+	out := Rule{Family: r.Family, Chain: r.Chain, Handle: r.Handle, Position: r.Position}
+	n := len(r.UserData) + len(r.rawExprs)
+	if cap(*a)-len(*a) < n {
+		*a = make([]byte, 0, max(n, arenaChunk))
+	}
+	start := len(*a)
+	*a = append(*a, r.UserData...)
+	mid := len(*a)
+	*a = append(*a, r.rawExprs...)
+	end := len(*a)
+	if r.UserData != nil {
+		out.UserData = (*a)[start:mid:mid]
+	}
+	if r.rawExprs != nil {
+		out.rawExprs = (*a)[mid:end:end]
+	}
+	return out
+}

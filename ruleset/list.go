@@ -304,6 +304,7 @@ func (v *View) ruleEstimate() int {
 type ruleBatch struct {
 	chain   []int         // index of each rule's chain among those read
 	kernel  []kernel.Rule // as read
+	arena   []byte        // the bytes of kernel's rules (kernel.Rule.CloneTo)
 	rules   []listedRule
 	scanErr error // the dump's error, after the batch's rules
 	trErr   error // the first rule that did not translate
@@ -371,7 +372,19 @@ func (e *Engine) readChainsAs(v *View, chains []*ChainState, text bool, fn func(
 	order := make(chan *ruleBatch, 8*workers)
 	stop := make(chan struct{})
 	errStopped := errors.New("stopped")
+	// batches fn is done with come back to the reader: their slices and
+	// arena hold the next rules, so that a long listing makes little
+	// garbage beyond the rules it parses
+	free := make(chan *ruleBatch, 16*workers)
 	newBatch := func() *ruleBatch {
+		select {
+		case b := <-free:
+			clear(b.kernel)
+			clear(b.rules)
+			*b = ruleBatch{kernel: b.kernel[:0], chain: b.chain[:0], arena: b.arena[:0], rules: b.rules[:0], done: make(chan struct{})}
+			return b
+		default:
+		}
 		return &ruleBatch{kernel: make([]kernel.Rule, 0, batchRules), chain: make([]int, 0, batchRules), done: make(chan struct{})}
 	}
 	if XDPCounters != nil && v.Table == "raw" {
@@ -399,7 +412,7 @@ func (e *Engine) readChainsAs(v *View, chains []*ChainState, text bool, fn func(
 				continue // the kernel counts a chain's rules in its use
 			}
 			err := e.scanChain(v.Table, c.Name, nil, func(kr *kernel.Rule) error {
-				b.kernel = append(b.kernel, kr.Clone())
+				b.kernel = append(b.kernel, kr.CloneTo(&b.arena))
 				b.chain = append(b.chain, i)
 				if len(b.kernel) == batchRules {
 					if !send(b) {
@@ -422,7 +435,9 @@ func (e *Engine) readChainsAs(v *View, chains []*ChainState, text bool, fn func(
 	for w := 0; w < workers; w++ {
 		go func() {
 			for b := range work {
-				b.rules = make([]listedRule, 0, len(b.kernel))
+				if cap(b.rules) < len(b.kernel) {
+					b.rules = make([]listedRule, 0, len(b.kernel))
+				}
 				for j := range b.kernel {
 					name := chains[b.chain[j]].Name
 					if text {
@@ -489,6 +504,10 @@ func (e *Engine) readChainsAs(v *View, chains []*ChainState, text bool, fn func(
 		}
 		if b.scanErr != nil {
 			return b.scanErr
+		}
+		select {
+		case free <- b:
+		default:
 		}
 	}
 	return flushXDP()
@@ -596,6 +615,10 @@ func (e *Engine) streamList(v *View, cmd *compat.Command) (string, error) {
 		chains = v.Sorted()
 	}
 	texts := make([]strings.Builder, len(chains))
+	if cmd.Chain != "" && cmd.RuleNum == 0 {
+		// one chain: its text grows once (a row is about 100-150 bytes)
+		texts[0].Grow(min(chains[0].use, 1<<20) * 128)
+	}
 	counts := make([]int, len(chains))
 	jumps := map[string]int{}
 	err := e.readChains(v, chains, func(i int, r *compat.Rule, _ uint64) error {
@@ -604,7 +627,7 @@ func (e *Engine) streamList(v *View, cmd *compat.Command) (string, error) {
 			jumps[t.Chain]++
 		}
 		if cmd.RuleNum == 0 || counts[i] == cmd.RuleNum {
-			texts[i].WriteString(f.ListRule(r, counts[i]))
+			f.WriteListRule(&texts[i], r, counts[i])
 		}
 		return nil
 	})
@@ -623,6 +646,7 @@ func (e *Engine) streamList(v *View, cmd *compat.Command) (string, error) {
 		}
 		var b strings.Builder
 		header(&b, c, refs)
+		b.Grow(texts[0].Len())
 		b.WriteString(texts[0].String())
 		return b.String(), nil
 	}
