@@ -96,9 +96,19 @@ func (r *Rule) CounterValues() *Counters {
 		}
 		eachAttr(elem, func(t uint16, v []byte) bool {
 			if t == unix.NFTA_EXPR_DATA {
-				if x, ok := decodeFast("counter", v); ok {
-					c := x.(*expr.Counter)
-					out = &Counters{Packets: c.Packets, Bytes: c.Bytes}
+				// decoded here: an expr.Counter would be one more
+				// allocation per rule listed
+				var c Counters
+				if eachAttr(v, func(t uint16, v []byte) bool {
+					switch t {
+					case unix.NFTA_COUNTER_BYTES:
+						c.Bytes = be64(v)
+					case unix.NFTA_COUNTER_PACKETS:
+						c.Packets = be64(v)
+					}
+					return true
+				}) {
+					out = &c
 				}
 			}
 			return true
