@@ -90,3 +90,45 @@ func TestScanRules(t *testing.T) {
 		t.Fatalf("missing chain: %d rules, %v", count, err)
 	}
 }
+
+// TestCloneTo: rules cloned into an arena keep their bytes when the
+// buffer they were read from is overwritten, and a rule that does not fit
+// the chunk's room starts a new chunk without moving the earlier ones.
+func TestCloneTo(t *testing.T) {
+	src := make([]byte, 70000)
+	var arena []byte
+	var got []Rule
+	sizes := []int{100, 40000, 30000, 5, 0} // the 30000 do not fit the first chunk
+	for i, n := range sizes {
+		for j := range src {
+			src[j] = byte(i)
+		}
+		r := Rule{Family: IPv4, Chain: "c", Handle: uint64(i), UserData: src[:min(n, 7)], rawExprs: src[:n]}
+		if n == 0 {
+			r.UserData, r.rawExprs = nil, nil
+		}
+		got = append(got, r.CloneTo(&arena))
+	}
+	for j := range src {
+		src[j] = 0xff
+	}
+	for i, r := range got {
+		if r.Handle != uint64(i) || r.Chain != "c" {
+			t.Errorf("rule %d: handle %d chain %q", i, r.Handle, r.Chain)
+		}
+		if sizes[i] == 0 {
+			if r.UserData != nil || r.rawExprs != nil {
+				t.Errorf("rule %d: got bytes for none", i)
+			}
+			continue
+		}
+		for _, b := range append(append([]byte{}, r.UserData...), r.rawExprs...) {
+			if b != byte(i) {
+				t.Fatalf("rule %d: byte %#x, want %#x", i, b, i)
+			}
+		}
+		if len(r.rawExprs) != sizes[i] || cap(r.UserData) != len(r.UserData) {
+			t.Errorf("rule %d: %d expression bytes, userdata cap %d", i, len(r.rawExprs), cap(r.UserData))
+		}
+	}
+}
