@@ -8,6 +8,11 @@
 #   BIGIP=0         elements of a big hash:ip set whose restore, list and
 #                   save are measured too (0: not measured)
 #   NSTAG=          inserted into the names of the namespaces
+#   OLD=            a second xdptables binary (e.g. the previous commit's),
+#                   measured in a third namespace: "before" columns
+#   SPACED=5        add/del pairs in the big set with 1.1 s between
+#                   commands (a single change after a quiet second, the
+#                   fail2ban pattern; 0: not measured)
 #   OUT=bench/RESULTS.md   the table goes to $OUT.ipset.run ("-": stdout only)
 #
 # Each tool runs in its own network namespace. Restore, list and save are
@@ -27,6 +32,8 @@ SMALL=${SMALL:-100000}
 REPS=${REPS:-20}
 BIGIP=${BIGIP:-0}
 NSTAG=${NSTAG:-}
+OLD=${OLD:-}
+SPACED=${SPACED:-5}
 OUT=${OUT:-bench/RESULTS.md}
 
 [ "$(id -u)" = 0 ] || { echo "bench needs root (network namespaces)" >&2; exit 1; }
@@ -37,9 +44,11 @@ done
 WORK=$(mktemp -d /tmp/xdpt-ipbench.XXXXXX)
 NSREF=xdpt-ipb$NSTAG-ref-$$
 NSOURS=xdpt-ipb$NSTAG-ours-$$
+NSOLD=xdpt-ipb$NSTAG-old-$$
 cleanup() {
 	ip netns del "$NSREF" 2>/dev/null || true
 	ip netns del "$NSOURS" 2>/dev/null || true
+	ip netns del "$NSOLD" 2>/dev/null || true
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -47,6 +56,21 @@ ip netns add "$NSREF"
 ip netns add "$NSOURS"
 mkdir "$WORK/ours"
 ln -s "$(readlink -f "$BIN")" "$WORK/ours/ipset"
+KINDS="ref ours"
+if [ -n "$OLD" ]; then
+	ip netns add "$NSOLD"
+	mkdir "$WORK/old"
+	ln -s "$(readlink -f "$OLD")" "$WORK/old/ipset"
+	KINDS="ref ours old"
+fi
+# nscmd KIND → "NS CMD" of that tool
+nscmd() {
+	case $1 in
+	ref) echo "$NSREF ipset" ;;
+	ours) echo "$NSOURS $WORK/ours/ipset" ;;
+	old) echo "$NSOLD $WORK/old/ipset" ;;
+	esac
+}
 
 # Inputs: random addresses and prefixes from a fixed seed (blocklist-like:
 # hosts and /16../31 networks, a few of them nested).
@@ -89,8 +113,8 @@ EOF
 timed() {
 	local kind=$1
 	shift
-	local ns=$NSREF cmd=ipset
-	if [ "$kind" = ours ]; then ns=$NSOURS cmd=$WORK/ours/ipset; fi
+	local ns cmd
+	read -r ns cmd <<<"$(nscmd "$kind")"
 	/usr/bin/time -f "%e %M %U %S" -o "$WORK/time" ip netns exec "$ns" "$cmd" "$@" >/dev/null
 	tail -1 "$WORK/time" | awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }'
 }
@@ -98,8 +122,8 @@ timed() {
 # percmd KIND SET ELEM [REPS] → mean ms of add, test, del of ELEM in SET
 percmd() {
 	local kind=$1 set=$2 el=$3 reps=${4:-$REPS}
-	local ns=$NSREF cmd=ipset
-	if [ "$kind" = ours ]; then ns=$NSOURS cmd=$WORK/ours/ipset; fi
+	local ns cmd
+	read -r ns cmd <<<"$(nscmd "$kind")"
 	ip netns exec "$ns" bash -c '
 		cmd=$1 set=$2 el=$3 reps=$4
 		a=0 t=0 d=0
@@ -112,13 +136,33 @@ percmd() {
 	' _ "$cmd" "$set" "$el" "$reps"
 }
 
+# spaced KIND SET ELEM N → median ms of add and of del of ELEM in SET, each
+# command 1.1 s after the one before
+spaced() {
+	local kind=$1 set=$2 el=$3 n=$4
+	local ns cmd
+	read -r ns cmd <<<"$(nscmd "$kind")"
+	ip netns exec "$ns" bash -c '
+		cmd=$1 set=$2 el=$3 n=$4
+		for i in $(seq "$n"); do
+			sleep 1.1; s=$(date +%s%N); "$cmd" add "$set" "$el"; e=$(date +%s%N)
+			sleep 1.1; f=$(date +%s%N); "$cmd" del "$set" "$el"; g=$(date +%s%N)
+			echo "$((e - s)) $((g - f))"
+		done
+	' _ "$cmd" "$set" "$el" "$n" >"$WORK/spaced"
+	local a d
+	a=$(cut -d" " -f1 "$WORK/spaced" | sort -n | awk "{ v[NR] = \$1 } END { printf \"%.2f\", v[int((NR + 1) / 2)] / 1e6 }")
+	d=$(cut -d" " -f2 "$WORK/spaced" | sort -n | awk "{ v[NR] = \$1 } END { printf \"%.2f\", v[int((NR + 1) / 2)] / 1e6 }")
+	echo "$a $d"
+}
+
 ROWS=()
 row() { # name ref(t m cpu) ours(t m cpu)
 	ROWS+=("$(awk -v n="$1" -v rt="$2" -v rm="$3" -v rc="$4" -v ot="$5" -v om="$6" -v oc="$7" 'BEGIN {
 		printf "| %s | %.2f s | %.2f s | %.1f MB | %.2f s | %.2f s | %.1f MB | %.2f× | %.2f× | %.2f× |", n, rt, rc, rm/1024, ot, oc, om/1024, ot/rt, oc/rc, om/rm }')")
 }
 
-for k in ref ours; do
+for k in $KINDS; do
 	r=$(timed "$k" restore -f "$WORK/ip.txt")
 	eval "ip_$k=(\$r)"
 	r=$(timed "$k" restore -f "$WORK/net.txt")
@@ -139,8 +183,12 @@ for k in ref ours; do
 		r=$(timed "$k" save bigip)
 		eval "saveip_$k=(\$r)"
 	fi
-	ip netns exec "$([ $k = ref ] && echo $NSREF || echo $NSOURS)" \
-		"$([ $k = ref ] && echo ipset || echo $WORK/ours/ipset)" create empty hash:net
+	read -r kns kcmd <<<"$(nscmd "$k")"
+	ip netns exec "$kns" "$kcmd" create empty hash:net
+	if [ "$SPACED" != 0 ]; then
+		r=$(spaced "$k" big 198.18.7.0/24 "$SPACED")
+		eval "spaced_$k=(\$r)"
+	fi
 	r=$(percmd "$k" big 198.18.7.0/24)
 	eval "one_$k=(\$r)"
 	r=$(percmd "$k" empty 198.18.7.0/24)
@@ -161,6 +209,19 @@ if [ "$BIGIP" != 0 ]; then
 	row "list $BIGIP hash:ip set" "${listip_ref[@]}" "${listip_ours[@]}"
 	row "save $BIGIP hash:ip set" "${saveip_ref[@]}" "${saveip_ours[@]}"
 fi
+if [ -n "$OLD" ]; then
+	row "restore $SMALL hash:ip (before)" "${ip_ref[@]}" "${ip_old[@]}"
+	row "restore $SMALL hash:net (before)" "${net_ref[@]}" "${net_old[@]}"
+	row "restore $BIG hash:net (before)" "${big_ref[@]}" "${big_old[@]}"
+	row "list $BIG set (before)" "${list_ref[@]}" "${list_old[@]}"
+	row "save $BIG set (before)" "${save_ref[@]}" "${save_old[@]}"
+	row "list -o xml $BIG set (before)" "${xml_ref[@]}" "${xml_old[@]}"
+	if [ "$BIGIP" != 0 ]; then
+		row "restore $BIGIP hash:ip (before)" "${bigip_ref[@]}" "${bigip_old[@]}"
+		row "list $BIGIP hash:ip set (before)" "${listip_ref[@]}" "${listip_old[@]}"
+		row "save $BIGIP hash:ip set (before)" "${saveip_ref[@]}" "${saveip_old[@]}"
+	fi
+fi
 
 {
 	echo "## ipset: run of $(date -u '+%Y-%m-%d %H:%M') UTC"
@@ -173,20 +234,51 @@ fi
 	echo
 	echo "Single commands, mean of $REPS (ms, inside the namespace, process start included):"
 	echo
-	echo "| command | ipset | xdptables | ratio |"
-	echo "|---|---|---|---|"
+	if [ -n "$OLD" ]; then
+		echo "| command | ipset | xdptables | ratio | before | before ratio |"
+		echo "|---|---|---|---|---|---|"
+	else
+		echo "| command | ipset | xdptables | ratio |"
+		echo "|---|---|---|---|"
+	fi
 	i=0
 	for what in add test del; do
 		awk -v w="$what" -v r1="${one_ref[$i]}" -v o1="${one_ours[$i]}" -v r0="${oneempty_ref[$i]}" -v o0="${oneempty_ours[$i]}" \
 			-v ri="${oneip_ref[$i]}" -v oi="${oneip_ours[$i]}" -v rn="${nested_ref[$i]}" -v on="${nested_ours[$i]}" \
-			-v big="$BIG" -v small="$SMALL" 'BEGIN {
-			printf "| %s in the %d hash:net set | %.2f | %.2f | %.2f× |\n", w, big, r1, o1, o1/r1
-			printf "| %s in an empty hash:net set | %.2f | %.2f | %.2f× |\n", w, r0, o0, o0/r0
-			printf "| %s in the %d hash:ip set | %.2f | %.2f | %.2f× |\n", w, small, ri, oi, oi/ri
-			printf "| %s of a /28 nested in an entry of the %d set (mean of 2) | %.2f | %.2f | %.2f× |\n", w, big, rn, on, on/rn
-			printf "| %s: big set / empty set | %.2f× | %.2f× | |\n", w, r1/r0, o1/o0 }'
+			-v old="$OLD" -v b1="${one_old[$i]:-0}" -v b0="${oneempty_old[$i]:-0}" -v bi="${oneip_old[$i]:-0}" -v bn="${nested_old[$i]:-0}" \
+			-v big="$BIG" -v small="$SMALL" '
+			function cell(r, o, b) {
+				if (old == "") return sprintf("| %.2f | %.2f | %.2f× |", r, o, o/r)
+				return sprintf("| %.2f | %.2f | %.2f× | %.2f | %.2f× |", r, o, o/r, b, b/r)
+			}
+			BEGIN {
+			printf "| %s in the %d hash:net set %s\n", w, big, cell(r1, o1, b1)
+			printf "| %s in an empty hash:net set %s\n", w, cell(r0, o0, b0)
+			printf "| %s in the %d hash:ip set %s\n", w, small, cell(ri, oi, bi)
+			printf "| %s of a /28 nested in an entry of the %d set (mean of 2) %s\n", w, big, cell(rn, on, bn)
+			if (old == "") printf "| %s: big set / empty set | %.2f× | %.2f× | |\n", w, r1/r0, o1/o0
+			else printf "| %s: big set / empty set | %.2f× | %.2f× | | %.2f× | |\n", w, r1/r0, o1/o0, b1/b0 }'
 		i=$((i + 1))
 	done
+	if [ "$SPACED" != 0 ]; then
+		echo
+		echo "Single add/del in the $BIG hash:net set, each 1.1 s after the previous command, median of $SPACED (ms):"
+		echo
+		if [ -n "$OLD" ]; then
+			echo "| command | ipset | xdptables | ratio | before | before ratio |"
+			echo "|---|---|---|---|---|---|"
+		else
+			echo "| command | ipset | xdptables | ratio |"
+			echo "|---|---|---|---|"
+		fi
+		for j in 0 1; do
+			what=add
+			[ $j = 1 ] && what=del
+			awk -v w="$what" -v r="${spaced_ref[$j]}" -v o="${spaced_ours[$j]}" -v old="$OLD" -v b="${spaced_old[$j]:-0}" 'BEGIN {
+				if (old == "") printf "| %s, spaced | %.2f | %.2f | %.2f× |\n", w, r, o, o/r
+				else printf "| %s, spaced | %.2f | %.2f | %.2f× | %.2f | %.2f× |\n", w, r, o, o/r, b, b/r }'
+		done
+	fi
 } >"$WORK/report"
 cat "$WORK/report"
 if [ "$OUT" != - ]; then

@@ -523,6 +523,18 @@ func (s *Set) nftSets(ids bool) []NftSet {
 	return out
 }
 
+// LongGC reports whether nftables set n of an ipset set is to be created
+// with the timeout flag and the longest garbage collection interval
+// although its elements have no timeouts (kernel.Batch.AddSetLongGC):
+// the lookup set of a net type (an interval set) of a set without
+// timeouts. The kernel scans an interval set for expired elements in
+// the first commit that changes it after each GC interval (one second
+// by default), a walk of the whole set for a single add or del. The
+// nomatch set keeps the definition rules create it with.
+func LongGC(n nftables.Set) bool {
+	return strings.HasPrefix(n.Name, LookupPrefix) && n.Interval && !n.HasTimeout
+}
+
 // NomatchNftSet is the definition of the nomatch set of a net type (see
 // NomatchSetName): an interval set keyed like the lookup set, without
 // counters. Rules that look it up (-m set --return-nomatch) create it

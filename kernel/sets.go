@@ -1,7 +1,10 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/google/nftables"
 	"github.com/mdlayher/netlink"
@@ -62,6 +65,44 @@ func (b *Batch) AddSet(fam Family, s *nftables.Set, exclusive bool) int {
 	}
 	b.appendLibMessages(idx, msgs, extra)
 	b.tookUnseen() // (an existing set takes none: see Handles)
+	return idx
+}
+
+// MaxGCInterval is the longest garbage collection interval a set can
+// have (NFTA_SET_GC_INTERVAL: 32-bit milliseconds, about 49 days).
+const MaxGCInterval = time.Duration(math.MaxUint32) * time.Millisecond
+
+// AddSetLongGC is AddSet for a set whose elements never expire, created
+// with the timeout flag and the longest garbage collection interval.
+// The kernel's interval sets (rbtree, pipapo) scan all their elements
+// for expired ones in the first commit that changes them after each GC
+// interval, one second when the set has none: without this, most single
+// element changes of a set untouched for a second walk the whole set.
+// Elements sent without a timeout never expire.
+func (b *Batch) AddSetLongGC(fam Family, s *nftables.Set, exclusive bool) int {
+	c := *s
+	c.HasTimeout = true
+	idx := b.addOp(Op{Kind: OpSetAdd, Family: fam, Set: s.Name})
+	msgs, err := record(func(cc *nftables.Conn) error { return cc.AddSet(ours(fam, &c), nil) })
+	if err != nil {
+		return b.fail(idx, fmt.Errorf("set %s: %w", s.Name, err))
+	}
+	for i := range msgs {
+		if msgs[i].Header.Type&0xff != unix.NFT_MSG_NEWSET {
+			continue
+		}
+		attr := make([]byte, 8)
+		binary.NativeEndian.PutUint16(attr[0:2], 8)
+		binary.NativeEndian.PutUint16(attr[2:4], unix.NFTA_SET_GC_INTERVAL)
+		binary.BigEndian.PutUint32(attr[4:8], uint32(MaxGCInterval/time.Millisecond))
+		msgs[i].Data = append(msgs[i].Data[:len(msgs[i].Data):len(msgs[i].Data)], attr...)
+	}
+	var extra uint16
+	if exclusive {
+		extra = unix.NLM_F_EXCL
+	}
+	b.appendLibMessages(idx, msgs, extra)
+	b.tookUnseen()
 	return idx
 }
 

@@ -250,7 +250,7 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchS
 	}
 	create := func(s *ipset.Set, ns ipset.NftSet) {
 		set := ns.Set
-		b.AddSet(famOf(s), &set, true)
+		addSet(b, famOf(s), &set, true)
 		n := 0
 		for _, e := range ns.Elems {
 			n += len(e.Parts)
@@ -489,4 +489,12 @@ func kernelErr(err error) error {
 		return &ipset.Error{Msg: ipset.MsgFull, Status: ipset.StatusError}
 	}
 	return &ipset.Error{Msg: "Kernel error received: " + err.Error(), Status: ipset.StatusError}
+}
+
+// addSet creates nftables set set of an ipset set (see ipset.LongGC).
+func addSet(b *kernel.Batch, fam kernel.Family, set *nftables.Set, exclusive bool) int {
+	if ipset.LongGC(*set) {
+		return b.AddSetLongGC(fam, set, exclusive)
+	}
+	return b.AddSet(fam, set, exclusive)
 }

@@ -184,7 +184,7 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 			case bulkFlush:
 				b.FlushSet(famOf(s), set.Name)
 			case bulkCreate, bulkEnsure:
-				b.AddSet(famOf(s), &set, t.prep == bulkCreate)
+				addSet(b, famOf(s), &set, t.prep == bulkCreate)
 			case bulkDelete:
 				b.DelSet(famOf(s), set.Name)
 				continue
