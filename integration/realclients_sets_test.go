@@ -61,7 +61,9 @@ func TestRealClients(t *testing.T) {
 		}
 		realClientDiff(t, env, tools, "shorewall", shorewallEtc("shorewall"), "shorewall/scenario.sh",
 			"Shorewall configuration compiled to", "-A net-fw -p tcp -m multiport --dports 80,443 -m comment --comment Web -j ACCEPT",
-			"-A net_dnat -p tcp -m tcp --dport 8080 -j DNAT --to-destination 203.0.113.10", "add SW_DBL4 198.51.100.78", "Shorewall restored from")
+			"-A net_dnat -p tcp -m tcp --dport 8080 -j DNAT --to-destination 203.0.113.10", "add SW_DBL4 198.51.100.78", "Shorewall restored from",
+			"-A PREROUTING -i swnet -p udp -m udp --dport 123 -j CT --notrack", "-m connlimit --connlimit-upto 3",
+			"-A accounting -i swnet -p tcp -m tcp --dport 80 -j web", "-m recent --update --seconds 60 --hitcount 4")
 	})
 	t.Run("shorewall6", func(t *testing.T) {
 		t.Parallel()
@@ -225,6 +227,12 @@ func realClientDiff(t *testing.T, e realClientEnv, tools, name string, prepare f
 	for _, w := range want {
 		if !strings.Contains(out["ref"], w) {
 			t.Errorf("%s: the reference run lacks %q: the client did not get as far as it should:\n%s", name, w, out["ref"])
+		}
+	}
+	if dir := os.Getenv("XDPT_REALCLIENTS_OUT"); dir != "" {
+		// keep the normalised outputs (to look at what the clients did)
+		for side, text := range out {
+			os.WriteFile(filepath.Join(dir, name+"-"+side+".txt"), []byte(text), 0o644)
 		}
 	}
 	if d := realLineDiff(out["ref"], out["ours"]); d != "" {
