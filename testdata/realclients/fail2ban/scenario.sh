@@ -45,6 +45,9 @@ step set ipt banip 203.0.113.11
 dump repaired
 step reload --restart mport
 dump reloaded
+# every jail's actionflush (iptables -F, ipset flush)
+step unban --all
+dump flushed
 step stop
 i=0
 while [ $i -lt 300 ] && [ -e $W/sock ]; do sleep 0.1; i=$((i+1)); done
