@@ -42,6 +42,11 @@ step shorewall show zones
 step shorewall show policies
 step shorewall show nat
 step shorewall status
+step shorewall reset
+step shorewall show filter
+step shorewall show mangle
+step shorewall show raw
+step shorewall show accounting
 step shorewall save
 step shorewall clear
 dump cleared
