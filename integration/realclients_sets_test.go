@@ -104,7 +104,9 @@ func fetchRealTools() (string, error) {
 	root := filepath.Join(realToolsCache, "root")
 	done := filepath.Join(realToolsCache, "complete")
 	if want := strings.Join(realPackages, "\n") + "\n"; readFile(done) == want {
-		return root, nil
+		if _, err := os.Stat(filepath.Join(root, "usr")); err == nil {
+			return root, nil
+		}
 	}
 	if err := os.MkdirAll(realToolsCache, 0o755); err != nil {
 		return "", err
