@@ -270,8 +270,9 @@ var LookupIPSet func(name string) (info SetInfo, ok bool)
 // entry (the most specific entry holding the key is one): the key is
 // looked up in the set's nomatch set instead; types without nomatch
 // entries ignore the flag, as ipset does. Counter tests have no native
-// form; a lookup updates the element's counter, so ! --update-counters
-// is only exact (and accepted) for a set without counters;
+// form and are only exact (and accepted) for a set without counters,
+// where ipset ignores them; a lookup updates the element's counter, so
+// ! --update-counters is only exact (and accepted) there too;
 // ! --update-subcounters concerns list:set members only.
 func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if LookupIPSet == nil {
@@ -283,17 +284,19 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		// an empty line before the Try line.
 		return nil, Errorf(StatusParameter, "Set %s doesn't exist.\n", m.SetName)
 	}
+	if err := info.familyError(m.SetName, ctx.Family); err != nil {
+		return nil, err
+	}
 	// The sets live in nftables, not in the kernel's ipset, so the xt
 	// "set" match cannot stand in: what has no native form is refused.
-	// Counter tests would need the element's counter in a register.
-	if m.Packets.Op != "" || m.Bytes.Op != "" {
-		return nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend.")
+	// Counter tests would need the element's counter in a register; on
+	// a set without counters ipset ignores them (ip_set_match_extensions
+	// tests them only for a set with counters), and so does the lookup.
+	if (m.Packets.Op != "" || m.Bytes.Op != "") && info.Counters {
+		return nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend for a set with counters.")
 	}
 	if m.NoCounters && info.Counters {
 		return nil, Errorf(StatusParameter, "! --update-counters is not supported by the nftables backend for a set with counters.")
-	}
-	if err := info.familyError(m.SetName, ctx.Family); err != nil {
-		return nil, err
 	}
 	if info.List {
 		return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot match it yet.", m.SetName)
