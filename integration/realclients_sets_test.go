@@ -61,7 +61,7 @@ func TestRealClients(t *testing.T) {
 		}
 		realClientDiff(t, env, tools, "shorewall", shorewallEtc("shorewall"), "shorewall/scenario.sh",
 			"Shorewall configuration compiled to", "-A net-fw -p tcp -m multiport --dports 80,443 -m comment --comment Web -j ACCEPT",
-			"-A net_dnat -p tcp -m tcp --dport 8080 -j DNAT --to-destination 203.0.113.10", "add SW_DBL4 198.51.100.78", "Shorewall restored from",
+			"-A net_dnat -p tcp -m tcp --dport 8080 -j DNAT --to-destination 203.0.113.10", "add SW_DBL4 198.51.100.78", "Shorewall restored from", "restore-ipsets",
 			"-A PREROUTING -i swnet -p udp -m udp --dport 123 -j CT --notrack", "-m connlimit --connlimit-upto 3",
 			"-A accounting -i swnet -p tcp -m tcp --dport 80 -j web", "-m recent --update --seconds 60 --hitcount 4")
 	})
@@ -351,7 +351,8 @@ func realLineDiff(a, b string) string {
 // shorewall6): the files of testdata/realclients/PRODUCT/etc/PRODUCT and
 // PRODUCT.conf from the package's two-interface example, with startup
 // enabled, logs kept out of the host's /var/log and the dynamic blacklist
-// in an ipset with timeouts. "noupdate": without it Shorewall refreshes a
+// in an ipset with timeouts; SAVE_IPSETS: shorewall save keeps the sets
+// (ipset save) and restore loads them (ipset restore). "noupdate": without it Shorewall refreshes a
 // blacklisted address's timeout on each packet with -j SET --add-set
 // SW_DBL4 src --exist --timeout N, and xdptables cannot update a net
 // type's set from the packet path (docs/extensions.md, SET): the restore
@@ -398,7 +399,7 @@ func shorewallEtcOf(t *testing.T, product, tools, w string) {
 		"LOGFILE":           "/dev/null",
 		"IP_FORWARDING":     "On",
 		"DYNAMIC_BLACKLIST": `"ipset-only,timeout=3600,noupdate:` + dbl + `"`,
-		"SAVE_IPSETS":       "No",
+		"SAVE_IPSETS":       "Yes",
 	}
 	var out []string
 	for _, l := range strings.Split(string(conf), "\n") {

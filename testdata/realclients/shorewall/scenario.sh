@@ -50,6 +50,9 @@ step shorewall show accounting
 step shorewall save
 step shorewall clear
 dump cleared
+# SAVE_IPSETS=Yes: save kept the sets (ipset save); restore loads them
+step ls /var/lib/shorewall
+step ipset destroy
 step shorewall restore
 dump restored
 step shorewall stop
