@@ -72,7 +72,7 @@ func TestRealClients(t *testing.T) {
 		}
 		realClientDiff(t, env, tools, "shorewall6", shorewallEtc("shorewall6"), "shorewall6/scenario.sh",
 			"Shorewall6 configuration compiled to", "-A net-fw -p tcp -m multiport --dports 80,443 -m comment --comment Web -j ACCEPT",
-			"add SW_DBL6 2001:db8:5::/48", "Shorewall6 restored from")
+			"-A dynamic -s 2001:db8:5::/48 -j logdrop", "Shorewall6 restored from")
 	})
 }
 
@@ -389,16 +389,19 @@ func shorewallEtcOf(t *testing.T, product, tools, w string) {
 	if err != nil {
 		t.Fatalf("Shorewall's example configuration: %v", err)
 	}
-	dbl := "SW_DBL4"
+	// Shorewall keeps its dynamic blacklist in an ipset; Shorewall6 in
+	// the chain "dynamic" (the default), which drop, reject and allow
+	// edit with ip6tables
+	dbl := `"ipset-only,timeout=3600,noupdate:SW_DBL4"`
 	if product == "shorewall6" {
-		dbl = "SW_DBL6"
+		dbl = "Yes"
 	}
 	set := map[string]string{
 		"STARTUP_ENABLED":   "Yes",
 		"STARTUP_LOG":       "",
 		"LOGFILE":           "/dev/null",
 		"IP_FORWARDING":     "On",
-		"DYNAMIC_BLACKLIST": `"ipset-only,timeout=3600,noupdate:` + dbl + `"`,
+		"DYNAMIC_BLACKLIST": dbl,
 		"SAVE_IPSETS":       "Yes",
 	}
 	var out []string

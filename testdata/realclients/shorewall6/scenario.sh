@@ -26,10 +26,15 @@ step shorewall6 check
 step shorewall6 compile $W/compiled
 step shorewall6 start
 dump started
-step shorewall6 blacklist 2001:db8:1::78
-step shorewall6 blacklist 2001:db8:5::/48
+step shorewall6 drop 2001:db8:1::77
+step shorewall6 reject 2001:db8:1::78 2001:db8:1::79
+step shorewall6 logdrop 2001:db8:5::/48
+step shorewall6 drop 2001:db8:1::77
+step shorewall6 blacklist 2001:db8:1::80
 dump blacklisted
 step shorewall6 allow 2001:db8:1::78
+step shorewall6 allow 2001:db8:1::99
+step shorewall6 show dynamic
 step shorewall6 show blacklists
 step shorewall6 restart
 dump restarted
