@@ -350,8 +350,8 @@ func realLineDiff(a, b string) string {
 // shorewallEtc lays out the side's /etc/PRODUCT (shorewall or
 // shorewall6): the files of testdata/realclients/PRODUCT/etc/PRODUCT and
 // PRODUCT.conf from the package's two-interface example, with startup
-// enabled, logs kept out of the host's /var/log, the dynamic blacklist in
-// an ipset with timeouts, and SAVE_IPSETS (shorewall save keeps the sets
+// enabled, logs kept out of the host's /var/log, the dynamic blacklist
+// (Shorewall: in an ipset with timeouts), and SAVE_IPSETS (shorewall save keeps the sets
 // with ipset save, restore loads them with ipset restore). "noupdate":
 // without it Shorewall refreshes a blacklisted address's timeout on each
 // packet with -j SET --add-set SW_DBL4 src --exist --timeout N, and
