@@ -11,8 +11,10 @@ all: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xdptables
 
-# deps installs the reference tools the kernel tests compare against, and
-# rpm and bash-completion for the package tests (tools/package).
+# deps installs the reference tools the kernel tests compare against,
+# rpm and bash-completion for the package tests (tools/package), and the
+# interpreters of the real clients TestRealClients runs (python3 for
+# fail2ban, perl for Shorewall; the clients come from their packages).
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  missing=""; \
@@ -20,6 +22,8 @@ deps:
 	    command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; \
 	  done; \
 	  [ -r /usr/share/bash-completion/bash_completion ] || missing="$$missing bash-completion"; \
+	  [ -x /usr/bin/python3 ] || missing="$$missing python3"; \
+	  perl -MDigest::SHA -e 1 2>/dev/null || missing="$$missing perl"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

@@ -1,11 +1,7 @@
 package compat
 
 import (
-	"bufio"
-	"fmt"
-	"os"
 	"strings"
-	"sync"
 
 	"github.com/google/nftables/expr"
 )
@@ -39,97 +35,11 @@ func init() {
 
 func (m *DevgroupMatch) Name() string { return "devgroup" }
 
-// devgroupNames is xtables_lmap of /etc/iproute2/group: id and name
-// pairs in file order (ids 0-255, decimal or 0x hex).
-var devgroupNames struct {
-	once  sync.Once
-	ids   []uint32
-	names []string
-}
-
-func loadDevgroups() {
-	f, err := os.Open("/etc/iproute2/group")
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimLeft(sc.Text(), " \t\v\f\r")
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		base := 10
-		if strings.HasPrefix(line, "0x") {
-			base = 16
-		}
-		v, rest, ok, erange := cStrtoull(line, base)
-		if !ok || erange || int64(int32(v)) < 0 || int32(v) > 255 {
-			continue
-		}
-		if rest == "" || strings.IndexByte(" \t\v\f\r\n", rest[0]) < 0 {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 || fields[0][0] == '#' {
-			continue
-		}
-		devgroupNames.ids = append(devgroupNames.ids, uint32(v))
-		devgroupNames.names = append(devgroupNames.names, fields[0])
-	}
-}
-
-func devgroupName(id uint32) string {
-	devgroupNames.once.Do(loadDevgroups)
-	for i, v := range devgroupNames.ids {
-		if v == id {
-			return devgroupNames.names[i]
-		}
-	}
-	return ""
-}
-
-// devgroupParse is xtables_parse_val_mask with the group names.
-func devgroupParse(p *OptArg) (uint32, uint32, error) {
-	devgroupNames.once.Do(loadDevgroups)
-	haveMap := len(devgroupNames.ids) > 0
-	byName := func() (uint32, uint32, error) {
-		for i, n := range devgroupNames.names {
-			if n == p.Arg {
-				return devgroupNames.ids[i], ^uint32(0), nil
-			}
-		}
-		return 0, 0, Paramf("%s: could not map name %s to an integer value for option \"--%s\".\n", p.Ext, p.Arg, p.Def.Name)
-	}
-	badVal := Paramf("%s: bad integer value for option \"--%s\", or out of range.\n", p.Ext, p.Def.Name)
-	v, rest, ok := xtStrtoul(p.Arg, 0, 0xffffffff)
-	if !ok {
-		if haveMap {
-			return byName()
-		}
-		return 0, 0, badVal
-	}
-	if rest == "" {
-		return uint32(v), ^uint32(0), nil
-	}
-	if rest[0] != '/' {
-		if haveMap {
-			return byName()
-		}
-		return 0, 0, Paramf("%s: trailing garbage after value for option \"--%s\".\n", p.Ext, p.Def.Name)
-	}
-	mask, rest, ok := xtStrtoul(rest[1:], 0, 0xffffffff)
-	if !ok {
-		return 0, 0, badVal
-	}
-	if rest != "" {
-		return 0, 0, Paramf("%s: trailing garbage after value for option \"--%s\".\n", p.Ext, p.Def.Name)
-	}
-	return uint32(v), uint32(mask), nil
-}
+// devgroupNames are the group names of /etc/iproute2/group.
+var devgroupNames = &xtLmap{file: "/etc/iproute2/group"}
 
 func (m *DevgroupMatch) Parse(p *OptArg) error {
-	v, mask, err := devgroupParse(p)
+	v, mask, err := devgroupNames.parseValMask(p)
 	if err != nil {
 		return err
 	}
@@ -156,24 +66,12 @@ func (m *DevgroupMatch) Final(_ *Rule, seen OptSet) error {
 	return nil
 }
 
-func devgroupValMask(v, mask uint32, names bool) string {
-	if mask != ^uint32(0) {
-		return fmt.Sprintf(" 0x%x/0x%x", v, mask)
-	}
-	if names {
-		if n := devgroupName(v); n != "" {
-			return " " + n
-		}
-	}
-	return fmt.Sprintf(" 0x%x", v)
-}
-
 func (m *DevgroupMatch) show(b *strings.Builder, prefix string, numeric bool) {
 	if m.Flags&devgroupSrc != 0 {
-		b.WriteString(invMark(m.Flags&devgroupInvSrc != 0) + " " + prefix + "src-group" + devgroupValMask(m.SrcGroup, m.SrcMask, !numeric))
+		b.WriteString(invMark(m.Flags&devgroupInvSrc != 0) + " " + prefix + "src-group" + devgroupNames.valMask(m.SrcGroup, m.SrcMask, !numeric))
 	}
 	if m.Flags&devgroupDst != 0 {
-		b.WriteString(invMark(m.Flags&devgroupInvDst != 0) + " " + prefix + "dst-group" + devgroupValMask(m.DstGroup, m.DstMask, !numeric))
+		b.WriteString(invMark(m.Flags&devgroupInvDst != 0) + " " + prefix + "dst-group" + devgroupNames.valMask(m.DstGroup, m.DstMask, !numeric))
 	}
 }
 

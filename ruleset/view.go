@@ -326,6 +326,10 @@ func (v *View) Apply(cmd *compat.Command) error {
 			v.insertAt(c, cmd.RuleNum-1, rs)
 		}
 	case compat.OpDelete, compat.OpCheck:
+		// iptables checks the jump before it looks for the chain or rule
+		if err := v.checkJump(cmd); err != nil {
+			return err
+		}
 		c := v.existing(cmd.Chain)
 		if c == nil {
 			return compat.ErrBadRule
