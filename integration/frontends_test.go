@@ -157,10 +157,10 @@ func frontendInterpreters(t *testing.T) {
 }
 
 // frontendSetup runs in the private mount namespace of one step: $1 side,
-// $2 work dir, $3 package tree, $4 xdptables, $5 a non-executable file;
-// the command follows.
+// $2 work dir, $3 package tree, $4 directory of xdptables' personality
+// links, $5 a non-executable file; the command follows.
 const frontendSetup = `set -e
-side=$1 work=$2 tree=$3 bin=$4 noexec=$5
+side=$1 work=$2 tree=$3 links=$4 noexec=$5
 shift 5
 for d in etc usr var run; do
 	mkdir -p "$work/$d.up" "$work/$d.wk"
@@ -171,10 +171,20 @@ for d in etc usr var run; do
 	mount -t overlay xdpt-frontend -o "lowerdir=$lower,upperdir=$work/$d.up,workdir=$work/$d.wk" /$d
 done
 if [ -e /usr/sbin/xtables-legacy-multi ]; then mount --bind "$noexec" /usr/sbin/xtables-legacy-multi; fi
-if [ "$side" = ours ]; then
-	mount --bind "$bin" /usr/sbin/xtables-nft-multi
-	mount --bind "$bin" /usr/sbin/ipset
-fi
+# what xdptables' package does: the iptables alternatives at xdptables,
+# ipset diverted; the reference side is a host on iptables-nft
+for n in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+	if [ "$(readlink /usr/sbin/$n)" != /etc/alternatives/$n ]; then
+		echo "/usr/sbin/$n is not the alternatives link /etc/alternatives/$n" >&2
+		exit 125
+	fi
+	if [ "$side" = ours ]; then
+		ln -sfn "$links/$n" /etc/alternatives/$n
+	else
+		ln -sfn /usr/sbin/$(echo $n | sed 's/tables/tables-nft/') /etc/alternatives/$n
+	fi
+done
+if [ "$side" = ours ]; then mount --bind "$links/xdptables" /usr/sbin/ipset; fi
 set +e
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C LANG=C
 exec "$@"
@@ -186,13 +196,13 @@ type frontendSide struct {
 	ns     *netns.NS
 	work   string
 	tree   string
-	bin    string
+	links  string
 	noexec string
 }
 
 func (s *frontendSide) run(line string) netns.Result {
 	return s.ns.RunTimeout(180, "", "unshare", "-m", "--propagation", "private",
-		"sh", "-c", frontendSetup, "sh", s.name, s.work, s.tree, s.bin, s.noexec,
+		"sh", "-c", frontendSetup, "sh", s.name, s.work, s.tree, s.links, s.noexec,
 		"bash", "-c", line)
 }
 
@@ -249,16 +259,16 @@ func TestFrontends(t *testing.T) {
 	}
 	frontendInterpreters(t)
 	tree := frontendTree(t)
-	bin := filepath.Join(LinkDir(t), "xdptables")
+	links := LinkDir(t)
 	for _, sc := range frontendScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			runFrontendScenario(t, sc, tree, bin)
+			runFrontendScenario(t, sc, tree, links)
 		})
 	}
 }
 
-func runFrontendScenario(t *testing.T, sc frontendScenario, tree, bin string) {
+func runFrontendScenario(t *testing.T, sc frontendScenario, tree, links string) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "conf")
 	if err := os.MkdirAll(conf, 0o755); err != nil {
@@ -288,8 +298,18 @@ func runFrontendScenario(t *testing.T, sc frontendScenario, tree, bin string) {
 		if r := ns.Run("", "ip", "link", "set", "lo", "up"); r.RC != 0 {
 			t.Fatalf("lo up: %s", r.Stderr)
 		}
-		sides[i] = &frontendSide{name: name, ns: ns, work: work, tree: tree, bin: bin, noexec: noexec}
+		sides[i] = &frontendSide{name: name, ns: ns, work: work, tree: tree, links: links, noexec: noexec}
+		if r := sides[i].run("true"); r.RC != 0 {
+			t.Fatalf("setting up the mount namespace (%s): exit status %d: %s", name, r.RC, r.Stderr)
+		}
 	}
+	defer func() {
+		// the tools ran the implementation meant for each side
+		ref, ours := sides[0].ns.Run("", "nft", "list", "tables"), sides[1].ns.Run("", "nft", "list", "tables")
+		if strings.Contains(ref.Stdout, "xdptables") || !strings.Contains(ours.Stdout, "table ip xdptables") {
+			t.Errorf("nft list tables, reference side:\n%s\nxdptables side:\n%s", ref.Stdout, ours.Stdout)
+		}
+	}()
 	for i, st := range sc.steps {
 		line := strings.ReplaceAll(st.line, "$CONF", conf)
 		var res [2]netns.Result
