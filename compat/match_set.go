@@ -184,6 +184,9 @@ type SetInfo struct {
 	HasTimeout bool
 	Timeout    uint32 // the set's default timeout, seconds
 	Counters   bool
+	// NoFamily: the set has no family (bitmap:port, hash:mac, list:set),
+	// so rules of both families may name it.
+	NoFamily bool
 	// List is a list:set: its members are looked up one by one, which
 	// one nftables rule cannot express (see ipset/doc.go).
 	List bool
@@ -218,9 +221,12 @@ var LookupIPSet func(name string) (info SetInfo, ok bool)
 // entry (the most specific entry holding the key is one): the key is
 // looked up in the set's nomatch set instead; types without nomatch
 // entries ignore the flag, as ipset does. Counter tests have no native
-// form; a lookup updates the element's counter, so ! --update-counters
-// is only exact (and accepted) for a set without counters;
-// ! --update-subcounters concerns list:set members only.
+// form. ! --update-counters is accepted for every set although an
+// nftables lookup always counts the packet in the element's counter:
+// firehol writes it on every -m set rule, and refusing it refused the
+// whole firewall; only the element counters of a set with counters
+// differ from ipset's (docs/extensions.md). ! --update-subcounters
+// concerns list:set members only.
 func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if LookupIPSet == nil {
 		return nil, ErrNoNative
@@ -231,20 +237,22 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		// an empty line before the Try line.
 		return nil, Errorf(StatusParameter, "Set %s doesn't exist.\n", m.SetName)
 	}
+	if err := setFamilyCheck(m.SetName, info, ctx.Family); err != nil {
+		return nil, err
+	}
 	// The sets live in nftables, not in the kernel's ipset, so the xt
 	// "set" match cannot stand in: what has no native form is refused.
 	// Counter tests would need the element's counter in a register.
 	if m.Packets.Op != "" || m.Bytes.Op != "" {
 		return nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend.")
 	}
-	if m.NoCounters && info.Counters {
-		return nil, Errorf(StatusParameter, "! --update-counters is not supported by the nftables backend for a set with counters.")
-	}
 	if info.List {
 		return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot match it yet.", m.SetName)
 	}
 	if info.Family != ctx.Family || len(m.Dirs) < len(info.Dims) {
-		// ipset matches nothing for a family mismatch or too few directions.
+		// ipset matches nothing with too few directions; a set without
+		// family lives in the ip table only and matches nothing from
+		// ip6 rules here (ipset would match its ports or MACs).
 		return []expr.Any{&expr.Verdict{Kind: expr.VerdictBreak}}, nil
 	}
 	out := setKeyExprs(ctx, info, func(i int) bool { return m.Dirs[i] == "src" })
@@ -253,6 +261,20 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		return append(out, &NomatchLookup{Lookup: l, Set: info.Nomatch}), nil
 	}
 	return append(out, &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName, Invert: m.Invert}), nil
+}
+
+// setFamilyCheck is libxt_set's check when a rule names a set: a set of
+// the other family is refused, one without family is not. The message
+// ends with a newline like the other libxt_set ones.
+func setFamilyCheck(name string, info SetInfo, f Family) error {
+	if info.NoFamily || info.Family == f {
+		return nil
+	}
+	fam := "IPv4"
+	if info.Family == IPv6 {
+		fam = "IPv6"
+	}
+	return Errorf(StatusParameter, "The protocol family of set %s is %s, which is not applicable.\n", name, fam)
 }
 
 // setKeyExprs builds the key of set info from the packet, one field per

@@ -225,6 +225,9 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		if !ok {
 			return nil, Errorf(StatusParameter, "Set %s doesn't exist.\n", op.ref.Name)
 		}
+		if err := setFamilyCheck(op.ref.Name, info, ctx.Family); err != nil {
+			return nil, err
+		}
 		if info.List {
 			return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot update it from rules yet.", op.ref.Name)
 		}
@@ -232,7 +235,7 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 			return nil, ErrNoNative
 		}
 		if info.Family != ctx.Family || len(op.ref.Dirs) < len(info.Dims) {
-			continue // ipset does nothing for these
+			continue // ipset does nothing for these (see SetMatch)
 		}
 		dirs := op.ref.Dirs
 		out = append(out, setKeyExprs(ctx, info, func(i int) bool { return dirs[i] })...)

@@ -74,6 +74,8 @@ func setInfo(name string, s *ipset.Set) compat.SetInfo {
 	info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4,
 		Updatable: !s.Type.Net() && !s.Type.List, HasTimeout: s.HasTimeout, Timeout: s.Timeout, Counters: s.Counters,
 		List: s.Type.List}
+	// ipset's kernel types without family: bitmap:port, hash:mac, list:set
+	info.NoFamily = s.Type.List || s.Type.Neutral || s.Type.Bitmap && len(s.Type.Dims) == 1 && s.Type.Dims[0] == ipset.DimPort
 	if s.Family == ipset.Inet6 {
 		info.Family = compat.IPv6
 	}
