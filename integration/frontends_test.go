@@ -210,6 +210,7 @@ var (
 	frontendTmpName = regexp.MustCompile(`firehol-[A-Za-z0-9]{10}\b`)
 	frontendBackup  = regexp.MustCompile(`\.[0-9]{8}_[0-9]{6}\b`)
 	frontendInitval = regexp.MustCompile(`initval 0x[0-9a-f]+`)
+	frontendTimeout = regexp.MustCompile(`(?m)^(add .* timeout )\d+`)
 )
 
 // normFrontendOutput removes what legitimately differs between two runs:
@@ -219,18 +220,19 @@ func normFrontendOutput(s string) string {
 	return frontendBackup.ReplaceAllString(s, ".DATE")
 }
 
-// state is what the side's kernel holds, as its own tools print it.
+// state is what the side's kernel holds, as its own tools print it (one
+// step, three commands, to keep the test short).
 func (s *frontendSide) state() string {
-	var b strings.Builder
-	for _, tool := range []string{"iptables-save", "ip6tables-save"} {
-		r := s.run(tool)
-		fmt.Fprintf(&b, "== %s rc=%d\n%s%s", tool, r.RC, normalizeSave(r.Stdout), r.Stderr)
+	r := s.run(`for t in iptables-save ip6tables-save "ipset save"; do echo "== $t"; $t 2>&1; echo "== rc=$?"; done`)
+	parts := strings.SplitAfter(r.Stdout, "== ipset save\n")
+	if len(parts) != 2 {
+		return fmt.Sprintf("rc=%d\n%s%s", r.RC, r.Stdout, r.Stderr)
 	}
-	r := s.run("ipset save")
-	lines := strings.Split(frontendInitval.ReplaceAllString(r.Stdout, "initval X"), "\n")
-	sort.Strings(lines) // hash order differs by design
-	fmt.Fprintf(&b, "== ipset save rc=%d\n%s%s", r.RC, strings.Join(lines, "\n"), r.Stderr)
-	return b.String()
+	// hash seeds, hash order and remaining timeouts differ by design
+	sets := frontendInitval.ReplaceAllString(parts[1], "initval X")
+	lines := strings.Split(frontendTimeout.ReplaceAllString(sets, "${1}T"), "\n")
+	sort.Strings(lines)
+	return normalizeSave(parts[0]) + strings.Join(lines, "\n") + r.Stderr
 }
 
 // frontendStep is a shell line run on both sides; want, when set, must
@@ -275,6 +277,7 @@ func runFrontendScenario(t *testing.T, sc frontendScenario, tree, links string) 
 		t.Fatal(err)
 	}
 	for name, text := range sc.files {
+		text = strings.ReplaceAll(text, "$CONF", conf)
 		if err := os.WriteFile(filepath.Join(conf, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -447,7 +450,64 @@ var frontendScenarios = []frontendScenario{
 			{line: "firehol panic"},
 		},
 	},
+	{
+		// firehol's helpers: iptrap (-j SET with timeouts), synproxy
+		// (rules with several -m tcp), transparent_squid, tcpmss, dscp,
+		// classify, marks, snat/dnat, limit and recent actions
+		name:  "firehol-helpers",
+		files: map[string]string{"helpers.conf": fireholHelpersConf},
+		steps: []frontendStep{
+			{line: "cp $CONF/helpers.conf /etc/firehol/firehol.conf && firehol start", want: "-j SET --add-set trap src --exist --timeout 3600"},
+			{line: "firehol status | sed -E 's/(initval 0x|Size in memory: )[0-9a-f]+/\\1X/'", want: "SYNPROXY"},
+		},
+	},
+	{
+		// firehol's ipsets: created from a file (iprange folds the
+		// ranges), with counters and timeouts, blacklists of both
+		// families (every -m set rule carries ! --update-counters),
+		// updated in place, and a config naming an IPv4 set in IPv6
+		// rules, which ip6tables-restore refuses and firehol rolls back
+		name:  "firehol-ipsets",
+		files: map[string]string{"ipsets.conf": fireholIpsetsConf, "bad.netset": fireholBadNetset},
+		steps: []frontendStep{
+			{line: "cp $CONF/ipsets.conf /etc/firehol/firehol.conf && firehol start", want: "--match-set countries src ! --update-counters"},
+			{line: "ipset list -t | sed -E 's/(initval 0x|Size in memory: )[0-9a-f]+/\\1X/'", want: "References: 4"},
+			{line: "firehol ipset_update_from_file countries ip $CONF/bad.netset"},
+			{line: "sed -i 's/ipset:bad6/ipset:tmpban/' /etc/firehol/firehol.conf && firehol restart", want: "The protocol family of set tmpban is IPv4"},
+			{line: "firehol status | grep -c match-set"},
+		},
+	},
 }
+
+const fireholBadNetset = `198.18.1.0/24
+198.18.2.5
+198.18.3.1-198.18.3.20
+# a comment
+203.0.113.7
+`
+
+const fireholIpsetsConf = `version 6
+ipv4 ipset create countries hash:net counters
+ipv4 ipset addfile countries $CONF/bad.netset
+ipv4 ipset create tmpban hash:ip timeout 3600
+ipv4 ipset add tmpban 198.51.100.66
+ipv6 ipset create bad6 hash:net
+ipv6 ipset add bad6 2001:db8:dead::/48
+ipv4 ipset create ports4 bitmap:port range 0-1024
+ipv4 ipset add ports4 25
+blacklist4 input ipset:countries ipset:tmpban
+blacklist6 full ipset:bad6
+
+interface4 any world4
+	policy drop
+	server ssh accept src not "ipset:tmpban"
+	server smtp accept dst ipset:countries
+	client all accept
+
+interface6 any world6
+	server ssh accept src not "ipset:bad6"
+	client all accept
+`
 
 const fermServerConf = `@def $NET_TRUSTED = (198.51.100.0/24 203.0.113.0/25);
 @def $NET6_TRUSTED = (2001:db8:1::/48);
@@ -626,4 +686,36 @@ router4 lan2wan inface eth0 outface eth1
 
 router46 wan2lan inface eth1 outface eth0
 	route web accept
+`
+
+const fireholHelpersConf = `version 6
+
+iptrap4 trap src 3600 inface eth1 proto tcp dport "23 2323 445" log "TRAP"
+ipuntrap4 trap src inface eth1 proto tcp dport 8765
+synproxy4 input inface eth1 dst 198.51.100.1 dport 80 accept
+ipv4 transparent_squid 3128 "proxy root" inface eth0 src 198.18.0.0/15
+ipv4 tcpmss 1400 eth1
+dscp 10 OUTPUT proto tcp dport 22
+classify 1:10 outface eth1 proto udp dport 53
+ipv4 mark 5 PREROUTING inface eth1 src 203.0.113.0/24
+ipv4 snat to 198.51.100.1 outface eth1 src 198.18.0.0/15
+ipv4 dnat to 198.18.0.20 inface eth1 proto tcp dport 2222
+action ssh_limit chain ACCEPT
+
+interface4 eth0 lan src 198.18.0.0/15
+	policy reject
+	server all accept
+	client all accept
+
+interface4 eth1 wan
+	policy drop
+	protection strong
+	server ssh accept with limit 10/min 5
+	server http accept
+	server "smtp imaps" accept with recent smtpabuse 60 10
+	client all accept
+
+router4 r inface eth0 outface eth1
+	masquerade reverse
+	route all accept
 `
