@@ -455,10 +455,15 @@ var frontendScenarios = []frontendScenario{
 		// (rules with several -m tcp), transparent_squid, tcpmss, dscp,
 		// classify, marks, snat/dnat, limit and recent actions
 		name:  "firehol-helpers",
-		files: map[string]string{"helpers.conf": fireholHelpersConf},
+		files: map[string]string{"helpers.conf": fireholHelpersConf, "blacklist.conf": fireholBlacklistConf},
 		steps: []frontendStep{
 			{line: "cp $CONF/helpers.conf /etc/firehol/firehol.conf && firehol start", want: "-j SET --add-set trap src --exist --timeout 3600"},
 			{line: "firehol status | sed -E 's/(initval 0x|Size in memory: )[0-9a-f]+/\\1X/'", want: "SYNPROXY"},
+			// try: the new firewall, then back to the saved one
+			// (iptables-save output fed to iptables-restore) unless the
+			// user types commit
+			{line: "cp $CONF/blacklist.conf /etc/firehol/firehol.conf && echo no | firehol try", want: "Restoring old firewall"},
+			{line: "yes commit | head -1000 | firehol try", want: "Successfull activation"},
 		},
 	},
 	{
