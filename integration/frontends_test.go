@@ -272,6 +272,12 @@ func TestFrontends(t *testing.T) {
 
 func runFrontendScenario(t *testing.T, sc frontendScenario, tree, links string) {
 	dir := t.TempDir()
+	// the overlays' upper layers on a tmpfs of their own: an overlayfs
+	// (a container's root) cannot hold them
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "mode=0755", "xdpt-frontends", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs on %s: %v: %s", dir, err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
 	conf := filepath.Join(dir, "conf")
 	if err := os.MkdirAll(conf, 0o755); err != nil {
 		t.Fatal(err)
