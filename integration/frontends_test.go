@@ -414,6 +414,19 @@ var frontendScenarios = []frontendScenario{
 		},
 	},
 	{
+		// what admins change in ufw's files: NAT for a VPN in
+		// before.rules (iptables-restore of a *nat section beside
+		// *filter), forwarding accepted, ufw managing the built-in chains
+		name: "ufw-custom",
+		steps: []frontendStep{
+			{line: `sed -i '1i *nat\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -s 198.18.0.0/15 -o eth0 -j MASQUERADE\nCOMMIT' /etc/ufw/before.rules && sed -i 's/^DEFAULT_FORWARD_POLICY=.*/DEFAULT_FORWARD_POLICY="ACCEPT"/' /etc/default/ufw && ufw --force enable`, want: "-A POSTROUTING -s 198.18.0.0/15 -o eth0 -j MASQUERADE"},
+			{line: "ufw allow 53 && ufw status verbose", want: "53 (v6)                    ALLOW IN"},
+			{line: "sed -i 's/^MANAGE_BUILTINS=.*/MANAGE_BUILTINS=yes/' /etc/default/ufw && ufw reload"},
+			{line: "ufw disable && iptables -t nat -S && iptables -S"},
+			{line: "sed -i '1,4d' /etc/ufw/before.rules && ufw --force enable"},
+		},
+	},
+	{
 		// ferm in its default mode (iptables-restore per domain, with
 		// rollback from iptables-save when one fails), --slow (one
 		// iptables command per rule), --noflush, --flush, @preserve
