@@ -421,6 +421,9 @@ var frontendScenarios = []frontendScenario{
 		steps: []frontendStep{
 			{line: `sed -i '1i *nat\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -s 198.18.0.0/15 -o eth0 -j MASQUERADE\nCOMMIT' /etc/ufw/before.rules && sed -i 's/^DEFAULT_FORWARD_POLICY=.*/DEFAULT_FORWARD_POLICY="ACCEPT"/' /etc/default/ufw && ufw --force enable`, want: "-A POSTROUTING -s 198.18.0.0/15 -o eth0 -j MASQUERADE"},
 			{line: "ufw allow 53 && ufw status verbose", want: "53 (v6)                    ALLOW IN"},
+			{line: "ufw --dry-run allow 80/tcp", want: "### tuple ### allow tcp 80"},
+			{line: "ufw default deny outgoing && ufw prepend deny from 198.18.5.5 && ufw route deny from 198.51.100.0/24 to 203.0.113.0/24"},
+			{line: "ufw logging full && ufw show added && ufw show builtins", want: "Added user rules"},
 			{line: "sed -i 's/^MANAGE_BUILTINS=.*/MANAGE_BUILTINS=yes/' /etc/default/ufw && ufw reload"},
 			{line: "ufw disable && iptables -t nat -S && iptables -S"},
 			{line: "sed -i '1,4d' /etc/ufw/before.rules && ufw --force enable"},
