@@ -187,6 +187,9 @@ done
 if [ "$side" = ours ]; then mount --bind "$links/xdptables" /usr/sbin/ipset; fi
 set +e
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C LANG=C
+# the same hash order on both sides (import-ferm prints empty chains in
+# the order of a perl hash)
+export PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0 PYTHONHASHSEED=0
 exec "$@"
 `
 
@@ -437,7 +440,7 @@ var frontendScenarios = []frontendScenario{
 		name: "ferm",
 		files: map[string]string{
 			"server.conf": fermServerConf, "preserve.conf": fermPreserveConf,
-			"broken.conf": fermBrokenConf, "sets.conf": fermSetsConf,
+			"broken.conf": fermBrokenConf, "sets.conf": fermSetsConf, "debian.conf": fermDebianConf,
 		},
 		steps: []frontendStep{
 			{line: "ferm $CONF/server.conf", want: "-A ssh_brute -j DROP"},
@@ -450,6 +453,9 @@ var frontendScenarios = []frontendScenario{
 			{line: "ipset create blocked hash:ip && ipset add blocked 203.0.113.9"},
 			{line: "ferm $CONF/sets.conf", want: "--match-set blocked src"},
 			{line: "ferm --slow --flush $CONF/sets.conf"},
+			// import-ferm turns iptables-save output into a ferm config
+			{line: "ferm $CONF/server.conf && iptables-save | import-ferm | tee /etc/ferm/imported.conf", want: "chain ssh_brute"},
+			{line: "ferm --flush $CONF/debian.conf && ferm --slow /etc/ferm/imported.conf"},
 			{line: "ferm --flush $CONF/server.conf"},
 		},
 	},
@@ -745,4 +751,53 @@ interface4 eth1 wan
 router4 r inface eth0 outface eth1
 	masquerade reverse
 	route all accept
+`
+
+// fermDebianConf is the ferm.conf Debian's package installs.
+const fermDebianConf = `# -*- shell-script -*-
+#
+#  Configuration file for ferm(1).
+#
+domain (ip ip6) {
+    table filter {
+        chain INPUT {
+            policy DROP;
+
+            # connection tracking
+            mod state state INVALID DROP;
+            mod state state (ESTABLISHED RELATED) ACCEPT;
+
+            # allow local packet
+            interface lo ACCEPT;
+
+            # respond to ping
+            proto icmp ACCEPT; 
+
+            # allow IPsec
+            proto udp dport 500 ACCEPT;
+	    @if @eq($DOMAIN, ip) {
+	      proto (esp ah) ACCEPT;
+	    } @else {
+	      proto (esp) ACCEPT;
+	    }
+
+            # allow SSH connections
+            proto tcp dport ssh ACCEPT;
+        }
+        chain OUTPUT {
+            policy ACCEPT;
+
+            # connection tracking
+            #mod state state INVALID DROP;
+            mod state state (ESTABLISHED RELATED) ACCEPT;
+        }
+        chain FORWARD {
+            policy DROP;
+
+            # connection tracking
+            mod state state INVALID DROP;
+            mod state state (ESTABLISHED RELATED) ACCEPT;
+        }
+    }
+}
 `
