@@ -29,15 +29,22 @@ import (
 // expect (/usr/sbin/ufw, /etc/ufw, /usr/lib/firehol…) without touching the
 // host's /etc, /usr, /var or /run: what a tool writes there lands in the
 // side's own upper directory and persists from one step to the next. On
-// xdptables' side the binary is bind-mounted over /usr/sbin/xtables-nft-multi
-// and /usr/sbin/ipset, so every iptables name a tool runs
-// (/usr/sbin/iptables, ip6tables-restore… through the alternatives) is
-// xdptables with that name as argv[0]. On both sides xtables-legacy-multi
-// is covered by a file that cannot be executed: ferm and Debian's firehol
-// prefer the iptables-legacy tools whenever those exist, and would bypass
-// both implementations under test. ferm then falls back to the plain names
-// by itself; firehol is given them in /etc/firehol/firehol-defaults.conf,
-// its documented place for settings (the admin's fix on such a host).
+// xdptables' side the iptables alternatives (/etc/alternatives/iptables,
+// ip6tables-restore…) point at xdptables' personality links and
+// /usr/sbin/ipset is xdptables, as its package arranges; on the reference
+// side the alternatives point at iptables-nft. On both sides
+// xtables-legacy-multi is covered by a file that cannot be executed: ferm
+// and Debian's firehol prefer the iptables-legacy tools whenever those
+// exist, and would bypass both implementations under test. ferm then falls
+// back to the plain names by itself; firehol is given them in
+// /etc/firehol/firehol-defaults.conf, its documented place for settings
+// (the admin's fix on such a host).
+//
+// Left out on purpose: configurations that fail halfway through an
+// iptables-restore file (iptables-nft keeps the tables committed before
+// the failing one, xdptables applies the whole file or nothing, see
+// README), and CT --helper (firehol's cthelper, ferm's CT helper), which
+// xdptables refuses (docs/extensions.md).
 
 // frontendPackages are the Debian packages the test runs, with the
 // dependencies that are not on a minimal system (firehol's iprange shapes
