@@ -448,6 +448,7 @@ var frontendScenarios = []frontendScenario{
 		files: map[string]string{
 			"server.conf": fermServerConf, "preserve.conf": fermPreserveConf,
 			"broken.conf": fermBrokenConf, "sets.conf": fermSetsConf, "debian.conf": fermDebianConf,
+			"preserve6.conf": fermPreserve6Conf,
 		},
 		steps: []frontendStep{
 			{line: "ferm $CONF/server.conf", want: "-A ssh_brute -j DROP"},
@@ -464,6 +465,11 @@ var frontendScenarios = []frontendScenario{
 			{line: "ferm $CONF/server.conf && iptables-save | import-ferm | tee /etc/ferm/imported.conf", want: "chain ssh_brute"},
 			{line: "ferm --flush $CONF/debian.conf && ferm --slow /etc/ferm/imported.conf"},
 			{line: "ferm --flush $CONF/server.conf"},
+			// IPv6: chains another tool owns (a comment with quotes)
+			// kept with @preserve, in filter and nat
+			{line: `ip6tables -N DOCKER-USER && ip6tables -A DOCKER-USER -s 2001:db8:5::/48 -m comment --comment "keep me \"quoted\"" -j RETURN && ip6tables -t nat -A POSTROUTING -o eth0 -s fd00::/8 -j MASQUERADE`},
+			{line: "ferm $CONF/preserve6.conf", want: `-A DOCKER-USER -s 2001:db8:5::/48 -m comment --comment "keep me \"quoted\"" -j RETURN`},
+			{line: "ferm --slow $CONF/preserve6.conf && ip6tables -t nat -S && ip6tables -L -n -v", want: "DNAT"},
 		},
 	},
 	{
@@ -614,6 +620,19 @@ const fermPreserveConf = `domain ip {
         chain FORWARD { policy DROP; jump DOCKER; }
     }
     table nat chain PREROUTING @preserve;
+}
+`
+
+const fermPreserve6Conf = `domain ip6 {
+    table filter {
+        chain INPUT { policy DROP; proto ipv6-icmp ACCEPT; saddr 2001:db8::/32 proto tcp dport 22 ACCEPT; }
+        chain DOCKER-USER @preserve;
+        chain FORWARD { policy DROP; jump DOCKER-USER; }
+    }
+    table nat {
+        chain POSTROUTING @preserve;
+        chain PREROUTING { daddr 2001:db8::1 proto tcp dport 80 DNAT to "[2001:db8::2]:8080"; }
+    }
 }
 `
 
