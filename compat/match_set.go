@@ -271,8 +271,11 @@ var LookupIPSet func(name string) (info SetInfo, ok bool)
 // looked up in the set's nomatch set instead; types without nomatch
 // entries ignore the flag, as ipset does. Counter tests have no native
 // form and are only exact (and accepted) for a set without counters,
-// where ipset ignores them; a lookup updates the element's counter, so
-// ! --update-counters is only exact (and accepted) there too;
+// where ipset ignores them. ! --update-counters is accepted for every
+// set although an nftables lookup always counts the packet in the
+// element's counter: firehol writes it on every -m set rule, and
+// refusing it refused the whole firewall; only the element counters of
+// a set with counters differ from ipset's (docs/extensions.md).
 // ! --update-subcounters concerns list:set members only.
 func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if LookupIPSet == nil {
@@ -294,9 +297,6 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	// tests them only for a set with counters), and so does the lookup.
 	if (m.Packets.Op != "" || m.Bytes.Op != "") && info.Counters {
 		return nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend for a set with counters.")
-	}
-	if m.NoCounters && info.Counters {
-		return nil, Errorf(StatusParameter, "! --update-counters is not supported by the nftables backend for a set with counters.")
 	}
 	if info.List {
 		return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot match it yet.", m.SetName)

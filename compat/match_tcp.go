@@ -160,8 +160,9 @@ func (m *TCPMatch) Native() bool {
 	return !m.HasOption && (m.seenSrc || m.seenDst || m.HasFlags)
 }
 
-// Merge combines consecutive native tcp matches as iptables-nft's
-// read-back does: later values win.
+// Merge combines native tcp matches as iptables-nft's read-back does:
+// later values win, and an inversion once read stays (it ORs the
+// invflags).
 func (m *TCPMatch) Merge(next Match) (Match, bool) {
 	n, ok := next.(*TCPMatch)
 	if !ok || !m.Native() || !n.Native() {
@@ -169,13 +170,17 @@ func (m *TCPMatch) Merge(next Match) (Match, bool) {
 	}
 	c := *m
 	if n.seenSrc {
+		inv := c.Src.Invert
 		c.Src, c.seenSrc = n.Src, true
+		c.Src.Invert = c.Src.Invert || inv
 	}
 	if n.seenDst {
+		inv := c.Dst.Invert
 		c.Dst, c.seenDst = n.Dst, true
+		c.Dst.Invert = c.Dst.Invert || inv
 	}
 	if n.HasFlags {
-		c.FlagMask, c.FlagCmp, c.FlagsInv, c.HasFlags = n.FlagMask, n.FlagCmp, n.FlagsInv, true
+		c.FlagMask, c.FlagCmp, c.FlagsInv, c.HasFlags = n.FlagMask, n.FlagCmp, n.FlagsInv || c.FlagsInv, true
 	}
 	return &c, true
 }

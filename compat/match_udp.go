@@ -55,7 +55,7 @@ func (m *UDPMatch) Final(r *Rule, _ OptSet) error {
 	return nil
 }
 
-// Merge combines consecutive udp matches with ports, as read-back does.
+// Merge combines udp matches with ports, as read-back does (see Merger).
 func (m *UDPMatch) Merge(next Match) (Match, bool) {
 	n, ok := next.(*UDPMatch)
 	if !ok || !(m.seenSrc || m.seenDst) || !(n.seenSrc || n.seenDst) {
@@ -63,10 +63,14 @@ func (m *UDPMatch) Merge(next Match) (Match, bool) {
 	}
 	c := *m
 	if n.seenSrc {
+		inv := c.Src.Invert
 		c.Src, c.seenSrc = n.Src, true
+		c.Src.Invert = c.Src.Invert || inv
 	}
 	if n.seenDst {
+		inv := c.Dst.Invert
 		c.Dst, c.seenDst = n.Dst, true
+		c.Dst.Invert = c.Dst.Invert || inv
 	}
 	return &c, true
 }

@@ -408,8 +408,10 @@ type ExactSaver interface {
 }
 
 // Merger is implemented by matches that iptables-nft reads back merged
-// with an adjacent match of the same kind (consecutive native tcp/udp
-// matches become one).
+// with an earlier match of the same kind: the native payload tests of all
+// tcp (udp) matches of a rule become one match, at the place of the first
+// (its parser keeps that match in its context and adds every later port
+// or flags test to it, whatever other matches stand between).
 type Merger interface {
 	// Merge returns the combination of m followed by next, or false when
 	// the two stay separate.
@@ -418,10 +420,13 @@ type Merger interface {
 
 func mergeMatches(ms []Match) []Match {
 	need := false
-	for i := 1; i < len(ms); i++ {
-		if mg, ok := ms[i-1].(Merger); ok {
-			if _, ok := mg.Merge(ms[i]); ok {
-				need = true
+	for i := 1; i < len(ms) && !need; i++ {
+		for _, prev := range ms[:i] {
+			if mg, ok := prev.(Merger); ok {
+				if _, ok := mg.Merge(ms[i]); ok {
+					need = true
+					break
+				}
 			}
 		}
 	}
@@ -429,12 +434,14 @@ func mergeMatches(ms []Match) []Match {
 		return ms
 	}
 	out := []Match{ms[0]}
+next:
 	for _, m := range ms[1:] {
-		last := out[len(out)-1]
-		if mg, ok := last.(Merger); ok {
-			if merged, ok := mg.Merge(m); ok {
-				out[len(out)-1] = merged
-				continue
+		for j, prev := range out {
+			if mg, ok := prev.(Merger); ok {
+				if merged, ok := mg.Merge(m); ok {
+					out[j] = merged
+					continue next
+				}
 			}
 		}
 		out = append(out, m)
