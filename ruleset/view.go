@@ -275,10 +275,21 @@ func (v *View) checkJump(cmd *compat.Command) error {
 	if v.jumpsChecked {
 		return nil
 	}
+	if (cmd.Op == compat.OpDelete || cmd.Op == compat.OpCheck) && compat.IsBuiltin(v.Table, cmd.JumpChain) {
+		// -C/-D only ask whether the name is known: a jump to a
+		// built-in chain is a rule that is not there
+		return nil
+	}
 	if c := v.existing(cmd.JumpChain); c == nil || c.Builtin {
-		return compat.Paramf("Chain '%s' does not exist", cmd.JumpChain)
+		return errNoJump(cmd.JumpChain)
 	}
 	return nil
+}
+
+// errNoJump is iptables-nft's error for a jump to a chain that does not
+// exist; it comes before the rule is printed with -v.
+func errNoJump(chain string) *compat.Error {
+	return compat.Paramf("Chain '%s' does not exist", chain)
 }
 
 // Apply carries out a modifying command on the view. Listing commands
@@ -326,6 +337,11 @@ func (v *View) Apply(cmd *compat.Command) error {
 			v.insertAt(c, cmd.RuleNum-1, rs)
 		}
 	case compat.OpDelete, compat.OpCheck:
+		// iptables-nft looks for the jump's chain first (Docker's daemon
+		// deletes its old jumps before it creates the chains)
+		if err := v.checkJump(cmd); err != nil {
+			return err
+		}
 		c := v.existing(cmd.Chain)
 		if c == nil {
 			return compat.ErrBadRule
