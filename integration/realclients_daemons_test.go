@@ -673,7 +673,16 @@ func TestRealClientsDockerd(t *testing.T) {
 		{name: "dual-stack network net3 without icc", docker: []string{"network", "create", "--ipv6", "--subnet", "198.18.3.0/24", "--subnet", "2001:db8:3::/64",
 			"-o", "com.docker.network.bridge.enable_icc=false", "-o", "com.docker.network.bridge.name=xdptbr3", "net3"}},
 		{name: "import", docker: []string{"import", "-", "xdpt/pause"}, stdin: pause},
-		{name: "container c1 publishing ports", docker: []string{"run", "-d", "--name", "c1", "-p", "8080:80", "-p", "198.18.0.1:5353:53/udp", "xdpt/pause", "/pause"}},
+		{name: "network net4 without masquerade, bound to one address", docker: []string{"network", "create", "--subnet", "198.18.4.0/24",
+			"-o", "com.docker.network.bridge.enable_ip_masquerade=false", "-o", "com.docker.network.bridge.host_binding_ipv4=198.18.0.1",
+			"-o", "com.docker.network.bridge.name=xdptbr4", "net4"}},
+		{name: "container c1 publishing ports", docker: []string{"run", "-d", "--name", "c1", "-p", "8080:80", "-p", "198.18.0.1:5353:53/udp",
+			"-p", "8082-8083:82-83", "-p", "198.18.0.1:8084:84/tcp", "xdpt/pause", "/pause"}},
+		// the daemon adds -j CHECKSUM --checksum-fill for SCTP, and takes
+		// back its rules when the port cannot be bound (no SCTP here)
+		{name: "container c7 publishing an SCTP port", docker: []string{"run", "-d", "--name", "c7", "-p", "127.0.0.1:8085:85/sctp", "xdpt/pause", "/pause"}},
+		{name: "remove c7", docker: []string{"rm", "-f", "c7"}},
+		{name: "container c4 on net4", docker: []string{"run", "-d", "--name", "c4", "--network", "net4", "-p", "8086:86", "xdpt/pause", "/pause"}},
 		{name: "container c2 on net3", docker: []string{"run", "-d", "--name", "c2", "--network", "net3", "-p", "9090:90", "xdpt/pause", "/pause"}},
 		{name: "connect c2 to net1", docker: []string{"network", "connect", "net1", "c2"}},
 		{name: "disconnect c2 from net1", docker: []string{"network", "disconnect", "net1", "c2"}},
@@ -681,11 +690,15 @@ func TestRealClientsDockerd(t *testing.T) {
 		{name: "remove c2", docker: []string{"rm", "-f", "c2"}},
 		// the daemon restores its networks in the order of their random
 		// ids: one network only survives the restart
-		{name: "remove net1 and net2", docker: []string{"network", "rm", "net1", "net2"}},
+		{name: "remove c4", docker: []string{"rm", "-f", "c4"}},
+		{name: "remove net1, net2 and net4", docker: []string{"network", "rm", "net1", "net2", "net4"}},
 		{name: "stop", stop: true},
 		{name: "restart with --icc=false and the userland proxy", start: append(append([]string{}, common...), "--icc=false")},
 		{name: "container c3 publishing a port", docker: []string{"run", "-d", "--name", "c3", "-p", "8081:81", "xdpt/pause", "/pause"}},
-		{name: "remove c3", docker: []string{"rm", "-f", "c3"}},
+		{name: "container c5 exposing a port", docker: []string{"run", "-d", "--name", "c5", "--expose", "80", "--expose", "53/udp", "xdpt/pause", "/pause"}},
+		{name: "container c6 linked to c5", docker: []string{"run", "-d", "--name", "c6", "--link", "c5:web", "xdpt/pause", "/pause"}},
+		{name: "remove c6", docker: []string{"rm", "-f", "c6"}},
+		{name: "remove c3 and c5", docker: []string{"rm", "-f", "c3", "c5"}},
 		{name: "remove net3", docker: []string{"network", "rm", "net3"}},
 		{name: "stop again", stop: true},
 	}
