@@ -39,37 +39,37 @@ import (
 // each side's own tools print them.
 //
 // The programs come from Debian's mirrors (apt-get download, dpkg -x)
-// into realClientsCache, reused when present; no package is installed and
+// into dmCache, reused when present; no package is installed and
 // no service is started on the host.
 
-const realClientsCache = "/var/cache/xdptables-test"
+const dmCache = "/var/cache/xdptables-test/daemons"
 
-var realClientPackages = []string{
+var dmPackages = []string{
 	"docker.io", "containerd", "runc", "tini",
 	"netfilter-persistent", "iptables-persistent", "ipset-persistent",
 }
 
-var realClientsMu sync.Mutex
+var dmMu sync.Mutex
 
-// realClients returns the directory the packages are unpacked in,
+// dmPackagesRoot returns the directory the packages are unpacked in,
 // downloading them first when the cache does not hold them.
-func realClients(t *testing.T) string {
+func dmPackagesRoot(t *testing.T) string {
 	t.Helper()
-	realClientsMu.Lock()
-	defer realClientsMu.Unlock()
-	root := filepath.Join(realClientsCache, "root")
+	dmMu.Lock()
+	defer dmMu.Unlock()
+	root := filepath.Join(dmCache, "root")
 	stamp := filepath.Join(root, ".xdptables-packages")
-	want := strings.Join(realClientPackages, " ") + "\n"
+	want := strings.Join(dmPackages, " ") + "\n"
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == want {
 		return root
 	}
-	debs := filepath.Join(realClientsCache, "debs")
+	debs := filepath.Join(dmCache, "debs")
 	_ = os.RemoveAll(debs)
 	if err := os.MkdirAll(debs, 0o755); err != nil {
-		t.Fatalf("real clients: cache %s: %v", realClientsCache, err)
+		t.Fatalf("real clients: cache %s: %v", dmCache, err)
 	}
 	download := func() (string, error) {
-		args := append([]string{"-q", "-o", "APT::Sandbox::User=root", "download"}, realClientPackages...)
+		args := append([]string{"-q", "-o", "APT::Sandbox::User=root", "download"}, dmPackages...)
 		cmd := exec.Command("apt-get", args...)
 		cmd.Dir = debs
 		out, err := cmd.CombinedOutput()
@@ -79,18 +79,18 @@ func realClients(t *testing.T) string {
 		// a fresh machine may not have package lists yet
 		if out, err := exec.Command("apt-get", "-q", "update").CombinedOutput(); err != nil {
 			t.Fatalf("real clients: apt-get update failed (%v); the test needs Debian's mirrors to fetch %s:\n%s",
-				err, strings.Join(realClientPackages, " "), out)
+				err, strings.Join(dmPackages, " "), out)
 		}
 		if out, err := download(); err != nil {
 			t.Fatalf("real clients: apt-get download %s failed (%v); the test needs Debian's mirrors:\n%s",
-				strings.Join(realClientPackages, " "), err, out)
+				strings.Join(dmPackages, " "), err, out)
 		}
 	}
 	tmp := root + ".new"
 	_ = os.RemoveAll(tmp)
 	files, _ := filepath.Glob(filepath.Join(debs, "*.deb"))
-	if len(files) < len(realClientPackages) {
-		t.Fatalf("real clients: apt-get download left %d packages in %s, want %d", len(files), debs, len(realClientPackages))
+	if len(files) < len(dmPackages) {
+		t.Fatalf("real clients: apt-get download left %d packages in %s, want %d", len(files), debs, len(dmPackages))
 	}
 	for _, f := range files {
 		if out, err := exec.Command("dpkg", "-x", f, tmp).CombinedOutput(); err != nil {
@@ -107,8 +107,8 @@ func realClients(t *testing.T) string {
 	return root
 }
 
-// clientSide is one side of a comparison: the reference or ours.
-type clientSide struct {
+// dmSide is one side of a comparison: the reference or ours.
+type dmSide struct {
 	name  string
 	ns    *netns.NS
 	dir   string            // scratch directory (short: unix socket paths)
@@ -118,13 +118,13 @@ type clientSide struct {
 }
 
 // the names clients run; the wrappers give each its own name as argv[0]
-var clientTools = []string{
+var dmTools = []string{
 	"iptables", "ip6tables", "iptables-save", "ip6tables-save",
 	"iptables-restore", "ip6tables-restore", "ipset",
 }
 
-// newClientSides makes the reference side and ours.
-func newClientSides(t *testing.T, tag string) [2]*clientSide {
+// newDMSides makes the reference side and ours.
+func newDMSides(t *testing.T, tag string) [2]*dmSide {
 	t.Helper()
 	netns.RequireRoot(t)
 	for _, tool := range []string{"iptables-nft", "ipset", "nsenter", "unshare", "flock", "bash"} {
@@ -138,16 +138,16 @@ func newClientSides(t *testing.T, tag string) [2]*clientSide {
 	}
 	ipset, _ := exec.LookPath("ipset")
 	ours := LinkDir(t)
-	var sides [2]*clientSide
+	var sides [2]*dmSide
 	for i, name := range []string{"ref", "ours"} {
 		dir, err := os.MkdirTemp("", "xdpt-rc-"+name+"-")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = os.RemoveAll(dir) })
-		s := &clientSide{name: name, ns: netns.New(t, tag+"-"+name), dir: dir,
+		s := &dmSide{name: name, ns: netns.New(t, tag+"-"+name), dir: dir,
 			wrap: filepath.Join(dir, "wrap"), trace: filepath.Join(dir, "trace"), tools: map[string]string{}}
-		for _, tool := range clientTools {
+		for _, tool := range dmTools {
 			switch {
 			case name == "ours":
 				s.tools[tool] = filepath.Join(ours, tool)
@@ -171,7 +171,7 @@ func newClientSides(t *testing.T, tag string) [2]*clientSide {
 // the tool's own name and appends the call to the trace: the arguments
 // and exit status on one line, then stdout ("  > ") and stderr ("  ! "),
 // then an empty line.
-func (s *clientSide) writeWrappers(t *testing.T) {
+func (s *dmSide) writeWrappers(t *testing.T) {
 	if err := os.MkdirAll(s.wrap, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ exit $rc
 // mountSetup is the shell prologue of every command of a side: a private
 // mount namespace where the wrappers come first in PATH and /etc is an
 // overlay whose changes stay in the side's directory.
-func (s *clientSide) mountSetup() string {
+func (s *dmSide) mountSetup() string {
 	return fmt.Sprintf(`set -e
 mount --make-rprivate /
 mount --bind %[1]s /usr/local/sbin
@@ -209,7 +209,7 @@ set +e
 }
 
 // sh runs a shell script in the side's namespaces.
-func (s *clientSide) sh(stdin, script string) netns.Result {
+func (s *dmSide) sh(stdin, script string) netns.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "nsenter", "--net=/run/netns/"+s.ns.Name, "unshare", "-m", "sh", "-c", s.mountSetup()+script)
@@ -218,10 +218,10 @@ func (s *clientSide) sh(stdin, script string) netns.Result {
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
-	return result(cmd.Run(), so.String(), se.String())
+	return dmResult(cmd.Run(), so.String(), se.String())
 }
 
-func result(err error, so, se string) netns.Result {
+func dmResult(err error, so, se string) netns.Result {
 	rc := 0
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -236,11 +236,11 @@ func result(err error, so, se string) netns.Result {
 
 // state is iptables-save, ip6tables-save and ipset save as the side's own
 // tools print them, normalised.
-func (s *clientSide) state(withSets bool) string {
+func (s *dmSide) state(withSets bool) string {
 	var b strings.Builder
 	for _, tool := range []string{"iptables-save", "ip6tables-save"} {
 		r := s.ns.Run("", "bash", "-c", `exec -a "$0" "$1"`, tool, s.tools[tool])
-		fmt.Fprintf(&b, "%s => %d\n%s%s", tool, r.RC, dropSaveComments(r.Stdout), r.Stderr)
+		fmt.Fprintf(&b, "%s => %d\n%s%s", tool, r.RC, dmDropSaveComments(r.Stdout), r.Stderr)
 	}
 	if withSets {
 		r := s.ns.Run("", s.tools["ipset"], "save")
@@ -249,7 +249,7 @@ func (s *clientSide) state(withSets bool) string {
 	return b.String()
 }
 
-func dropSaveComments(s string) string {
+func dmDropSaveComments(s string) string {
 	var out []string
 	for _, l := range strings.SplitAfter(s, "\n") {
 		if !strings.HasPrefix(l, "# Generated by") && !strings.HasPrefix(l, "# Completed on") {
@@ -261,13 +261,13 @@ func dropSaveComments(s string) string {
 
 // takeTrace returns the calls traced since the last take, normalised
 // and sorted (clients run some of them concurrently).
-func (s *clientSide) takeTrace() []string {
+func (s *dmSide) takeTrace() []string {
 	data, _ := os.ReadFile(s.trace)
 	_ = os.Truncate(s.trace, 0)
 	var recs []string
 	for _, rec := range strings.Split(string(data), "\n\n") {
 		if rec = strings.TrimSpace(rec); rec != "" {
-			recs = append(recs, normClientText(s, rec))
+			recs = append(recs, dmNorm(s, rec))
 		}
 	}
 	sort.Strings(recs)
@@ -275,24 +275,24 @@ func (s *clientSide) takeTrace() []string {
 }
 
 var (
-	clientIDs       = regexp.MustCompile(`\b[0-9a-f]{64}\b|\b[0-9a-f]{12}\b`)
-	clientTmp       = regexp.MustCompile(`/tmp/(ip6?tables-apply)-[A-Za-z0-9]+`)
-	clientInitval   = regexp.MustCompile(`initval 0x[0-9a-f]+`)
-	clientDNSPort   = regexp.MustCompile(`\b[0-9]{4,5}\b`)
-	clientSaveStamp = regexp.MustCompile(`(?m)^(  > )?# (Generated by .*|Completed) on .*$`)
+	dmIDs       = regexp.MustCompile(`\b[0-9a-f]{64}\b|\b[0-9a-f]{12}\b`)
+	dmTmp       = regexp.MustCompile(`/tmp/(ip6?tables-apply)-[A-Za-z0-9]+`)
+	dmInitval   = regexp.MustCompile(`initval 0x[0-9a-f]+`)
+	dmDNSPort   = regexp.MustCompile(`\b[0-9]{4,5}\b`)
+	dmSaveStamp = regexp.MustCompile(`(?m)^(  > )?# (Generated by .*|Completed) on .*$`)
 )
 
-// normClientText removes what differs by design: the side's directory,
+// dmNorm removes what differs by design: the side's directory,
 // ids, temporary names, hash seeds, save time stamps, the ports Docker's
 // embedded DNS server picks, and hash set member order.
-func normClientText(s *clientSide, text string) string {
+func dmNorm(s *dmSide, text string) string {
 	text = strings.ReplaceAll(text, s.dir, "DIR")
-	text = clientIDs.ReplaceAllString(text, "ID")
-	text = clientTmp.ReplaceAllString(text, "/tmp/$1-X")
-	text = clientInitval.ReplaceAllString(text, "initval X")
-	text = clientSaveStamp.ReplaceAllString(text, "$1# $2 on TIME")
+	text = dmIDs.ReplaceAllString(text, "ID")
+	text = dmTmp.ReplaceAllString(text, "/tmp/$1-X")
+	text = dmInitval.ReplaceAllString(text, "initval X")
+	text = dmSaveStamp.ReplaceAllString(text, "$1# $2 on TIME")
 	if strings.Contains(text, "127.0.0.11") {
-		text = clientDNSPort.ReplaceAllString(text, "PORT")
+		text = dmDNSPort.ReplaceAllString(text, "PORT")
 	}
 	if strings.HasPrefix(text, "ipset save") || strings.HasPrefix(text, "ipset list") {
 		lines := strings.Split(text, "\n")
@@ -302,25 +302,25 @@ func normClientText(s *clientSide, text string) string {
 	return text
 }
 
-// clientStep is what one side saw of one step.
-type clientStep struct {
+// dmStep is what one side saw of one step.
+type dmStep struct {
 	name   string
 	result netns.Result
 	calls  []string
 	state  string
 }
 
-// compareClientSteps reports every difference between the sides.
-func compareClientSteps(t *testing.T, sides [2]*clientSide, ref, ours []clientStep) {
+// dmCompare reports every difference between the sides.
+func dmCompare(t *testing.T, sides [2]*dmSide, ref, ours []dmStep) {
 	t.Helper()
 	if dir := os.Getenv("XDPT_REALCLIENTS_DUMP"); dir != "" {
 		// the transcripts, for reading what the clients did
-		for i, steps := range [][]clientStep{ref, ours} {
+		for i, steps := range [][]dmStep{ref, ours} {
 			var b strings.Builder
 			for _, st := range steps {
 				r := st.result
 				fmt.Fprintf(&b, "#### %s => %d\n%s%s\n## calls\n%s\n## state\n%s\n", st.name, r.RC,
-					normClientText(sides[i], r.Stdout), normClientText(sides[i], r.Stderr), strings.Join(st.calls, "\n\n"), st.state)
+					dmNorm(sides[i], r.Stdout), dmNorm(sides[i], r.Stderr), strings.Join(st.calls, "\n\n"), st.state)
 			}
 			name := strings.ReplaceAll(t.Name(), "/", "_") + "." + sides[i].name
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
@@ -339,8 +339,8 @@ func compareClientSteps(t *testing.T, sides [2]*clientSide, ref, ours []clientSt
 			x, y string
 		}{
 			{"exit status", fmt.Sprint(ra.RC), fmt.Sprint(rb.RC)},
-			{"stdout", normClientText(sides[0], ra.Stdout), normClientText(sides[1], rb.Stdout)},
-			{"stderr", normClientText(sides[0], ra.Stderr), normClientText(sides[1], rb.Stderr)},
+			{"stdout", dmNorm(sides[0], ra.Stdout), dmNorm(sides[1], rb.Stdout)},
+			{"stderr", dmNorm(sides[0], ra.Stderr), dmNorm(sides[1], rb.Stderr)},
 			{"iptables/ipset calls", strings.Join(a.calls, "\n\n"), strings.Join(b.calls, "\n\n")},
 			{"saved state", a.state, b.state},
 		} {
@@ -351,7 +351,7 @@ func compareClientSteps(t *testing.T, sides [2]*clientSide, ref, ours []clientSt
 	}
 }
 
-func readTestdata(t *testing.T, name string) string {
+func dmTestdata(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "realclients", name))
 	if err != nil {
@@ -360,19 +360,19 @@ func readTestdata(t *testing.T, name string) string {
 	return string(b)
 }
 
-// TestRealClientsNetfilterPersistent runs netfilter-persistent's plugins
+// TestRealNetfilterPersistent runs netfilter-persistent's plugins
 // the way netfilter-persistent does (run-parts -v -a ACTION plugins.d;
 // its own script hard-codes /usr/share/netfilter-persistent) with the
 // package's /etc/default/netfilter-persistent (which tests a rule file
 // with --test before loading it).
-func TestRealClientsNetfilterPersistent(t *testing.T) {
+func TestRealNetfilterPersistent(t *testing.T) {
 	netns.RequireRoot(t)
-	root := realClients(t)
-	sides := newClientSides(t, "nfp")
+	root := dmPackagesRoot(t)
+	sides := newDMSides(t, "nfp")
 	plugins := filepath.Join(root, "usr/share/netfilter-persistent/plugins.d")
 	files := map[string]string{}
 	for _, f := range []string{"rules.v4", "rules.v6", "ipsets"} {
-		files[f] = readTestdata(t, f)
+		files[f] = dmTestdata(t, f)
 	}
 	steps := []struct{ name, script string }{
 		{"start without rule files", "run-parts -v -a start " + plugins},
@@ -386,7 +386,8 @@ func TestRealClientsNetfilterPersistent(t *testing.T) {
 		{"stop", "run-parts -v -a stop " + plugins},
 		{"flush again", "run-parts -v -a flush " + plugins},
 	}
-	var got [2][]clientStep
+	var got [2][]dmStep
+	var wg sync.WaitGroup
 	for i, s := range sides {
 		// the package's defaults, in the side's /etc
 		up := filepath.Join(s.dir, "etc-up")
@@ -404,30 +405,36 @@ func TestRealClientsNetfilterPersistent(t *testing.T) {
 				}
 			}
 		}
-		for j, st := range steps {
-			if j == 1 {
-				for f, text := range files {
-					if err := os.WriteFile(filepath.Join(up, "iptables", f), []byte(text), 0o644); err != nil {
-						t.Fatal(err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j, st := range steps {
+				if j == 1 {
+					for f, text := range files {
+						if err := os.WriteFile(filepath.Join(up, "iptables", f), []byte(text), 0o644); err != nil {
+							t.Error(err)
+							return
+						}
 					}
 				}
+				r := s.sh("", st.script)
+				got[i] = append(got[i], dmStep{name: st.name, result: r, calls: s.takeTrace(), state: s.state(true)})
 			}
-			r := s.sh("", st.script)
-			got[i] = append(got[i], clientStep{name: st.name, result: r, calls: s.takeTrace(), state: s.state(true)})
-		}
+		}()
 	}
-	compareClientSteps(t, sides, got[0], got[1])
+	wg.Wait()
+	dmCompare(t, sides, got[0], got[1])
 }
 
-// TestRealClientsIptablesApply runs iptables-apply and ip6tables-apply
+// TestRealIptablesApply runs iptables-apply and ip6tables-apply
 // (the reference's own script) with the confirmation on stdin.
-func TestRealClientsIptablesApply(t *testing.T) {
+func TestRealIptablesApply(t *testing.T) {
 	netns.RequireRoot(t)
 	apply, err := exec.LookPath("iptables-apply")
 	if err != nil {
 		t.Fatal("iptables-apply (package iptables) is not installed")
 	}
-	sides := newClientSides(t, "apply")
+	sides := newDMSides(t, "apply")
 	td, _ := filepath.Abs(filepath.Join("..", "testdata", "realclients"))
 	good, bad, good6 := filepath.Join(td, "apply-good.v4"), filepath.Join(td, "apply-bad.v4"), filepath.Join(td, "apply-good.v6")
 	apply6 := filepath.Join(filepath.Dir(apply), "ip6tables-apply")
@@ -442,19 +449,25 @@ func TestRealClientsIptablesApply(t *testing.T) {
 		{"failing command", "y", `printf '#!/bin/sh\niptables -A nochain -j RETURN\n' > $D/bad.sh && chmod +x $D/bad.sh && ` + apply + " -t 5 -c $D/bad.sh"},
 		{"missing rules file", "y", apply + " -t 5 $D/nonexistent"},
 	}
-	var got [2][]clientStep
+	var got [2][]dmStep
+	var wg sync.WaitGroup
 	for i, s := range sides {
-		for _, st := range steps {
-			r := s.sh(st.stdin, "D="+s.dir+"\n"+st.script)
-			got[i] = append(got[i], clientStep{name: st.name, result: r, calls: s.takeTrace(), state: s.state(false)})
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, st := range steps {
+				r := s.sh(st.stdin, "D="+s.dir+"\n"+st.script)
+				got[i] = append(got[i], dmStep{name: st.name, result: r, calls: s.takeTrace(), state: s.state(false)})
+			}
+		}()
 	}
-	compareClientSteps(t, sides, got[0], got[1])
+	wg.Wait()
+	dmCompare(t, sides, got[0], got[1])
 }
 
-// buildPause builds testdata/realclients/pause.go, statically, and
+// dmBuildPause builds testdata/realclients/pause.go, statically, and
 // returns it as a tar archive for docker import.
-func buildPause(t *testing.T) []byte {
+func dmBuildPause(t *testing.T) []byte {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "pause")
 	cmd := exec.Command("go", "build", "-o", bin, filepath.Join("..", "testdata", "realclients", "pause.go"))
@@ -480,9 +493,9 @@ func buildPause(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-// dockerSide runs Docker's daemon on one side.
-type dockerSide struct {
-	*clientSide
+// dmDocker runs Docker's daemon on one side.
+type dmDocker struct {
+	*dmSide
 	root    string // unpacked packages
 	cgroup  string // --cgroup-parent
 	daemon  *exec.Cmd
@@ -490,11 +503,11 @@ type dockerSide struct {
 	logs    []string // the daemon's log files
 }
 
-// dockerMounts is the extra mount setup dockerd needs: the host's cgroup
+// dmDockerMounts is the extra mount setup dockerd needs: the host's cgroup
 // hierarchies under a sysfs of the namespace, and private /run/docker and
 // /run/containerd (containerd puts its shims' sockets there whatever its
 // state directory).
-const dockerMounts = `set -e
+const dmDockerMounts = `set -e
 mkdir -p "$D/cg"
 mount --rbind /sys/fs/cgroup "$D/cg"
 mount -t sysfs sysfs /sys
@@ -504,9 +517,9 @@ mount -t tmpfs tmpfs /run/containerd
 set +e
 `
 
-// runMountpoints makes the mount points of dockerMounts when the host
+// dmRunMountpoints makes the mount points of dmDockerMounts when the host
 // has none, and removes them after the test.
-func runMountpoints(t *testing.T) {
+func dmRunMountpoints(t *testing.T) {
 	for _, d := range []string{"/run/docker", "/run/containerd"} {
 		if _, err := os.Stat(d); err == nil {
 			continue
@@ -518,7 +531,7 @@ func runMountpoints(t *testing.T) {
 	}
 }
 
-func (s *dockerSide) start(n int, args ...string) error {
+func (s *dmDocker) start(n int, args ...string) error {
 	log := filepath.Join(s.dir, fmt.Sprintf("dockerd-%d.log", n))
 	s.logs = append(s.logs, log)
 	f, err := os.Create(log)
@@ -529,7 +542,7 @@ func (s *dockerSide) start(n int, args ...string) error {
 	argv := append([]string{"dockerd",
 		"--data-root", s.dir + "/data", "--exec-root", s.dir + "/exec", "--pidfile", s.dir + "/dockerd.pid",
 		"-H", "unix://" + s.dir + "/docker.sock", "--storage-driver", "vfs", "--cgroup-parent", s.cgroup}, args...)
-	script := "D=" + s.dir + "\n" + s.mountSetup() + dockerMounts +
+	script := "D=" + s.dir + "\n" + s.mountSetup() + dmDockerMounts +
 		"export PATH=/usr/local/sbin:" + s.root + "/usr/sbin:" + s.root + "/usr/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" +
 		`exec "$@"`
 	cmd := exec.Command("nsenter", append([]string{"--net=/run/netns/" + s.ns.Name, "unshare", "-m", "sh", "-c", script, "sh"}, argv...)...)
@@ -546,7 +559,7 @@ func (s *dockerSide) start(n int, args ...string) error {
 		case err := <-s.waitErr:
 			s.daemon = nil
 			data, _ := os.ReadFile(log)
-			return fmt.Errorf("dockerd exited (%v):\n%s", err, tail(string(data), 20))
+			return fmt.Errorf("dockerd exited (%v):\n%s", err, dmTail(string(data), 20))
 		case <-time.After(500 * time.Millisecond):
 		}
 		if r := s.docker("", "version"); r.RC == 0 {
@@ -555,11 +568,11 @@ func (s *dockerSide) start(n int, args ...string) error {
 	}
 	s.stop()
 	data, _ := os.ReadFile(log)
-	return fmt.Errorf("dockerd did not answer within 60s:\n%s", tail(string(data), 20))
+	return fmt.Errorf("dockerd did not answer within 60s:\n%s", dmTail(string(data), 20))
 }
 
 // stop ends the daemon (SIGTERM, then SIGKILL for its process group).
-func (s *dockerSide) stop() {
+func (s *dmDocker) stop() {
 	if s.daemon == nil {
 		return
 	}
@@ -574,7 +587,7 @@ func (s *dockerSide) stop() {
 }
 
 // docker runs the docker client against the side's daemon.
-func (s *dockerSide) docker(stdin string, args ...string) netns.Result {
+func (s *dmDocker) docker(stdin string, args ...string) netns.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(s.root, "usr/bin/docker"), args...)
@@ -584,11 +597,11 @@ func (s *dockerSide) docker(stdin string, args ...string) netns.Result {
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
-	return result(cmd.Run(), so.String(), se.String())
+	return dmResult(cmd.Run(), so.String(), se.String())
 }
 
 // removeCgroups removes the cgroups the daemon made under its parent.
-func (s *dockerSide) removeCgroups() {
+func (s *dmDocker) removeCgroups() {
 	dirs, _ := filepath.Glob("/sys/fs/cgroup/*" + s.cgroup)
 	dirs = append(dirs, "/sys/fs/cgroup"+s.cgroup)
 	for _, d := range dirs {
@@ -605,7 +618,7 @@ func (s *dockerSide) removeCgroups() {
 	}
 }
 
-func tail(s string, n int) string {
+func dmTail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -613,31 +626,31 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// dockerLogLine picks the daemon's warnings and errors about the firewall.
+// dmLogLine picks the daemon's warnings and errors about the firewall.
 var (
-	dockerLogLine  = regexp.MustCompile(`level=(warning|error) msg="(.*)"`)
-	dockerFirewall = regexp.MustCompile(`(?i)ip6?tables|chain|firewall|masquerade|dnat|nat rule|isolation`)
+	dmLogLine  = regexp.MustCompile(`level=(warning|error) msg="(.*)"`)
+	dmFirewall = regexp.MustCompile(`(?i)ip6?tables|chain|firewall|masquerade|dnat|nat rule|isolation`)
 )
 
 // logLines are the daemon's warnings and errors about the firewall,
 // normalised and sorted.
-func (s *dockerSide) logLines() []string {
+func (s *dmDocker) logLines() []string {
 	var out []string
 	for _, f := range s.logs {
 		data, _ := os.ReadFile(f)
 		for _, l := range strings.Split(string(data), "\n") {
-			m := dockerLogLine.FindStringSubmatch(l)
-			if m == nil || !dockerFirewall.MatchString(m[2]) {
+			m := dmLogLine.FindStringSubmatch(l)
+			if m == nil || !dmFirewall.MatchString(m[2]) {
 				continue
 			}
-			out = append(out, m[1]+": "+normClientText(s.clientSide, m[2]))
+			out = append(out, m[1]+": "+dmNorm(s.dmSide, m[2]))
 		}
 	}
 	sort.Strings(out)
 	return out
 }
 
-// TestRealClientsDockerd runs Docker's daemon (20.10, Debian's docker.io)
+// TestRealDockerd runs Docker's daemon (20.10, Debian's docker.io)
 // with IPv6 and ip6tables: a first run creates networks (plain, internal,
 // dual-stack without inter-container traffic), runs containers with
 // published ports (without the userland proxy: hairpin NAT rules), connects
@@ -645,15 +658,15 @@ func (s *dockerSide) logLines() []string {
 // run over the rules the first left (--icc=false, the userland proxy)
 // runs a container and removes the last network. The containers run a tiny static program imported
 // as an image: nothing comes from the internet.
-func TestRealClientsDockerd(t *testing.T) {
+func TestRealDockerd(t *testing.T) {
 	netns.RequireRoot(t)
-	root := realClients(t)
-	pause := buildPause(t)
-	runMountpoints(t)
-	cs := newClientSides(t, "dockerd")
-	var sides [2]*dockerSide
+	root := dmPackagesRoot(t)
+	pause := dmBuildPause(t)
+	dmRunMountpoints(t)
+	cs := newDMSides(t, "dockerd")
+	var sides [2]*dmDocker
 	for i, c := range cs {
-		s := &dockerSide{clientSide: c, root: root, cgroup: fmt.Sprintf("/xdpt-rc-%s-%d", c.name, os.Getpid())}
+		s := &dmDocker{dmSide: c, root: root, cgroup: fmt.Sprintf("/xdpt-rc-%s-%d", c.name, os.Getpid())}
 		t.Cleanup(func() { s.stop(); s.removeCgroups() })
 		sides[i] = s
 	}
@@ -702,7 +715,7 @@ func TestRealClientsDockerd(t *testing.T) {
 		{name: "remove net3", docker: []string{"network", "rm", "net3"}},
 		{name: "stop again", stop: true},
 	}
-	var got [2][]clientStep
+	var got [2][]dmStep
 	var failed [2]error
 	var wg sync.WaitGroup
 	for i, s := range sides {
@@ -724,7 +737,7 @@ func TestRealClientsDockerd(t *testing.T) {
 				default:
 					r = s.docker(string(st.stdin), st.docker...)
 				}
-				got[i] = append(got[i], clientStep{name: st.name, result: r, calls: s.takeTrace(), state: s.state(false)})
+				got[i] = append(got[i], dmStep{name: st.name, result: r, calls: s.takeTrace(), state: s.state(false)})
 			}
 		}()
 	}
@@ -735,7 +748,7 @@ func TestRealClientsDockerd(t *testing.T) {
 	if failed[1] != nil {
 		t.Fatalf("Docker's daemon with xdptables: %v", failed[1])
 	}
-	compareClientSteps(t, cs, got[0], got[1])
+	dmCompare(t, cs, got[0], got[1])
 	if a, b := strings.Join(sides[0].logLines(), "\n"), strings.Join(sides[1].logLines(), "\n"); a != b {
 		t.Errorf("the daemon's warnings and errors about the firewall differ (- reference, + ours):\n%s", lineDiff(a, b))
 	}
