@@ -137,9 +137,9 @@ func (v *View) declare(t *compat.RestoreTable, d compat.ChainDecl, o RestoreOpti
 // restoreCmd applies one command line of a section.
 func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 	v.Line = rc.Line
-	lookup := rc.Cmd.Op == compat.OpDelete || rc.Cmd.Op == compat.OpCheck
-	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) && !(lookup && compat.IsBuiltin(t.Name, j)) {
-		// -C/-D of a jump to a built-in chain: the rule is not there
+	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) && !compat.IsBuiltin(t.Name, j) {
+		// a jump to a built-in chain is a rule that is not there (-C/-D)
+		// or one the kernel refuses (see View.builtinJump)
 		if c := v.existing(j); c == nil || c.Builtin {
 			return atCommit(jumpError(j), t)
 		}
