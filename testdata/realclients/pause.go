@@ -1,7 +1,7 @@
 //go:build ignore
 
 // pause is the whole root file system of the containers that
-// TestRealClientsDockerd runs: it waits for SIGTERM (no image comes from
+// TestRealDockerd runs: it waits for SIGTERM (no image comes from
 // the internet).
 package main
 
