@@ -200,15 +200,19 @@ exit $rc
 // mountSetup is the shell prologue of every command of a side: a private
 // mount namespace where the wrappers come first in PATH and /etc is an
 // overlay whose changes stay in the side's directory.
-func (s *dmSide) mountSetup() string {
+func (s *dmSide) mountSetup() string { return s.mountSetupEtc("etc") }
+
+// mountSetupEtc is mountSetup with the overlay's directories named etc
+// (two overlays mounted at once cannot share them).
+func (s *dmSide) mountSetupEtc(etc string) string {
 	return fmt.Sprintf(`set -e
 mount --make-rprivate /
 mount --bind %[1]s /usr/local/sbin
-mkdir -p %[2]s/etc-up %[2]s/etc-work
-mount -t overlay overlay -o lowerdir=/etc,upperdir=%[2]s/etc-up,workdir=%[2]s/etc-work /etc
+mkdir -p %[2]s/%[3]s-up %[2]s/%[3]s-work
+mount -t overlay overlay -o lowerdir=/etc,upperdir=%[2]s/%[3]s-up,workdir=%[2]s/%[3]s-work /etc
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 set +e
-`, s.wrap, s.dir)
+`, s.wrap, s.dir, etc)
 }
 
 // sh runs a shell script in the side's namespaces.
@@ -561,7 +565,7 @@ func (s *dmDocker) start(n int, args ...string) error {
 	argv := append([]string{"dockerd",
 		"--data-root", s.dir + "/data", "--exec-root", s.dir + "/exec", "--pidfile", s.dir + "/dockerd.pid",
 		"-H", "unix://" + s.dir + "/docker.sock", "--storage-driver", "vfs", "--cgroup-parent", s.cgroup}, args...)
-	script := "D=" + s.dir + "\n" + s.mountSetup() + dmDockerMounts +
+	script := "D=" + s.dir + "\n" + s.mountSetupEtc("etc-dockerd") + dmDockerMounts +
 		"export PATH=/usr/local/sbin:" + s.root + "/usr/sbin:" + s.root + "/usr/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" +
 		`exec "$@"`
 	cmd := exec.Command("nsenter", append([]string{"--net=/run/netns/" + s.ns.Name, "unshare", "-m", "sh", "-c", script, "sh"}, argv...)...)
@@ -697,7 +701,13 @@ func TestRealDockerd(t *testing.T) {
 		stop   bool
 		docker []string
 		stdin  []byte
+		script string // a shell script in the side's namespaces
 	}
+	// netfilter-persistent saves a Docker host's rules, and loads them
+	// at boot before the daemon starts again
+	plugins := filepath.Join(root, "usr/share/netfilter-persistent/plugins.d")
+	nfpSave := "mkdir -p /etc/iptables && run-parts -v -a save " + plugins + " && cat /etc/iptables/rules.v4 /etc/iptables/rules.v6"
+	nfpStart := "run-parts -v -a start " + plugins
 	steps := []dstep{
 		{name: "start", start: append(append([]string{}, common...), "--userland-proxy=false")},
 		{name: "network net1", docker: []string{"network", "create", "--subnet", "198.18.1.0/24", "-o", "com.docker.network.bridge.name=xdptbr1", "net1"}},
@@ -718,6 +728,7 @@ func TestRealDockerd(t *testing.T) {
 		{name: "container c2 on net3", docker: []string{"run", "-d", "--name", "c2", "--network", "net3", "-p", "9090:90", "xdpt/pause", "/pause"}},
 		{name: "connect c2 to net1", docker: []string{"network", "connect", "net1", "c2"}},
 		{name: "disconnect c2 from net1", docker: []string{"network", "disconnect", "net1", "c2"}},
+		{name: "netfilter-persistent save", script: nfpSave},
 		{name: "remove c1", docker: []string{"rm", "-f", "c1"}},
 		{name: "remove c2", docker: []string{"rm", "-f", "c2"}},
 		// the daemon restores its networks in the order of their random
@@ -733,6 +744,7 @@ func TestRealDockerd(t *testing.T) {
 		{name: "remove c3 and c5", docker: []string{"rm", "-f", "c3", "c5"}},
 		{name: "remove net3", docker: []string{"network", "rm", "net3"}},
 		{name: "stop again", stop: true},
+		{name: "netfilter-persistent start: the saved rules of the running containers", script: nfpStart},
 	}
 	var got [2][]dmStep
 	var failed [2]error
@@ -753,6 +765,8 @@ func TestRealDockerd(t *testing.T) {
 					}
 				case st.stop:
 					s.stop()
+				case st.script != "":
+					r = s.sh("", st.script)
 				default:
 					r = s.docker(string(st.stdin), st.docker...)
 				}
