@@ -735,6 +735,7 @@ func TestRealDockerd(t *testing.T) {
 		// ids: one network only survives the restart
 		{name: "remove c4", docker: []string{"rm", "-f", "c4"}},
 		{name: "remove net1, net2 and net4", docker: []string{"network", "rm", "net1", "net2", "net4"}},
+		{name: "an administrator's rules in DOCKER-USER", script: "iptables -I DOCKER-USER -s 198.51.100.0/24 -j DROP && ip6tables -I DOCKER-USER -s 2001:db8:ff::/48 -j DROP"},
 		{name: "stop", stop: true},
 		{name: "restart with --icc=false and the userland proxy", start: append(append([]string{}, common...), "--icc=false")},
 		{name: "container c3 publishing a port", docker: []string{"run", "-d", "--name", "c3", "-p", "8081:81", "xdpt/pause", "/pause"}},
