@@ -26,7 +26,11 @@ func (p *parser) parseAddrs(spec string) ([]Net, error) {
 // ParseNet parses one address[/mask] for family f. Host names resolve
 // through resolve (when non-nil) to one Net per address.
 func ParseNet(item string, f Family, resolve func(string, Family) ([]string, error)) ([]Net, error) {
-	host, maskStr, hasMask := strings.Cut(item, "/")
+	// the mask follows the last slash, as in iptables (strrchr)
+	host, maskStr, hasMask := item, "", false
+	if i := strings.LastIndexByte(item, '/'); i >= 0 {
+		host, maskStr, hasMask = item[:i], item[i+1:], true
+	}
 	bitsMax := 32
 	if f == IPv6 {
 		bitsMax = 128
@@ -40,6 +44,14 @@ func ParseNet(item string, f Family, resolve func(string, Family) ([]string, err
 		mask = m
 	} else {
 		mask = prefixMask(bitsMax, f)
+	}
+	// a zero mask ignores the name, like in "any/0" (Docker writes
+	// ip6tables -d 0/0)
+	if mask.IsUnspecified() {
+		host = "0.0.0.0"
+		if f == IPv6 {
+			host = "::"
+		}
 	}
 	var addrs []netip.Addr
 	if a, ok := numericAddr(host, f); ok {

@@ -316,12 +316,18 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 		}
 	}
 	out, err := e.command(cmd)
-	if err != nil && cmd.Op != compat.OpAppend && lookupFailed(err) {
+	if err != nil && (cmd.Op != compat.OpAppend && lookupFailed(err) || isNoJump(err, cmd)) {
 		// iptables prints the rule once it has found the chain and the
 		// rule or position; -A prints it before it looks
 		pre = ""
 	}
 	return pre + out, err
+}
+
+// isNoJump says whether err is the missing jump chain of cmd.
+func isNoJump(err error, cmd *compat.Command) bool {
+	var ce *compat.Error
+	return cmd.JumpChain != "" && errors.As(err, &ce) && *ce == *errNoJump(cmd.JumpChain)
 }
 
 // lookupFailed says whether err is a missing chain, rule or position.

@@ -146,7 +146,9 @@ func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 			}
 		}
 	}
-	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) {
+	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) && !compat.IsBuiltin(t.Name, j) {
+		// a jump to a built-in chain is a rule that is not there (-C/-D)
+		// or one the kernel refuses (see View.builtinJump)
 		if c := v.existing(j); c == nil || c.Builtin {
 			return atCommit(jumpError(j), t)
 		}

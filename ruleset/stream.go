@@ -381,7 +381,18 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 	}
 	// -A; iptables-restore builds the rule, and so checks its jump,
 	// before it looks for the chain
-	if j := cmd.JumpChain; j != "" && (!s.exists[j] || compat.IsBuiltin(t.Name, j)) {
+	if j := cmd.JumpChain; j != "" && compat.IsBuiltin(t.Name, j) {
+		// the kernel refuses the jump to a base chain (ENOENT when the
+		// section has not made it), as it refuses iptables-nft's
+		errno := "No such file or directory"
+		if s.exists[j] {
+			errno = "Operation not supported"
+		}
+		ke := &KernelError{Op: "RULE_APPEND", Errno: errno, Object: "rule in chain " + cmd.Chain, Line: rc.Line}
+		s.fail(&compat.RestoreError{Line: rc.Line, Err: ke.AsCompat()})
+		return nil
+	}
+	if j := cmd.JumpChain; j != "" && !s.exists[j] {
 		s.fail(jumpError(j))
 		return nil
 	}

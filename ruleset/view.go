@@ -275,10 +275,39 @@ func (v *View) checkJump(cmd *compat.Command) error {
 	if v.jumpsChecked {
 		return nil
 	}
+	if (cmd.Op == compat.OpDelete || cmd.Op == compat.OpCheck) && compat.IsBuiltin(v.Table, cmd.JumpChain) {
+		// -C/-D only ask whether the name is known: a jump to a
+		// built-in chain is a rule that is not there
+		return nil
+	}
+	if compat.IsBuiltin(v.Table, cmd.JumpChain) {
+		return nil // the kernel refuses it (see builtinJump)
+	}
 	if c := v.existing(cmd.JumpChain); c == nil || c.Builtin {
-		return compat.Paramf("Chain '%s' does not exist", cmd.JumpChain)
+		return errNoJump(cmd.JumpChain)
 	}
 	return nil
+}
+
+// builtinJump is the kernel's answer to a rule that jumps to a built-in
+// chain: iptables-nft sends it, and nf_tables refuses a jump to a base
+// chain (EOPNOTSUPP), or to a chain that is not there (ENOENT).
+func (v *View) builtinJump(cmd *compat.Command) error {
+	if cmd.JumpChain == "" || !compat.IsBuiltin(v.Table, cmd.JumpChain) {
+		return nil
+	}
+	op := map[compat.Op]string{compat.OpAppend: "RULE_APPEND", compat.OpInsert: "RULE_INSERT", compat.OpReplace: "RULE_REPLACE"}[cmd.Op]
+	errno := "No such file or directory"
+	if v.existing(cmd.JumpChain) != nil {
+		errno = "Operation not supported"
+	}
+	return &KernelError{Op: op, Errno: errno, Object: "rule in chain " + cmd.Chain, Line: v.Line}
+}
+
+// errNoJump is iptables-nft's error for a jump to a chain that does not
+// exist; it comes before the rule is printed with -v.
+func errNoJump(chain string) *compat.Error {
+	return compat.Paramf("Chain '%s' does not exist", chain)
 }
 
 // Apply carries out a modifying command on the view. Listing commands
@@ -299,11 +328,17 @@ func (v *View) Apply(cmd *compat.Command) error {
 		}
 		switch cmd.Op {
 		case compat.OpAppend:
+			if err := v.builtinJump(cmd); err != nil {
+				return err
+			}
 			v.materialize(c)
 			v.insertAt(c, len(c.Rules), rs)
 		case compat.OpInsert:
 			if cmd.RuleNum > len(c.Rules)+1 {
 				return compat.ErrIndexInsert
+			}
+			if err := v.builtinJump(cmd); err != nil {
+				return err
 			}
 			if !c.Loaded && c.InKernel {
 				for _, r := range rs {
@@ -322,11 +357,15 @@ func (v *View) Apply(cmd *compat.Command) error {
 			if cmd.RuleNum > len(c.Rules) {
 				return compat.ErrIndexReplace
 			}
+			if err := v.builtinJump(cmd); err != nil {
+				return err
+			}
 			v.removeAt(c, cmd.RuleNum-1)
 			v.insertAt(c, cmd.RuleNum-1, rs)
 		}
 	case compat.OpDelete, compat.OpCheck:
-		// iptables checks the jump before it looks for the chain or rule
+		// iptables-nft looks for the jump's chain first (Docker's daemon
+		// deletes its old jumps before it creates the chains)
 		if err := v.checkJump(cmd); err != nil {
 			return err
 		}

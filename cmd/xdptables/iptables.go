@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/xdptables/xdptables/compat"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -12,7 +13,21 @@ const (
 	v6 = compat.IPv6
 )
 
-func warnStderr(s string) { fmt.Fprint(os.Stderr, s) }
+// warnStderr prints a parser's notice on stderr. Our own notice about
+// CHECKSUM, which iptables does not print, goes only to a terminal:
+// Docker's daemon takes any output of iptables as a failure, and it adds
+// a CHECKSUM rule for every SCTP port it publishes.
+func warnStderr(s string) {
+	if s == compat.ChecksumWarning && !stderrTerminal() {
+		return
+	}
+	fmt.Fprint(os.Stderr, s)
+}
+
+func stderrTerminal() bool {
+	_, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS)
+	return err == nil
+}
 
 // iptablesMain is the iptables / ip6tables personality.
 func iptablesMain(f compat.Family, args []string) int {
