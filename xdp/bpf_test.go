@@ -305,7 +305,26 @@ func randomPkt(rng *rand.Rand, fam compat.Family) pkt {
 // evaluator on random rule sets and packets, verdicts and counters.
 func TestClassifierDifferential(t *testing.T) {
 	requireBPF(t)
-	rng := rand.New(rand.NewSource(5))
+	differential(t, 5)
+}
+
+// TestClassifierDifferentialTrie: the same with the IPv4 address fields
+// in their LPM tries (tables over budget) instead of DIR-16-8-8 tables.
+func TestClassifierDifferentialTrie(t *testing.T) {
+	requireBPF(t)
+	withDirBudget(t, 0)
+	differential(t, 6)
+}
+
+// withDirBudget sets the chunk budget of the address tables for test t.
+func withDirBudget(t testing.TB, n int) {
+	old := dirBudget
+	dirBudget = n
+	t.Cleanup(func() { dirBudget = old })
+}
+
+func differential(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
 	for round := 0; round < 60; round++ {
 		n := 1 + rng.Intn(20)
 		var s4, s6 []string
@@ -354,7 +373,20 @@ func TestClassifierDifferential(t *testing.T) {
 // the ifaces map instead of the compiled-in table).
 func TestClassifierDifferentialLarge(t *testing.T) {
 	requireBPF(t)
-	rng := rand.New(rand.NewSource(7))
+	differentialLarge(t, 7)
+}
+
+// TestClassifierDifferentialLargeBudget: the large runs with a chunk
+// budget that some address tables exceed (those fields keep their
+// tries) and others do not.
+func TestClassifierDifferentialLargeBudget(t *testing.T) {
+	requireBPF(t)
+	withDirBudget(t, 3)
+	differentialLarge(t, 8)
+}
+
+func differentialLarge(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
 	sizes := []int{70, 130, 200, 256, 257, 300, 700, 4100, 9000}
 	for round, size := range sizes {
 		filler := func(i int) string {

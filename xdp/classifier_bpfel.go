@@ -75,6 +75,8 @@ const (
 	classifierMapCounters           = "counters"
 	classifierMapDports             = "dports"
 	classifierMapDst4               = "dst4"
+	classifierMapDst4Ch             = "dst4_ch"
+	classifierMapDst4L1             = "dst4_l1"
 	classifierMapDst6               = "dst6"
 	classifierMapIfaces             = "ifaces"
 	classifierMapLengths            = "lengths"
@@ -86,11 +88,14 @@ const (
 	classifierMapSet3               = "set3"
 	classifierMapSports             = "sports"
 	classifierMapSrc4               = "src4"
+	classifierMapSrc4Ch             = "src4_ch"
+	classifierMapSrc4L1             = "src4_l1"
 	classifierMapSrc6               = "src6"
 	classifierMapTcpflags           = "tcpflags"
 	classifierMapVecs               = "vecs"
 	classifierProgXdptablesClassify = "xdptables_classify"
 	classifierProgXdptablesDropAll  = "xdptables_drop_all"
+	classifierVarDir4               = "dir4"
 	classifierVarFamCls             = "fam_cls"
 	classifierVarFams               = "fams"
 	classifierVarFields             = "fields"
@@ -157,6 +162,8 @@ type classifierMapSpecs struct {
 	Counters *ebpf.MapSpec `ebpf:"counters"`
 	Dports   *ebpf.MapSpec `ebpf:"dports"`
 	Dst4     *ebpf.MapSpec `ebpf:"dst4"`
+	Dst4Ch   *ebpf.MapSpec `ebpf:"dst4_ch"`
+	Dst4L1   *ebpf.MapSpec `ebpf:"dst4_l1"`
 	Dst6     *ebpf.MapSpec `ebpf:"dst6"`
 	Ifaces   *ebpf.MapSpec `ebpf:"ifaces"`
 	Lengths  *ebpf.MapSpec `ebpf:"lengths"`
@@ -168,6 +175,8 @@ type classifierMapSpecs struct {
 	Set3     *ebpf.MapSpec `ebpf:"set3"`
 	Sports   *ebpf.MapSpec `ebpf:"sports"`
 	Src4     *ebpf.MapSpec `ebpf:"src4"`
+	Src4Ch   *ebpf.MapSpec `ebpf:"src4_ch"`
+	Src4L1   *ebpf.MapSpec `ebpf:"src4_l1"`
 	Src6     *ebpf.MapSpec `ebpf:"src6"`
 	Tcpflags *ebpf.MapSpec `ebpf:"tcpflags"`
 	Vecs     *ebpf.MapSpec `ebpf:"vecs"`
@@ -177,6 +186,7 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
+	Dir4     *ebpf.VariableSpec `ebpf:"dir4"`
 	FamCls   *ebpf.VariableSpec `ebpf:"fam_cls"`
 	Fams     *ebpf.VariableSpec `ebpf:"fams"`
 	Fields   *ebpf.VariableSpec `ebpf:"fields"`
@@ -213,6 +223,8 @@ type classifierMaps struct {
 	Counters *ebpf.Map `ebpf:"counters"`
 	Dports   *ebpf.Map `ebpf:"dports"`
 	Dst4     *ebpf.Map `ebpf:"dst4"`
+	Dst4Ch   *ebpf.Map `ebpf:"dst4_ch"`
+	Dst4L1   *ebpf.Map `ebpf:"dst4_l1"`
 	Dst6     *ebpf.Map `ebpf:"dst6"`
 	Ifaces   *ebpf.Map `ebpf:"ifaces"`
 	Lengths  *ebpf.Map `ebpf:"lengths"`
@@ -224,6 +236,8 @@ type classifierMaps struct {
 	Set3     *ebpf.Map `ebpf:"set3"`
 	Sports   *ebpf.Map `ebpf:"sports"`
 	Src4     *ebpf.Map `ebpf:"src4"`
+	Src4Ch   *ebpf.Map `ebpf:"src4_ch"`
+	Src4L1   *ebpf.Map `ebpf:"src4_l1"`
 	Src6     *ebpf.Map `ebpf:"src6"`
 	Tcpflags *ebpf.Map `ebpf:"tcpflags"`
 	Vecs     *ebpf.Map `ebpf:"vecs"`
@@ -234,6 +248,8 @@ func (m *classifierMaps) Close() error {
 		m.Counters,
 		m.Dports,
 		m.Dst4,
+		m.Dst4Ch,
+		m.Dst4L1,
 		m.Dst6,
 		m.Ifaces,
 		m.Lengths,
@@ -245,6 +261,8 @@ func (m *classifierMaps) Close() error {
 		m.Set3,
 		m.Sports,
 		m.Src4,
+		m.Src4Ch,
+		m.Src4L1,
 		m.Src6,
 		m.Tcpflags,
 		m.Vecs,
@@ -255,6 +273,7 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
+	Dir4     *ebpf.Variable `ebpf:"dir4"`
 	FamCls   *ebpf.Variable `ebpf:"fam_cls"`
 	Fams     *ebpf.Variable `ebpf:"fams"`
 	Fields   *ebpf.Variable `ebpf:"fields"`

@@ -38,8 +38,27 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		spec.Maps[name].MaxEntries = uint32(n)
 	}
-	size("src4", len(c.Src4))
-	size("dst4", len(c.Dst4))
+	// IPv4 address fields as DIR-16-8-8 tables when they fit the
+	// budget (dir.go), their tries otherwise
+	var dirs [2]*dirTable
+	dir4 := uint32(0)
+	for i, f := range []struct {
+		name string
+		bit  uint32
+		ps   []PrefixClass
+	}{{"src4", FSrc, c.Src4}, {"dst4", FDst, c.Dst4}} {
+		n := len(f.ps)
+		if c.Fields&f.bit != 0 && c.Fams&1 != 0 {
+			dirs[i] = buildDir4(f.ps, dirBudget)
+		}
+		if dirs[i] != nil {
+			dir4 |= 1 << i
+			n = 1
+			size(f.name+"_l1", dirL1Slots)
+			size(f.name+"_ch", len(dirs[i].chunks))
+		}
+		size(f.name, n)
+	}
 	size("src6", len(c.Src6))
 	size("dst6", len(c.Dst6))
 	values := func(name string, f uint32) {
@@ -79,7 +98,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
-		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single),
+		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -107,20 +126,31 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		return nil, fmt.Errorf("xdp: loading the classifier: %w", err)
 	}
 	p := &program{coll: coll, prog: coll.Programs["xdptables_classify"]}
-	if err := fill(coll, c, slots); err != nil {
+	if err := fill(coll, c, slots, dirs); err != nil {
 		p.Close()
 		return nil, err
 	}
 	return p, nil
 }
 
-func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
+func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2]*dirTable) error {
 	m := coll.Maps
 	put := func(name string, k, v any) error {
 		if err := m[name].Put(k, v); err != nil {
 			return fmt.Errorf("xdp: filling %s: %w", name, err)
 		}
 		return nil
+	}
+	for i, name := range []string{"src4", "dst4"} {
+		if dirs[i] == nil {
+			continue
+		}
+		if err := fillArray(m[name+"_l1"], dirs[i].l1); err != nil {
+			return err
+		}
+		if err := fillArray(m[name+"_ch"], dirs[i].chunks); err != nil {
+			return err
+		}
 	}
 	for i, v := range c.Vecs {
 		b := make([]byte, 8*(1+len(v)))
@@ -140,6 +170,9 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 		name string
 		ps   []PrefixClass
 	}{{"src4", c.Src4}, {"dst4", c.Dst4}, {"src6", c.Src6}, {"dst6", c.Dst6}} {
+		if (f.name == "src4" && dirs[0] != nil) || (f.name == "dst4" && dirs[1] != nil) {
+			continue
+		}
 		for _, p := range f.ps {
 			if err := put(f.name, prefixKey(p.Prefix), p.Class); err != nil {
 				return err
@@ -258,4 +291,23 @@ func boolU32(b bool) uint32 {
 		return 1
 	}
 	return 0
+}
+
+// fillArray writes vals at indexes 0… of array map m.
+func fillArray(m *ebpf.Map, vals []uint32) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	keys := make([]uint32, len(vals))
+	for i := range keys {
+		keys[i] = uint32(i)
+	}
+	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+		for i := range keys {
+			if err := m.Put(keys[i], vals[i]); err != nil {
+				return fmt.Errorf("xdp: filling %s: %w", m, err)
+			}
+		}
+	}
+	return nil
 }

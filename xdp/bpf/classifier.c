@@ -142,6 +142,28 @@ SETMAP(set3);
 
 LPM(src4, struct lpm4);
 LPM(dst4, struct lpm4);
+
+/* IPv4 address fields as DIR-16-8-8 tables (xdp/dir.go): array lookups,
+ * which the verifier inlines, where a trie lookup is a helper call that
+ * walks nodes. A first-level entry per /16 holds a class or, with
+ * DIR_CHUNK, a chunk of 256 entries for the next byte, whose entries
+ * are classes or chunks for the last byte; chunk c's entry b is at
+ * c << 8 | b. dir4 bit 0: src4 is a table, bit 1: dst4 (otherwise the
+ * field's trie, when its table would be too large). */
+volatile const __u32 dir4 = 0;
+#define DIR_CHUNK 0x80000000U
+#define DIR(name)                                   \
+	struct {                                    \
+		__uint(type, BPF_MAP_TYPE_ARRAY);         \
+		__uint(max_entries, 1);                   \
+		__type(key, __u32);                       \
+		__type(value, __u32);                     \
+	} name SEC(".maps")
+
+DIR(src4_l1);
+DIR(src4_ch);
+DIR(dst4_l1);
+DIR(dst4_ch);
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
 /* Ports and lengths: value -> class, one entry per 16-bit value (an
@@ -239,6 +261,35 @@ static __always_inline __u32 ctz64(__u64 x)
 	if (!(x & 0x1))
 		n += 1;
 	return n;
+}
+
+/* The class of host-order address a in a DIR-16-8-8 table; 0 when a
+ * lookup falls outside the maps (the packet is then passed). */
+static __always_inline int dir_lookup(void *l1, void *ch, __u32 a, __u32 *cls)
+{
+	__u32 k = a >> 16;
+	__u32 *e = bpf_map_lookup_elem(l1, &k);
+	__u32 v;
+
+	if (!e)
+		return 0;
+	v = *e;
+	if (v & DIR_CHUNK) {
+		k = (v & ~DIR_CHUNK) << 8 | (a >> 8 & 0xff);
+		e = bpf_map_lookup_elem(ch, &k);
+		if (!e)
+			return 0;
+		v = *e;
+		if (v & DIR_CHUNK) {
+			k = (v & ~DIR_CHUNK) << 8 | (a & 0xff);
+			e = bpf_map_lookup_elem(ch, &k);
+			if (!e)
+				return 0;
+			v = *e;
+		}
+	}
+	*cls = v;
+	return 1;
 }
 
 static __always_inline int same_mac(const __u8 *a, const __u8 *b)
@@ -532,7 +583,15 @@ int xdptables_classify(struct xdp_md *ctx)
 		daddr = &ip->daddr;
 		protokey = ip->protocol;
 		l4 = (void *)ip + ip->ihl * 4;
-		if (fields & F_SRC) {
+		if ((fields & F_SRC) && (dir4 & 1)) {
+			__u32 cls;
+
+			if (!dir_lookup(&src4_l1, &src4_ch, bpf_ntohl(ip->saddr), &cls))
+				return XDP_PASS;
+			sc.v[0] = vec_of(&sc, &cls);
+			if (!sc.v[0])
+				return XDP_PASS;
+		} else if (fields & F_SRC) {
 			struct lpm4 k = {.prefixlen = 32};
 			__u32 *c;
 
@@ -542,7 +601,15 @@ int xdptables_classify(struct xdp_md *ctx)
 			if (!sc.v[0])
 				return XDP_PASS;
 		}
-		if (fields & F_DST) {
+		if ((fields & F_DST) && (dir4 & 2)) {
+			__u32 cls;
+
+			if (!dir_lookup(&dst4_l1, &dst4_ch, bpf_ntohl(ip->daddr), &cls))
+				return XDP_PASS;
+			sc.v[1] = vec_of(&sc, &cls);
+			if (!sc.v[1])
+				return XDP_PASS;
+		} else if (fields & F_DST) {
 			struct lpm4 k = {.prefixlen = 32};
 			__u32 *c;
 
