@@ -176,6 +176,35 @@ func TestClassifierTable(t *testing.T) {
 	}
 }
 
+// TestClassifierChecksum: a DROP verdict needs a valid IPv4 header
+// checksum (ip_rcv_core drops the others before PREROUTING: they are
+// passed, uncounted), options included.
+func TestClassifierChecksum(t *testing.T) {
+	requireBPF(t)
+	for _, spec := range []string{"-j DROP", "-s 198.18.0.0/15 -j DROP", "-p udp --dport 9 -j DROP"} {
+		tb := newTestbed(t, parseRules(t, compat.IPv4, spec), nil, "eth0")
+		for opts := 0; opts <= 10; opts++ {
+			for _, bad := range []bool{false, true} {
+				p := pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 17, dport: 9, dstMAC: testMAC, options: opts, badCsum: bad}
+				want := uint32(xdpDrop)
+				if bad {
+					want = xdpPass
+				}
+				if got := tb.run(t, &p); got != want {
+					t.Errorf("%s: %d option words, bad checksum %v: verdict %d, want %d", spec, opts, bad, got, want)
+				}
+				// the header cut short within the options
+				if opts > 0 {
+					p.truncate = p.length - 20 - 4*opts + 2
+					if got := tb.run(t, &p); got != xdpPass {
+						t.Errorf("%s: %d option words, truncated: verdict %d", spec, opts, got)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestClassifierStops(t *testing.T) {
 	c, err := Compile(parseRules(t, compat.IPv4,
 		"-s 198.18.0.0/16 -j DROP",

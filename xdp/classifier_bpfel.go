@@ -100,6 +100,8 @@ const (
 	classifierVarFams               = "fams"
 	classifierVarFields             = "fields"
 	classifierVarIftab              = "iftab"
+	classifierVarMore               = "more"
+	classifierVarNeedL4             = "need_l4"
 	classifierVarNiftab             = "niftab"
 	classifierVarNsets              = "nsets"
 	classifierVarNsummary           = "nsummary"
@@ -191,6 +193,8 @@ type classifierVariableSpecs struct {
 	Fams     *ebpf.VariableSpec `ebpf:"fams"`
 	Fields   *ebpf.VariableSpec `ebpf:"fields"`
 	Iftab    *ebpf.VariableSpec `ebpf:"iftab"`
+	More     *ebpf.VariableSpec `ebpf:"more"`
+	NeedL4   *ebpf.VariableSpec `ebpf:"need_l4"`
 	Niftab   *ebpf.VariableSpec `ebpf:"niftab"`
 	Nsets    *ebpf.VariableSpec `ebpf:"nsets"`
 	Nsummary *ebpf.VariableSpec `ebpf:"nsummary"`
@@ -278,6 +282,8 @@ type classifierVariables struct {
 	Fams     *ebpf.Variable `ebpf:"fams"`
 	Fields   *ebpf.Variable `ebpf:"fields"`
 	Iftab    *ebpf.Variable `ebpf:"iftab"`
+	More     *ebpf.Variable `ebpf:"more"`
+	NeedL4   *ebpf.Variable `ebpf:"need_l4"`
 	Niftab   *ebpf.Variable `ebpf:"niftab"`
 	Nsets    *ebpf.Variable `ebpf:"nsets"`
 	Nsummary *ebpf.Variable `ebpf:"nsummary"`

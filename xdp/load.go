@@ -92,13 +92,19 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		ntab = uint32(len(c.Ifaces))
 	}
 	var cfg [MaxSets]uint32
+	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
+		needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
 	}
+	// lookups besides the address fields: other fields, sets, or the
+	// family's vector (bpf/classifier.c "more")
+	more := c.Fields&^(FSrc|FDst) != 0 || len(c.Sets) > 0 || (c.Fields&(FSrc|FDst) == 0 && c.Fams == 3)
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
 		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4,
+		"need_l4": boolU32(needL4), "more": boolU32(more),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)

@@ -49,6 +49,10 @@ volatile const __u32 fam_cls[2];
  * the family's): the first rule of each class, in the vector's header
  * word, is then the answer, and no vector is walked. */
 volatile const __u32 single = 0;
+/* Set when some rule tests ports or TCP flags, or a set lookup ports. */
+volatile const __u32 need_l4 = 1;
+/* Set when some field or lookup besides the addresses is in use. */
+volatile const __u32 more = 1;
 #define NO_RULE 0xffffffff
 
 /* Mirrored ipset sets (-m set --match-set): up to MAX_SETS lookups. */
@@ -292,10 +296,19 @@ static __always_inline int dir_lookup(void *l1, void *ch, __u32 a, __u32 *cls)
 	return 1;
 }
 
-static __always_inline int same_mac(const __u8 *a, const __u8 *b)
+/* linux/if_ether.h's ethhdr is packed, which makes every field a series
+ * of byte loads; frames start 2-byte aligned. */
+struct eth {
+	__u16 dst[3];
+	__u16 src[3];
+	__be16 proto;
+};
+
+static __always_inline int same_mac(const __u16 *a, const __u8 *b)
 {
-	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] &&
-	       a[4] == b[4] && a[5] == b[5];
+	const __u16 *w = (const __u16 *)b;
+
+	return a[0] == w[0] && a[1] == w[1] && a[2] == w[2];
 }
 
 static __always_inline int is_port_proto(__u8 p)
@@ -318,22 +331,27 @@ static __always_inline int is_v6_ext(__u8 p)
 
 static __always_inline int v4_csum_ok(struct iphdr *iph, __u32 ihl, void *end)
 {
-	__u16 *w = (__u16 *)iph;
-	__u32 sum = 0;
+	__u32 *w = (__u32 *)iph;
+	__u64 sum;
 
-	/* the fixed header is known to be in the packet */
-	for (int i = 0; i < 10; i++)
-		sum += w[i];
-	for (int i = 10; i < 30; i++) {
-		__u16 *q = w + i;
+	/* the fixed header is known to be in the packet; the ones'
+	 * complement sum of 32-bit words folds to that of the 16-bit ones,
+	 * in either byte order */
+	sum = (__u64)w[0] + w[1] + w[2] + w[3] + w[4];
+	if (ihl > 5) {
+		for (int i = 5; i < 15; i++) {
+			__u32 *q = w + i;
 
-		if (i >= ihl * 2)
-			break;
-		asm volatile("" : "+r"(q));
-		if ((void *)(q + 1) > end)
-			return 0;
-		sum += *q;
+			if (i >= ihl)
+				break;
+			asm volatile("" : "+r"(q));
+			if ((void *)(q + 1) > end)
+				return 0;
+			sum += *q;
+		}
 	}
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return sum == 0xffff;
@@ -521,7 +539,7 @@ int xdptables_classify(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
+	struct eth *eth = data;
 	__u32 ifindex = ctx->ingress_ifindex;
 	__u32 kport;
 	__u32 flagkey = 256, protokey, iplen;
@@ -529,12 +547,15 @@ int xdptables_classify(struct xdp_md *ctx)
 	void *l4, *l3end, *saddr, *daddr;
 	__u8 *ports = 0;
 	int v6;
-	struct scan sc = {};
+	struct scan sc;
 
 	__u32 ifcls;
 
 	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
+	/* (the vectors of fields not in use are never read) */
+	sc.idx = 0;
+	sc.found = 0;
 
 	if (niftab > 0) {
 		__u32 hi;
@@ -549,20 +570,20 @@ int xdptables_classify(struct xdp_md *ctx)
 		else
 			return XDP_PASS;
 		/* ip_rcv drops frames for other hosts before PREROUTING */
-		if (!(eth->h_dest[0] & 1) &&
-		    (*(__u32 *)eth->h_dest != hi || *(__u16 *)(eth->h_dest + 4) != lo))
+		if (!(eth->dst[0] & 1) &&
+		    (((__u32)eth->dst[1] << 16 | eth->dst[0]) != hi || eth->dst[2] != lo))
 			return XDP_PASS;
 	} else {
 		struct iface *dev = bpf_map_lookup_elem(&ifaces, &ifindex);
 
 		if (!dev)
 			return XDP_PASS;
-		if (!(eth->h_dest[0] & 1) && !same_mac(eth->h_dest, dev->mac))
+		if (!(eth->dst[0] & 1) && !same_mac(eth->dst, dev->mac))
 			return XDP_PASS;
 		ifcls = dev->cls;
 	}
 
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+	if (eth->proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);
 
 		if (!(fams & 1))
@@ -619,7 +640,7 @@ int xdptables_classify(struct xdp_md *ctx)
 			if (!sc.v[1])
 				return XDP_PASS;
 		}
-	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+	} else if (eth->proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
 		if (!(fams & 2))
@@ -672,7 +693,9 @@ int xdptables_classify(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	if (is_port_proto(protokey)) {
+	/* the transport header only when a rule of the run looks at it (a
+	 * truncated one is then left to nftables) */
+	if (need_l4 && is_port_proto(protokey)) {
 		__u8 *p = l4;
 		__u32 need = protokey == IPPROTO_TCP ? 20 : 8;
 
@@ -688,81 +711,83 @@ int xdptables_classify(struct xdp_md *ctx)
 		}
 		ports = p;
 	}
-	if (fields & F_SPORT) {
-		__u32 *c;
+	if (more) {
+		if (fields & F_SPORT) {
+			__u32 *c;
 
-		kport = ports ? (__u32)ports[0] << 8 | ports[1] : NO_PORTS;
-		c = bpf_map_lookup_elem(&sports, &kport);
-		sc.v[4] = vec_of(&sc, c);
-		if (!sc.v[4])
-			return XDP_PASS;
-	}
-	if (fields & F_DPORT) {
-		__u32 *c;
+			kport = ports ? (__u32)ports[0] << 8 | ports[1] : NO_PORTS;
+			c = bpf_map_lookup_elem(&sports, &kport);
+			sc.v[4] = vec_of(&sc, c);
+			if (!sc.v[4])
+				return XDP_PASS;
+		}
+		if (fields & F_DPORT) {
+			__u32 *c;
 
-		kport = ports ? (__u32)ports[2] << 8 | ports[3] : NO_PORTS;
-		c = bpf_map_lookup_elem(&dports, &kport);
-		sc.v[5] = vec_of(&sc, c);
-		if (!sc.v[5])
-			return XDP_PASS;
-	}
-	if (fields & F_LEN) {
-		__u32 *c;
+			kport = ports ? (__u32)ports[2] << 8 | ports[3] : NO_PORTS;
+			c = bpf_map_lookup_elem(&dports, &kport);
+			sc.v[5] = vec_of(&sc, c);
+			if (!sc.v[5])
+				return XDP_PASS;
+		}
+		if (fields & F_LEN) {
+			__u32 *c;
 
-		__u32 klen = iplen & 0xffff;
+			__u32 klen = iplen & 0xffff;
 
-		c = bpf_map_lookup_elem(&lengths, &klen);
-		sc.v[6] = vec_of(&sc, c);
-		if (!sc.v[6])
-			return XDP_PASS;
-	}
-	if (fields & F_PROTO) {
-		__u32 *c = bpf_map_lookup_elem(&protos, &protokey);
+			c = bpf_map_lookup_elem(&lengths, &klen);
+			sc.v[6] = vec_of(&sc, c);
+			if (!sc.v[6])
+				return XDP_PASS;
+		}
+		if (fields & F_PROTO) {
+			__u32 *c = bpf_map_lookup_elem(&protos, &protokey);
 
-		sc.v[2] = vec_of(&sc, c);
-		if (!sc.v[2])
-			return XDP_PASS;
-	}
-	if (fields & F_FLAGS) {
-		__u32 *c = bpf_map_lookup_elem(&tcpflags, &flagkey);
+			sc.v[2] = vec_of(&sc, c);
+			if (!sc.v[2])
+				return XDP_PASS;
+		}
+		if (fields & F_FLAGS) {
+			__u32 *c = bpf_map_lookup_elem(&tcpflags, &flagkey);
 
-		sc.v[3] = vec_of(&sc, c);
-		if (!sc.v[3])
-			return XDP_PASS;
-	}
-	if (fields & F_IFACE) {
-		sc.v[7] = vec_of(&sc, &ifcls);
-		if (!sc.v[7])
-			return XDP_PASS;
-	}
-	if (nsets > 0) {
-		sc.v[8] = set_vec(&sc, 0, &set0, v6, saddr, daddr, protokey, ports);
-		if (!sc.v[8])
-			return XDP_PASS;
-	}
-	if (nsets > 1) {
-		sc.v[9] = set_vec(&sc, 1, &set1, v6, saddr, daddr, protokey, ports);
-		if (!sc.v[9])
-			return XDP_PASS;
-	}
-	if (nsets > 2) {
-		sc.v[10] = set_vec(&sc, 2, &set2, v6, saddr, daddr, protokey, ports);
-		if (!sc.v[10])
-			return XDP_PASS;
-	}
-	if (nsets > 3) {
-		sc.v[11] = set_vec(&sc, 3, &set3, v6, saddr, daddr, protokey, ports);
-		if (!sc.v[11])
-			return XDP_PASS;
-	}
-	/* the family's rules, unless an address field or the family test
-	 * at the start (one family in the run) has already chosen them */
-	if (!(fields & (F_SRC | F_DST)) && fams == 3) {
-		__u32 fc = fam_cls[v6];
+			sc.v[3] = vec_of(&sc, c);
+			if (!sc.v[3])
+				return XDP_PASS;
+		}
+		if (fields & F_IFACE) {
+			sc.v[7] = vec_of(&sc, &ifcls);
+			if (!sc.v[7])
+				return XDP_PASS;
+		}
+		if (nsets > 0) {
+			sc.v[8] = set_vec(&sc, 0, &set0, v6, saddr, daddr, protokey, ports);
+			if (!sc.v[8])
+				return XDP_PASS;
+		}
+		if (nsets > 1) {
+			sc.v[9] = set_vec(&sc, 1, &set1, v6, saddr, daddr, protokey, ports);
+			if (!sc.v[9])
+				return XDP_PASS;
+		}
+		if (nsets > 2) {
+			sc.v[10] = set_vec(&sc, 2, &set2, v6, saddr, daddr, protokey, ports);
+			if (!sc.v[10])
+				return XDP_PASS;
+		}
+		if (nsets > 3) {
+			sc.v[11] = set_vec(&sc, 3, &set3, v6, saddr, daddr, protokey, ports);
+			if (!sc.v[11])
+				return XDP_PASS;
+		}
+		/* the family's rules, unless an address field or the family test
+		 * at the start (one family in the run) has already chosen them */
+		if (!(fields & (F_SRC | F_DST)) && fams == 3) {
+			__u32 fc = fam_cls[v6];
 
-		sc.v[V_FAM] = vec_of(&sc, &fc);
-		if (!sc.v[V_FAM])
-			return XDP_PASS;
+			sc.v[V_FAM] = vec_of(&sc, &fc);
+			if (!sc.v[V_FAM])
+				return XDP_PASS;
+		}
 	}
 
 	if (single) {
