@@ -105,6 +105,7 @@ const (
 	classifierVarNiftab             = "niftab"
 	classifierVarNsets              = "nsets"
 	classifierVarNsummary           = "nsummary"
+	classifierVarNvec               = "nvec"
 	classifierVarNwords             = "nwords"
 	classifierVarSetCfg             = "set_cfg"
 	classifierVarSetCls             = "set_cls"
@@ -198,6 +199,7 @@ type classifierVariableSpecs struct {
 	Niftab   *ebpf.VariableSpec `ebpf:"niftab"`
 	Nsets    *ebpf.VariableSpec `ebpf:"nsets"`
 	Nsummary *ebpf.VariableSpec `ebpf:"nsummary"`
+	Nvec     *ebpf.VariableSpec `ebpf:"nvec"`
 	Nwords   *ebpf.VariableSpec `ebpf:"nwords"`
 	SetCfg   *ebpf.VariableSpec `ebpf:"set_cfg"`
 	SetCls   *ebpf.VariableSpec `ebpf:"set_cls"`
@@ -287,6 +289,7 @@ type classifierVariables struct {
 	Niftab   *ebpf.Variable `ebpf:"niftab"`
 	Nsets    *ebpf.Variable `ebpf:"nsets"`
 	Nsummary *ebpf.Variable `ebpf:"nsummary"`
+	Nvec     *ebpf.Variable `ebpf:"nvec"`
 	Nwords   *ebpf.Variable `ebpf:"nwords"`
 	SetCfg   *ebpf.Variable `ebpf:"set_cfg"`
 	SetCls   *ebpf.Variable `ebpf:"set_cls"`

@@ -103,7 +103,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
-		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4,
+		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
 		"need_l4": boolU32(needL4), "more": boolU32(more),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
@@ -160,11 +160,16 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2]*dirTabl
 	}
 	for i, v := range c.Vecs {
 		b := make([]byte, 8*(1+len(v)))
-		first := ^uint64(0)
-		if c.First[i] != NoRule {
-			first = uint64(c.First[i])
+		// the header word (bpf/classifier.c vecs): the first rule, its
+		// counter slot and its verdict
+		hdr := uint64(NoRule)
+		if f := c.First[i]; f != NoRule {
+			hdr = uint64(f) | uint64(slots[f]&0xffff)<<32
+			if c.Rules[f].Drop {
+				hdr |= 1 << 48
+			}
 		}
-		binary.NativeEndian.PutUint64(b, first)
+		binary.NativeEndian.PutUint64(b, hdr)
 		for j, x := range v {
 			binary.NativeEndian.PutUint64(b[8*(1+j):], x)
 		}

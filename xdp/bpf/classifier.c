@@ -211,8 +211,11 @@ struct {
 	__type(value, struct iface);
 } ifaces SEC(".maps");
 
-/* class -> a header word (the class's first rule; ~0: none), the
- * summary words, then the rule words; value size set by the loader */
+/* class -> a header word, the summary words, then the rule words; value
+ * size set by the loader. The header: the class's first rule in bits
+ * 0-31 (NO_RULE: none), that rule's counter slot in bits 32-47 and its
+ * verdict in bit 48 (1: DROP), so that with single the rules map is not
+ * read. */
 #define HDR 1
 #define VEC_WORDS (HDR + MAX_SUMMARY + MAX_WORDS)
 struct {
@@ -238,33 +241,18 @@ struct {
 	__type(value, struct counter);
 } counters SEC(".maps");
 
+/* Trailing zeros of x != 0 by a de Bruijn multiplication: BPF has no
+ * such instruction, and a binary search is ~40 of them. */
+static const __u8 debruijn64[64] = {
+	0,  1,  2,  53, 3,  7,  54, 27, 4,  38, 41, 8,  34, 55, 48, 28,
+	62, 5,  39, 46, 44, 42, 22, 9,  24, 35, 59, 56, 49, 18, 29, 11,
+	63, 52, 6,  26, 37, 40, 33, 47, 61, 45, 43, 21, 23, 58, 17, 10,
+	51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12,
+};
+
 static __always_inline __u32 ctz64(__u64 x)
 {
-	__u32 n = 0;
-
-	if (!(x & 0xffffffffULL)) {
-		n += 32;
-		x >>= 32;
-	}
-	if (!(x & 0xffff)) {
-		n += 16;
-		x >>= 16;
-	}
-	if (!(x & 0xff)) {
-		n += 8;
-		x >>= 8;
-	}
-	if (!(x & 0xf)) {
-		n += 4;
-		x >>= 4;
-	}
-	if (!(x & 0x3)) {
-		n += 2;
-		x >>= 2;
-	}
-	if (!(x & 0x1))
-		n += 1;
-	return n;
+	return debruijn64[((x & -x) * 0x022fdd63cc95386dULL) >> 58];
 }
 
 /* The class of host-order address a in a DIR-16-8-8 table; 0 when a
@@ -358,11 +346,18 @@ static __always_inline int v4_csum_ok(struct iphdr *iph, __u32 ihl, void *end)
 }
 
 #define NVEC 13 /* 8 fields, 4 sets, the family */
-#define V_FAM 12
+
+/* Set by the loader: how many vectors the search ANDs (the fields and
+ * set lookups in use, and the family's vector). They are kept in
+ * sc.v[0..nvec-1] in lookup order, so that the walk tests nvec, not
+ * every field: the verifier removes the branches not taken, but not the
+ * loads of the constants they test. */
+volatile const __u32 nvec = 0;
 
 struct scan {
 	__u64 *v[NVEC];
 	__u64 m, s;
+	__u64 hdr; /* with single: the header word of the vector */
 	__u32 idx;
 	int found;
 };
@@ -370,35 +365,98 @@ struct scan {
 /* The AND of every vector in use at word o. */
 static __always_inline __u64 conj(__u64 **v, __u64 o)
 {
-	__u64 x = ~0ULL;
+	__u64 x;
 
-	if (fields & F_SRC)
-		x &= v[0][o];
-	if (fields & F_DST)
+	if (nvec == 0)
+		return ~0ULL;
+	x = v[0][o];
+	if (nvec > 1) {
 		x &= v[1][o];
-	if (fields & F_PROTO)
-		x &= v[2][o];
-	if (fields & F_FLAGS)
-		x &= v[3][o];
-	if (fields & F_SPORT)
-		x &= v[4][o];
-	if (fields & F_DPORT)
-		x &= v[5][o];
-	if (fields & F_LEN)
-		x &= v[6][o];
-	if (fields & F_IFACE)
-		x &= v[7][o];
-	if (nsets > 0)
-		x &= v[8][o];
-	if (nsets > 1)
-		x &= v[9][o];
-	if (nsets > 2)
-		x &= v[10][o];
-	if (nsets > 3)
-		x &= v[11][o];
-	if (!(fields & (F_SRC | F_DST)) && fams == 3)
-		x &= v[V_FAM][o];
+		if (nvec > 2) {
+			x &= v[2][o];
+			if (nvec > 3) {
+				x &= v[3][o];
+				if (nvec > 4) {
+					x &= v[4][o];
+					if (nvec > 5) {
+						x &= v[5][o];
+						if (nvec > 6) {
+							x &= v[6][o];
+							if (nvec > 7) {
+								x &= v[7][o];
+								if (nvec > 8) {
+									x &= v[8][o];
+									if (nvec > 9) {
+										x &= v[9][o];
+										if (nvec > 10) {
+											x &= v[10][o];
+											if (nvec > 11) {
+												x &= v[11][o];
+												if (nvec > 12) {
+													x &= v[12][o];
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 	return x;
+}
+
+/* The largest first rule of the vectors in use: no rule before it can
+ * match. */
+static __always_inline __u64 lower_bound(__u64 **v)
+{
+	__u64 lo = 0;
+
+#define LB(i) { __u64 f = v[i][0] & 0xffffffff; if (f > lo) lo = f; }
+	if (nvec == 0)
+		return 0;
+	LB(0)
+	if (nvec > 1) {
+		LB(1)
+		if (nvec > 2) {
+			LB(2)
+			if (nvec > 3) {
+				LB(3)
+				if (nvec > 4) {
+					LB(4)
+					if (nvec > 5) {
+						LB(5)
+						if (nvec > 6) {
+							LB(6)
+							if (nvec > 7) {
+								LB(7)
+								if (nvec > 8) {
+									LB(8)
+									if (nvec > 9) {
+										LB(9)
+										if (nvec > 10) {
+											LB(10)
+											if (nvec > 11) {
+												LB(11)
+												if (nvec > 12) {
+													LB(12)
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+#undef LB
+	return lo;
 }
 
 /* The vector of class *c (0: pass); with single, its first rule goes
@@ -410,46 +468,11 @@ static __always_inline __u64 *vec_of(struct scan *sc, __u32 *c)
 	if (!c)
 		return 0;
 	v = bpf_map_lookup_elem(&vecs, c);
-	if (v && single)
+	if (v && single) {
+		sc->hdr = v[0];
 		sc->idx = v[0];
+	}
 	return v;
-}
-
-/* The largest first rule of the vectors in use: no rule before it can
- * match. */
-static __always_inline __u64 lower_bound(__u64 **v)
-{
-	__u64 lo = 0;
-
-#define LB(i) { __u64 f = v[i][0]; if (f > lo) lo = f; }
-	if (fields & F_SRC)
-		LB(0)
-	if (fields & F_DST)
-		LB(1)
-	if (fields & F_PROTO)
-		LB(2)
-	if (fields & F_FLAGS)
-		LB(3)
-	if (fields & F_SPORT)
-		LB(4)
-	if (fields & F_DPORT)
-		LB(5)
-	if (fields & F_LEN)
-		LB(6)
-	if (fields & F_IFACE)
-		LB(7)
-	if (nsets > 0)
-		LB(8)
-	if (nsets > 1)
-		LB(9)
-	if (nsets > 2)
-		LB(10)
-	if (nsets > 3)
-		LB(11)
-	if (!(fields & (F_SRC | F_DST)) && fams == 3)
-		LB(V_FAM)
-#undef LB
-	return lo;
 }
 
 /* One candidate word of the summary bits left in sc->m. */
@@ -548,8 +571,10 @@ int xdptables_classify(struct xdp_md *ctx)
 	__u8 *ports = 0;
 	int v6;
 	struct scan sc;
+	__u32 nv = 0; /* vectors in sc.v */
+#define PUSH(e) { __u64 *v_ = (e); if (!v_) return XDP_PASS; sc.v[nv++] = v_; }
 
-	__u32 ifcls;
+	__u32 ifcls, slot = 0;
 
 	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
@@ -609,36 +634,28 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			if (!dir_lookup(&src4_l1, &src4_ch, bpf_ntohl(ip->saddr), &cls))
 				return XDP_PASS;
-			sc.v[0] = vec_of(&sc, &cls);
-			if (!sc.v[0])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, &cls));
 		} else if (fields & F_SRC) {
 			struct lpm4 k = {.prefixlen = 32};
 			__u32 *c;
 
 			__builtin_memcpy(k.addr, saddr, 4);
 			c = bpf_map_lookup_elem(&src4, &k);
-			sc.v[0] = vec_of(&sc, c);
-			if (!sc.v[0])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 		if ((fields & F_DST) && (dir4 & 2)) {
 			__u32 cls;
 
 			if (!dir_lookup(&dst4_l1, &dst4_ch, bpf_ntohl(ip->daddr), &cls))
 				return XDP_PASS;
-			sc.v[1] = vec_of(&sc, &cls);
-			if (!sc.v[1])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, &cls));
 		} else if (fields & F_DST) {
 			struct lpm4 k = {.prefixlen = 32};
 			__u32 *c;
 
 			__builtin_memcpy(k.addr, daddr, 4);
 			c = bpf_map_lookup_elem(&dst4, &k);
-			sc.v[1] = vec_of(&sc, c);
-			if (!sc.v[1])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 	} else if (eth->proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
@@ -675,9 +692,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, saddr, 16);
 			c = bpf_map_lookup_elem(&src6, &k);
-			sc.v[0] = vec_of(&sc, c);
-			if (!sc.v[0])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 		if (fields & F_DST) {
 			struct lpm6 k = {.prefixlen = 128};
@@ -685,9 +700,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, daddr, 16);
 			c = bpf_map_lookup_elem(&dst6, &k);
-			sc.v[1] = vec_of(&sc, c);
-			if (!sc.v[1])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 	} else {
 		return XDP_PASS;
@@ -717,18 +730,14 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			kport = ports ? (__u32)ports[0] << 8 | ports[1] : NO_PORTS;
 			c = bpf_map_lookup_elem(&sports, &kport);
-			sc.v[4] = vec_of(&sc, c);
-			if (!sc.v[4])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 		if (fields & F_DPORT) {
 			__u32 *c;
 
 			kport = ports ? (__u32)ports[2] << 8 | ports[3] : NO_PORTS;
 			c = bpf_map_lookup_elem(&dports, &kport);
-			sc.v[5] = vec_of(&sc, c);
-			if (!sc.v[5])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 		if (fields & F_LEN) {
 			__u32 *c;
@@ -736,64 +745,49 @@ int xdptables_classify(struct xdp_md *ctx)
 			__u32 klen = iplen & 0xffff;
 
 			c = bpf_map_lookup_elem(&lengths, &klen);
-			sc.v[6] = vec_of(&sc, c);
-			if (!sc.v[6])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 		if (fields & F_PROTO) {
 			__u32 *c = bpf_map_lookup_elem(&protos, &protokey);
 
-			sc.v[2] = vec_of(&sc, c);
-			if (!sc.v[2])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 		if (fields & F_FLAGS) {
 			__u32 *c = bpf_map_lookup_elem(&tcpflags, &flagkey);
 
-			sc.v[3] = vec_of(&sc, c);
-			if (!sc.v[3])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 		if (fields & F_IFACE) {
-			sc.v[7] = vec_of(&sc, &ifcls);
-			if (!sc.v[7])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, &ifcls));
 		}
 		if (nsets > 0) {
-			sc.v[8] = set_vec(&sc, 0, &set0, v6, saddr, daddr, protokey, ports);
-			if (!sc.v[8])
-				return XDP_PASS;
+			PUSH(set_vec(&sc, 0, &set0, v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 1) {
-			sc.v[9] = set_vec(&sc, 1, &set1, v6, saddr, daddr, protokey, ports);
-			if (!sc.v[9])
-				return XDP_PASS;
+			PUSH(set_vec(&sc, 1, &set1, v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 2) {
-			sc.v[10] = set_vec(&sc, 2, &set2, v6, saddr, daddr, protokey, ports);
-			if (!sc.v[10])
-				return XDP_PASS;
+			PUSH(set_vec(&sc, 2, &set2, v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 3) {
-			sc.v[11] = set_vec(&sc, 3, &set3, v6, saddr, daddr, protokey, ports);
-			if (!sc.v[11])
-				return XDP_PASS;
+			PUSH(set_vec(&sc, 3, &set3, v6, saddr, daddr, protokey, ports));
 		}
 		/* the family's rules, unless an address field or the family test
 		 * at the start (one family in the run) has already chosen them */
 		if (!(fields & (F_SRC | F_DST)) && fams == 3) {
 			__u32 fc = fam_cls[v6];
 
-			sc.v[V_FAM] = vec_of(&sc, &fc);
-			if (!sc.v[V_FAM])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, &fc));
 		}
 	}
 
 	if (single) {
-		if (sc.idx == NO_RULE)
+		/* the first rule of the one vector, from its header */
+		__u64 h = sc.hdr;
+
+		if ((__u32)h == NO_RULE || !(h >> 48 & 1))
 			return XDP_PASS;
-		sc.found = 1;
+		slot = h >> 32 & 0xffff;
 	} else if (nwords <= 4) {
 		/* up to 256 rules: the words in order, no summary walk */
 		__u64 x = conj(sc.v, HDR + nsummary);
@@ -817,7 +811,7 @@ int xdptables_classify(struct xdp_md *ctx)
 		__u64 lo = lower_bound(sc.v);
 		__u64 w = lo / 64, o = HDR + ns + w;
 
-		if (lo == ~0ULL)
+		if (lo == NO_RULE)
 			return XDP_PASS; /* a vector without rules */
 		asm volatile("" : "+r"(o));
 		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
@@ -862,19 +856,23 @@ int xdptables_classify(struct xdp_md *ctx)
 				break;
 		}
 	}
-	__u32 idx = sc.idx;
-	if (!sc.found)
-		return XDP_PASS;
+	if (!single) {
+		__u32 idx = sc.idx;
+		struct rule *r;
 
-	struct rule *r = bpf_map_lookup_elem(&rules, &idx);
-	if (!r || !r->drop)
-		return XDP_PASS;
+		if (!sc.found)
+			return XDP_PASS;
+		r = bpf_map_lookup_elem(&rules, &idx);
+		if (!r || !r->drop)
+			return XDP_PASS;
+		slot = r->slot;
+	}
 	/* ip_rcv_core drops a bad header checksum before PREROUTING: such
 	 * a packet is left to the kernel, uncounted, as nftables never sees
 	 * it. Checked only here, on the way to a drop. */
 	if (ip4 && !v4_csum_ok(ip4, ip4->ihl, end))
 		return XDP_PASS;
-	struct counter *c = bpf_map_lookup_elem(&counters, &r->slot);
+	struct counter *c = bpf_map_lookup_elem(&counters, &slot);
 	if (c) {
 		c->packets++;
 		c->bytes += iplen;
