@@ -32,6 +32,10 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	if err != nil {
 		return nil, fmt.Errorf("xdp: reading the embedded program: %w", err)
 	}
+	if len(c.Vecs) > clsMask {
+		return nil, fmt.Errorf("xdp: %d classes, more than %d", len(c.Vecs), clsMask)
+	}
+	c = c.encoded()
 	size := func(name string, n int) {
 		if n < 1 {
 			n = 1
@@ -321,4 +325,60 @@ func fillArray(m *ebpf.Map, vals []uint32) error {
 		}
 	}
 	return nil
+}
+
+// A class as the maps and constants hold it (bpf/classifier.c CLS_*):
+// the class in the low 23 bits, and in the next 8 the word of the
+// class's first rule (255: none), so that the search knows where to
+// start without reading the vectors' headers first.
+const (
+	clsMask      = 1<<23 - 1
+	clsWordShift = 23
+)
+
+// encoded is a copy of c with every class value encoded.
+func (c *Classifier) encoded() *Classifier {
+	e := *c
+	enc := func(cls uint32) uint32 {
+		w := uint32(255)
+		if int(cls) < len(c.First) && c.First[cls] != NoRule {
+			w = c.First[cls] / 64
+		}
+		return cls | w<<clsWordShift
+	}
+	prefixes := func(ps []PrefixClass) []PrefixClass {
+		out := make([]PrefixClass, len(ps))
+		for i, p := range ps {
+			out[i] = PrefixClass{Prefix: p.Prefix, Class: enc(p.Class)}
+		}
+		return out
+	}
+	values := func(vs []ValueClass) []ValueClass {
+		out := make([]ValueClass, len(vs))
+		for i, v := range vs {
+			v.Class = enc(v.Class)
+			out[i] = v
+		}
+		return out
+	}
+	e.Src4, e.Dst4, e.Src6, e.Dst6 = prefixes(c.Src4), prefixes(c.Dst4), prefixes(c.Src6), prefixes(c.Dst6)
+	e.Sports, e.Dports, e.Length = values(c.Sports), values(c.Dports), values(c.Length)
+	for i := range e.Protos {
+		e.Protos[i] = enc(c.Protos[i])
+	}
+	for i := range e.Flags {
+		e.Flags[i] = enc(c.Flags[i])
+	}
+	e.Ifaces = make([]IfaceClass, len(c.Ifaces))
+	for i, ic := range c.Ifaces {
+		ic.Class = enc(ic.Class)
+		e.Ifaces[i] = ic
+	}
+	for i := range e.FamCls {
+		e.FamCls[i] = enc(c.FamCls[i])
+	}
+	for i := 0; i < 2*len(c.Sets); i++ {
+		e.SetCls[i] = enc(c.SetCls[i])
+	}
+	return &e
 }

@@ -360,6 +360,7 @@ struct scan {
 	__u64 hdr; /* with single: the header word of the vector */
 	__u32 idx;
 	int found;
+	__u32 fw; /* the largest first word of the vectors */
 };
 
 /* The AND of every vector in use at word o. */
@@ -409,65 +410,30 @@ static __always_inline __u64 conj(__u64 **v, __u64 o)
 	return x;
 }
 
-/* The largest first rule of the vectors in use: no rule before it can
- * match. */
-static __always_inline __u64 lower_bound(__u64 **v)
-{
-	__u64 lo = 0;
-
-#define LB(i) { __u64 f = v[i][0] & 0xffffffff; if (f > lo) lo = f; }
-	if (nvec == 0)
-		return 0;
-	LB(0)
-	if (nvec > 1) {
-		LB(1)
-		if (nvec > 2) {
-			LB(2)
-			if (nvec > 3) {
-				LB(3)
-				if (nvec > 4) {
-					LB(4)
-					if (nvec > 5) {
-						LB(5)
-						if (nvec > 6) {
-							LB(6)
-							if (nvec > 7) {
-								LB(7)
-								if (nvec > 8) {
-									LB(8)
-									if (nvec > 9) {
-										LB(9)
-										if (nvec > 10) {
-											LB(10)
-											if (nvec > 11) {
-												LB(11)
-												if (nvec > 12) {
-													LB(12)
-												}
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-#undef LB
-	return lo;
-}
+/* Class values in maps and constants: the class in the low bits, the
+ * word of its first rule above (255: none), which the search starts
+ * from without reading the vectors first. */
+#define CLS_MASK 0x7fffff
+#define CLS_WORD_SHIFT 23
 
 /* The vector of class *c (0: pass); with single, its first rule goes
  * to sc->idx. */
 static __always_inline __u64 *vec_of(struct scan *sc, __u32 *c)
 {
 	__u64 *v;
+	__u32 k;
 
 	if (!c)
 		return 0;
-	v = bpf_map_lookup_elem(&vecs, c);
+	k = *c;
+	if (!single && nwords > 4) {
+		__u32 fw = k >> CLS_WORD_SHIFT & 0xff;
+
+		if (fw > sc->fw)
+			sc->fw = fw;
+	}
+	k &= CLS_MASK;
+	v = bpf_map_lookup_elem(&vecs, &k);
 	if (v && single) {
 		sc->hdr = v[0];
 		sc->idx = v[0];
@@ -495,6 +461,49 @@ static long scan_word(__u64 i, void *ctx)
 		sc->idx = w * 64 + ctz64(x);
 		sc->found = 1;
 		return 1;
+	}
+	return 0;
+}
+
+/* The first match in the words after word w0 (by the summary): 1 with
+ * sc->idx and sc->found set, 0 for none. */
+static __noinline int scan_after(struct scan *sc, __u64 w0)
+{
+	__u64 ns = nsummary, nw = nwords;
+	__u64 s0 = w0 / 64, b0 = w0 % 64;
+
+	if (!sc)
+		return 0;
+	for (__u64 s = 0; s < MAX_SUMMARY; s++) {
+		if (s >= ns)
+			break;
+		if (s < s0)
+			continue;
+		sc->m = conj(sc->v, HDR + s);
+		if (s == s0)
+			sc->m &= b0 == 63 ? 0 : ~0ULL << (b0 + 1);
+		if (!sc->m)
+			continue;
+		/* the first candidate word inline: it usually holds the
+		 * match; the rest with bpf_loop, which the verifier checks
+		 * once, not per word */
+		__u64 w = s * 64 + ctz64(sc->m);
+		__u64 o = HDR + ns + w;
+		asm volatile("" : "+r"(o));
+		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
+			return 0;
+		__u64 x = conj(sc->v, o);
+		if (x) {
+			sc->idx = w * 64 + ctz64(x);
+			sc->found = 1;
+			return 1;
+		}
+		sc->m &= sc->m - 1;
+		sc->s = s;
+		if (sc->m)
+			bpf_loop(64, scan_word, sc, 0);
+		if (sc->found)
+			return 1;
 	}
 	return 0;
 }
@@ -581,6 +590,7 @@ int xdptables_classify(struct xdp_md *ctx)
 	/* (the vectors of fields not in use are never read) */
 	sc.idx = 0;
 	sc.found = 0;
+	sc.fw = 0;
 
 	if (niftab > 0) {
 		__u32 hi;
@@ -806,13 +816,11 @@ int xdptables_classify(struct xdp_md *ctx)
 		sc.found = 1;
 	} else {
 		__u64 ns = nsummary, nw = nwords;
-		/* First the word of the lower bound: the rules a blocklist's
-		 * address class starts with usually pass the other fields. */
-		__u64 lo = lower_bound(sc.v);
-		__u64 w = lo / 64, o = HDR + ns + w;
+		/* First the word of the lower bound, the largest first word
+		 * of the vectors: the rules a blocklist's address class starts
+		 * with usually pass the other fields. */
+		__u64 w = sc.fw, o = HDR + ns + w;
 
-		if (lo == NO_RULE)
-			return XDP_PASS; /* a vector without rules */
 		asm volatile("" : "+r"(o));
 		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
 			return XDP_PASS;
@@ -820,40 +828,10 @@ int xdptables_classify(struct xdp_md *ctx)
 		if (x) {
 			sc.idx = w * 64 + ctz64(x);
 			sc.found = 1;
-		}
-		/* then the words after it */
-		__u64 s0 = w / 64, b0 = w % 64;
-
-		for (__u64 s = 0; s < MAX_SUMMARY; s++) {
-			if (sc.found || s >= ns)
-				break;
-			if (s < s0)
-				continue;
-			sc.m = conj(sc.v, HDR + s);
-			if (s == s0)
-				sc.m &= b0 == 63 ? 0 : ~0ULL << (b0 + 1);
-			if (!sc.m)
-				continue;
-			/* the first candidate word inline: it usually holds the
-			 * match; the rest with bpf_loop, which the verifier checks
-			 * once, not per word */
-			w = s * 64 + ctz64(sc.m);
-			o = HDR + ns + w;
-			asm volatile("" : "+r"(o));
-			if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
-				return XDP_PASS;
-			x = conj(sc.v, o);
-			if (x) {
-				sc.idx = w * 64 + ctz64(x);
-				sc.found = 1;
-				break;
-			}
-			sc.m &= sc.m - 1;
-			sc.s = s;
-			if (sc.m)
-				bpf_loop(64, scan_word, &sc, 0);
-			if (sc.found)
-				break;
+		} else if (!scan_after(&sc, w)) {
+			/* the words after it, out of line: a match in the word
+			 * of the lower bound is the common case */
+			return XDP_PASS;
 		}
 	}
 	if (!single) {
