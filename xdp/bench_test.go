@@ -3,6 +3,7 @@ package xdp
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -135,11 +136,20 @@ func benchSrcEntries(b *testing.B, n int, pfx func(int) netip.Prefix) {
 }
 
 // BenchmarkSetEntries: one "-m set --match-set bl src -j DROP" rule on a
-// mirrored hash:net set of 1 and 1 000 000 entries.
+// mirrored hash:net set of 1 and 1 000 000 entries, as a table, and of
+// 1 000 000 entries in an LPM trie (the mirror of a set whose table is
+// over budget, or with timeouts or ports).
 func BenchmarkSetEntries(b *testing.B) {
 	requireBPF(b)
-	for _, n := range []int{1, 1_000_000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
+	for _, n := range []int{1, 1_000_000, -1_000_000} {
+		name := fmt.Sprint(n)
+		if n < 0 {
+			n, name = -n, fmt.Sprint(-n)+"-trie"
+		}
+		b.Run(name, func(b *testing.B) {
+			if strings.HasSuffix(name, "-trie") {
+				withDirBudget(b, 0)
+			}
 			s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
 			s.MaxElem = uint32(n)
 			s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.0"), Bits: 24}}})

@@ -83,9 +83,13 @@ const (
 	classifierMapProtos             = "protos"
 	classifierMapRules              = "rules"
 	classifierMapSet0               = "set0"
+	classifierMapSet0Dir            = "set0_dir"
 	classifierMapSet1               = "set1"
+	classifierMapSet1Dir            = "set1_dir"
 	classifierMapSet2               = "set2"
+	classifierMapSet2Dir            = "set2_dir"
 	classifierMapSet3               = "set3"
+	classifierMapSet3Dir            = "set3_dir"
 	classifierMapSports             = "sports"
 	classifierMapSrc4               = "src4"
 	classifierMapSrc4Ch             = "src4_ch"
@@ -173,9 +177,13 @@ type classifierMapSpecs struct {
 	Protos   *ebpf.MapSpec `ebpf:"protos"`
 	Rules    *ebpf.MapSpec `ebpf:"rules"`
 	Set0     *ebpf.MapSpec `ebpf:"set0"`
+	Set0Dir  *ebpf.MapSpec `ebpf:"set0_dir"`
 	Set1     *ebpf.MapSpec `ebpf:"set1"`
+	Set1Dir  *ebpf.MapSpec `ebpf:"set1_dir"`
 	Set2     *ebpf.MapSpec `ebpf:"set2"`
+	Set2Dir  *ebpf.MapSpec `ebpf:"set2_dir"`
 	Set3     *ebpf.MapSpec `ebpf:"set3"`
+	Set3Dir  *ebpf.MapSpec `ebpf:"set3_dir"`
 	Sports   *ebpf.MapSpec `ebpf:"sports"`
 	Src4     *ebpf.MapSpec `ebpf:"src4"`
 	Src4Ch   *ebpf.MapSpec `ebpf:"src4_ch"`
@@ -237,9 +245,13 @@ type classifierMaps struct {
 	Protos   *ebpf.Map `ebpf:"protos"`
 	Rules    *ebpf.Map `ebpf:"rules"`
 	Set0     *ebpf.Map `ebpf:"set0"`
+	Set0Dir  *ebpf.Map `ebpf:"set0_dir"`
 	Set1     *ebpf.Map `ebpf:"set1"`
+	Set1Dir  *ebpf.Map `ebpf:"set1_dir"`
 	Set2     *ebpf.Map `ebpf:"set2"`
+	Set2Dir  *ebpf.Map `ebpf:"set2_dir"`
 	Set3     *ebpf.Map `ebpf:"set3"`
+	Set3Dir  *ebpf.Map `ebpf:"set3_dir"`
 	Sports   *ebpf.Map `ebpf:"sports"`
 	Src4     *ebpf.Map `ebpf:"src4"`
 	Src4Ch   *ebpf.Map `ebpf:"src4_ch"`
@@ -262,9 +274,13 @@ func (m *classifierMaps) Close() error {
 		m.Protos,
 		m.Rules,
 		m.Set0,
+		m.Set0Dir,
 		m.Set1,
+		m.Set1Dir,
 		m.Set2,
+		m.Set2Dir,
 		m.Set3,
+		m.Set3Dir,
 		m.Sports,
 		m.Src4,
 		m.Src4Ch,

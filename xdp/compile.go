@@ -131,6 +131,7 @@ const (
 	setPortSrc
 	setPortDst
 	setV6
+	setDir // set by the loader: the set's map is a table (dir.go)
 )
 
 // SetLookup is one mirrored -m set --match-set: the set and which

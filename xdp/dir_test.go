@@ -3,6 +3,7 @@ package xdp
 import (
 	"math/rand"
 	"net/netip"
+	"slices"
 	"testing"
 )
 
@@ -75,5 +76,107 @@ func TestDirTableCollapses(t *testing.T) {
 	}
 	if tab.lookup([4]byte{10, 1, 2, 3}) != 1 || tab.lookup([4]byte{10, 63, 2, 200}) != 1 || tab.lookup([4]byte{10, 64, 0, 0}) != 0 || tab.lookup([4]byte{11, 0, 0, 0}) != 0 {
 		t.Fatal("lookup")
+	}
+}
+
+// sliceArray is a set map in memory.
+type sliceArray []uint32
+
+func (s sliceArray) get(i uint32) (uint32, error) { return s[i], nil }
+func (s sliceArray) put(i uint32, vs []uint32) error {
+	copy(s[i:], vs)
+	return nil
+}
+func (s sliceArray) size() uint32 { return uint32(len(s)) }
+
+func (s sliceArray) lookup(a [4]byte) uint32 {
+	v := s[int(a[0])<<8|int(a[1])]
+	for i := 2; i < 4 && v&dirChunk != 0; i++ {
+		v = s[int(v&^dirChunk)<<8|int(a[i])]
+	}
+	return v
+}
+
+// randomSetChanges adds and removes random prefixes (nested, some
+// nomatch) in a set, calling change after each with the set's prefixes
+// and the changed prefix, and check with the longest-prefix answer.
+func randomSetChanges(t *testing.T, rng *rand.Rand, steps int, change func(ps []PrefixClass, p netip.Prefix) bool,
+	check func(a [4]byte, want uint32)) {
+	set := map[netip.Prefix]uint32{}
+	prefixes := func() []PrefixClass {
+		ps := []PrefixClass{{Prefix: netip.MustParsePrefix("0.0.0.0/0")}}
+		for p, c := range set {
+			ps = append(ps, PrefixClass{Prefix: p, Class: c})
+		}
+		return ps
+	}
+	randAddr := func() [4]byte {
+		return [4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(3)), byte(rng.Intn(256))}
+	}
+	for step := 0; step < steps; step++ {
+		var p netip.Prefix
+		if len(set) > 0 && rng.Intn(3) == 0 {
+			for q := range set {
+				p = q
+				break
+			}
+			delete(set, p)
+		} else {
+			p, _ = netip.AddrFrom4(randAddr()).Prefix([]int{8, 15, 16, 17, 20, 23, 24, 25, 28, 30, 31, 32}[rng.Intn(12)])
+			set[p] = uint32(1 - rng.Intn(4)/3) // a quarter nomatch
+		}
+		if !change(prefixes(), p) {
+			return
+		}
+		for k := 0; k < 100; k++ {
+			a := randAddr()
+			if k%10 == 0 {
+				a = [4]byte{byte(rng.Intn(256)), byte(rng.Intn(256)), 0, 1}
+			}
+			want, best := uint32(0), -1
+			for q, c := range set {
+				if q.Contains(netip.AddrFrom4(a)) && q.Bits() > best {
+					want, best = c, q.Bits()
+				}
+			}
+			check(a, want)
+		}
+	}
+}
+
+// TestDirSetUpdate: a set's table kept up to date in place, entry by
+// entry, against the longest-prefix answer; with too little room the
+// update says so and leaves the table as it was.
+func TestDirSetUpdate(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	fulls := 0
+	for round := 0; round < 10; round++ {
+		base := buildDir4([]PrefixClass{{Prefix: netip.MustParsePrefix("0.0.0.0/0")}}, 0)
+		arr := sliceArray(base.setLayout(40))
+		randomSetChanges(t, rng, 150, func(ps []PrefixClass, p netip.Prefix) bool {
+			before := append(sliceArray(nil), arr...)
+			err := dirSetUpdate(arr, ps, p)
+			if err == errDirFull {
+				fulls++
+				if !slices.Equal(before, arr) {
+					t.Fatal("a full table changed")
+				}
+				// the caller rebuilds
+				tab := buildDir4(ps, 1<<20)
+				arr = sliceArray(tab.setLayout(tab.nchunks() + 10))
+				return true
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return true
+		}, func(a [4]byte, want uint32) {
+			if got := arr.lookup(a); got != want {
+				t.Fatalf("round %d: %v: %d, want %d", round, a, got, want)
+			}
+		})
+	}
+	if fulls == 0 {
+		t.Fatal("the tables never ran out of room")
 	}
 }

@@ -99,6 +99,9 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
+		if m := sets[l.Set]; m != nil && m.Type() == ebpf.Array {
+			cfg[i] |= setDir
+		}
 		needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
 	}
 	// lookups besides the address fields: other fields, sets, or the
@@ -124,6 +127,9 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			return nil, fmt.Errorf("xdp: no map for set %s", l.Set)
 		}
 		name := fmt.Sprintf("set%d", i)
+		if m.Type() == ebpf.Array {
+			name += "_dir"
+		}
 		opts.MapReplacements[name] = m
 		spec.Maps[name].MaxEntries = m.MaxEntries()
 	}
@@ -265,8 +271,15 @@ func valueTable(vs []ValueClass) (keys, vals []uint32) {
 	return keys, vals
 }
 
-// newSetMap creates the LPM trie mirroring set s, filled.
+// newSetMap creates the map mirroring set s, filled: a table (an array
+// map) when dirSet and within budget, an LPM trie otherwise.
 func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
+	if dirSet(s) {
+		m, err := newDirSetMap(s)
+		if m != nil || err != nil {
+			return m, err
+		}
+	}
 	spec, err := loadClassifier()
 	if err != nil {
 		return nil, err

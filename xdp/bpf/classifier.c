@@ -61,6 +61,10 @@ volatile const __u32 more = 1;
 #define SET_PORT_SRC (1 << 1)
 #define SET_PORT_DST (1 << 2)
 #define SET_V6 (1 << 3)
+/* The set is an IPv4 address-only set mirrored as a DIR-16-8-8 table in
+ * setN_dir (values 1: match, 0: no match), the first level at 0-65535,
+ * chunk c at c << 8 (chunk numbers from 256), instead of its trie. */
+#define SET_DIR (1 << 4)
 volatile const __u32 nsets = 0;
 volatile const __u32 set_cfg[MAX_SETS];
 /* [2*i]: class when set i does not match the packet, [2*i+1]: when it does */
@@ -134,6 +138,19 @@ SETMAP(set0);
 SETMAP(set1);
 SETMAP(set2);
 SETMAP(set3);
+
+#define SETDIR(name)                                \
+	struct {                                    \
+		__uint(type, BPF_MAP_TYPE_ARRAY);         \
+		__uint(max_entries, 1);                   \
+		__type(key, __u32);                       \
+		__type(value, __u32);                     \
+	} name SEC(".maps")
+
+SETDIR(set0_dir);
+SETDIR(set1_dir);
+SETDIR(set2_dir);
+SETDIR(set3_dir);
 
 #define LPM(name, keytype)                          \
 	struct {                                    \
@@ -528,14 +545,23 @@ static __always_inline int port_proto_ipset(__u8 p)
 }
 
 /* The vector of set slot i for this packet; 0 to pass the packet. */
-static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, int v6,
+static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *dir, int v6,
 				      void *saddr, void *daddr, __u8 proto, __u8 *ports)
 {
 	__u32 cfg = set_cfg[i];
 	__u32 cls;
 	int m = 0;
 
-	if (!!(cfg & SET_V6) == v6) {
+	if (cfg & SET_DIR) {
+		if (!v6) {
+			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
+			__u32 val;
+
+			if (!dir_lookup(dir, dir, a, &val))
+				return 0;
+			m = val & 1;
+		}
+	} else if (!!(cfg & SET_V6) == v6) {
 		struct setkey k = {};
 		int ok = 1;
 
@@ -771,16 +797,16 @@ int xdptables_classify(struct xdp_md *ctx)
 			PUSH(vec_of(&sc, &ifcls));
 		}
 		if (nsets > 0) {
-			PUSH(set_vec(&sc, 0, &set0, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 0, &set0, &set0_dir, v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 1) {
-			PUSH(set_vec(&sc, 1, &set1, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 1, &set1, &set1_dir, v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 2) {
-			PUSH(set_vec(&sc, 2, &set2, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 2, &set2, &set2_dir, v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 3) {
-			PUSH(set_vec(&sc, 3, &set3, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 3, &set3, &set3_dir, v6, saddr, daddr, protokey, ports));
 		}
 		/* the family's rules, unless an address field or the family test
 		 * at the start (one family in the run) has already chosen them */
