@@ -592,6 +592,32 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *d
 	return vec_of(sc, &cls);
 }
 
+/* Counts a drop by the rule of counter slot slot and drops the packet,
+ * unless its IPv4 header checksum is bad: ip_rcv_core drops such a
+ * packet before PREROUTING, so it is left to the kernel, uncounted, as
+ * nftables never sees it. Checked only here, on the way to a drop. */
+static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, __u32 iplen)
+{
+	struct counter *c;
+
+	if (ip4 && !v4_csum_ok(ip4, ip4->ihl, end))
+		return XDP_PASS;
+	c = bpf_map_lookup_elem(&counters, &slot);
+	if (c) {
+		c->packets++;
+		c->bytes += iplen;
+	}
+	return XDP_DROP;
+}
+
+/* The verdict of a single-vector search from the vector's header. */
+static __always_inline int single_verdict(__u64 h, struct iphdr *ip4, void *end, __u32 iplen)
+{
+	if ((__u32)h == NO_RULE || !(h >> 48 & 1))
+		return XDP_PASS;
+	return count_drop(h >> 32 & 0xffff, ip4, end, iplen);
+}
+
 SEC("xdp")
 int xdptables_classify(struct xdp_md *ctx)
 {
@@ -609,7 +635,7 @@ int xdptables_classify(struct xdp_md *ctx)
 	__u32 nv = 0; /* vectors in sc.v */
 #define PUSH(e) { __u64 *v_ = (e); if (!v_) return XDP_PASS; sc.v[nv++] = v_; }
 
-	__u32 ifcls, slot = 0;
+	__u32 ifcls;
 
 	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
@@ -693,6 +719,10 @@ int xdptables_classify(struct xdp_md *ctx)
 			c = bpf_map_lookup_elem(&dst4, &k);
 			PUSH(vec_of(&sc, c));
 		}
+		/* one address field decides: the rest of the packet is not
+		 * looked at */
+		if (single && !more && (fields & (F_SRC | F_DST)))
+			return single_verdict(sc.hdr, ip, end, iplen);
 	} else if (eth->proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
@@ -738,6 +768,8 @@ int xdptables_classify(struct xdp_md *ctx)
 			c = bpf_map_lookup_elem(&dst6, &k);
 			PUSH(vec_of(&sc, c));
 		}
+		if (single && !more && (fields & (F_SRC | F_DST)))
+			return single_verdict(sc.hdr, 0, end, iplen);
 	} else {
 		return XDP_PASS;
 	}
@@ -819,11 +851,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 	if (single) {
 		/* the first rule of the one vector, from its header */
-		__u64 h = sc.hdr;
-
-		if ((__u32)h == NO_RULE || !(h >> 48 & 1))
-			return XDP_PASS;
-		slot = h >> 32 & 0xffff;
+		return single_verdict(sc.hdr, ip4, end, iplen);
 	} else if (nwords <= 4) {
 		/* up to 256 rules: the words in order, no summary walk */
 		__u64 x = conj(sc.v, HDR + nsummary);
@@ -860,28 +888,15 @@ int xdptables_classify(struct xdp_md *ctx)
 			return XDP_PASS;
 		}
 	}
-	if (!single) {
-		__u32 idx = sc.idx;
-		struct rule *r;
+	__u32 idx = sc.idx;
+	struct rule *r;
 
-		if (!sc.found)
-			return XDP_PASS;
-		r = bpf_map_lookup_elem(&rules, &idx);
-		if (!r || !r->drop)
-			return XDP_PASS;
-		slot = r->slot;
-	}
-	/* ip_rcv_core drops a bad header checksum before PREROUTING: such
-	 * a packet is left to the kernel, uncounted, as nftables never sees
-	 * it. Checked only here, on the way to a drop. */
-	if (ip4 && !v4_csum_ok(ip4, ip4->ihl, end))
+	if (!sc.found)
 		return XDP_PASS;
-	struct counter *c = bpf_map_lookup_elem(&counters, &slot);
-	if (c) {
-		c->packets++;
-		c->bytes += iplen;
-	}
-	return XDP_DROP;
+	r = bpf_map_lookup_elem(&rules, &idx);
+	if (!r || !r->drop)
+		return XDP_PASS;
+	return count_drop(r->slot, ip4, end, iplen);
 }
 
 /* The ceiling for benchmarks: drop everything. */
