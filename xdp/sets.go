@@ -193,7 +193,7 @@ func newDirSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	}
 	room := t.nchunks() + dirSetHeadroom(t.nchunks())
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "xdpt_setdir", Type: ebpf.Array, KeySize: 4, ValueSize: 4,
-		MaxEntries: uint32(dirSetSlots(room))})
+		MaxEntries: uint32(dirSetSlots(room)), Flags: unix.BPF_F_MMAPABLE})
 	if err != nil {
 		return nil, fmt.Errorf("xdp: creating the map of set %s: %w", s.Name, err)
 	}
