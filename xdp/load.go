@@ -137,6 +137,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		opts.MapReplacements[name] = m
 		spec.Maps[name].MaxEntries = m.MaxEntries()
+		spec.Maps[name].Flags = m.Flags()
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, opts)
 	if err != nil {
@@ -332,10 +333,11 @@ func fillArray(m *ebpf.Map, vals []uint32) error {
 	if len(vals) == 0 {
 		return nil
 	}
-	if mem, err := m.Memory(); err == nil {
-		b := make([]byte, 0, 4*len(vals))
-		for _, v := range vals {
-			b = binary.NativeEndian.AppendUint32(b, v)
+	if mem, err := m.Memory(); err == nil && m.ValueSize() == 4 {
+		// (the kernel keeps array values 8-byte aligned)
+		b := make([]byte, 8*len(vals))
+		for i, v := range vals {
+			binary.NativeEndian.PutUint32(b[8*i:], v)
 		}
 		if _, err := mem.WriteAt(b, 0); err != nil {
 			return fmt.Errorf("xdp: filling %s: %w", m, err)
