@@ -3,6 +3,7 @@ package xdp
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -75,9 +76,43 @@ func BenchmarkRulesTwoFields(b *testing.B) {
 }
 
 // BenchmarkTrieEntries measures a source trie of a million prefixes
-// (the shape a mirrored hash:net set would have) with one DROP rule.
+// (the shape a mirrored hash:net set would have) with one DROP rule: the
+// LPM trie an address field keeps when its table is over budget.
 func BenchmarkTrieEntries(b *testing.B) {
 	requireBPF(b)
+	withDirBudget(b, 0)
+	benchSrcEntries(b, 1_000_000, func(i int) netip.Prefix {
+		a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
+		return netip.PrefixFrom(a, 30)
+	})
+}
+
+// BenchmarkTableEntries: the source field as a DIR-16-8-8 table, with a
+// million contiguous /30s (their chunks collapse) and with 5000 /32s
+// spread over as many /16s (two chunks each, 10 000 chunks), the
+// packet's source among them (three lookups, the longest path).
+func BenchmarkTableEntries(b *testing.B) {
+	requireBPF(b)
+	b.Run("1000000x30", func(b *testing.B) {
+		benchSrcEntries(b, 1_000_000, func(i int) netip.Prefix {
+			a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
+			return netip.PrefixFrom(a, 30)
+		})
+	})
+	b.Run("5000x32", func(b *testing.B) {
+		benchSrcEntries(b, 5000, func(i int) netip.Prefix {
+			if i == 0 { // the packet's source: three levels
+				return netip.MustParsePrefix("198.18.0.7/32")
+			}
+			a := netip.AddrFrom4([4]byte{20 + byte(i/200), byte(i % 200), byte(i), 7})
+			return netip.PrefixFrom(a, 32)
+		})
+	})
+}
+
+// benchSrcEntries benchmarks one "-s 198.18.0.0/24 -j DROP" rule with n
+// more prefixes pfx(i) of the same class in the source field.
+func benchSrcEntries(b *testing.B, n int, pfx func(int) netip.Prefix) {
 	rules := parseRules(b, compat.IPv4, "-s 198.18.0.0/24 -j DROP")
 	c, err := Compile(rules, nil, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}})
 	if err != nil {
@@ -89,9 +124,8 @@ func BenchmarkTrieEntries(b *testing.B) {
 			hit = p.Class
 		}
 	}
-	for i := 0; i < 1_000_000; i++ {
-		a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
-		c.Src4 = append(c.Src4, PrefixClass{Prefix: netip.PrefixFrom(a, 30), Class: hit})
+	for i := 0; i < n; i++ {
+		c.Src4 = append(c.Src4, PrefixClass{Prefix: pfx(i), Class: hit})
 	}
 	p, err := load(c, make([]uint32, len(c.Rules)), nil, nil)
 	if err != nil {
@@ -102,11 +136,20 @@ func BenchmarkTrieEntries(b *testing.B) {
 }
 
 // BenchmarkSetEntries: one "-m set --match-set bl src -j DROP" rule on a
-// mirrored hash:net set of 1 and 1 000 000 entries.
+// mirrored hash:net set of 1 and 1 000 000 entries, as a table, and of
+// 1 000 000 entries in an LPM trie (the mirror of a set whose table is
+// over budget, or with timeouts or ports).
 func BenchmarkSetEntries(b *testing.B) {
 	requireBPF(b)
-	for _, n := range []int{1, 1_000_000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
+	for _, n := range []int{1, 1_000_000, -1_000_000} {
+		name := fmt.Sprint(n)
+		if n < 0 {
+			n, name = -n, fmt.Sprint(-n)+"-trie"
+		}
+		b.Run(name, func(b *testing.B) {
+			if strings.HasSuffix(name, "-trie") {
+				withDirBudget(b, 0)
+			}
 			s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
 			s.MaxElem = uint32(n)
 			s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.0"), Bits: 24}}})

@@ -176,6 +176,35 @@ func TestClassifierTable(t *testing.T) {
 	}
 }
 
+// TestClassifierChecksum: a DROP verdict needs a valid IPv4 header
+// checksum (ip_rcv_core drops the others before PREROUTING: they are
+// passed, uncounted), options included.
+func TestClassifierChecksum(t *testing.T) {
+	requireBPF(t)
+	for _, spec := range []string{"-j DROP", "-s 198.18.0.0/15 -j DROP", "-p udp --dport 9 -j DROP"} {
+		tb := newTestbed(t, parseRules(t, compat.IPv4, spec), nil, "eth0")
+		for opts := 0; opts <= 10; opts++ {
+			for _, bad := range []bool{false, true} {
+				p := pkt{src: a("198.18.0.1"), dst: a("198.18.0.2"), proto: 17, dport: 9, dstMAC: testMAC, options: opts, badCsum: bad}
+				want := uint32(xdpDrop)
+				if bad {
+					want = xdpPass
+				}
+				if got := tb.run(t, &p); got != want {
+					t.Errorf("%s: %d option words, bad checksum %v: verdict %d, want %d", spec, opts, bad, got, want)
+				}
+				// the header cut short within the options
+				if opts > 0 {
+					p.truncate = p.length - 20 - 4*opts + 2
+					if got := tb.run(t, &p); got != xdpPass {
+						t.Errorf("%s: %d option words, truncated: verdict %d", spec, opts, got)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestClassifierStops(t *testing.T) {
 	c, err := Compile(parseRules(t, compat.IPv4,
 		"-s 198.18.0.0/16 -j DROP",
@@ -305,7 +334,26 @@ func randomPkt(rng *rand.Rand, fam compat.Family) pkt {
 // evaluator on random rule sets and packets, verdicts and counters.
 func TestClassifierDifferential(t *testing.T) {
 	requireBPF(t)
-	rng := rand.New(rand.NewSource(5))
+	differential(t, 5)
+}
+
+// TestClassifierDifferentialTrie: the same with the IPv4 address fields
+// in their LPM tries (tables over budget) instead of DIR-16-8-8 tables.
+func TestClassifierDifferentialTrie(t *testing.T) {
+	requireBPF(t)
+	withDirBudget(t, 0)
+	differential(t, 6)
+}
+
+// withDirBudget sets the chunk budget of the address tables for test t.
+func withDirBudget(t testing.TB, n int) {
+	old := dirBudget
+	dirBudget = n
+	t.Cleanup(func() { dirBudget = old })
+}
+
+func differential(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
 	for round := 0; round < 60; round++ {
 		n := 1 + rng.Intn(20)
 		var s4, s6 []string
@@ -354,7 +402,20 @@ func TestClassifierDifferential(t *testing.T) {
 // the ifaces map instead of the compiled-in table).
 func TestClassifierDifferentialLarge(t *testing.T) {
 	requireBPF(t)
-	rng := rand.New(rand.NewSource(7))
+	differentialLarge(t, 7)
+}
+
+// TestClassifierDifferentialLargeBudget: the large runs with a chunk
+// budget that some address tables exceed (those fields keep their
+// tries) and others do not.
+func TestClassifierDifferentialLargeBudget(t *testing.T) {
+	requireBPF(t)
+	withDirBudget(t, 3)
+	differentialLarge(t, 8)
+}
+
+func differentialLarge(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
 	sizes := []int{70, 130, 200, 256, 257, 300, 700, 4100, 9000}
 	for round, size := range sizes {
 		filler := func(i int) string {

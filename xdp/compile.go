@@ -103,6 +103,8 @@ type Classifier struct {
 	// (NoRule: none), and the program reads no vector.
 	Single bool
 	First  []uint32
+	// NVec is how many vectors the search ANDs.
+	NVec int
 }
 
 // NoRule is First's value for a class without rules.
@@ -129,6 +131,7 @@ const (
 	setPortSrc
 	setPortDst
 	setV6
+	setDir // set by the loader: the set's map is a table (dir.go)
 )
 
 // SetLookup is one mirrored -m set --match-set: the set and which
@@ -283,7 +286,7 @@ func CompileSets(v4, v6 []*compat.Rule, ifaces []Iface, sets SetSource) (*Classi
 	if c.Fields&(FSrc|FDst) == 0 && c.Fams == 3 {
 		nvec++ // the family's vector
 	}
-	c.Single = nvec == 1
+	c.NVec, c.Single = nvec, nvec == 1
 	c.First = make([]uint32, len(c.Vecs))
 	for i, v := range c.Vecs {
 		c.First[i] = NoRule

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/xdptables/xdptables/ipset"
 )
@@ -32,14 +33,41 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	if err != nil {
 		return nil, fmt.Errorf("xdp: reading the embedded program: %w", err)
 	}
+	if len(c.Vecs) > clsMask {
+		return nil, fmt.Errorf("xdp: %d classes, more than %d", len(c.Vecs), clsMask)
+	}
+	c = c.encoded()
 	size := func(name string, n int) {
 		if n < 1 {
 			n = 1
 		}
 		spec.Maps[name].MaxEntries = uint32(n)
 	}
-	size("src4", len(c.Src4))
-	size("dst4", len(c.Dst4))
+	// IPv4 address fields as DIR-16-8-8 tables when they fit the
+	// budget (dir.go), their tries otherwise
+	var dirs [2]*dirTable
+	dir4 := uint32(0)
+	for i, f := range []struct {
+		name string
+		bit  uint32
+		ps   []PrefixClass
+	}{{"src4", FSrc, c.Src4}, {"dst4", FDst, c.Dst4}} {
+		n := len(f.ps)
+		if c.Fields&f.bit != 0 && c.Fams&1 != 0 {
+			dirs[i] = buildDir4(f.ps, dirBudget)
+		}
+		if dirs[i] != nil {
+			dir4 |= 1 << i
+			n = 1
+			size(f.name+"_l1", dirL1Slots)
+			size(f.name+"_ch", len(dirs[i].chunks))
+			// filled through a memory mapping: a 65536-entry batch
+			// update costs ~30 ms, a copy microseconds
+			spec.Maps[f.name+"_l1"].Flags |= unix.BPF_F_MMAPABLE
+			spec.Maps[f.name+"_ch"].Flags |= unix.BPF_F_MMAPABLE
+		}
+		size(f.name, n)
+	}
 	size("src6", len(c.Src6))
 	size("dst6", len(c.Dst6))
 	values := func(name string, f uint32) {
@@ -73,13 +101,22 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		ntab = uint32(len(c.Ifaces))
 	}
 	var cfg [MaxSets]uint32
+	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
+		if m := sets[l.Set]; m != nil && m.Type() == ebpf.Array {
+			cfg[i] |= setDir
+		}
+		needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
 	}
+	// lookups besides the address fields: other fields, sets, or the
+	// family's vector (bpf/classifier.c "more")
+	more := c.Fields&^(FSrc|FDst) != 0 || len(c.Sets) > 0 || (c.Fields&(FSrc|FDst) == 0 && c.Fams == 3)
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
-		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single),
+		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
+		"need_l4": boolU32(needL4), "more": boolU32(more),
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -95,8 +132,12 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			return nil, fmt.Errorf("xdp: no map for set %s", l.Set)
 		}
 		name := fmt.Sprintf("set%d", i)
+		if m.Type() == ebpf.Array {
+			name += "_dir"
+		}
 		opts.MapReplacements[name] = m
 		spec.Maps[name].MaxEntries = m.MaxEntries()
+		spec.Maps[name].Flags = m.Flags()
 	}
 	coll, err := ebpf.NewCollectionWithOptions(spec, opts)
 	if err != nil {
@@ -107,14 +148,14 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		return nil, fmt.Errorf("xdp: loading the classifier: %w", err)
 	}
 	p := &program{coll: coll, prog: coll.Programs["xdptables_classify"]}
-	if err := fill(coll, c, slots); err != nil {
+	if err := fill(coll, c, slots, dirs); err != nil {
 		p.Close()
 		return nil, err
 	}
 	return p, nil
 }
 
-func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
+func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2]*dirTable) error {
 	m := coll.Maps
 	put := func(name string, k, v any) error {
 		if err := m[name].Put(k, v); err != nil {
@@ -122,13 +163,29 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 		}
 		return nil
 	}
+	for i, name := range []string{"src4", "dst4"} {
+		if dirs[i] == nil {
+			continue
+		}
+		if err := fillArray(m[name+"_l1"], dirs[i].l1); err != nil {
+			return err
+		}
+		if err := fillArray(m[name+"_ch"], dirs[i].chunks); err != nil {
+			return err
+		}
+	}
 	for i, v := range c.Vecs {
 		b := make([]byte, 8*(1+len(v)))
-		first := ^uint64(0)
-		if c.First[i] != NoRule {
-			first = uint64(c.First[i])
+		// the header word (bpf/classifier.c vecs): the first rule, its
+		// counter slot and its verdict
+		hdr := uint64(NoRule)
+		if f := c.First[i]; f != NoRule {
+			hdr = uint64(f) | uint64(slots[f]&0xffff)<<32
+			if c.Rules[f].Drop {
+				hdr |= 1 << 48
+			}
 		}
-		binary.NativeEndian.PutUint64(b, first)
+		binary.NativeEndian.PutUint64(b, hdr)
 		for j, x := range v {
 			binary.NativeEndian.PutUint64(b[8*(1+j):], x)
 		}
@@ -140,6 +197,9 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32) error {
 		name string
 		ps   []PrefixClass
 	}{{"src4", c.Src4}, {"dst4", c.Dst4}, {"src6", c.Src6}, {"dst6", c.Dst6}} {
+		if (f.name == "src4" && dirs[0] != nil) || (f.name == "dst4" && dirs[1] != nil) {
+			continue
+		}
 		for _, p := range f.ps {
 			if err := put(f.name, prefixKey(p.Prefix), p.Class); err != nil {
 				return err
@@ -217,8 +277,15 @@ func valueTable(vs []ValueClass) (keys, vals []uint32) {
 	return keys, vals
 }
 
-// newSetMap creates the LPM trie mirroring set s, filled.
+// newSetMap creates the map mirroring set s, filled: a table (an array
+// map) when dirSet and within budget, an LPM trie otherwise.
 func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
+	if dirSet(s) {
+		m, err := newDirSetMap(s)
+		if m != nil || err != nil {
+			return m, err
+		}
+	}
 	spec, err := loadClassifier()
 	if err != nil {
 		return nil, err
@@ -258,4 +325,91 @@ func boolU32(b bool) uint32 {
 		return 1
 	}
 	return 0
+}
+
+// fillArray writes vals at indexes 0… of array map m, which no program
+// reads yet: through its memory mapping when it has one.
+func fillArray(m *ebpf.Map, vals []uint32) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	if mem, err := m.Memory(); err == nil && m.ValueSize() == 4 {
+		// (the kernel keeps array values 8-byte aligned)
+		b := make([]byte, 8*len(vals))
+		for i, v := range vals {
+			binary.NativeEndian.PutUint32(b[8*i:], v)
+		}
+		if _, err := mem.WriteAt(b, 0); err != nil {
+			return fmt.Errorf("xdp: filling %s: %w", m, err)
+		}
+		return nil
+	}
+	keys := make([]uint32, len(vals))
+	for i := range keys {
+		keys[i] = uint32(i)
+	}
+	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+		for i := range keys {
+			if err := m.Put(keys[i], vals[i]); err != nil {
+				return fmt.Errorf("xdp: filling %s: %w", m, err)
+			}
+		}
+	}
+	return nil
+}
+
+// A class as the maps and constants hold it (bpf/classifier.c CLS_*):
+// the class in the low 23 bits, and in the next 8 the word of the
+// class's first rule (255: none), so that the search knows where to
+// start without reading the vectors' headers first.
+const (
+	clsMask      = 1<<23 - 1
+	clsWordShift = 23
+)
+
+// encoded is a copy of c with every class value encoded.
+func (c *Classifier) encoded() *Classifier {
+	e := *c
+	enc := func(cls uint32) uint32 {
+		w := uint32(255)
+		if int(cls) < len(c.First) && c.First[cls] != NoRule {
+			w = c.First[cls] / 64
+		}
+		return cls | w<<clsWordShift
+	}
+	prefixes := func(ps []PrefixClass) []PrefixClass {
+		out := make([]PrefixClass, len(ps))
+		for i, p := range ps {
+			out[i] = PrefixClass{Prefix: p.Prefix, Class: enc(p.Class)}
+		}
+		return out
+	}
+	values := func(vs []ValueClass) []ValueClass {
+		out := make([]ValueClass, len(vs))
+		for i, v := range vs {
+			v.Class = enc(v.Class)
+			out[i] = v
+		}
+		return out
+	}
+	e.Src4, e.Dst4, e.Src6, e.Dst6 = prefixes(c.Src4), prefixes(c.Dst4), prefixes(c.Src6), prefixes(c.Dst6)
+	e.Sports, e.Dports, e.Length = values(c.Sports), values(c.Dports), values(c.Length)
+	for i := range e.Protos {
+		e.Protos[i] = enc(c.Protos[i])
+	}
+	for i := range e.Flags {
+		e.Flags[i] = enc(c.Flags[i])
+	}
+	e.Ifaces = make([]IfaceClass, len(c.Ifaces))
+	for i, ic := range c.Ifaces {
+		ic.Class = enc(ic.Class)
+		e.Ifaces[i] = ic
+	}
+	for i := range e.FamCls {
+		e.FamCls[i] = enc(c.FamCls[i])
+	}
+	for i := 0; i < 2*len(c.Sets); i++ {
+		e.SetCls[i] = enc(c.SetCls[i])
+	}
+	return &e
 }

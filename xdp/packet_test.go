@@ -20,6 +20,8 @@ type pkt struct {
 	dstMAC       [6]byte
 	fragOff      uint16 // IPv4 frag_off field (host order), MF 0x2000
 	truncate     int    // bytes cut from the frame's end
+	options      int    // IPv4 option words (ihl 5+options), bytes 0x01 (NOP)… varying
+	badCsum      bool   // IPv4 header checksum off by one
 }
 
 var testMAC = [6]byte{0x02, 0, 0, 0, 0, 1}
@@ -34,7 +36,7 @@ func (p *pkt) frame() []byte {
 	if p.proto == 6 {
 		l4len = 20
 	}
-	iphl := 20
+	iphl := 20 + 4*p.options
 	if p.src.Is6() {
 		iphl = 40
 	}
@@ -47,7 +49,10 @@ func (p *pkt) frame() []byte {
 	ip := b[14:]
 	if p.src.Is4() {
 		binary.BigEndian.PutUint16(b[12:], 0x0800)
-		ip[0] = 0x45
+		ip[0] = 0x40 | byte(5+p.options)
+		for i := 20; i < iphl; i++ {
+			ip[i] = byte(0x01 + 7*i) // any bytes: the sum covers them
+		}
 		binary.BigEndian.PutUint16(ip[2:], uint16(p.length))
 		binary.BigEndian.PutUint16(ip[6:], p.fragOff)
 		ip[8] = 64
@@ -56,11 +61,14 @@ func (p *pkt) frame() []byte {
 		copy(ip[12:], s[:])
 		copy(ip[16:], d[:])
 		var sum uint32
-		for i := 0; i < 20; i += 2 {
+		for i := 0; i < iphl; i += 2 {
 			sum += uint32(binary.BigEndian.Uint16(ip[i:]))
 		}
 		for sum > 0xffff {
 			sum = sum&0xffff + sum>>16
+		}
+		if p.badCsum {
+			sum++
 		}
 		binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
 	} else {

@@ -1,6 +1,7 @@
 package xdp
 
 import (
+	"math/rand"
 	"net/netip"
 	"strings"
 	"testing"
@@ -123,4 +124,83 @@ func TestClassifierReturnNomatch(t *testing.T) {
 			t.Errorf("%s: run %d stop %v", tc.spec, c.Run4, c.Stop4)
 		}
 	}
+}
+
+// TestClassifierSetsTrie: TestClassifierSets with the set in its LPM
+// trie (table over budget).
+func TestClassifierSetsTrie(t *testing.T) {
+	withDirBudget(t, 0)
+	TestClassifierSets(t)
+}
+
+// TestClassifierSetUpdates: a hash:net set mirrored as a table, entries
+// added and removed in place (as ipset add/del do) while the program
+// runs; verdicts of "-m set --match-set bl src -j DROP" against the
+// longest-prefix answer after each change. When the table has no room
+// for a change, the set's map is rebuilt and the program reloaded, as
+// the manager does.
+func TestClassifierSetUpdates(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(9))
+	rules := parseRules(t, compat.IPv4, "-m set --match-set bl src -j DROP")
+	var sm *ebpf.Map
+	var p *program
+	defer func() {
+		if p != nil {
+			p.Close()
+			sm.Close()
+		}
+	}()
+	reload := func(ps []PrefixClass) {
+		if p != nil {
+			p.Close()
+			sm.Close()
+		}
+		s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
+		s.MaxElem = 1024
+		for _, q := range ps[1:] {
+			s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: q.Prefix.Addr(), Bits: q.Prefix.Bits()}}, Nomatch: q.Class == 0})
+		}
+		c, err := CompileSets(rules, nil, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}}, func(string) *ipset.Set { return s })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sm, err = newSetMap(s); err != nil {
+			t.Fatal(err)
+		}
+		if sm.Type() != ebpf.Array {
+			t.Fatal("not a table")
+		}
+		if p, err = load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reload([]PrefixClass{{}})
+	rebuilt := 0
+	randomSetChanges(t, rng, 300, func(ps []PrefixClass, q netip.Prefix) bool {
+		err := dirSetUpdate(mapArray{sm}, ps, q)
+		if err == errDirFull {
+			rebuilt++
+			reload(ps)
+			return true
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return true
+	}, func(a4 [4]byte, want uint32) {
+		pk := pkt{src: netip.AddrFrom4(a4), dst: a("203.0.113.1"), proto: 17, sport: 1, dport: 9, dstMAC: testMAC, iface: "eth0"}
+		exp := uint32(xdpPass)
+		if want == 1 {
+			exp = xdpDrop
+		}
+		ret, err := p.prog.Run(&ebpf.RunOptions{Data: pk.frame()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ret != exp {
+			t.Fatalf("%v: verdict %d, want %d", netip.AddrFrom4(a4), ret, exp)
+		}
+	})
+	t.Logf("%d rebuilds", rebuilt)
 }

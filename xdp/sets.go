@@ -3,6 +3,7 @@ package xdp
 import (
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -120,14 +121,8 @@ func boottime() time.Duration {
 func entryKV(s *ipset.Set, en *ipset.Entry, now time.Duration) (setKey, setVal) {
 	var k setKey
 	var v setVal
-	a := en.Elem[0].Addr
-	bits := a.BitLen()
-	if s.Type.Dims[0] == ipset.DimNet {
-		bits = en.Elem[0].Bits
-	} else if s.Netmask > 0 && s.Netmask < bits {
-		bits = s.Netmask
-	}
-	pfx, _ := a.Prefix(bits)
+	pfx := entryPrefix(s, en)
+	bits := pfx.Bits()
 	if len(s.Type.Dims) == 2 {
 		k[4] = en.Elem[1].Proto
 		binary.BigEndian.PutUint16(k[5:], en.Elem[1].Port)
@@ -150,6 +145,100 @@ func entryKV(s *ipset.Set, en *ipset.Entry, now time.Duration) (setKey, setVal) 
 	}
 	return k, v
 }
+
+// entryPrefix is the addresses set entry en of s holds.
+func entryPrefix(s *ipset.Set, en *ipset.Entry) netip.Prefix {
+	a := en.Elem[0].Addr
+	bits := a.BitLen()
+	if s.Type.Dims[0] == ipset.DimNet {
+		bits = en.Elem[0].Bits
+	} else if s.Netmask > 0 && s.Netmask < bits {
+		bits = s.Netmask
+	}
+	pfx, _ := a.Prefix(bits)
+	return pfx
+}
+
+// dirSet says whether set s is mirrored as a DIR-16-8-8 table (dir.go):
+// IPv4 address-only sets without timeouts.
+func dirSet(s *ipset.Set) bool {
+	return s.Family == ipset.Inet && len(s.Type.Dims) == 1 && !s.HasTimeout
+}
+
+// dirSetPrefixes is the table's input for set s: each entry's prefix,
+// class 1 (in the set) or 0 (a nomatch entry).
+func dirSetPrefixes(s *ipset.Set) []PrefixClass {
+	ps := make([]PrefixClass, 0, len(s.Entries)+1)
+	ps = append(ps, PrefixClass{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)})
+	for _, en := range s.Entries {
+		p := entryPrefix(s, en)
+		if !p.Addr().Is4() || p.Bits() == 0 {
+			continue
+		}
+		c := uint32(1)
+		if en.Nomatch {
+			c = 0
+		}
+		ps = append(ps, PrefixClass{Prefix: p, Class: c})
+	}
+	return ps
+}
+
+// newDirSetMap creates the array map holding set s as a table, filled;
+// nil when the table is over budget.
+func newDirSetMap(s *ipset.Set) (*ebpf.Map, error) {
+	t := buildDir4(dirSetPrefixes(s), dirBudget)
+	if t == nil {
+		return nil, nil
+	}
+	room := t.nchunks() + dirSetHeadroom(t.nchunks())
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "xdpt_setdir", Type: ebpf.Array, KeySize: 4, ValueSize: 4,
+		MaxEntries: uint32(dirSetSlots(room)), Flags: unix.BPF_F_MMAPABLE})
+	if err != nil {
+		return nil, fmt.Errorf("xdp: creating the map of set %s: %w", s.Name, err)
+	}
+	vals := t.setLayout(room)
+	// the chunks not yet in use stay zero
+	n := dirSetBase*256 + len(t.chunks)
+	if err := fillArray(m, vals[:n]); err != nil {
+		m.Close()
+		return nil, err
+	}
+	if err := m.Put(uint32(len(vals)-1), vals[len(vals)-1]); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// mapArray is an array map as dirSetUpdate sees it.
+type mapArray struct{ m *ebpf.Map }
+
+func (a mapArray) get(i uint32) (uint32, error) {
+	var v uint32
+	err := a.m.Lookup(i, &v)
+	return v, err
+}
+
+func (a mapArray) put(i uint32, vs []uint32) error {
+	if len(vs) == 1 {
+		return a.m.Put(i, vs[0])
+	}
+	keys := make([]uint32, len(vs))
+	for k := range keys {
+		keys[k] = i + uint32(k)
+	}
+	if _, err := a.m.BatchUpdate(keys, vs, nil); err != nil {
+		for k := range keys {
+			if err := a.m.Put(keys[k], vs[k]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a mapArray) size() uint32 { return a.m.MaxEntries() }
 
 // setContents is the map contents of s.
 func setContents(s *ipset.Set) ([]setKey, []setVal) {
@@ -215,6 +304,17 @@ func (m *Manager) SetChanged(name string, old, cur *ipset.Set) (bool, error) {
 		return false, nil
 	}
 	defer sm.Close()
+	if sm.Type() == ebpf.Array {
+		// a table: the part that the entry's addresses lie in
+		if !dirSet(cur) {
+			return false, nil
+		}
+		p := entryPrefix(cur, ops[0].en)
+		if err := dirSetUpdate(mapArray{sm}, dirSetPrefixes(cur), p); err != nil {
+			return false, nil
+		}
+		return true, nil
+	}
 	k, v := entryKV(cur, ops[0].en, boottime())
 	if ops[0].del {
 		err = sm.Delete(k)

@@ -49,6 +49,10 @@ volatile const __u32 fam_cls[2];
  * the family's): the first rule of each class, in the vector's header
  * word, is then the answer, and no vector is walked. */
 volatile const __u32 single = 0;
+/* Set when some rule tests ports or TCP flags, or a set lookup ports. */
+volatile const __u32 need_l4 = 1;
+/* Set when some field or lookup besides the addresses is in use. */
+volatile const __u32 more = 1;
 #define NO_RULE 0xffffffff
 
 /* Mirrored ipset sets (-m set --match-set): up to MAX_SETS lookups. */
@@ -57,6 +61,10 @@ volatile const __u32 single = 0;
 #define SET_PORT_SRC (1 << 1)
 #define SET_PORT_DST (1 << 2)
 #define SET_V6 (1 << 3)
+/* The set is an IPv4 address-only set mirrored as a DIR-16-8-8 table in
+ * setN_dir (values 1: match, 0: no match), the first level at 0-65535,
+ * chunk c at c << 8 (chunk numbers from 256), instead of its trie. */
+#define SET_DIR (1 << 4)
 volatile const __u32 nsets = 0;
 volatile const __u32 set_cfg[MAX_SETS];
 /* [2*i]: class when set i does not match the packet, [2*i+1]: when it does */
@@ -131,6 +139,19 @@ SETMAP(set1);
 SETMAP(set2);
 SETMAP(set3);
 
+#define SETDIR(name)                                \
+	struct {                                    \
+		__uint(type, BPF_MAP_TYPE_ARRAY);         \
+		__uint(max_entries, 1);                   \
+		__type(key, __u32);                       \
+		__type(value, __u32);                     \
+	} name SEC(".maps")
+
+SETDIR(set0_dir);
+SETDIR(set1_dir);
+SETDIR(set2_dir);
+SETDIR(set3_dir);
+
 #define LPM(name, keytype)                          \
 	struct {                                    \
 		__uint(type, BPF_MAP_TYPE_LPM_TRIE);      \
@@ -142,6 +163,28 @@ SETMAP(set3);
 
 LPM(src4, struct lpm4);
 LPM(dst4, struct lpm4);
+
+/* IPv4 address fields as DIR-16-8-8 tables (xdp/dir.go): array lookups,
+ * which the verifier inlines, where a trie lookup is a helper call that
+ * walks nodes. A first-level entry per /16 holds a class or, with
+ * DIR_CHUNK, a chunk of 256 entries for the next byte, whose entries
+ * are classes or chunks for the last byte; chunk c's entry b is at
+ * c << 8 | b. dir4 bit 0: src4 is a table, bit 1: dst4 (otherwise the
+ * field's trie, when its table would be too large). */
+volatile const __u32 dir4 = 0;
+#define DIR_CHUNK 0x80000000U
+#define DIR(name)                                   \
+	struct {                                    \
+		__uint(type, BPF_MAP_TYPE_ARRAY);         \
+		__uint(max_entries, 1);                   \
+		__type(key, __u32);                       \
+		__type(value, __u32);                     \
+	} name SEC(".maps")
+
+DIR(src4_l1);
+DIR(src4_ch);
+DIR(dst4_l1);
+DIR(dst4_ch);
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
 /* Ports and lengths: value -> class, one entry per 16-bit value (an
@@ -185,8 +228,11 @@ struct {
 	__type(value, struct iface);
 } ifaces SEC(".maps");
 
-/* class -> a header word (the class's first rule; ~0: none), the
- * summary words, then the rule words; value size set by the loader */
+/* class -> a header word, the summary words, then the rule words; value
+ * size set by the loader. The header: the class's first rule in bits
+ * 0-31 (NO_RULE: none), that rule's counter slot in bits 32-47 and its
+ * verdict in bit 48 (1: DROP), so that with single the rules map is not
+ * read. */
 #define HDR 1
 #define VEC_WORDS (HDR + MAX_SUMMARY + MAX_WORDS)
 struct {
@@ -212,39 +258,62 @@ struct {
 	__type(value, struct counter);
 } counters SEC(".maps");
 
+/* Trailing zeros of x != 0 by a de Bruijn multiplication: BPF has no
+ * such instruction, and a binary search is ~40 of them. */
+static const __u8 debruijn64[64] = {
+	0,  1,  2,  53, 3,  7,  54, 27, 4,  38, 41, 8,  34, 55, 48, 28,
+	62, 5,  39, 46, 44, 42, 22, 9,  24, 35, 59, 56, 49, 18, 29, 11,
+	63, 52, 6,  26, 37, 40, 33, 47, 61, 45, 43, 21, 23, 58, 17, 10,
+	51, 25, 36, 32, 60, 20, 57, 16, 50, 31, 19, 15, 30, 14, 13, 12,
+};
+
 static __always_inline __u32 ctz64(__u64 x)
 {
-	__u32 n = 0;
-
-	if (!(x & 0xffffffffULL)) {
-		n += 32;
-		x >>= 32;
-	}
-	if (!(x & 0xffff)) {
-		n += 16;
-		x >>= 16;
-	}
-	if (!(x & 0xff)) {
-		n += 8;
-		x >>= 8;
-	}
-	if (!(x & 0xf)) {
-		n += 4;
-		x >>= 4;
-	}
-	if (!(x & 0x3)) {
-		n += 2;
-		x >>= 2;
-	}
-	if (!(x & 0x1))
-		n += 1;
-	return n;
+	return debruijn64[((x & -x) * 0x022fdd63cc95386dULL) >> 58];
 }
 
-static __always_inline int same_mac(const __u8 *a, const __u8 *b)
+/* The class of host-order address a in a DIR-16-8-8 table; 0 when a
+ * lookup falls outside the maps (the packet is then passed). */
+static __always_inline int dir_lookup(void *l1, void *ch, __u32 a, __u32 *cls)
 {
-	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3] &&
-	       a[4] == b[4] && a[5] == b[5];
+	__u32 k = a >> 16;
+	__u32 *e = bpf_map_lookup_elem(l1, &k);
+	__u32 v;
+
+	if (!e)
+		return 0;
+	v = *e;
+	if (v & DIR_CHUNK) {
+		k = (v & ~DIR_CHUNK) << 8 | (a >> 8 & 0xff);
+		e = bpf_map_lookup_elem(ch, &k);
+		if (!e)
+			return 0;
+		v = *e;
+		if (v & DIR_CHUNK) {
+			k = (v & ~DIR_CHUNK) << 8 | (a & 0xff);
+			e = bpf_map_lookup_elem(ch, &k);
+			if (!e)
+				return 0;
+			v = *e;
+		}
+	}
+	*cls = v;
+	return 1;
+}
+
+/* linux/if_ether.h's ethhdr is packed, which makes every field a series
+ * of byte loads; frames start 2-byte aligned. */
+struct eth {
+	__u16 dst[3];
+	__u16 src[3];
+	__be16 proto;
+};
+
+static __always_inline int same_mac(const __u16 *a, const __u8 *b)
+{
+	const __u16 *w = (const __u16 *)b;
+
+	return a[0] == w[0] && a[1] == w[1] && a[2] == w[2];
 }
 
 static __always_inline int is_port_proto(__u8 p)
@@ -267,120 +336,126 @@ static __always_inline int is_v6_ext(__u8 p)
 
 static __always_inline int v4_csum_ok(struct iphdr *iph, __u32 ihl, void *end)
 {
-	__u16 *w = (__u16 *)iph;
-	__u32 sum = 0;
+	__u32 *w = (__u32 *)iph;
+	__u64 sum;
 
-	/* the fixed header is known to be in the packet */
-	for (int i = 0; i < 10; i++)
-		sum += w[i];
-	for (int i = 10; i < 30; i++) {
-		__u16 *q = w + i;
+	/* the fixed header is known to be in the packet; the ones'
+	 * complement sum of 32-bit words folds to that of the 16-bit ones,
+	 * in either byte order */
+	sum = (__u64)w[0] + w[1] + w[2] + w[3] + w[4];
+	if (ihl > 5) {
+		for (int i = 5; i < 15; i++) {
+			__u32 *q = w + i;
 
-		if (i >= ihl * 2)
-			break;
-		asm volatile("" : "+r"(q));
-		if ((void *)(q + 1) > end)
-			return 0;
-		sum += *q;
+			if (i >= ihl)
+				break;
+			asm volatile("" : "+r"(q));
+			if ((void *)(q + 1) > end)
+				return 0;
+			sum += *q;
+		}
 	}
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	return sum == 0xffff;
 }
 
 #define NVEC 13 /* 8 fields, 4 sets, the family */
-#define V_FAM 12
+
+/* Set by the loader: how many vectors the search ANDs (the fields and
+ * set lookups in use, and the family's vector). They are kept in
+ * sc.v[0..nvec-1] in lookup order, so that the walk tests nvec, not
+ * every field: the verifier removes the branches not taken, but not the
+ * loads of the constants they test. */
+volatile const __u32 nvec = 0;
 
 struct scan {
 	__u64 *v[NVEC];
 	__u64 m, s;
+	__u64 hdr; /* with single: the header word of the vector */
 	__u32 idx;
 	int found;
+	__u32 fw; /* the largest first word of the vectors */
 };
 
 /* The AND of every vector in use at word o. */
 static __always_inline __u64 conj(__u64 **v, __u64 o)
 {
-	__u64 x = ~0ULL;
+	__u64 x;
 
-	if (fields & F_SRC)
-		x &= v[0][o];
-	if (fields & F_DST)
+	if (nvec == 0)
+		return ~0ULL;
+	x = v[0][o];
+	if (nvec > 1) {
 		x &= v[1][o];
-	if (fields & F_PROTO)
-		x &= v[2][o];
-	if (fields & F_FLAGS)
-		x &= v[3][o];
-	if (fields & F_SPORT)
-		x &= v[4][o];
-	if (fields & F_DPORT)
-		x &= v[5][o];
-	if (fields & F_LEN)
-		x &= v[6][o];
-	if (fields & F_IFACE)
-		x &= v[7][o];
-	if (nsets > 0)
-		x &= v[8][o];
-	if (nsets > 1)
-		x &= v[9][o];
-	if (nsets > 2)
-		x &= v[10][o];
-	if (nsets > 3)
-		x &= v[11][o];
-	if (!(fields & (F_SRC | F_DST)) && fams == 3)
-		x &= v[V_FAM][o];
+		if (nvec > 2) {
+			x &= v[2][o];
+			if (nvec > 3) {
+				x &= v[3][o];
+				if (nvec > 4) {
+					x &= v[4][o];
+					if (nvec > 5) {
+						x &= v[5][o];
+						if (nvec > 6) {
+							x &= v[6][o];
+							if (nvec > 7) {
+								x &= v[7][o];
+								if (nvec > 8) {
+									x &= v[8][o];
+									if (nvec > 9) {
+										x &= v[9][o];
+										if (nvec > 10) {
+											x &= v[10][o];
+											if (nvec > 11) {
+												x &= v[11][o];
+												if (nvec > 12) {
+													x &= v[12][o];
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 	return x;
 }
+
+/* Class values in maps and constants: the class in the low bits, the
+ * word of its first rule above (255: none), which the search starts
+ * from without reading the vectors first. */
+#define CLS_MASK 0x7fffff
+#define CLS_WORD_SHIFT 23
 
 /* The vector of class *c (0: pass); with single, its first rule goes
  * to sc->idx. */
 static __always_inline __u64 *vec_of(struct scan *sc, __u32 *c)
 {
 	__u64 *v;
+	__u32 k;
 
 	if (!c)
 		return 0;
-	v = bpf_map_lookup_elem(&vecs, c);
-	if (v && single)
+	k = *c;
+	if (!single && nwords > 4) {
+		__u32 fw = k >> CLS_WORD_SHIFT & 0xff;
+
+		if (fw > sc->fw)
+			sc->fw = fw;
+	}
+	k &= CLS_MASK;
+	v = bpf_map_lookup_elem(&vecs, &k);
+	if (v && single) {
+		sc->hdr = v[0];
 		sc->idx = v[0];
+	}
 	return v;
-}
-
-/* The largest first rule of the vectors in use: no rule before it can
- * match. */
-static __always_inline __u64 lower_bound(__u64 **v)
-{
-	__u64 lo = 0;
-
-#define LB(i) { __u64 f = v[i][0]; if (f > lo) lo = f; }
-	if (fields & F_SRC)
-		LB(0)
-	if (fields & F_DST)
-		LB(1)
-	if (fields & F_PROTO)
-		LB(2)
-	if (fields & F_FLAGS)
-		LB(3)
-	if (fields & F_SPORT)
-		LB(4)
-	if (fields & F_DPORT)
-		LB(5)
-	if (fields & F_LEN)
-		LB(6)
-	if (fields & F_IFACE)
-		LB(7)
-	if (nsets > 0)
-		LB(8)
-	if (nsets > 1)
-		LB(9)
-	if (nsets > 2)
-		LB(10)
-	if (nsets > 3)
-		LB(11)
-	if (!(fields & (F_SRC | F_DST)) && fams == 3)
-		LB(V_FAM)
-#undef LB
-	return lo;
 }
 
 /* One candidate word of the summary bits left in sc->m. */
@@ -407,6 +482,49 @@ static long scan_word(__u64 i, void *ctx)
 	return 0;
 }
 
+/* The first match in the words after word w0 (by the summary): 1 with
+ * sc->idx and sc->found set, 0 for none. */
+static __noinline int scan_after(struct scan *sc, __u64 w0)
+{
+	__u64 ns = nsummary, nw = nwords;
+	__u64 s0 = w0 / 64, b0 = w0 % 64;
+
+	if (!sc)
+		return 0;
+	for (__u64 s = 0; s < MAX_SUMMARY; s++) {
+		if (s >= ns)
+			break;
+		if (s < s0)
+			continue;
+		sc->m = conj(sc->v, HDR + s);
+		if (s == s0)
+			sc->m &= b0 == 63 ? 0 : ~0ULL << (b0 + 1);
+		if (!sc->m)
+			continue;
+		/* the first candidate word inline: it usually holds the
+		 * match; the rest with bpf_loop, which the verifier checks
+		 * once, not per word */
+		__u64 w = s * 64 + ctz64(sc->m);
+		__u64 o = HDR + ns + w;
+		asm volatile("" : "+r"(o));
+		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
+			return 0;
+		__u64 x = conj(sc->v, o);
+		if (x) {
+			sc->idx = w * 64 + ctz64(x);
+			sc->found = 1;
+			return 1;
+		}
+		sc->m &= sc->m - 1;
+		sc->s = s;
+		if (sc->m)
+			bpf_loop(64, scan_word, sc, 0);
+		if (sc->found)
+			return 1;
+	}
+	return 0;
+}
+
 /* Looks packet key k up in mirrored set map; 1 match, 0 no match, -1
  * an entry that may have expired (leave the packet to nftables). */
 static __always_inline int set_test(void *map, struct setkey *k)
@@ -427,14 +545,23 @@ static __always_inline int port_proto_ipset(__u8 p)
 }
 
 /* The vector of set slot i for this packet; 0 to pass the packet. */
-static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, int v6,
+static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *dir, int v6,
 				      void *saddr, void *daddr, __u8 proto, __u8 *ports)
 {
 	__u32 cfg = set_cfg[i];
 	__u32 cls;
 	int m = 0;
 
-	if (!!(cfg & SET_V6) == v6) {
+	if (cfg & SET_DIR) {
+		if (!v6) {
+			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
+			__u32 val;
+
+			if (!dir_lookup(dir, dir, a, &val))
+				return 0;
+			m = val & 1;
+		}
+	} else if (!!(cfg & SET_V6) == v6) {
 		struct setkey k = {};
 		int ok = 1;
 
@@ -465,12 +592,38 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, int v6,
 	return vec_of(sc, &cls);
 }
 
+/* Counts a drop by the rule of counter slot slot and drops the packet,
+ * unless its IPv4 header checksum is bad: ip_rcv_core drops such a
+ * packet before PREROUTING, so it is left to the kernel, uncounted, as
+ * nftables never sees it. Checked only here, on the way to a drop. */
+static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, __u32 iplen)
+{
+	struct counter *c;
+
+	if (ip4 && !v4_csum_ok(ip4, ip4->ihl, end))
+		return XDP_PASS;
+	c = bpf_map_lookup_elem(&counters, &slot);
+	if (c) {
+		c->packets++;
+		c->bytes += iplen;
+	}
+	return XDP_DROP;
+}
+
+/* The verdict of a single-vector search from the vector's header. */
+static __always_inline int single_verdict(__u64 h, struct iphdr *ip4, void *end, __u32 iplen)
+{
+	if ((__u32)h == NO_RULE || !(h >> 48 & 1))
+		return XDP_PASS;
+	return count_drop(h >> 32 & 0xffff, ip4, end, iplen);
+}
+
 SEC("xdp")
 int xdptables_classify(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
+	struct eth *eth = data;
 	__u32 ifindex = ctx->ingress_ifindex;
 	__u32 kport;
 	__u32 flagkey = 256, protokey, iplen;
@@ -478,12 +631,18 @@ int xdptables_classify(struct xdp_md *ctx)
 	void *l4, *l3end, *saddr, *daddr;
 	__u8 *ports = 0;
 	int v6;
-	struct scan sc = {};
+	struct scan sc;
+	__u32 nv = 0; /* vectors in sc.v */
+#define PUSH(e) { __u64 *v_ = (e); if (!v_) return XDP_PASS; sc.v[nv++] = v_; }
 
 	__u32 ifcls;
 
 	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
+	/* (the vectors of fields not in use are never read) */
+	sc.idx = 0;
+	sc.found = 0;
+	sc.fw = 0;
 
 	if (niftab > 0) {
 		__u32 hi;
@@ -498,20 +657,20 @@ int xdptables_classify(struct xdp_md *ctx)
 		else
 			return XDP_PASS;
 		/* ip_rcv drops frames for other hosts before PREROUTING */
-		if (!(eth->h_dest[0] & 1) &&
-		    (*(__u32 *)eth->h_dest != hi || *(__u16 *)(eth->h_dest + 4) != lo))
+		if (!(eth->dst[0] & 1) &&
+		    (((__u32)eth->dst[1] << 16 | eth->dst[0]) != hi || eth->dst[2] != lo))
 			return XDP_PASS;
 	} else {
 		struct iface *dev = bpf_map_lookup_elem(&ifaces, &ifindex);
 
 		if (!dev)
 			return XDP_PASS;
-		if (!(eth->h_dest[0] & 1) && !same_mac(eth->h_dest, dev->mac))
+		if (!(eth->dst[0] & 1) && !same_mac(eth->dst, dev->mac))
 			return XDP_PASS;
 		ifcls = dev->cls;
 	}
 
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+	if (eth->proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);
 
 		if (!(fams & 1))
@@ -532,27 +691,39 @@ int xdptables_classify(struct xdp_md *ctx)
 		daddr = &ip->daddr;
 		protokey = ip->protocol;
 		l4 = (void *)ip + ip->ihl * 4;
-		if (fields & F_SRC) {
+		if ((fields & F_SRC) && (dir4 & 1)) {
+			__u32 cls;
+
+			if (!dir_lookup(&src4_l1, &src4_ch, bpf_ntohl(ip->saddr), &cls))
+				return XDP_PASS;
+			PUSH(vec_of(&sc, &cls));
+		} else if (fields & F_SRC) {
 			struct lpm4 k = {.prefixlen = 32};
 			__u32 *c;
 
 			__builtin_memcpy(k.addr, saddr, 4);
 			c = bpf_map_lookup_elem(&src4, &k);
-			sc.v[0] = vec_of(&sc, c);
-			if (!sc.v[0])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
-		if (fields & F_DST) {
+		if ((fields & F_DST) && (dir4 & 2)) {
+			__u32 cls;
+
+			if (!dir_lookup(&dst4_l1, &dst4_ch, bpf_ntohl(ip->daddr), &cls))
+				return XDP_PASS;
+			PUSH(vec_of(&sc, &cls));
+		} else if (fields & F_DST) {
 			struct lpm4 k = {.prefixlen = 32};
 			__u32 *c;
 
 			__builtin_memcpy(k.addr, daddr, 4);
 			c = bpf_map_lookup_elem(&dst4, &k);
-			sc.v[1] = vec_of(&sc, c);
-			if (!sc.v[1])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
-	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		/* one address field decides: the rest of the packet is not
+		 * looked at */
+		if (single && !more && (fields & (F_SRC | F_DST)))
+			return single_verdict(sc.hdr, ip, end, iplen);
+	} else if (eth->proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
 		if (!(fams & 2))
@@ -587,9 +758,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, saddr, 16);
 			c = bpf_map_lookup_elem(&src6, &k);
-			sc.v[0] = vec_of(&sc, c);
-			if (!sc.v[0])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
 		if (fields & F_DST) {
 			struct lpm6 k = {.prefixlen = 128};
@@ -597,15 +766,17 @@ int xdptables_classify(struct xdp_md *ctx)
 
 			__builtin_memcpy(k.addr, daddr, 16);
 			c = bpf_map_lookup_elem(&dst6, &k);
-			sc.v[1] = vec_of(&sc, c);
-			if (!sc.v[1])
-				return XDP_PASS;
+			PUSH(vec_of(&sc, c));
 		}
+		if (single && !more && (fields & (F_SRC | F_DST)))
+			return single_verdict(sc.hdr, 0, end, iplen);
 	} else {
 		return XDP_PASS;
 	}
 
-	if (is_port_proto(protokey)) {
+	/* the transport header only when a rule of the run looks at it (a
+	 * truncated one is then left to nftables) */
+	if (need_l4 && is_port_proto(protokey)) {
 		__u8 *p = l4;
 		__u32 need = protokey == IPPROTO_TCP ? 20 : 8;
 
@@ -621,87 +792,66 @@ int xdptables_classify(struct xdp_md *ctx)
 		}
 		ports = p;
 	}
-	if (fields & F_SPORT) {
-		__u32 *c;
+	if (more) {
+		if (fields & F_SPORT) {
+			__u32 *c;
 
-		kport = ports ? (__u32)ports[0] << 8 | ports[1] : NO_PORTS;
-		c = bpf_map_lookup_elem(&sports, &kport);
-		sc.v[4] = vec_of(&sc, c);
-		if (!sc.v[4])
-			return XDP_PASS;
-	}
-	if (fields & F_DPORT) {
-		__u32 *c;
+			kport = ports ? (__u32)ports[0] << 8 | ports[1] : NO_PORTS;
+			c = bpf_map_lookup_elem(&sports, &kport);
+			PUSH(vec_of(&sc, c));
+		}
+		if (fields & F_DPORT) {
+			__u32 *c;
 
-		kport = ports ? (__u32)ports[2] << 8 | ports[3] : NO_PORTS;
-		c = bpf_map_lookup_elem(&dports, &kport);
-		sc.v[5] = vec_of(&sc, c);
-		if (!sc.v[5])
-			return XDP_PASS;
-	}
-	if (fields & F_LEN) {
-		__u32 *c;
+			kport = ports ? (__u32)ports[2] << 8 | ports[3] : NO_PORTS;
+			c = bpf_map_lookup_elem(&dports, &kport);
+			PUSH(vec_of(&sc, c));
+		}
+		if (fields & F_LEN) {
+			__u32 *c;
 
-		__u32 klen = iplen & 0xffff;
+			__u32 klen = iplen & 0xffff;
 
-		c = bpf_map_lookup_elem(&lengths, &klen);
-		sc.v[6] = vec_of(&sc, c);
-		if (!sc.v[6])
-			return XDP_PASS;
-	}
-	if (fields & F_PROTO) {
-		__u32 *c = bpf_map_lookup_elem(&protos, &protokey);
+			c = bpf_map_lookup_elem(&lengths, &klen);
+			PUSH(vec_of(&sc, c));
+		}
+		if (fields & F_PROTO) {
+			__u32 *c = bpf_map_lookup_elem(&protos, &protokey);
 
-		sc.v[2] = vec_of(&sc, c);
-		if (!sc.v[2])
-			return XDP_PASS;
-	}
-	if (fields & F_FLAGS) {
-		__u32 *c = bpf_map_lookup_elem(&tcpflags, &flagkey);
+			PUSH(vec_of(&sc, c));
+		}
+		if (fields & F_FLAGS) {
+			__u32 *c = bpf_map_lookup_elem(&tcpflags, &flagkey);
 
-		sc.v[3] = vec_of(&sc, c);
-		if (!sc.v[3])
-			return XDP_PASS;
-	}
-	if (fields & F_IFACE) {
-		sc.v[7] = vec_of(&sc, &ifcls);
-		if (!sc.v[7])
-			return XDP_PASS;
-	}
-	if (nsets > 0) {
-		sc.v[8] = set_vec(&sc, 0, &set0, v6, saddr, daddr, protokey, ports);
-		if (!sc.v[8])
-			return XDP_PASS;
-	}
-	if (nsets > 1) {
-		sc.v[9] = set_vec(&sc, 1, &set1, v6, saddr, daddr, protokey, ports);
-		if (!sc.v[9])
-			return XDP_PASS;
-	}
-	if (nsets > 2) {
-		sc.v[10] = set_vec(&sc, 2, &set2, v6, saddr, daddr, protokey, ports);
-		if (!sc.v[10])
-			return XDP_PASS;
-	}
-	if (nsets > 3) {
-		sc.v[11] = set_vec(&sc, 3, &set3, v6, saddr, daddr, protokey, ports);
-		if (!sc.v[11])
-			return XDP_PASS;
-	}
-	/* the family's rules, unless an address field or the family test
-	 * at the start (one family in the run) has already chosen them */
-	if (!(fields & (F_SRC | F_DST)) && fams == 3) {
-		__u32 fc = fam_cls[v6];
+			PUSH(vec_of(&sc, c));
+		}
+		if (fields & F_IFACE) {
+			PUSH(vec_of(&sc, &ifcls));
+		}
+		if (nsets > 0) {
+			PUSH(set_vec(&sc, 0, &set0, &set0_dir, v6, saddr, daddr, protokey, ports));
+		}
+		if (nsets > 1) {
+			PUSH(set_vec(&sc, 1, &set1, &set1_dir, v6, saddr, daddr, protokey, ports));
+		}
+		if (nsets > 2) {
+			PUSH(set_vec(&sc, 2, &set2, &set2_dir, v6, saddr, daddr, protokey, ports));
+		}
+		if (nsets > 3) {
+			PUSH(set_vec(&sc, 3, &set3, &set3_dir, v6, saddr, daddr, protokey, ports));
+		}
+		/* the family's rules, unless an address field or the family test
+		 * at the start (one family in the run) has already chosen them */
+		if (!(fields & (F_SRC | F_DST)) && fams == 3) {
+			__u32 fc = fam_cls[v6];
 
-		sc.v[V_FAM] = vec_of(&sc, &fc);
-		if (!sc.v[V_FAM])
-			return XDP_PASS;
+			PUSH(vec_of(&sc, &fc));
+		}
 	}
 
 	if (single) {
-		if (sc.idx == NO_RULE)
-			return XDP_PASS;
-		sc.found = 1;
+		/* the first rule of the one vector, from its header */
+		return single_verdict(sc.hdr, ip4, end, iplen);
 	} else if (nwords <= 4) {
 		/* up to 256 rules: the words in order, no summary walk */
 		__u64 x = conj(sc.v, HDR + nsummary);
@@ -720,13 +870,11 @@ int xdptables_classify(struct xdp_md *ctx)
 		sc.found = 1;
 	} else {
 		__u64 ns = nsummary, nw = nwords;
-		/* First the word of the lower bound: the rules a blocklist's
-		 * address class starts with usually pass the other fields. */
-		__u64 lo = lower_bound(sc.v);
-		__u64 w = lo / 64, o = HDR + ns + w;
+		/* First the word of the lower bound, the largest first word
+		 * of the vectors: the rules a blocklist's address class starts
+		 * with usually pass the other fields. */
+		__u64 w = sc.fw, o = HDR + ns + w;
 
-		if (lo == ~0ULL)
-			return XDP_PASS; /* a vector without rules */
 		asm volatile("" : "+r"(o));
 		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
 			return XDP_PASS;
@@ -734,60 +882,21 @@ int xdptables_classify(struct xdp_md *ctx)
 		if (x) {
 			sc.idx = w * 64 + ctz64(x);
 			sc.found = 1;
-		}
-		/* then the words after it */
-		__u64 s0 = w / 64, b0 = w % 64;
-
-		for (__u64 s = 0; s < MAX_SUMMARY; s++) {
-			if (sc.found || s >= ns)
-				break;
-			if (s < s0)
-				continue;
-			sc.m = conj(sc.v, HDR + s);
-			if (s == s0)
-				sc.m &= b0 == 63 ? 0 : ~0ULL << (b0 + 1);
-			if (!sc.m)
-				continue;
-			/* the first candidate word inline: it usually holds the
-			 * match; the rest with bpf_loop, which the verifier checks
-			 * once, not per word */
-			w = s * 64 + ctz64(sc.m);
-			o = HDR + ns + w;
-			asm volatile("" : "+r"(o));
-			if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
-				return XDP_PASS;
-			x = conj(sc.v, o);
-			if (x) {
-				sc.idx = w * 64 + ctz64(x);
-				sc.found = 1;
-				break;
-			}
-			sc.m &= sc.m - 1;
-			sc.s = s;
-			if (sc.m)
-				bpf_loop(64, scan_word, &sc, 0);
-			if (sc.found)
-				break;
+		} else if (!scan_after(&sc, w)) {
+			/* the words after it, out of line: a match in the word
+			 * of the lower bound is the common case */
+			return XDP_PASS;
 		}
 	}
 	__u32 idx = sc.idx;
+	struct rule *r;
+
 	if (!sc.found)
 		return XDP_PASS;
-
-	struct rule *r = bpf_map_lookup_elem(&rules, &idx);
+	r = bpf_map_lookup_elem(&rules, &idx);
 	if (!r || !r->drop)
 		return XDP_PASS;
-	/* ip_rcv_core drops a bad header checksum before PREROUTING: such
-	 * a packet is left to the kernel, uncounted, as nftables never sees
-	 * it. Checked only here, on the way to a drop. */
-	if (ip4 && !v4_csum_ok(ip4, ip4->ihl, end))
-		return XDP_PASS;
-	struct counter *c = bpf_map_lookup_elem(&counters, &r->slot);
-	if (c) {
-		c->packets++;
-		c->bytes += iplen;
-	}
-	return XDP_DROP;
+	return count_drop(r->slot, ip4, end, iplen);
 }
 
 /* The ceiling for benchmarks: drop everything. */
