@@ -33,6 +33,31 @@ func ExactSpec(r *Rule) string {
 	return b.String()
 }
 
+// ExactIsCanonical says whether ExactSpec(r) is, without printing it
+// twice, also the -S text of r (WriteRuleSpec without counters): the two
+// differ only where writeRuleSpec looks at canonical, so they are equal
+// when no such place applies to r. false means they may differ.
+func ExactIsCanonical(r *Rule) bool {
+	if r.InIface == "+" && !r.InInv || r.OutIface == "+" && !r.OutInv {
+		return false
+	}
+	for i, m := range r.Matches {
+		if _, ok := m.(ExactSaver); ok {
+			return false
+		}
+		if mg, ok := m.(Merger); ok && i+1 < len(r.Matches) {
+			if _, ok := mg.Merge(r.Matches[i+1]); ok {
+				return false
+			}
+		}
+	}
+	if _, ok := r.Target.(*ChainTarget); ok {
+		return true // printed the same way in both forms
+	}
+	_, ok := r.Target.(ExactSaver)
+	return !ok
+}
+
 func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 	neg := func(inv bool) {
 		if inv {

@@ -702,7 +702,24 @@ func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
 	if err != nil {
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
-	return kernel.RuleSpec{Exprs: es, UserData: ud, Compat: ruleCompat(r.Rule)}, nil
+	spec := kernel.RuleSpec{Exprs: es, UserData: ud}
+	if hasXtables(es) {
+		spec.Compat = ruleCompat(r.Rule)
+	}
+	return spec, nil
+}
+
+// hasXtables says whether es hold an xtables match or target: only those
+// read NFTA_RULE_COMPAT, so only their rules carry it (20 bytes of every
+// rule in the batch otherwise).
+func hasXtables(es []expr.Any) bool {
+	for _, x := range es {
+		switch x.(type) {
+		case *expr.Match, *expr.Target:
+			return true
+		}
+	}
+	return false
 }
 
 func lineErr(line int, err error) error {

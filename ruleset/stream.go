@@ -76,7 +76,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return err
 		}
-		if err := compat.ParseRestoreFunc(in, ro, h); err != nil {
+		if err := parseAhead(in, ro, h); err != nil {
 			return err
 		}
 		for _, t := range compat.Tables {

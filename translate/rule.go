@@ -235,11 +235,15 @@ func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr
 		return ud, err
 	}
 	var flags byte
-	var sb strings.Builder
-	sb.Grow(len(spec))
-	compat.WriteRuleSpec(&sb, r, false)
-	if sb.String() == spec {
+	if compat.ExactIsCanonical(r) {
 		flags |= digestSaveText
+	} else {
+		var sb strings.Builder
+		sb.Grow(len(spec))
+		compat.WriteRuleSpec(&sb, r, false)
+		if sb.String() == spec {
+			flags |= digestSaveText
+		}
 	}
 	bp := digestBufs.Get().(*[]byte)
 	defer putDigestBuf(bp)
