@@ -71,7 +71,8 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{},
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
 		// a rule line becomes about five times its size in the batch
-		h.bl.b.Grow(int(scan.size)*6, scan.lines)
+		// (and the index and flushes add a few operations to the lines)
+		h.bl.b.Grow(int(scan.size)*6, scan.lines+1024)
 		in, err := src.Open()
 		if err != nil {
 			return err
