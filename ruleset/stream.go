@@ -6,7 +6,6 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
-	"runtime/debug"
 	"strings"
 	"unsafe"
 
@@ -49,9 +48,10 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 	}
 	streamable := scan.tables
 	// The batch lives outside the heap (kernel.Batch.Grow), so the heap is
-	// the operations and each rule's short-lived garbage: collecting more
-	// often keeps the peak close to the batch.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// the operations and each rule's short-lived garbage: collecting when
+	// a few MB of it piled up keeps the peak close to the batch.
+	gc := newGCPacer()
+	defer gc.done()
 	// comment lines go out once, whatever the number of attempts
 	var echoed strings.Builder
 	if echo := ro.Echo; echo != nil {
@@ -68,7 +68,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{},
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, gc: gc,
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
 		// a rule line becomes about five times its size in the batch
 		// (and the index and flushes add a few operations to the lines)
@@ -250,6 +250,7 @@ type restoreHandler struct {
 	streamable map[int]bool
 	rules      *chainCounts
 	bl         *builder
+	gc         *gcPacer         // nil: leave the collector alone
 	views      map[string]*View // sections that go through a View
 	s          *streamState     // the section being streamed
 	section    *compat.RestoreTable
@@ -364,6 +365,9 @@ func (s *streamState) fail(err error) {
 }
 
 func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) error {
+	if h.gc != nil {
+		h.gc.rule()
+	}
 	if h.s == nil {
 		t.Cmds = append(t.Cmds, rc)
 		return nil
