@@ -199,15 +199,29 @@ func (l *loadedExt) final(r *Rule) error {
 // letters, digits, '-' and '_' stay bare; anything else is put in double
 // quotes with '"', '\\' and '\” escaped by a backslash.
 func SaveQuote(s string) string {
+	if saveBare(s) {
+		return s
+	}
+	var b strings.Builder
+	writeSaveQuote(&b, s)
+	return b.String()
+}
+
+func saveBare(s string) bool {
 	bare := s != ""
 	for i := 0; i < len(s) && bare; i++ {
 		c := s[i]
 		bare = c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 	}
-	if bare {
-		return s
+	return bare
+}
+
+// writeSaveQuote writes SaveQuote(s) to b.
+func writeSaveQuote(b *strings.Builder, s string) {
+	if saveBare(s) {
+		b.WriteString(s)
+		return
 	}
-	var b strings.Builder
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {
 		if s[i] == '"' || s[i] == '\\' || s[i] == '\'' {
@@ -216,5 +230,4 @@ func SaveQuote(s string) string {
 		b.WriteByte(s[i])
 	}
 	b.WriteByte('"')
-	return b.String()
 }

@@ -29,6 +29,7 @@ func WriteRuleSpec(b *strings.Builder, r *Rule, counters bool) {
 // (iptables-nft's read-back folds those, losing what was written).
 func ExactSpec(r *Rule) string {
 	var b strings.Builder
+	b.Grow(192) // most rules: one allocation
 	writeRuleSpec(&b, r, false, false)
 	return b.String()
 }
@@ -67,12 +68,12 @@ func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 	if !r.Src.IsAny() {
 		neg(r.SrcInv)
 		b.WriteString(" -s ")
-		b.WriteString(r.Src.String())
+		writeNet(b, r.Src)
 	}
 	if !r.Dst.IsAny() {
 		neg(r.DstInv)
 		b.WriteString(" -d ")
-		b.WriteString(r.Dst.String())
+		writeNet(b, r.Dst)
 	}
 	if r.InIface != "" && (r.InIface != "+" || r.InInv || !canonical) {
 		neg(r.InInv)
