@@ -25,12 +25,15 @@ const (
 	gcMinPct   = 25
 	gcMaxPct   = 100
 	// every gcEvery command lines the percentage is adjusted
-	gcEvery = 2048
+	gcEvery = 512
 )
 
 func newGCPacer() *gcPacer {
-	p := &gcPacer{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, current: gcMaxPct}
-	p.prev = debug.SetGCPercent(gcMaxPct)
+	// until the first rule, while the table is read from the kernel (the
+	// chains of a large ruleset: a live heap that grows fast), the
+	// percentage stays low
+	p := &gcPacer{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, current: gcMinPct}
+	p.prev = debug.SetGCPercent(gcMinPct)
 	return p
 }
 
@@ -38,7 +41,7 @@ func newGCPacer() *gcPacer {
 // of them.
 func (p *gcPacer) rule() {
 	p.n++
-	if p.n%gcEvery != 0 {
+	if p.n%gcEvery != 1 {
 		return
 	}
 	metrics.Read(p.sample)
