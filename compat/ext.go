@@ -113,8 +113,14 @@ func specKey(name string, f Family) string {
 func strconv8(v uint8) string { return string(rune('0'+v/10)) + string(rune('0'+v%10)) }
 
 func lookupSpec(m map[string]*ExtSpec, name string, f Family) *ExtSpec {
-	if s, ok := m[specKey(name, f)]; ok {
-		return s
+	if f != 0 {
+		// specKey(name, f) in a buffer: the lookup converts it without
+		// allocating (a few times per rule of a restore)
+		var buf [64]byte
+		k := append(append(buf[:0], name...), '/', byte('0'+uint8(f)/10), byte('0'+uint8(f)%10))
+		if s, ok := m[string(k)]; ok {
+			return s
+		}
 	}
 	return m[name]
 }
