@@ -73,6 +73,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		// a rule line becomes about five times its size in the batch
 		// (and the index and flushes add a few operations to the lines)
 		h.bl.b.Grow(int(scan.size)*6, scan.lines+1024)
+		h.bl.opLine = make([]int32, 0, scan.lines+1024)
 		in, err := src.Open()
 		if err != nil {
 			return err
@@ -154,6 +155,18 @@ func (cc *chainCounts) key(table, chain string) uint64 {
 
 // add counts a line of chain in table.
 func (cc *chainCounts) add(table, chain string) { cc.n[cc.key(table, chain)]++ }
+
+// indexedRules returns an upper bound of the rules of indexed chains
+// (see restoreHandler.indexed) in the whole file.
+func (cc *chainCounts) indexedRules() int {
+	n := 0
+	for _, c := range cc.n {
+		if c >= indexedMin {
+			n += int(c)
+		}
+	}
+	return n
+}
 
 // of returns the number of -A lines of chain in table's section.
 func (cc *chainCounts) of(table, chain string) int { return int(cc.n[cc.key(table, chain)]) }
@@ -255,10 +268,13 @@ type restoreHandler struct {
 	s          *streamState     // the section being streamed
 	section    *compat.RestoreTable
 	sections   []*compat.RestoreTable
-	last       struct { // see chainNames
-		section      *compat.RestoreTable
-		chain, kname string
-	}
+	last       chainNamesOf // see chainNames
+}
+
+// chainNamesOf are the names chainNames shares for chain of section.
+type chainNamesOf struct {
+	section      *compat.RestoreTable
+	chain, kname string
 }
 
 // streamState is what a streamed section needs to know: the chains as
@@ -313,6 +329,7 @@ func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 	}
 	h.s = s
 	h.bl.ix.rebuild(t.Name, true)
+	h.bl.ix.reserve(t.Name, h.rules.indexedRules())
 	// flush mode: every chain of the table is emptied first; base chains
 	// iptables does not show go away (see View.hidden)
 	for _, n := range v.names {
@@ -452,7 +469,7 @@ func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
 func (h *restoreHandler) chainNames(chain string) (string, string) {
 	if h.last.section != h.section || h.last.chain != chain {
 		c := strings.Clone(chain)
-		h.last.section, h.last.chain, h.last.kname = h.section, c, h.section.Name+"."+c
+		h.last = chainNamesOf{section: h.section, chain: c, kname: h.section.Name + "." + c}
 	}
 	return h.last.chain, h.last.kname
 }
