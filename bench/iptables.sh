@@ -6,6 +6,9 @@
 #   LOADED=50000                ruleset size for the single-command timings
 #   ONECHAIN=10000              rules in one chain for -C/-D
 #   REPS=5                      repetitions of each small command (median)
+#   RESTORE_REPS=1              repetitions of each restore (median; ref and
+#                               ours alternate, each in a fresh namespace)
+#   ONLY=restore                only the restore rows
 #   OUT=bench/RESULTS.md        where the table goes ("-" = stdout only)
 #   TAG=name                    put into the network namespaces' names
 #
@@ -19,6 +22,8 @@ SIZES=${SIZES:-"10000 50000 100000"}
 LOADED=${LOADED:-50000}
 ONECHAIN=${ONECHAIN:-10000}
 REPS=${REPS:-5}
+RESTORE_REPS=${RESTORE_REPS:-1}
+ONLY=${ONLY:-}
 OUT=${OUT:-bench/RESULTS.md}
 
 [ "$(id -u)" = 0 ] || { echo "bench needs root (network namespaces)" >&2; exit 1; }
@@ -147,16 +152,21 @@ echo "== restore"
 for n in $SIZES; do
 	gen "$n" "$WORK/rules-$n"
 	declare -A res=()
-	for k in ref ours; do
-		newns
-		res[$k]=$(STDIN="$WORK/rules-$n" run "$NS" "$(tool $k iptables-restore)")
-		got=$(ip netns exec "$NS" "$(tool $k iptables-save)" | grep -c '^-A')
-		[ "$got" -ge "$n" ] || { echo "$k: only $got rules after restore of $n" >&2; exit 1; }
-		delns "$NS"
+	for k in ref ours; do : >"$WORK/res-$k"; done
+	for i in $(seq "$RESTORE_REPS"); do
+		for k in ref ours; do
+			newns
+			STDIN="$WORK/rules-$n" run "$NS" "$(tool $k iptables-restore)" >>"$WORK/res-$k"
+			got=$(ip netns exec "$NS" "$(tool $k iptables-save)" | grep -c '^-A')
+			[ "$got" -ge "$n" ] || { echo "$k: only $got rules after restore of $n" >&2; exit 1; }
+			delns "$NS"
+		done
 	done
+	for k in ref ours; do res[$k]=$(median <"$WORK/res-$k"); done
 	row "restore $(grep -c '^-A' "$WORK/rules-$n") rules ($(grep -c '^:KUBE' "$WORK/rules-$n") chains)" "${res[ref]}" "${res[ours]}"
 done
 
+if [ "$ONLY" != restore ]; then
 # loaded-state commands: one namespace per tool, holding $LOADED rules
 gen "$LOADED" "$WORK/loaded"
 NEWRULE="-d 10.250.1.1/32 -p tcp -m tcp --dport 9999 -j ACCEPT"
@@ -208,6 +218,8 @@ measure "-C last rule ($ONECHAIN in one chain)" op_check1
 measure "-D last rule by spec ($ONECHAIN in one chain)" op_delete1
 for k in ref ours; do delns "${L[$k]}"; done
 
+fi # ONLY
+
 # report
 {
 	echo "## Run of $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -215,7 +227,7 @@ for k in ref ours; do delns "${L[$k]}"; done
 	echo "- machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
 	echo "- reference: $(iptables-nft --version) (iptables-nft-restore, iptables-nft, iptables-nft-save)"
 	echo "- ours: $("$BIN" iptables --version 2>/dev/null | head -1), $BIN ($(git describe --always --dirty 2>/dev/null || echo unknown))"
-	echo "- command: \`$0 $*\` with SIZES=\"$SIZES\" LOADED=$LOADED ONECHAIN=$ONECHAIN REPS=$REPS"
+	echo "- command: \`$0 $*\` with SIZES=\"$SIZES\" LOADED=$LOADED ONECHAIN=$ONECHAIN REPS=$REPS RESTORE_REPS=$RESTORE_REPS${ONLY:+ ONLY=$ONLY}"
 	echo
 	echo "| measurement | ref s | ours s | time ours/ref | ref MiB | ours MiB | RSS ours/ref |"
 	echo "|---|---:|---:|---:|---:|---:|---:|"

@@ -4,6 +4,7 @@
 # Usage: bench/scale.sh [BIN]   (BIN defaults to bin/xdptables; run as root)
 #   RULES="1000 10000 100000"      rule counts
 #   ELEMS="10000 100000 1000000"   ipset element counts ("" to skip)
+#   TAG=name                       put into the network namespaces' names
 #
 # For each size, in a fresh network namespace: restore, -S, -L -n, save,
 # a single -A and -D on the loaded ruleset; for sets: ipset restore, list,
@@ -39,7 +40,7 @@ run() {
 
 newns() {
 	[ -n "$NS" ] && ip netns del "$NS"
-	NS=xdpt-scale-$$-$1
+	NS=xdpt-scale${TAG:+-$TAG}-$$-$1
 	ip netns add "$NS"
 }
 

@@ -12,6 +12,9 @@ func (p *parser) parseAddrs(spec string) ([]Net, error) {
 	if spec == "" {
 		return []Net{{}}, nil
 	}
+	if strings.IndexByte(spec, ',') < 0 {
+		return ParseNet(spec, p.f, p.o.Resolve)
+	}
 	var out []Net
 	for _, item := range strings.Split(spec, ",") {
 		nets, err := ParseNet(item, p.f, p.o.Resolve)
@@ -55,7 +58,7 @@ func ParseNet(item string, f Family, resolve func(string, Family) ([]string, err
 	}
 	var addrs []netip.Addr
 	if a, ok := numericAddr(host, f); ok {
-		addrs = []netip.Addr{a}
+		return []Net{{Addr: applyMask(a, mask), Mask: mask}}, nil
 	} else {
 		var names []string
 		if resolve != nil && host != "" {
@@ -103,16 +106,24 @@ func dottedToIPv4(s string, isMask bool) (netip.Addr, bool) {
 		s = s[:19]
 	}
 	var b [4]byte
-	parts := strings.SplitN(s, ".", 4)
-	if isMask && len(parts) != 4 {
-		return netip.Addr{}, false
-	}
-	for i, part := range parts {
+	// the parts as strings.SplitN(s, ".", 4) gives them, without the slice
+	for i := 0; i < 4; i++ {
+		part, last := s, true
+		if i < 3 {
+			if j := strings.IndexByte(s, '.'); j >= 0 {
+				part, s, last = s[:j], s[j+1:], false
+			} else if isMask {
+				return netip.Addr{}, false
+			}
+		}
 		v, ok := strtoui(part, 0, 255)
 		if !ok {
 			return netip.Addr{}, false
 		}
 		b[i] = byte(v)
+		if last {
+			break
+		}
 	}
 	return netip.AddrFrom4(b), true
 }

@@ -54,6 +54,23 @@ func (n Net) Bits() int {
 }
 
 // String prints n as iptables -S does: address and "/bits" or "/mask".
+// writeNet writes n.String() to b.
+func writeNet(b *strings.Builder, n Net) {
+	if !n.Addr.IsValid() || n.Bits() < 0 && !n.Mask.IsValid() {
+		b.WriteString(n.String())
+		return
+	}
+	var buf [64]byte
+	out := n.Addr.AppendTo(buf[:0])
+	out = append(out, '/')
+	if bits := n.Bits(); bits >= 0 {
+		out = strconv.AppendInt(out, int64(bits), 10)
+	} else {
+		out = n.Mask.AppendTo(out)
+	}
+	b.Write(out)
+}
+
 func (n Net) String() string {
 	if bits := n.Bits(); bits >= 0 {
 		return n.Addr.String() + "/" + strconv.Itoa(bits)

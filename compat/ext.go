@@ -113,8 +113,14 @@ func specKey(name string, f Family) string {
 func strconv8(v uint8) string { return string(rune('0'+v/10)) + string(rune('0'+v%10)) }
 
 func lookupSpec(m map[string]*ExtSpec, name string, f Family) *ExtSpec {
-	if s, ok := m[specKey(name, f)]; ok {
-		return s
+	if f != 0 {
+		// specKey(name, f) in a buffer: the lookup converts it without
+		// allocating (a few times per rule of a restore)
+		var buf [64]byte
+		k := append(append(buf[:0], name...), '/', byte('0'+uint8(f)/10), byte('0'+uint8(f)%10))
+		if s, ok := m[string(k)]; ok {
+			return s
+		}
 	}
 	return m[name]
 }
@@ -199,15 +205,29 @@ func (l *loadedExt) final(r *Rule) error {
 // letters, digits, '-' and '_' stay bare; anything else is put in double
 // quotes with '"', '\\' and '\” escaped by a backslash.
 func SaveQuote(s string) string {
+	if saveBare(s) {
+		return s
+	}
+	var b strings.Builder
+	writeSaveQuote(&b, s)
+	return b.String()
+}
+
+func saveBare(s string) bool {
 	bare := s != ""
 	for i := 0; i < len(s) && bare; i++ {
 		c := s[i]
 		bare = c == '_' || c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 	}
-	if bare {
-		return s
+	return bare
+}
+
+// writeSaveQuote writes SaveQuote(s) to b.
+func writeSaveQuote(b *strings.Builder, s string) {
+	if saveBare(s) {
+		b.WriteString(s)
+		return
 	}
-	var b strings.Builder
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {
 		if s[i] == '"' || s[i] == '\\' || s[i] == '\'' {
@@ -216,5 +236,4 @@ func SaveQuote(s string) string {
 		b.WriteByte(s[i])
 	}
 	b.WriteByte('"')
-	return b.String()
 }

@@ -39,7 +39,8 @@ func (m *CommentMatch) Save(b *strings.Builder, _ *Rule) {
 		b.WriteString(" --comment \"\"")
 		return
 	}
-	b.WriteString(" --comment " + SaveQuote(m.Text))
+	b.WriteString(" --comment ")
+	writeSaveQuote(b, m.Text)
 }
 
 func (m *CommentMatch) List(b *strings.Builder, _ *Rule, _ bool) {

@@ -163,6 +163,9 @@ func strtoui(s string, min, max uint64) (uint64, bool) {
 		return 0, false
 	}
 	t := strings.TrimPrefix(s, "+")
+	if t == "" || t[0] < '0' || t[0] > '9' {
+		return 0, false // a name (ParseUint would fail, with an error to allocate)
+	}
 	v, err := strconv.ParseUint(t, 0, 64)
 	if err != nil || strings.Contains(t, "_") || strings.HasPrefix(t, "0b") || strings.HasPrefix(t, "0o") ||
 		strings.HasPrefix(t, "0B") || strings.HasPrefix(t, "0O") {

@@ -917,6 +917,12 @@ func (p *parser) finish() error {
 			}
 		}
 		p.rule.Counters = p.cmd.Counters
+		if len(srcs) == 1 && len(dsts) == 1 {
+			// the one rule is the parser's (Parse is done with it)
+			p.rule.Src, p.rule.Dst = srcs[0], dsts[0]
+			p.cmd.Rules = []*Rule{p.rule}
+			return nil
+		}
 		for _, s := range srcs {
 			for _, d := range dsts {
 				r := *p.rule

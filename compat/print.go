@@ -29,8 +29,34 @@ func WriteRuleSpec(b *strings.Builder, r *Rule, counters bool) {
 // (iptables-nft's read-back folds those, losing what was written).
 func ExactSpec(r *Rule) string {
 	var b strings.Builder
+	b.Grow(192) // most rules: one allocation
 	writeRuleSpec(&b, r, false, false)
 	return b.String()
+}
+
+// ExactIsCanonical says whether ExactSpec(r) is, without printing it
+// twice, also the -S text of r (WriteRuleSpec without counters): the two
+// differ only where writeRuleSpec looks at canonical, so they are equal
+// when no such place applies to r. false means they may differ.
+func ExactIsCanonical(r *Rule) bool {
+	if r.InIface == "+" && !r.InInv || r.OutIface == "+" && !r.OutInv {
+		return false
+	}
+	for i, m := range r.Matches {
+		if _, ok := m.(ExactSaver); ok {
+			return false
+		}
+		if mg, ok := m.(Merger); ok && i+1 < len(r.Matches) {
+			if _, ok := mg.Merge(r.Matches[i+1]); ok {
+				return false
+			}
+		}
+	}
+	if _, ok := r.Target.(*ChainTarget); ok {
+		return true // printed the same way in both forms
+	}
+	_, ok := r.Target.(ExactSaver)
+	return !ok
 }
 
 func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
@@ -42,12 +68,12 @@ func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 	if !r.Src.IsAny() {
 		neg(r.SrcInv)
 		b.WriteString(" -s ")
-		b.WriteString(r.Src.String())
+		writeNet(b, r.Src)
 	}
 	if !r.Dst.IsAny() {
 		neg(r.DstInv)
 		b.WriteString(" -d ")
-		b.WriteString(r.Dst.String())
+		writeNet(b, r.Dst)
 	}
 	if r.InIface != "" && (r.InIface != "+" || r.InInv || !canonical) {
 		neg(r.InInv)

@@ -114,7 +114,8 @@ const beginLen = unix.NLMSG_HDRLEN + 4 + 8
 // name operations by that index. A Batch is not safe for concurrent use.
 type Batch struct {
 	e       encoder
-	ops     []Op
+	ops     []opRec
+	names   []string // the chain and set names of ops (opRec.name)
 	msgOff  []uint32 // offset of each message in e.buf
 	msgOp   []int32  // operation index of each message
 	errOp   int      // operation whose encoding failed first
@@ -147,7 +148,7 @@ func (b *Batch) Grow(n, ops int) {
 		b.e.buf = nb
 	}
 	if cap(b.ops)-len(b.ops) < ops {
-		b.ops = append(make([]Op, 0, len(b.ops)+ops), b.ops...)
+		b.ops = append(make([]opRec, 0, len(b.ops)+ops), b.ops...)
 		b.msgOff = append(make([]uint32, 0, len(b.msgOff)+ops), b.msgOff...)
 		b.msgOp = append(make([]int32, 0, len(b.msgOp)+ops), b.msgOp...)
 	}
@@ -164,10 +165,44 @@ func (b *Batch) Messages() int { return len(b.msgOff) }
 func (b *Batch) Size() int { return len(b.e.buf) }
 
 // Op returns the operation at index i.
-func (b *Batch) Op(i int) Op { return b.ops[i] }
+func (b *Batch) Op(i int) Op {
+	r := b.ops[i]
+	op := Op{Kind: r.kind, Family: r.fam, Handle: r.handle}
+	switch {
+	case r.name < 0:
+	case r.set:
+		op.Set = b.names[r.name]
+	default:
+		op.Chain = b.names[r.name]
+	}
+	return op
+}
+
+// opRec is an Op as a batch keeps it: a restore adds hundreds of
+// thousands of operations, and an Op is 48 bytes. Operations name the
+// chain of the operation before them most of the time (a restore adds the
+// rules of a chain one after the other): names holds each run's name once.
+type opRec struct {
+	kind   OpKind
+	fam    Family
+	set    bool  // name is Op.Set, not Op.Chain
+	name   int32 // index in Batch.names; -1: none
+	handle uint64
+}
 
 func (b *Batch) addOp(op Op) int {
-	b.ops = append(b.ops, op)
+	r := opRec{kind: op.Kind, fam: op.Family, handle: op.Handle, name: -1}
+	name := op.Chain
+	if op.Set != "" {
+		name, r.set = op.Set, true
+	}
+	if name != "" {
+		if n := len(b.names); n == 0 || b.names[n-1] != name {
+			b.names = append(b.names, name)
+		}
+		r.name = int32(len(b.names) - 1)
+	}
+	b.ops = append(b.ops, r)
 	return len(b.ops) - 1
 }
 

@@ -103,7 +103,7 @@ func Strerror(errno unix.Errno) string {
 // generation, for example) but is normally rebuilt after a re-read.
 func (c *Conn) Commit(b *Batch, genid uint32) error {
 	if b.e.err != nil {
-		return &CommitError{Errors: []*OpError{{Index: b.errOp, Op: b.ops[b.errOp], Err: b.e.err}}}
+		return &CommitError{Errors: []*OpError{{Index: b.errOp, Op: b.Op(b.errOp), Err: b.e.err}}}
 	}
 	if len(b.ops) == 0 {
 		return nil
@@ -226,7 +226,7 @@ func (c *Conn) Commit(b *Batch, genid uint32) error {
 					continue
 				}
 				seen[idx] = true
-				opErrs = append(opErrs, &OpError{Index: idx, Op: b.ops[idx], Errno: errno, Text: text})
+				opErrs = append(opErrs, &OpError{Index: idx, Op: b.Op(idx), Errno: errno, Text: text})
 			}
 		}
 	}

@@ -77,6 +77,16 @@ func (e *encoder) encodeExpr(x expr.Any) bool {
 			e.dataValue(unix.NFTA_RANGE_TO_DATA, v.ToData)
 		}
 		e.exprEnd(d)
+	case *expr.Numgen:
+		if v.Type != unix.NFT_NG_INCREMENTAL && v.Type != unix.NFT_NG_RANDOM {
+			return false // the library's error
+		}
+		d := e.exprStart("numgen")
+		e.u32(unix.NFTA_NG_DREG, v.Register)
+		e.u32(unix.NFTA_NG_MODULUS, v.Modulus)
+		e.u32(unix.NFTA_NG_TYPE, v.Type)
+		e.u32(unix.NFTA_NG_OFFSET, v.Offset)
+		e.exprEnd(d)
 	case *expr.Bitwise:
 		d := e.exprStart("bitwise")
 		e.u32(unix.NFTA_BITWISE_SREG, v.SourceRegister)

@@ -33,6 +33,8 @@ func TestFastExprMatchesLibrary(t *testing.T) {
 		&expr.Range{Op: expr.CmpOpNeq, Register: 1, FromData: []byte{1, 2, 3, 4}, ToData: []byte{1, 2, 3, 9}},
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: []byte{255, 255, 240, 0}, Xor: []byte{0, 0, 0, 0}},
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{0x17}, Xor: []byte{0}},
+		&expr.Numgen{Register: 1, Type: unix.NFT_NG_RANDOM, Modulus: 4},
+		&expr.Numgen{Register: 2, Type: unix.NFT_NG_INCREMENTAL, Modulus: 10, Offset: 3},
 	} {
 		lib, err := expr.Marshal(byte(IPv4), x)
 		if err != nil {

@@ -211,7 +211,7 @@ func listedForm(dst []byte, start int) []byte {
 		}
 		return true
 	})
-	var attrs []listedAttr
+	attrs := make([]listedAttr, 0, 12) // one allocation for most expressions
 	if !eachAttr(data, func(t uint16, v []byte) bool {
 		attrs = append(attrs, listedAttr{t, v})
 		return true
@@ -257,10 +257,14 @@ func listedBitwise(attrs []listedAttr) []listedAttr {
 	if i < 0 {
 		return attrs
 	}
-	out := append([]listedAttr{}, attrs[:i+1]...)
-	out = append(out, listedAttr{nftaBitwiseOp, be32Bytes(0)})
-	return append(out, attrs[i+1:]...)
+	// insert in place (attrs has room: listedForm)
+	attrs = append(attrs, listedAttr{})
+	copy(attrs[i+2:], attrs[i+1:])
+	attrs[i+1] = listedAttr{nftaBitwiseOp, zero32[:]}
+	return attrs
 }
+
+var zero32 [4]byte
 
 // listedCt: register, key, then the rest.
 func listedCt(attrs []listedAttr) []listedAttr {

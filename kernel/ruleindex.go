@@ -158,10 +158,10 @@ func stateKey(gen uint32) IndexKey {
 // after a grace period (index entries it destroys are left out: most
 // are absent).
 func (b *Batch) frees() bool {
-	for _, op := range b.ops {
-		switch op.Kind {
+	for i, r := range b.ops {
+		switch r.kind {
 		case OpTableDel, OpChainDel, OpRuleFlush, OpRuleReplace, OpRuleDelete, OpSetDel, OpSetFlush, OpSetElemDel:
-			if !strings.HasPrefix(op.Set, IndexStateSet) {
+			if !strings.HasPrefix(b.Op(i).Set, IndexStateSet) {
 				return true
 			}
 		}
@@ -494,8 +494,8 @@ func (c *Conn) CarryIndex(b *Batch, genid uint32, tables []string) error {
 
 // addsTable says whether b creates our table in fam (if absent).
 func (b *Batch) addsTable(fam Family) bool {
-	for _, op := range b.ops {
-		if op.Kind == OpTableAdd && op.Family == fam {
+	for _, r := range b.ops {
+		if r.kind == OpTableAdd && r.fam == fam {
 			return true
 		}
 	}

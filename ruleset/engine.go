@@ -1,6 +1,7 @@
 package ruleset
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -485,19 +486,58 @@ type builder struct {
 	family compat.Family
 	tabled map[string]bool
 	// opLine and opChain give, per operation index, the restore line and
-	// the iptables chain, for error messages.
-	opLine  []int32
-	opChain []string
+	// the iptables chain, for error messages. opChain holds runs of
+	// operations on the same chain (most are: a restore adds the rules of
+	// a chain one after the other), opChainAt the chains of operations
+	// noted out of order.
+	opLine    []int32
+	opChain   []chainRun
+	opChainAt map[int]string
 	// ix collects the changes to the rule index (nil: none).
 	ix *indexWriter
 }
 
+// chainRun: the operations from index from on are on chain, up to the
+// next run.
+type chainRun struct {
+	from  int
+	chain string
+}
+
 func (bl *builder) note(idx int, chain string, line int) {
-	for len(bl.opLine) <= idx {
-		bl.opLine = append(bl.opLine, 0)
-		bl.opChain = append(bl.opChain, "")
+	if idx < len(bl.opLine) {
+		bl.opLine[idx] = int32(line)
+		if bl.opChainAt == nil {
+			bl.opChainAt = map[int]string{}
+		}
+		bl.opChainAt[idx] = chain
+		return
 	}
-	bl.opLine[idx], bl.opChain[idx] = int32(line), chain
+	n := len(bl.opChain)
+	if idx > len(bl.opLine) && n > 0 && bl.opChain[n-1].chain != "" {
+		// operations in between have no chain
+		bl.opChain = append(bl.opChain, chainRun{from: len(bl.opLine)})
+		n++
+	}
+	if n == 0 || bl.opChain[n-1].chain != chain {
+		bl.opChain = append(bl.opChain, chainRun{from: idx, chain: chain})
+	}
+	for len(bl.opLine) < idx {
+		bl.opLine = append(bl.opLine, 0)
+	}
+	bl.opLine = append(bl.opLine, int32(line))
+}
+
+// chainOf returns the chain noted for operation idx.
+func (bl *builder) chainOf(idx int) string {
+	if c, ok := bl.opChainAt[idx]; ok {
+		return c
+	}
+	i, _ := slices.BinarySearchFunc(bl.opChain, idx, func(r chainRun, idx int) int { return cmp.Compare(r.from, idx+1) })
+	if i == 0 {
+		return ""
+	}
+	return bl.opChain[i-1].chain
 }
 
 // table makes sure our nft table and the marker of the iptables table
@@ -716,7 +756,24 @@ func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
 	if err != nil {
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
-	return kernel.RuleSpec{Exprs: es, UserData: ud, Compat: ruleCompat(r.Rule)}, nil
+	spec := kernel.RuleSpec{Exprs: es, UserData: ud}
+	if hasXtables(es) {
+		spec.Compat = ruleCompat(r.Rule)
+	}
+	return spec, nil
+}
+
+// hasXtables says whether es hold an xtables match or target: only those
+// read NFTA_RULE_COMPAT, so only their rules carry it (20 bytes of every
+// rule in the batch otherwise).
+func hasXtables(es []expr.Any) bool {
+	for _, x := range es {
+		switch x.(type) {
+		case *expr.Match, *expr.Target:
+			return true
+		}
+	}
+	return false
 }
 
 func lineErr(line int, err error) error {
@@ -748,7 +805,7 @@ func (bl *builder) commitError(err error, _ int) error {
 	var chain string
 	var line int
 	if oe.Index >= 0 && oe.Index < len(bl.opLine) {
-		chain, line = bl.opChain[oe.Index], int(bl.opLine[oe.Index])
+		chain, line = bl.chainOf(oe.Index), int(bl.opLine[oe.Index])
 	}
 	object := "chain " + chain
 	if strings.HasPrefix(oe.Op.Kind.String(), "RULE_") {

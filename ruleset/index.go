@@ -307,6 +307,20 @@ func (w *indexWriter) rebuild(table string, streamed bool) {
 	w.build[table] = &tableBuild{pos: map[kernel.IndexKey]uint32{}, chainNo: map[string]uint32{}, streamed: streamed}
 }
 
+// reserve makes room in the index of table being rebuilt for n rules (a
+// restore counts them first): 100k keys grown by doubling would take
+// twice their room at the end.
+func (w *indexWriter) reserve(table string, n int) {
+	if w == nil || w.build[table] == nil || len(w.build[table].keys) > 0 {
+		return
+	}
+	tb := w.build[table]
+	tb.pos = make(map[kernel.IndexKey]uint32, n)
+	tb.keys = make([]kernel.IndexKey, 0, n)
+	tb.entries = make([]entry, 0, n)
+	tb.chainOf = make([]uint32, 0, n)
+}
+
 // rebuilding says whether added must be told the rules of table.
 func (w *indexWriter) rebuilding(table string) bool {
 	return w != nil && w.build[table] != nil

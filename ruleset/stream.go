@@ -6,7 +6,6 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
-	"runtime/debug"
 	"strings"
 	"unsafe"
 
@@ -49,9 +48,10 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 	}
 	streamable := scan.tables
 	// The batch lives outside the heap (kernel.Batch.Grow), so the heap is
-	// the operations and each rule's short-lived garbage: collecting more
-	// often keeps the peak close to the batch.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// the operations and each rule's short-lived garbage: collecting when
+	// a few MB of it piled up keeps the peak close to the batch.
+	gc := newGCPacer()
+	defer gc.done()
 	// comment lines go out once, whatever the number of attempts
 	var echoed strings.Builder
 	if echo := ro.Echo; echo != nil {
@@ -68,15 +68,17 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{},
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, gc: gc,
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
 		// a rule line becomes about five times its size in the batch
-		h.bl.b.Grow(int(scan.size)*6, scan.lines)
+		// (and the index and flushes add a few operations to the lines)
+		h.bl.b.Grow(int(scan.size)*6, scan.lines+1024)
+		h.bl.opLine = make([]int32, 0, scan.lines+1024)
 		in, err := src.Open()
 		if err != nil {
 			return err
 		}
-		if err := compat.ParseRestoreFunc(in, ro, h); err != nil {
+		if err := parseAhead(in, ro, h); err != nil {
 			return err
 		}
 		for _, t := range compat.Tables {
@@ -153,6 +155,18 @@ func (cc *chainCounts) key(table, chain string) uint64 {
 
 // add counts a line of chain in table.
 func (cc *chainCounts) add(table, chain string) { cc.n[cc.key(table, chain)]++ }
+
+// indexedRules returns an upper bound of the rules of indexed chains
+// (see restoreHandler.indexed) in the whole file.
+func (cc *chainCounts) indexedRules() int {
+	n := 0
+	for _, c := range cc.n {
+		if c >= indexedMin {
+			n += int(c)
+		}
+	}
+	return n
+}
 
 // of returns the number of -A lines of chain in table's section.
 func (cc *chainCounts) of(table, chain string) int { return int(cc.n[cc.key(table, chain)]) }
@@ -249,25 +263,43 @@ type restoreHandler struct {
 	streamable map[int]bool
 	rules      *chainCounts
 	bl         *builder
+	gc         *gcPacer         // nil: leave the collector alone
 	views      map[string]*View // sections that go through a View
 	s          *streamState     // the section being streamed
 	section    *compat.RestoreTable
 	sections   []*compat.RestoreTable
-	last       struct { // see chainNames
-		section      *compat.RestoreTable
-		chain, kname string
-	}
+	last       chainNamesOf // see chainNames
+}
+
+// chainNamesOf are the names chainNames shares for chain of section.
+type chainNamesOf struct {
+	section      *compat.RestoreTable
+	chain, kname string
 }
 
 // streamState is what a streamed section needs to know: the chains as
 // they will be after it, not its rules.
 type streamState struct {
-	v *View // the table's chains as read from the kernel
+	// table is the table as read from the kernel, without its chains
+	// (builder.table); names and kernel are its chains, in the kernel's
+	// order and by name. A View of 40k chains would take about 14 MB
+	// for the whole restore.
+	table  *View
+	names  []string
+	kernel map[string]kernelChain
 	// exists: the chains that exist after the section (declared, created
 	// with -N, or built-ins that rules went into)
 	exists map[string]bool
 	err    error // first error of the section, reported at COMMIT
 }
+
+// kernelChain is what a streamed section knows of a chain in the kernel.
+type kernelChain uint8
+
+const (
+	inKernel kernelChain = 1 << iota
+	builtinInKernel
+)
 
 func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 	h.section = t
@@ -284,8 +316,20 @@ func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 		}
 		return kernelReadError(err)
 	}
-	h.s = &streamState{v: v, exists: map[string]bool{}}
+	s := &streamState{table: NewView(v.Family, v.Table), names: v.names, kernel: make(map[string]kernelChain, len(v.names)), exists: map[string]bool{}}
+	s.table.marked = v.marked
+	for _, n := range v.names {
+		if c := v.Chains[n]; c != nil && c.InKernel {
+			k := inKernel
+			if c.Builtin {
+				k |= builtinInKernel
+			}
+			s.kernel[n] = k
+		}
+	}
+	h.s = s
 	h.bl.ix.rebuild(t.Name, true)
+	h.bl.ix.reserve(t.Name, h.rules.indexedRules())
 	// flush mode: every chain of the table is emptied first; base chains
 	// iptables does not show go away (see View.hidden)
 	for _, n := range v.names {
@@ -329,9 +373,9 @@ func (h *restoreHandler) builtin(name, policy string, cnt compat.Counters, line 
 	if h.indexed(t.Name, name) {
 		h.bl.ix.addedChain(t.Name, name)
 	}
-	h.bl.table(s.v)
+	h.bl.table(s.table)
 	kname := t.Name + "." + name
-	if c := s.v.Chains[name]; c != nil && c.InKernel || s.exists[name] {
+	if s.kernel[name]&inKernel != 0 || s.exists[name] {
 		h.bl.note(h.bl.b.SetPolicy(h.bl.fam, kname, *policyOf(policy), toKernelCounters(&cnt)), name, line)
 	} else {
 		base, _ := kernel.BuiltinChain(t.Name, name)
@@ -349,8 +393,8 @@ func (h *restoreHandler) userChain(name string, line int) {
 	if h.indexed(h.section.Name, name) {
 		h.bl.ix.addedChain(h.section.Name, name)
 	}
-	if c := s.v.Chains[name]; c == nil || !c.InKernel || c.Builtin {
-		h.bl.table(s.v)
+	if k := s.kernel[name]; k&inKernel == 0 || k&builtinInKernel != 0 {
+		h.bl.table(s.table)
 		h.bl.note(h.bl.b.AddChain(h.bl.fam, h.section.Name+"."+name, kernel.ChainSpec{Exclusive: true}), name, line)
 	}
 	s.exists[name] = true
@@ -363,6 +407,9 @@ func (s *streamState) fail(err error) {
 }
 
 func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) error {
+	if h.gc != nil {
+		h.gc.rule()
+	}
 	if h.s == nil {
 		t.Cmds = append(t.Cmds, rc)
 		return nil
@@ -433,7 +480,7 @@ func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
 func (h *restoreHandler) chainNames(chain string) (string, string) {
 	if h.last.section != h.section || h.last.chain != chain {
 		c := strings.Clone(chain)
-		h.last.section, h.last.chain, h.last.kname = h.section, c, h.section.Name+"."+c
+		h.last = chainNamesOf{section: h.section, chain: c, kname: h.section.Name + "." + c}
 	}
 	return h.last.chain, h.last.kname
 }
@@ -471,8 +518,8 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 		return atCommit(s.err, t)
 	}
 	// chains the section does not declare go away
-	for _, n := range s.v.names {
-		if c := s.v.Chains[n]; c != nil && c.InKernel && !s.exists[n] {
+	for _, n := range s.names {
+		if s.kernel[n]&inKernel != 0 && !s.exists[n] {
 			h.bl.note(h.bl.b.DelChain(h.bl.fam, t.Name+"."+n), n, t.CommitLine)
 		}
 	}

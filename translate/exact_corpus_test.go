@@ -103,3 +103,25 @@ func eachCorpusRule(t *testing.T, files []string, fn func(c corpusRule)) {
 		f.Close()
 	}
 }
+
+// TestExactIsCanonicalCorpus: where compat.ExactIsCanonical spares a
+// rule's second print, its exact text is its -S text.
+func TestExactIsCanonicalCorpus(t *testing.T) {
+	n, same := 0, 0
+	files := []string{"matches_a.txt", "matches_b.txt", "matches_c.txt", "targets.txt", "targets_b.txt", "u32.txt", "sctp.txt"}
+	eachCorpusRule(t, files, func(c corpusRule) {
+		n++
+		var sb strings.Builder
+		compat.WriteRuleSpec(&sb, c.rule, false)
+		exact := compat.ExactSpec(c.rule)
+		if compat.ExactIsCanonical(c.rule) {
+			if exact != sb.String() {
+				t.Errorf("%s:%d: %s: exact text %q is not the -S text %q", c.file, c.line, c.text, exact, sb.String())
+			}
+			same++
+		}
+	})
+	if n < 300 || same < n/2 {
+		t.Errorf("%d corpus rules, %d with the same exact and -S texts", n, same)
+	}
+}

@@ -37,7 +37,7 @@ func Exprs(table string, r *compat.Rule) ([]expr.Any, error) {
 
 // ExprsIn translates r, a rule of chain in the iptables table.
 func ExprsIn(table, chain string, r *compat.Rule) ([]expr.Any, error) {
-	var out []expr.Any
+	out := make([]expr.Any, 0, 12) // most rules: one allocation
 	ctx := &compat.NftContext{Family: r.Family, Rule: r, Table: table, Chain: chain}
 	out = append(out, ifaceExprs(expr.MetaKeyIIFNAME, r.InIface, r.InInv)...)
 	out = append(out, ifaceExprs(expr.MetaKeyOIFNAME, r.OutIface, r.OutInv)...)
@@ -207,7 +207,9 @@ func UserData(r *compat.Rule) ([]byte, error) {
 
 func userData(spec string) ([]byte, error) {
 	if len(spec) <= 255 {
-		return append([]byte{udRuleSpec, byte(len(spec))}, spec...), nil
+		// with room for the digest UserDataFor adds
+		ud := make([]byte, 0, 2+len(spec)+2+digestRecLen)
+		return append(append(ud, udRuleSpec, byte(len(spec))), spec...), nil
 	}
 	var buf bytes.Buffer
 	w, err := flate.NewWriterDict(&buf, flate.BestCompression, specDict)
@@ -235,11 +237,15 @@ func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr
 		return ud, err
 	}
 	var flags byte
-	var sb strings.Builder
-	sb.Grow(len(spec))
-	compat.WriteRuleSpec(&sb, r, false)
-	if sb.String() == spec {
+	if compat.ExactIsCanonical(r) {
 		flags |= digestSaveText
+	} else {
+		var sb strings.Builder
+		sb.Grow(len(spec))
+		compat.WriteRuleSpec(&sb, r, false)
+		if sb.String() == spec {
+			flags |= digestSaveText
+		}
 	}
 	bp := digestBufs.Get().(*[]byte)
 	defer putDigestBuf(bp)
