@@ -134,6 +134,11 @@ type ParseOptions struct {
 	Warn func(string)
 	// Resolve looks up host names; nil resolves nothing.
 	Resolve func(host string, f Family) ([]string, error)
+	// LookupSets makes -m set and -j SET look their set up (LookupIPSet)
+	// when they read its name, as libxt_set does while parsing: a missing
+	// set fails there, before later options, the chain checks and -C/-D.
+	// Commands and restore files set it; rules read back do not.
+	LookupSets bool
 }
 
 type parser struct {
@@ -815,7 +820,7 @@ func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
 		}
 	}
 	oa := &OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
-		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.warn}
+		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.warn, lookupSets: p.o.LookupSets}
 	return l.parse(oa)
 }
 

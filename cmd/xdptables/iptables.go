@@ -17,7 +17,7 @@ func warnStderr(s string) { fmt.Fprint(os.Stderr, s) }
 // iptablesMain is the iptables / ip6tables personality.
 func iptablesMain(f compat.Family, args []string) int {
 	prog := f.Prog()
-	cmd, err := compat.Parse(f, args, compat.ParseOptions{Warn: warnStderr, Resolve: resolveHost})
+	cmd, err := compat.Parse(f, args, compat.ParseOptions{Warn: warnStderr, Resolve: resolveHost, LookupSets: true})
 	switch err {
 	case nil:
 	case compat.ErrVersion:
