@@ -710,15 +710,32 @@ func (p *parser) unknown(r goResult) error {
 				if _, err := p.addMatch(spec, name); err != nil {
 					return err
 				}
-				// rescan the same word with the new options in place
+				// iptables steps optind back and calls getopt again:
+				// after a whole word that rescans it with the new
+				// options in place; inside a cluster ("-ack") glibc
+				// goes on with the cluster's other letters and reads
+				// the word again after them
 				p.g.optind--
-				p.g.nextchar = ""
 				p.keepInvert = true
 				return nil
 			}
 		}
 	}
 	if r.c == goUnknown && r.optopt != 0 {
+		// iptables names argv[optind-1]; glibc advances optind only
+		// at a cluster's last letter, so inside a cluster that is the
+		// word before it (in a restore line, before the first word:
+		// the table, which iptables-restore passes as "-t TABLE")
+		i := p.g.optind - 1
+		if p.g.nextchar != "" {
+			i--
+		}
+		switch {
+		case i >= 0:
+			return Paramf("unknown option \"%s\"", p.g.args[i])
+		case p.o.Restore && p.cmd.Table != "":
+			return Paramf("unknown option \"%s\"", p.cmd.Table)
+		}
 		return Paramf("unknown option \"-%c\"", r.optopt)
 	}
 	return Paramf("unknown option \"%s\"", p.g.args[p.g.optind-1])
