@@ -3,6 +3,7 @@ package ruleset
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/xdptables/xdptables/compat"
@@ -34,11 +35,62 @@ func (v *View) verboseSection(t *compat.RestoreTable) string {
 	for _, n := range users {
 		b.WriteString("Deleting chain `" + n + "'\n")
 	}
+	// the chains of the section as -F and -Z without a chain see them:
+	// -F every built-in chain of the table, -Z the built-in ones the
+	// section has declared or used so far (both in hook order), then
+	// the user chains declared or created so far
+	seen := map[string]bool{}
+	var sectionUsers []string
+	isBuiltin := func(n string) bool { return slices.Contains(compat.BuiltinChains[t.Name], n) }
+	for _, d := range t.Chains {
+		if isBuiltin(d.Name) {
+			seen[d.Name] = true
+		} else {
+			sectionUsers = append(sectionUsers, d.Name)
+		}
+	}
+	chains := func(all bool) []string {
+		var out []string
+		for _, n := range compat.BuiltinChains[t.Name] {
+			if all || seen[n] {
+				out = append(out, n)
+			}
+		}
+		return append(out, sectionUsers...)
+	}
 	for _, rc := range t.Cmds {
+		if isBuiltin(rc.Cmd.Chain) {
+			seen[rc.Cmd.Chain] = true
+		}
 		switch rc.Cmd.Op {
 		case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
 			for _, r := range rc.Cmd.Rules {
 				b.WriteString(compat.VerboseRule(r))
+			}
+		case compat.OpNewChain:
+			sectionUsers = append(sectionUsers, rc.Cmd.Chain)
+		case compat.OpFlush, compat.OpZero:
+			// iptables -v names each chain it flushes or zeroes
+			verb := "Flushing"
+			if rc.Cmd.Op == compat.OpZero {
+				verb = "Zeroing"
+			}
+			names := []string{rc.Cmd.Chain}
+			if rc.Cmd.Chain == "" {
+				names = chains(rc.Cmd.Op == compat.OpFlush)
+				if rc.Cmd.Op == compat.OpFlush {
+					for _, n := range compat.BuiltinChains[t.Name] {
+						seen[n] = true
+					}
+				}
+			}
+			for _, n := range names {
+				b.WriteString(verb + " chain `" + n + "'\n")
+			}
+		case compat.OpDeleteChain:
+			if rc.Cmd.Chain != "" {
+				b.WriteString("Deleting chain `" + rc.Cmd.Chain + "'\n")
+				sectionUsers = slices.DeleteFunc(sectionUsers, func(n string) bool { return n == rc.Cmd.Chain })
 			}
 		}
 	}
