@@ -21,9 +21,10 @@ type RestoreOptions struct {
 	Verbose bool
 }
 
-// verboseSection is what iptables-restore -v prints when it commits
-// section t to the table v holds.
-func (v *View) verboseSection(t *compat.RestoreTable) string {
+// verboseFlush is what iptables-restore -v prints first when it
+// commits a section to the table v holds: the chains it flushes and
+// deletes.
+func (v *View) verboseFlush() string {
 	var b strings.Builder
 	var users []string
 	for _, c := range v.Sorted() {
@@ -35,6 +36,15 @@ func (v *View) verboseSection(t *compat.RestoreTable) string {
 	for _, n := range users {
 		b.WriteString("Deleting chain `" + n + "'\n")
 	}
+	return b.String()
+}
+
+// verboseCommands is what iptables-restore -v prints then for the
+// command lines of section t; stop, when not 0, is a line whose command
+// failed as iptables-restore fails while reading it: the text ends
+// before that command.
+func verboseCommands(t *compat.RestoreTable, stop int) string {
+	var b strings.Builder
 	// the chains of the section as -F and -Z without a chain see them:
 	// -F every built-in chain of the table, -Z the built-in ones the
 	// section has declared or used so far (both in hook order), then
@@ -59,6 +69,9 @@ func (v *View) verboseSection(t *compat.RestoreTable) string {
 		return append(out, sectionUsers...)
 	}
 	for _, rc := range t.Cmds {
+		if stop > 0 && rc.Line >= stop {
+			break
+		}
 		if isBuiltin(rc.Cmd.Chain) {
 			seen[rc.Cmd.Chain] = true
 		}
@@ -191,6 +204,7 @@ func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 	v.Line = rc.Line
 	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) {
 		if c := v.existing(j); c == nil || c.Builtin {
+			v.parseFailed = rc.Line
 			return atCommit(jumpError(j), t)
 		}
 	}
@@ -198,6 +212,11 @@ func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 		var ke *KernelError
 		if errors.As(err, &ke) {
 			return &compat.RestoreError{Line: rc.Line, Err: ke.AsCompat()}
+		}
+		// iptables -v prints a rule before it adds, deletes or checks it
+		v.parseFailed = rc.Line
+		if isRuleCmd(rc.Cmd.Op) {
+			v.parseFailed++
 		}
 		return &compat.RestoreError{Line: rc.Line, Err: err}
 	}

@@ -79,6 +79,10 @@ type View struct {
 	names []string
 	// Line is the restore line being applied (0 outside restore).
 	Line int
+	// parseFailed is the restore line whose command failed the way
+	// iptables-restore fails while it reads the line (not at the
+	// kernel's answer): -v prints nothing from that line on.
+	parseFailed int
 	// Noflush restore mode (a :USER line flushes, a :BUILTIN line only
 	// sets the policy).
 	Noflush bool
