@@ -228,6 +228,14 @@ func (e *KernelError) AsCompat() *compat.Error {
 func spec(r *compat.Rule) string {
 	var b strings.Builder
 	compat.WriteRuleSpec(&b, r, false)
+	// -m recent without --mask is another rule than with --mask
+	// 255.255.255.255 for -C/-D, though -S prints both alike (see
+	// compat.RecentMatch.MaskGiven)
+	for _, m := range r.Matches {
+		if rm, ok := m.(*compat.RecentMatch); ok && !rm.MaskGiven {
+			b.WriteString("\x00recent: default mask")
+		}
+	}
 	return b.String()
 }
 
