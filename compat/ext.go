@@ -32,6 +32,22 @@ type OptArg struct {
 	Ext  string
 	g    *getopt
 	warn func(string)
+	// lookupSets: see ParseOptions.LookupSets
+	lookupSets bool
+}
+
+// needSet fails as libxt_set's get_set_byname does when the parse looks
+// sets up and set does not exist.
+func (p *OptArg) needSet(set string) error {
+	if !p.lookupSets || LookupIPSet == nil {
+		return nil
+	}
+	if _, ok := LookupIPSet(set); !ok {
+		// the message ends with a newline: xtables prints an empty line
+		// before the Try line
+		return Errorf(StatusParameter, "Set %s doesn't exist.\n", set)
+	}
+	return nil
 }
 
 // Warn prints a notice on stderr at once, as an extension that warns

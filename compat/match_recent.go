@@ -22,6 +22,12 @@ type RecentMatch struct {
 	ListName string
 	Dest     bool
 	Mask     netip.Addr
+	// MaskGiven: --mask was written. libxt_recent starts from all ones
+	// over the whole address union and --mask writes only the family's
+	// part, so the kernel holds another mask for "--mask
+	// 255.255.255.255" than for no --mask, though -S prints both alike:
+	// -C/-D find a rule only when both spell it the same way.
+	MaskGiven bool
 }
 
 const (
@@ -100,7 +106,8 @@ func (m *RecentMatch) Parse(p *OptArg) error {
 		if err != nil {
 			return err
 		}
-		m.Mask = a
+		// an IPv6 mask of all ones is the default's bytes
+		m.Mask, m.MaskGiven = a, a != netip.AddrFrom16([16]byte{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255})
 	}
 	return nil
 }
@@ -146,7 +153,12 @@ func (m *RecentMatch) save(b *strings.Builder, exact bool) {
 	if exact {
 		name = SaveQuote(name)
 	}
-	b.WriteString(" --name " + name + " --mask " + m.Mask.String())
+	b.WriteString(" --name " + name)
+	if !exact || m.MaskGiven {
+		// the exact form (rule identity, userdata) keeps whether
+		// --mask was written
+		b.WriteString(" --mask " + m.Mask.String())
+	}
 	if m.Dest {
 		b.WriteString(" --rdest")
 	} else {
@@ -206,7 +218,7 @@ func (m *RecentMatch) NftExprs(*NftContext) ([]expr.Any, error) {
 		b[210] = 1
 	}
 	mask := m.Mask.AsSlice()
-	if m.Mask == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+	if !m.MaskGiven {
 		// the default mask, all ones over the whole union
 		mask = bytes.Repeat([]byte{0xff}, 16)
 	}

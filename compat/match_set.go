@@ -79,6 +79,9 @@ func (m *SetMatch) Parse(p *OptArg) error {
 		if len(p.Arg) > 31 {
 			return Paramf("setname `%s' too long, max %d characters.", p.Arg, 31)
 		}
+		if err := p.needSet(p.Arg); err != nil {
+			return err
+		}
 		m.SetName = p.Arg
 		m.Dirs = nil
 		rest, more := dirs, true

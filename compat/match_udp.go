@@ -34,9 +34,9 @@ func (m *UDPMatch) Parse(p *OptArg) error {
 		which, seen, dst = "destination-port", &m.seenDst, &m.Dst
 	}
 	if *seen {
-		return Paramf("Only one `--%s' allowed", which)
+		return Paramf("udp: option \"--%s\" can only be used once.\n", which)
 	}
-	r, err := ParsePortRange(p.Arg, "udp")
+	r, err := ParseMPortRange("udp", which, p.Arg)
 	if err != nil {
 		return err
 	}

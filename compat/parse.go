@@ -134,6 +134,11 @@ type ParseOptions struct {
 	Warn func(string)
 	// Resolve looks up host names; nil resolves nothing.
 	Resolve func(host string, f Family) ([]string, error)
+	// LookupSets makes -m set and -j SET look their set up (LookupIPSet)
+	// when they read its name, as libxt_set does while parsing: a missing
+	// set fails there, before later options, the chain checks and -C/-D.
+	// Commands and restore files set it; rules read back do not.
+	LookupSets bool
 }
 
 type parser struct {
@@ -705,15 +710,32 @@ func (p *parser) unknown(r goResult) error {
 				if _, err := p.addMatch(spec, name); err != nil {
 					return err
 				}
-				// rescan the same word with the new options in place
+				// iptables steps optind back and calls getopt again:
+				// after a whole word that rescans it with the new
+				// options in place; inside a cluster ("-ack") glibc
+				// goes on with the cluster's other letters and reads
+				// the word again after them
 				p.g.optind--
-				p.g.nextchar = ""
 				p.keepInvert = true
 				return nil
 			}
 		}
 	}
 	if r.c == goUnknown && r.optopt != 0 {
+		// iptables names argv[optind-1]; glibc advances optind only
+		// at a cluster's last letter, so inside a cluster that is the
+		// word before it (in a restore line, before the first word:
+		// the table, which iptables-restore passes as "-t TABLE")
+		i := p.g.optind - 1
+		if p.g.nextchar != "" {
+			i--
+		}
+		switch {
+		case i >= 0:
+			return Paramf("unknown option \"%s\"", p.g.args[i])
+		case p.o.Restore && p.cmd.Table != "":
+			return Paramf("unknown option \"%s\"", p.cmd.Table)
+		}
 		return Paramf("unknown option \"-%c\"", r.optopt)
 	}
 	return Paramf("unknown option \"%s\"", p.g.args[p.g.optind-1])
@@ -815,7 +837,7 @@ func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
 		}
 	}
 	oa := &OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
-		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.warn}
+		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.warn, lookupSets: p.o.LookupSets}
 	return l.parse(oa)
 }
 

@@ -84,3 +84,73 @@ func PortName(p uint16, proto string, numeric bool) string {
 	}
 	return strconv.Itoa(int(p))
 }
+
+// ParseMPortRange parses a port range option of xtables' guided parser
+// (XTTYPE_PORTRC: the udp match's --sport/--dport), as 1.8.9 does: up to
+// two ':'-separated components, an empty one keeping 0 or 65535, each
+// resolved as getaddrinfo resolves a service (see getPortByName). A
+// range whose first port is above the second is kept as given.
+func ParseMPortRange(ext, opt, s string) (PortRange, error) {
+	comps := strings.Split(s, ":")
+	if len(comps) > 2 {
+		return PortRange{}, Paramf("%s: Too many components for option \"--%s\" (max: 2)\n", ext, opt)
+	}
+	r := PortRange{Min: 0, Max: 0xffff}
+	for i, c := range comps {
+		if c == "" {
+			continue
+		}
+		p, ok := getPortByName(c)
+		if !ok {
+			return PortRange{}, Paramf("Port \"%s\" does not resolve to anything.\n", c)
+		}
+		if i == 0 {
+			r.Min = p
+		} else {
+			r.Max = p
+		}
+	}
+	if len(comps) == 1 {
+		r.Max = r.Min
+	}
+	return r, nil
+}
+
+// getPortByName is xtables_getportbyname: getaddrinfo(NULL, s, NULL)
+// reads a number as glibc's strtoul(s, &end, 10) does (leading blanks and
+// a sign allowed, the value kept as a C int: negative ones fail, others
+// are cut to 16 bits) and anything else as a service name of any
+// protocol, tcp's first.
+func getPortByName(s string) (uint16, bool) {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	j := i
+	var v uint64
+	overflow := false
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		d := uint64(s[j] - '0')
+		if v > (^uint64(0)-d)/10 {
+			overflow = true
+		}
+		v = v*10 + d
+		j++
+	}
+	if j > i && j == len(s) {
+		if overflow {
+			v = ^uint64(0)
+		} else if neg {
+			v = -v
+		}
+		if n := int32(uint32(v)); n >= 0 {
+			return uint16(n), true
+		}
+	}
+	return ServicePort(s, "")
+}

@@ -482,6 +482,9 @@ func VerboseRule(r *Rule) string {
 	target, goTo := "", false
 	if r.Target != nil {
 		target = r.Target.Name()
+		if ln, ok := r.Target.(ListNamer); ok {
+			target = ln.ListName() // -j NOTRACK prints as CT, as in -L
+		}
 		if ct, ok := r.Target.(*ChainTarget); ok {
 			goTo = ct.Goto
 		}

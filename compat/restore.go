@@ -18,6 +18,8 @@ type RestoreOptions struct {
 	Table   string
 	Warn    func(string)
 	Resolve func(host string, f Family) ([]string, error)
+	// LookupSets: see ParseOptions.LookupSets
+	LookupSets bool
 	// Echo, when set (--verbose), receives every comment line as read,
 	// with its newline, as iptables-restore -v copies them to stdout.
 	Echo func(string)
@@ -290,7 +292,7 @@ func parseRestoreRule(line string, n int, table string, o RestoreOptions) (*Comm
 		args = append(args, "--set-counters", pcnt, bcnt)
 	}
 	args = append(args, words...)
-	return Parse(o.Family, args, ParseOptions{Restore: true, Prog: o.Prog, Table: table, Warn: o.Warn, Resolve: o.Resolve})
+	return Parse(o.Family, args, ParseOptions{Restore: true, Prog: o.Prog, Table: table, Warn: o.Warn, Resolve: o.Resolve, LookupSets: o.LookupSets})
 }
 
 // RestoreWords splits a rule line as iptables-restore does: blanks

@@ -76,6 +76,9 @@ func tgParseSetRef(p *OptArg, ref *SetRef, what string) error {
 	if len(p.Arg) > tgIPSetMaxNameLen-1 {
 		return Paramf("setname `%s' too long, max %d characters.", p.Arg, tgIPSetMaxNameLen-1)
 	}
+	if err := p.needSet(p.Arg); err != nil {
+		return err
+	}
 	ref.Name = p.Arg
 	rest, more := dirs, true
 	for len(ref.Dirs) < tgIPSetDimMax && more {

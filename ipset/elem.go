@@ -204,7 +204,7 @@ func (s *Set) maxBits() int {
 }
 
 func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
-	ip, bits, has := strings.Cut(f, "/")
+	ip, bits, has := cutCIDR(f)
 	a, err := parseAddr(s, ip)
 	if err != nil {
 		return a, 0, false, err
@@ -263,6 +263,22 @@ func cutRange(f string) (string, string, bool) {
 	return a, b, true
 }
 
+// cutCIDR splits "IP/CIDR" at its first '/'; as for ranges, a '/' at
+// either end is no separator (ipset then resolves the whole text: "/32"
+// and "10.0.0.1/" are names that do not resolve).
+func cutCIDR(f string) (string, string, bool) {
+	a, b, ok := strings.Cut(f, "/")
+	if !ok || a == "" || b == "" {
+		return f, "", false
+	}
+	return a, b, true
+}
+
+func hasCIDR(f string) bool {
+	_, _, ok := cutCIDR(f)
+	return ok
+}
+
 // parseIPDim parses a single-address dimension: IP, IP/CIDR or IP-IP
 // (IPv4 only) expand into addresses; the set's netmask applies.
 func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
@@ -273,22 +289,22 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 	start := len(out)
 	var lo, hi netip.Addr
-	if _, _, isRange := cutRange(f); (!first || s.Type.OptionalMAC) && (isRange || strings.Contains(f, "/")) {
+	if _, _, isRange := cutRange(f); (!first || s.Type.OptionalMAC) && (isRange || hasCIDR(f)) {
 		// Only the first address of a type takes a range or prefix
 		// (not bitmap:ip,mac's).
-		if ip, bits, ok := strings.Cut(f, "/"); ok && bits == strconv.Itoa(s.maxBits()) && !first {
+		if ip, bits, ok := cutCIDR(f); ok && bits == strconv.Itoa(s.maxBits()) && !first {
 			if _, err := parseAddr(s, ip); err == nil {
 				return nil, errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
 			}
 		}
 		return nil, syntaxf("plain IP address must be supplied: %s", f)
 	}
-	if _, _, isRange := cutRange(f); s.Family == Inet6 && (isRange || strings.Contains(f, "/")) {
+	if _, _, isRange := cutRange(f); s.Family == Inet6 && (isRange || hasCIDR(f)) {
 		// IPv6 takes single addresses only, which ipset checks
 		// before it resolves anything
 		return nil, syntaxf("plain IP address must be supplied: %s", f)
 	}
-	if a, b, ok := cutRange(f); ok && !strings.Contains(f, "/") {
+	if a, b, ok := cutRange(f); ok && !hasCIDR(f) {
 		var err *Error
 		if lo, err = parseAddr(s, a); err != nil {
 			return nil, err
@@ -355,7 +371,7 @@ func parseNetDim(s *Set, f string) ([]Part, *Error) { return appendNetDim(nil, s
 
 // appendNetDim is parseNetDim appending to out.
 func appendNetDim(out []Part, s *Set, f string) ([]Part, *Error) {
-	if a, b, ok := cutRange(f); ok && !strings.Contains(f, "/") {
+	if a, b, ok := cutRange(f); ok && !hasCIDR(f) {
 		if s.Family == Inet6 {
 			return nil, syntaxf("IP address or IP/cidr must be specified: %s", f)
 		}
@@ -837,7 +853,7 @@ func EchoElem(s *Set, arg string) string {
 			b.WriteString(one.FormatElem(Elem{elems[0][i]}))
 			continue
 		}
-		if lo, hi, ok := strings.Cut(f, "-"); ok && !strings.Contains(f, "/") {
+		if lo, hi, ok := strings.Cut(f, "-"); ok && !hasCIDR(f) {
 			l, _ := parseAddr(s, lo)
 			h, _ := parseAddr(s, hi)
 			if i > 0 && d == DimNet {
@@ -878,7 +894,7 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 		// as its first address, a host: the most specific entry holding
 		// it decides
 		for i, f := range splitParts(arg, len(s.Type.Dims)) {
-			if _, _, isRange := cutRange(f); i > 0 && i < len(elems[0]) && s.Type.Dims[i] == DimNet && isRange && !strings.Contains(f, "/") {
+			if _, _, isRange := cutRange(f); i > 0 && i < len(elems[0]) && s.Type.Dims[i] == DimNet && isRange && !hasCIDR(f) {
 				e := append(Elem(nil), elems[0]...)
 				e[i].Bits = s.maxBits()
 				elems = []Elem{e}

@@ -271,9 +271,9 @@ func TestRangeErr(s *Set, arg string) *Error {
 			// prefix (its first address); hash:net tests prefixes.
 			_, _, isRange := cutRange(f)
 			switch {
-			case isRange && !strings.Contains(f, "/"):
+			case isRange && !hasCIDR(f):
 				return errorf("FROM-TO IP range is not allowed in command test with set type %s and family %s", s.Type.Name, s.Family)
-			case strings.Contains(f, "/") && s.Type.Dims[0] == DimIP:
+			case hasCIDR(f) && s.Type.Dims[0] == DimIP:
 				return errorf("IP/CIDR range is not allowed in command test with set type %s and family %s", s.Type.Name, s.Family)
 			}
 		}

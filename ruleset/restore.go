@@ -3,6 +3,7 @@ package ruleset
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/xdptables/xdptables/compat"
@@ -20,9 +21,10 @@ type RestoreOptions struct {
 	Verbose bool
 }
 
-// verboseSection is what iptables-restore -v prints when it commits
-// section t to the table v holds.
-func (v *View) verboseSection(t *compat.RestoreTable) string {
+// verboseFlush is what iptables-restore -v prints first when it
+// commits a section to the table v holds: the chains it flushes and
+// deletes.
+func (v *View) verboseFlush() string {
 	var b strings.Builder
 	var users []string
 	for _, c := range v.Sorted() {
@@ -34,11 +36,74 @@ func (v *View) verboseSection(t *compat.RestoreTable) string {
 	for _, n := range users {
 		b.WriteString("Deleting chain `" + n + "'\n")
 	}
+	return b.String()
+}
+
+// verboseCommands is what iptables-restore -v prints then for the
+// command lines of section t; stop, when not 0, is a line whose command
+// failed as iptables-restore fails while reading it: the text ends
+// before that command.
+func verboseCommands(t *compat.RestoreTable, stop int) string {
+	var b strings.Builder
+	// the chains of the section as -F and -Z without a chain see them:
+	// -F every built-in chain of the table, -Z the built-in ones the
+	// section has declared or used so far (both in hook order), then
+	// the user chains declared or created so far
+	seen := map[string]bool{}
+	var sectionUsers []string
+	isBuiltin := func(n string) bool { return slices.Contains(compat.BuiltinChains[t.Name], n) }
+	for _, d := range t.Chains {
+		if isBuiltin(d.Name) {
+			seen[d.Name] = true
+		} else {
+			sectionUsers = append(sectionUsers, d.Name)
+		}
+	}
+	chains := func(all bool) []string {
+		var out []string
+		for _, n := range compat.BuiltinChains[t.Name] {
+			if all || seen[n] {
+				out = append(out, n)
+			}
+		}
+		return append(out, sectionUsers...)
+	}
 	for _, rc := range t.Cmds {
+		if stop > 0 && rc.Line >= stop {
+			break
+		}
+		if isBuiltin(rc.Cmd.Chain) {
+			seen[rc.Cmd.Chain] = true
+		}
 		switch rc.Cmd.Op {
 		case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
 			for _, r := range rc.Cmd.Rules {
 				b.WriteString(compat.VerboseRule(r))
+			}
+		case compat.OpNewChain:
+			sectionUsers = append(sectionUsers, rc.Cmd.Chain)
+		case compat.OpFlush, compat.OpZero:
+			// iptables -v names each chain it flushes or zeroes
+			verb := "Flushing"
+			if rc.Cmd.Op == compat.OpZero {
+				verb = "Zeroing"
+			}
+			names := []string{rc.Cmd.Chain}
+			if rc.Cmd.Chain == "" {
+				names = chains(rc.Cmd.Op == compat.OpFlush)
+				if rc.Cmd.Op == compat.OpFlush {
+					for _, n := range compat.BuiltinChains[t.Name] {
+						seen[n] = true
+					}
+				}
+			}
+			for _, n := range names {
+				b.WriteString(verb + " chain `" + n + "'\n")
+			}
+		case compat.OpDeleteChain:
+			if rc.Cmd.Chain != "" {
+				b.WriteString("Deleting chain `" + rc.Cmd.Chain + "'\n")
+				sectionUsers = slices.DeleteFunc(sectionUsers, func(n string) bool { return n == rc.Cmd.Chain })
 			}
 		}
 	}
@@ -150,6 +215,7 @@ func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 		// a jump to a built-in chain is a rule that is not there (-C/-D)
 		// or one the kernel refuses (see View.builtinJump)
 		if c := v.existing(j); c == nil || c.Builtin {
+			v.parseFailed = rc.Line
 			return atCommit(jumpError(j), t)
 		}
 	}
@@ -157,6 +223,11 @@ func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 		var ke *KernelError
 		if errors.As(err, &ke) {
 			return &compat.RestoreError{Line: rc.Line, Err: ke.AsCompat()}
+		}
+		// iptables -v prints a rule before it adds, deletes or checks it
+		v.parseFailed = rc.Line
+		if isRuleCmd(rc.Cmd.Op) {
+			v.parseFailed++
 		}
 		return &compat.RestoreError{Line: rc.Line, Err: err}
 	}

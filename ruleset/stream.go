@@ -508,7 +508,13 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 			}
 		}
 		if h.o.Verbose && !h.o.Noflush && h.echo != nil {
-			h.echo(v.verboseSection(t))
+			// printed as the lines are read: the text is built before
+			// the section changes the view, and cut where a line failed
+			v.parseFailed = 0
+			head := v.verboseFlush()
+			err := v.restoreSection(t, h.o)
+			h.echo(head + verboseCommands(t, v.parseFailed))
+			return err
 		}
 		return v.restoreSection(t, h.o)
 	}

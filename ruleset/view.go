@@ -79,6 +79,10 @@ type View struct {
 	names []string
 	// Line is the restore line being applied (0 outside restore).
 	Line int
+	// parseFailed is the restore line whose command failed the way
+	// iptables-restore fails while it reads the line (not at the
+	// kernel's answer): -v prints nothing from that line on.
+	parseFailed int
 	// Noflush restore mode (a :USER line flushes, a :BUILTIN line only
 	// sets the policy).
 	Noflush bool
@@ -224,6 +228,14 @@ func (e *KernelError) AsCompat() *compat.Error {
 func spec(r *compat.Rule) string {
 	var b strings.Builder
 	compat.WriteRuleSpec(&b, r, false)
+	// -m recent without --mask is another rule than with --mask
+	// 255.255.255.255 for -C/-D, though -S prints both alike (see
+	// compat.RecentMatch.MaskGiven)
+	for _, m := range r.Matches {
+		if rm, ok := m.(*compat.RecentMatch); ok && !rm.MaskGiven {
+			b.WriteString("\x00recent: default mask")
+		}
+	}
 	return b.String()
 }
 

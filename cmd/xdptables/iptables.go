@@ -32,7 +32,7 @@ func stderrTerminal() bool {
 // iptablesMain is the iptables / ip6tables personality.
 func iptablesMain(f compat.Family, args []string) int {
 	prog := f.Prog()
-	cmd, err := compat.Parse(f, args, compat.ParseOptions{Warn: warnStderr, Resolve: resolveHost})
+	cmd, err := compat.Parse(f, args, compat.ParseOptions{Warn: warnStderr, Resolve: resolveHost, LookupSets: true})
 	switch err {
 	case nil:
 	case compat.ErrVersion:

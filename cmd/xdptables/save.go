@@ -97,7 +97,7 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 	}
 	ro := compat.RestoreOptions{
 		Family: f, Prog: prog, Counters: a.counters, Table: a.table,
-		Warn: warnStderr, Resolve: resolveHost,
+		Warn: warnStderr, Resolve: resolveHost, LookupSets: true,
 	}
 	if a.verbose {
 		ro.Echo = func(s string) { fmt.Print(s) }
