@@ -42,15 +42,13 @@ func ExactIsCanonical(r *Rule) bool {
 	if r.InIface == "+" && !r.InInv || r.OutIface == "+" && !r.OutInv {
 		return false
 	}
-	for i, m := range r.Matches {
+	for _, m := range r.Matches {
 		if _, ok := m.(ExactSaver); ok {
 			return false
 		}
-		if mg, ok := m.(Merger); ok && i+1 < len(r.Matches) {
-			if _, ok := mg.Merge(r.Matches[i+1]); ok {
-				return false
-			}
-		}
+	}
+	if mergesAny(r.Matches) {
+		return false
 	}
 	if _, ok := r.Target.(*ChainTarget); ok {
 		return true // printed the same way in both forms
@@ -444,19 +442,24 @@ type Merger interface {
 	Merge(next Match) (Match, bool)
 }
 
-func mergeMatches(ms []Match) []Match {
-	need := false
-	for i := 1; i < len(ms) && !need; i++ {
+// mergesAny says whether a match of ms merges into an earlier one (not
+// only its neighbour: iptables-nft folds every tcp/udp test of a rule
+// into its first tcp/udp match).
+func mergesAny(ms []Match) bool {
+	for i := 1; i < len(ms); i++ {
 		for _, prev := range ms[:i] {
 			if mg, ok := prev.(Merger); ok {
 				if _, ok := mg.Merge(ms[i]); ok {
-					need = true
-					break
+					return true
 				}
 			}
 		}
 	}
-	if !need {
+	return false
+}
+
+func mergeMatches(ms []Match) []Match {
+	if !mergesAny(ms) {
 		return ms
 	}
 	out := []Match{ms[0]}
