@@ -622,6 +622,24 @@ func looksUp(rules, name string) bool {
 	return false
 }
 
+// nftDuration writes d in nft's time syntax (49d17h2m47s295ms).
+func nftDuration(d time.Duration) string {
+	var b strings.Builder
+	for _, u := range []struct {
+		unit string
+		d    time.Duration
+	}{{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}} {
+		if n := d / u.d; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.unit)
+			d -= n * u.d
+		}
+	}
+	if b.Len() == 0 {
+		return "0s"
+	}
+	return b.String()
+}
+
 func writeSet(w *bufio.Writer, ns ipset.NftSet) {
 	s := ns.Set
 	fmt.Fprintf(w, "\tset %s {\n", quoteNft(s.Name))
@@ -630,11 +648,15 @@ func writeSet(w *bufio.Writer, ns ipset.NftSet) {
 	if s.Interval {
 		flags = append(flags, "interval")
 	}
-	if s.HasTimeout {
+	longGC := ipset.LongGC(s) // as setengine creates it (kernel.Batch.AddSetLongGC)
+	if s.HasTimeout || longGC {
 		flags = append(flags, "timeout")
 	}
 	if len(flags) > 0 {
 		fmt.Fprintf(w, "\t\tflags %s\n", strings.Join(flags, ","))
+	}
+	if longGC {
+		fmt.Fprintf(w, "\t\tgc-interval %s\n", nftDuration(kernel.MaxGCInterval))
 	}
 	if s.Size > 0 {
 		fmt.Fprintf(w, "\t\tsize %d\n", s.Size)
