@@ -139,7 +139,8 @@ SETMAP(set1);
 SETMAP(set2);
 SETMAP(set3);
 
-#define SETDIR(name)                                \
+/* u32 -> u32 arrays; the loader sets the sizes of those in use */
+#define U32MAP(name)                                \
 	struct {                                    \
 		__uint(type, BPF_MAP_TYPE_ARRAY);         \
 		__uint(max_entries, 1);                   \
@@ -147,10 +148,10 @@ SETMAP(set3);
 		__type(value, __u32);                     \
 	} name SEC(".maps")
 
-SETDIR(set0_dir);
-SETDIR(set1_dir);
-SETDIR(set2_dir);
-SETDIR(set3_dir);
+U32MAP(set0_dir);
+U32MAP(set1_dir);
+U32MAP(set2_dir);
+U32MAP(set3_dir);
 
 #define LPM(name, keytype)                          \
 	struct {                                    \
@@ -173,18 +174,11 @@ LPM(dst4, struct lpm4);
  * field's trie, when its table would be too large). */
 volatile const __u32 dir4 = 0;
 #define DIR_CHUNK 0x80000000U
-#define DIR(name)                                   \
-	struct {                                    \
-		__uint(type, BPF_MAP_TYPE_ARRAY);         \
-		__uint(max_entries, 1);                   \
-		__type(key, __u32);                       \
-		__type(value, __u32);                     \
-	} name SEC(".maps")
 
-DIR(src4_l1);
-DIR(src4_ch);
-DIR(dst4_l1);
-DIR(dst4_ch);
+U32MAP(src4_l1);
+U32MAP(src4_ch);
+U32MAP(dst4_l1);
+U32MAP(dst4_ch);
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
 /* Ports and lengths: value -> class, one entry per 16-bit value (an
@@ -192,17 +186,10 @@ LPM(dst6, struct lpm6);
  * nodes); index 65536 is for packets without ports. The loader sizes
  * the maps of fields in use to 65537 entries. */
 #define NO_PORTS 65536
-#define VALUES(name)                                \
-	struct {                                    \
-		__uint(type, BPF_MAP_TYPE_ARRAY);         \
-		__uint(max_entries, 1);                   \
-		__type(key, __u32);                       \
-		__type(value, __u32);                     \
-	} name SEC(".maps")
 
-VALUES(sports);
-VALUES(dports);
-VALUES(lengths);
+U32MAP(sports);
+U32MAP(dports);
+U32MAP(lengths);
 
 /* protocol number -> class; -p and -f */
 struct {
