@@ -60,17 +60,8 @@ func decodeFast(name string, data []byte) (expr.Any, bool) {
 		})
 		return m, ok
 	case "counter":
-		c := &expr.Counter{}
-		ok := eachAttr(data, func(t uint16, v []byte) bool {
-			switch t {
-			case unix.NFTA_COUNTER_BYTES:
-				c.Bytes = be64(v)
-			case unix.NFTA_COUNTER_PACKETS:
-				c.Packets = be64(v)
-			}
-			return true
-		})
-		return c, ok
+		c, ok := decodeCounter(data)
+		return &expr.Counter{Bytes: c.Bytes, Packets: c.Packets}, ok
 	case "range":
 		r := &expr.Range{}
 		ok := eachAttr(data, func(t uint16, v []byte) bool {
@@ -211,3 +202,18 @@ func cString(v []byte) string {
 
 // nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER from a type.
 const nlaTypeMask = ^uint16(unix.NLA_F_NESTED | unix.NLA_F_NET_BYTEORDER)
+
+// decodeCounter reads the attributes of a counter expression.
+func decodeCounter(data []byte) (Counters, bool) {
+	var c Counters
+	ok := eachAttr(data, func(t uint16, v []byte) bool {
+		switch t {
+		case unix.NFTA_COUNTER_BYTES:
+			c.Bytes = be64(v)
+		case unix.NFTA_COUNTER_PACKETS:
+			c.Packets = be64(v)
+		}
+		return true
+	})
+	return c, ok
+}

@@ -98,16 +98,7 @@ func (r *Rule) CounterValues() *Counters {
 			if t == unix.NFTA_EXPR_DATA {
 				// decoded here: an expr.Counter would be one more
 				// allocation per rule listed
-				var c Counters
-				if eachAttr(v, func(t uint16, v []byte) bool {
-					switch t {
-					case unix.NFTA_COUNTER_BYTES:
-						c.Bytes = be64(v)
-					case unix.NFTA_COUNTER_PACKETS:
-						c.Packets = be64(v)
-					}
-					return true
-				}) {
+				if c, ok := decodeCounter(v); ok {
 					out = &c
 				}
 			}
