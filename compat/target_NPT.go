@@ -82,12 +82,18 @@ func (t *NPTTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	t.show(b, " ")
 }
 
+// nptPrefixOK is ip6t_NPT's check of a prefix: at most 64 bits, no bit
+// set after them.
+func nptPrefixOK(a netip.Addr, bits uint8) bool {
+	return bits <= 64 && netip.PrefixFrom(a, int(bits)).Masked().Addr() == a
+}
+
 // NftExprs: the xtables targets are bound to the mangle table (DNPT to
 // PREROUTING and OUTPUT, SNPT to INPUT and POSTROUTING), so the kernel
 // will not run them in ours, and nftables has no exact equivalent: the
 // checksum-neutral word adjustment is a one's complement sum over the
 // packet's own address. Where the kernel refuses them anyway (another
-// table, another built-in chain) the rule carries the xtables target
+// table, another built-in chain, a prefix it does not take) the rule carries the xtables target
 // (struct ip6t_npt_tginfo), so that the refusal is the kernel's own, as
 // for iptables-nft.
 func (t *NPTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
@@ -96,7 +102,7 @@ func (t *NPTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		hooks = hookPre | hookOut
 	}
 	_, builtin := builtinHook[ctx.Chain]
-	if ctx.Table != "mangle" || (builtin && !ctx.InHooks(hooks)) {
+	if ctx.Table != "mangle" || (builtin && !ctx.InHooks(hooks)) || !nptPrefixOK(t.Src, t.SrcLen) || !nptPrefixOK(t.Dst, t.DstLen) {
 		return tgRefused(t.Name(), 0, 40), nil
 	}
 	return nil, tgNotInTable(t.Name(), "mangle", "RFC 6296 checksum-neutral prefix translation")
