@@ -9,7 +9,7 @@ import (
 // TestMatchDPrint checks -S and -L -n rows of the extensions of
 // matches_d.txt whose rules the corpus cannot add on the reference in a
 // fresh namespace (an nfacct object must exist first; DNPT/SNPT are
-// refused by xdptables, so TestListDiff skips them): the texts are what
+// and CONNSECMARK are refused by xdptables, so TestListDiff skips them): the texts are what
 // iptables-nft 1.8.9 printed for the same rules.
 func TestMatchDPrint(t *testing.T) {
 	tests := []struct {
@@ -30,6 +30,12 @@ func TestMatchDPrint(t *testing.T) {
 		{compat.IPv6, []string{"-t", "mangle", "-A", "POSTROUTING", "-s", "fd00::/64", "-j", "SNPT", "--src-pfx", "fd00::/64", "--dst-pfx", "2001:db8:1::/64"},
 			"-A POSTROUTING -s fd00::/64 -j SNPT --src-pfx fd00::/64 --dst-pfx 2001:db8:1::/64",
 			"SNPT       0    --  fd00::/64            ::/0                 SNPT src-pfx fd00::/64 dst-pfx 2001:db8:1::/64\n"},
+		{compat.IPv4, []string{"-t", "mangle", "-A", "INPUT", "-j", "CONNSECMARK", "--save"},
+			"-A INPUT -j CONNSECMARK --save",
+			"CONNSECMARK  0    --  0.0.0.0/0            0.0.0.0/0            CONNSECMARK save\n"},
+		{compat.IPv4, []string{"-t", "mangle", "-A", "INPUT", "-j", "CONNSECMARK", "--restore"},
+			"-A INPUT -j CONNSECMARK --restore",
+			"CONNSECMARK  0    --  0.0.0.0/0            0.0.0.0/0            CONNSECMARK restore\n"},
 	}
 	for _, tc := range tests {
 		cmd, err := compat.Parse(tc.fam, tc.args, compat.ParseOptions{})
