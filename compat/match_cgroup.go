@@ -90,12 +90,12 @@ func listBang(inv bool) string {
 
 // NftExprs: the xtables match, revision 2 (struct xt_cgroup_info_v2), as
 // iptables-nft sends it. A path has no exact nftables form ("socket
-// cgroupv2" compares the ancestor at one level and needs the level), and
-// "meta cgroup" is not xt_cgroup's class id test either: it reads the
-// full socket behind a request socket (skb_to_full_sk), so a listener's
-// SYN-ACKs match it, while xt_cgroup sees no full socket there and does
-// not match. The kernel allows the match in INPUT, OUTPUT and
-// POSTROUTING and checks that exactly one of path and class id is set.
+// cgroupv2" compares the ancestor at one given level), and "meta cgroup"
+// finds the packet's socket its own way (xt_cgroup takes skb->sk as it
+// is and wants a full socket of the same namespace), which xdptables has
+// not shown to be the same test for request and time-wait sockets. The
+// kernel allows the match in INPUT, OUTPUT and POSTROUTING and checks
+// that exactly one of path and class id is set.
 func (m *CgroupMatch) NftExprs(*NftContext) ([]expr.Any, error) {
 	x := &xtBlob{}
 	x.u8(xtFlag(m.HasPath))
