@@ -23,7 +23,12 @@ func execute(f compat.Family, cmd *compat.Command) int {
 	if err == nil {
 		defer e.Conn.Close()
 		var out string
+		if cmd.Op == compat.OpList || cmd.Op == compat.OpListRules {
+			// extensions' notices while they print rules (libxt_connlabel)
+			compat.PrintWarn = warnStderr
+		}
 		out, err = e.Command(cmd)
+		compat.PrintWarn = nil
 		fmt.Print(out)
 		if err == nil && (cmd.Op == compat.OpList || cmd.Op == compat.OpListRules) {
 			for _, w := range e.Warnings(false) {

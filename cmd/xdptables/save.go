@@ -175,6 +175,7 @@ func saveMain(f compat.Family, prog string, args []string) int {
 		return compat.StatusOf(err)
 	}
 	defer e.Conn.Close()
+	compat.PrintWarn = warnStderr // extensions' notices while they print rules
 	if err := e.WriteSave(out, prog, table, counters, time.Now()); err != nil {
 		var ce *compat.Error
 		if !errors.As(err, &ce) {

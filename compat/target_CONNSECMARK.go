@@ -1,0 +1,81 @@
+package compat
+
+import (
+	"strings"
+
+	"github.com/google/nftables/expr"
+)
+
+// ConnsecmarkTarget is -j CONNSECMARK --save|--restore (mangle or
+// security table): it copies the security mark from the packet to its
+// connection (save) or back (restore).
+type ConnsecmarkTarget struct {
+	Mode uint8 // connsecmarkSave or connsecmarkRestore
+}
+
+// CONNSECMARK_SAVE, CONNSECMARK_RESTORE.
+const (
+	connsecmarkSave    = 1
+	connsecmarkRestore = 2
+)
+
+var connsecmarkOpts = []OptDef{
+	{Name: "save", Arg: NoArg, ID: 0},
+	{Name: "restore", Arg: NoArg, ID: 1},
+}
+
+func init() {
+	RegisterTarget(&ExtSpec{
+		Name:      "CONNSECMARK",
+		X6:        true,
+		Options:   connsecmarkOpts,
+		NewTarget: func(Family) TargetExt { return &ConnsecmarkTarget{} },
+	})
+}
+
+func (t *ConnsecmarkTarget) Name() string { return "CONNSECMARK" }
+
+func (t *ConnsecmarkTarget) Parse(p *OptArg) error {
+	t.Mode = connsecmarkSave
+	if p.Def.ID == 1 {
+		t.Mode = connsecmarkRestore
+	}
+	return nil
+}
+
+func (t *ConnsecmarkTarget) Final(_ *Rule, seen OptSet) error {
+	if seen == 0 {
+		return Paramf("CONNSECMARK target: parameter required")
+	}
+	return x6Fcheck("CONNSECMARK", connsecmarkOpts, seen, map[int]x6Rel{
+		0: {excl: bit(1)},
+		1: {excl: bit(0)},
+	})
+}
+
+func (t *ConnsecmarkTarget) mode() string {
+	if t.Mode == connsecmarkRestore {
+		return "restore"
+	}
+	return "save"
+}
+
+func (t *ConnsecmarkTarget) Save(b *strings.Builder, _ *Rule) { b.WriteString(" --" + t.mode()) }
+
+func (t *ConnsecmarkTarget) List(b *strings.Builder, _ *Rule, _ bool) {
+	b.WriteString(" CONNSECMARK " + t.mode())
+}
+
+// NftExprs: xt_CONNSECMARK runs only in the mangle and security tables
+// (its check compares the table name, and ours is "xdptables"), and
+// xdptables has no tested nftables form of its conditional copies (save
+// only when the packet has a mark and the connection none, restore only
+// when the packet has none). Outside those tables the rule carries the
+// xtables target (struct xt_connsecmark_target_info), which the kernel
+// refuses as it does iptables-nft's.
+func (t *ConnsecmarkTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if ctx.Table != "mangle" && ctx.Table != "security" {
+		return tgRefused("CONNSECMARK", 0, 1), nil
+	}
+	return nil, tgNotInTable("CONNSECMARK", ctx.Table, "its conditional copies of the security mark")
+}
