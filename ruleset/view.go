@@ -287,13 +287,11 @@ func (v *View) checkJump(cmd *compat.Command) error {
 	if v.jumpsChecked {
 		return nil
 	}
-	if (cmd.Op == compat.OpDelete || cmd.Op == compat.OpCheck) && compat.IsBuiltin(v.Table, cmd.JumpChain) {
-		// -C/-D only ask whether the name is known: a jump to a
-		// built-in chain is a rule that is not there
-		return nil
-	}
 	if compat.IsBuiltin(v.Table, cmd.JumpChain) {
-		return nil // the kernel refuses it (see builtinJump)
+		// -C/-D only ask whether the name is known (a jump to a
+		// built-in chain is a rule that is not there); -A/-I/-R meet
+		// the kernel's refusal (see builtinJump)
+		return nil
 	}
 	if c := v.existing(cmd.JumpChain); c == nil || c.Builtin {
 		return errNoJump(cmd.JumpChain)
