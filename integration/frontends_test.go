@@ -84,30 +84,10 @@ func frontendTree(t *testing.T) string {
 	if err := os.MkdirAll(debs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	download := func() ([]byte, error) {
-		cmd := exec.Command("apt-get", append([]string{"download"}, frontendPackages...)...)
-		cmd.Dir = debs
-		return cmd.CombinedOutput()
-	}
-	if _, err := download(); err != nil {
-		// a fresh machine may have no package lists yet
-		if out, err := exec.Command("apt-get", "update").CombinedOutput(); err != nil {
-			t.Fatalf("FRONTENDS: apt-get update failed (the test needs Debian's package mirrors to get %v): %v\n%s", frontendPackages, err, out)
-		}
-		if out, err := download(); err != nil {
-			t.Fatalf("FRONTENDS: apt-get download %v failed (the test needs Debian's package mirrors): %v\n%s", frontendPackages, err, out)
-		}
-	}
 	tmp := tree + ".tmp"
 	_ = os.RemoveAll(tmp)
-	files, _ := filepath.Glob(filepath.Join(debs, "*.deb"))
-	if len(files) != len(frontendPackages) {
-		t.Fatalf("FRONTENDS: apt-get download gave %d packages, want %d: %v", len(files), len(frontendPackages), files)
-	}
-	for _, f := range files {
-		if out, err := exec.Command("dpkg", "-x", f, tmp).CombinedOutput(); err != nil {
-			t.Fatalf("FRONTENDS: dpkg -x %s: %v\n%s", f, err, out)
-		}
+	if err := fetchDebs(debs, tmp, frontendPackages); err != nil {
+		t.Fatalf("FRONTENDS: %v", err)
 	}
 	sh := func(script string) {
 		t.Helper()

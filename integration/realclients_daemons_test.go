@@ -68,34 +68,10 @@ func dmPackagesRoot(t *testing.T) string {
 	if err := os.MkdirAll(debs, 0o755); err != nil {
 		t.Fatalf("real clients: cache %s: %v", dmCache, err)
 	}
-	download := func() (string, error) {
-		args := append([]string{"-q", "-o", "APT::Sandbox::User=root", "download"}, dmPackages...)
-		cmd := exec.Command("apt-get", args...)
-		cmd.Dir = debs
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if _, err := download(); err != nil {
-		// a fresh machine may not have package lists yet
-		if out, err := exec.Command("apt-get", "-q", "update").CombinedOutput(); err != nil {
-			t.Fatalf("real clients: apt-get update failed (%v); the test needs Debian's mirrors to fetch %s:\n%s",
-				err, strings.Join(dmPackages, " "), out)
-		}
-		if out, err := download(); err != nil {
-			t.Fatalf("real clients: apt-get download %s failed (%v); the test needs Debian's mirrors:\n%s",
-				strings.Join(dmPackages, " "), err, out)
-		}
-	}
 	tmp := root + ".new"
 	_ = os.RemoveAll(tmp)
-	files, _ := filepath.Glob(filepath.Join(debs, "*.deb"))
-	if len(files) < len(dmPackages) {
-		t.Fatalf("real clients: apt-get download left %d packages in %s, want %d", len(files), debs, len(dmPackages))
-	}
-	for _, f := range files {
-		if out, err := exec.Command("dpkg", "-x", f, tmp).CombinedOutput(); err != nil {
-			t.Fatalf("real clients: dpkg -x %s: %v\n%s", f, err, out)
-		}
+	if err := fetchDebs(debs, tmp, dmPackages); err != nil {
+		t.Fatalf("real clients: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".xdptables-packages"), []byte(want), 0o644); err != nil {
 		t.Fatal(err)

@@ -116,29 +116,9 @@ func fetchRealTools() (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(dl)
-	download := func() ([]byte, error) {
-		cmd := exec.Command("apt-get", append([]string{"download", "-q"}, realPackages...)...)
-		cmd.Dir = dl
-		return cmd.CombinedOutput()
-	}
-	if _, err := download(); err != nil {
-		// a fresh machine may have no package lists yet
-		if out, err := exec.Command("apt-get", "update", "-q").CombinedOutput(); err != nil {
-			return "", fmt.Errorf("apt-get update: %v\n%s", err, out)
-		}
-		if out, err := download(); err != nil {
-			return "", fmt.Errorf("apt-get download: %v\n%s", err, out)
-		}
-	}
-	debs, _ := filepath.Glob(filepath.Join(dl, "*.deb"))
-	if len(debs) != len(realPackages) {
-		return "", fmt.Errorf("apt-get download gave %d packages, want %d", len(debs), len(realPackages))
-	}
 	staging := filepath.Join(dl, "root")
-	for _, d := range debs {
-		if out, err := exec.Command("dpkg", "-x", d, staging).CombinedOutput(); err != nil {
-			return "", fmt.Errorf("dpkg -x %s: %v\n%s", filepath.Base(d), err, out)
-		}
+	if err := fetchDebs(dl, staging, realPackages); err != nil {
+		return "", err
 	}
 	os.RemoveAll(root)
 	if err := os.Rename(staging, root); err != nil {
