@@ -2,13 +2,7 @@
 # sshguard's firewall backends (sshg-fw-iptables, sshg-fw-ipset) as
 # sshguard runs them: commands on stdin, one line per attack or release.
 FW=$TOOLS/usr/libexec/sshguard
-step() { echo "### $*"; "$@" 2>&1; echo "rc=$?"; }
-dump() {
-	echo "### state: $1"
-	iptables-save | grep -v '^#'
-	ip6tables-save | grep -v '^#'
-	ipset save
-}
+. "${0%/*}/lib.sh"
 input='block 203.0.113.7 4 32
 block 198.51.100.0 4 24
 block 2001:db8::5 6 128

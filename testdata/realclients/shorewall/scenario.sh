@@ -4,13 +4,7 @@
 # driven through its CLI as an administrator does. Shorewall probes what
 # iptables can do (show capabilities, and again when it compiles), then
 # loads its compiled ruleset with iptables-restore and ipset.
-step() { echo "### $*"; "$@" 2>&1; echo "rc=$?"; }
-dump() {
-	echo "### state: $1"
-	iptables-save | grep -v '^#'
-	ip6tables-save | grep -v '^#'
-	ipset save
-}
+. "${0%/*}/../lib.sh"
 # no IPv6 traffic on the veths (router solicitations would move counters)
 sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 ip link set lo up

@@ -2,13 +2,7 @@
 # Shorewall6 on a two-interface IPv6 firewall (etc/shorewall6), as
 # shorewall/scenario.sh for IPv4: capability probes with ip6tables, then
 # its ruleset through ip6tables-restore and ipset.
-step() { echo "### $*"; "$@" 2>&1; echo "rc=$?"; }
-dump() {
-	echo "### state: $1"
-	iptables-save | grep -v '^#'
-	ip6tables-save | grep -v '^#'
-	ipset save
-}
+. "${0%/*}/../lib.sh"
 sysctl -qw net.ipv6.conf.default.accept_ra=0 net.ipv6.conf.default.router_solicitations=0
 ip link set lo up
 ip link add swnet type veth peer name swnet-p
