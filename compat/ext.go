@@ -37,17 +37,20 @@ type OptArg struct {
 }
 
 // needSet fails as libxt_set's get_set_byname does when the parse looks
-// sets up and set does not exist.
+// sets up: set does not exist, or holds addresses of the other family.
+// It runs as the option is read, so it comes before any later option's
+// error and before the chains are looked at (-C and -D too).
 func (p *OptArg) needSet(set string) error {
 	if !p.lookupSets || LookupIPSet == nil {
 		return nil
 	}
-	if _, ok := LookupIPSet(set); !ok {
+	info, ok := LookupIPSet(set)
+	if !ok {
 		// the message ends with a newline: xtables prints an empty line
 		// before the Try line
 		return Errorf(StatusParameter, "Set %s doesn't exist.\n", set)
 	}
-	return nil
+	return info.familyError(set, p.Family)
 }
 
 // Warn prints a notice on stderr at once, as an extension that warns

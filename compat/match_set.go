@@ -216,40 +216,6 @@ func (info SetInfo) familyError(name string, f Family) error {
 	return nil
 }
 
-// CheckSets makes libxt_set's parse-time checks for every set r names
-// (-m set, -j SET): the set exists and holds addresses of r's family.
-// iptables makes them for every rule command, -C and -D too, before it
-// looks at chains; -A/-I/-R meet them again when the rule is built.
-func CheckSets(r *Rule) error {
-	if LookupIPSet == nil {
-		return nil
-	}
-	check := func(name string) error {
-		info, ok := LookupIPSet(name)
-		if !ok {
-			return Errorf(StatusParameter, "Set %s doesn't exist.\n", name)
-		}
-		return info.familyError(name, r.Family)
-	}
-	for _, m := range r.Matches {
-		if sm, ok := m.(*SetMatch); ok {
-			if err := check(sm.SetName); err != nil {
-				return err
-			}
-		}
-	}
-	if t, ok := r.Target.(*SetTarget); ok {
-		for _, ref := range []SetRef{t.Add, t.Del, t.Map} {
-			if len(ref.Dirs) > 0 {
-				if err := check(ref.Name); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // NomatchLookup is the lookup of --return-nomatch: in a set the rule
 // creates when it does not exist yet (kernel.EnsuredLookup).
 type NomatchLookup struct {

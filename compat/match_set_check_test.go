@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// TestCheckSets: libxt_set's parse-time checks, which iptables makes for
-// -C and -D as well (fail2ban's iptables-ipset-proto4 runs ip6tables on an
-// IPv4 set; sets without addresses serve both families).
+// TestCheckSets: libxt_set's parse-time checks (ParseOptions.LookupSets),
+// which iptables makes for -C and -D as well (fail2ban's
+// iptables-ipset-proto4 runs ip6tables on an IPv4 set; sets without
+// addresses serve both families).
 func TestCheckSets(t *testing.T) {
 	LookupIPSet = func(name string) (SetInfo, bool) {
 		switch name {
@@ -35,12 +36,8 @@ func TestCheckSets(t *testing.T) {
 		{IPv4, "-A INPUT -m set --match-set v4 src -j SET --del-set nope src", "Set nope doesn't exist.\n"},
 	}
 	for _, c := range cases {
-		cmd, err := Parse(c.f, strings.Fields(c.args), ParseOptions{})
-		if err != nil {
-			t.Fatalf("%s: %v", c.args, err)
-		}
 		got := ""
-		if err := CheckSets(cmd.Rules[0]); err != nil {
+		if _, err := Parse(c.f, strings.Fields(c.args), ParseOptions{LookupSets: true}); err != nil {
 			got = err.Error()
 		}
 		if !strings.Contains(got, c.want) || (c.want == "") != (got == "") {

@@ -299,14 +299,6 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 	if err := validTable(cmd.Table); err != nil {
 		return "", err
 	}
-	switch cmd.Op {
-	case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
-		for _, r := range cmd.Rules {
-			if err := compat.CheckSets(r); err != nil {
-				return "", err
-			}
-		}
-	}
 	pre := ""
 	if cmd.Verbose > 0 {
 		switch cmd.Op {

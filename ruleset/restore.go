@@ -202,15 +202,6 @@ func (v *View) declare(t *compat.RestoreTable, d compat.ChainDecl, o RestoreOpti
 // restoreCmd applies one command line of a section.
 func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 	v.Line = rc.Line
-	if op := rc.Cmd.Op; op == compat.OpDelete || op == compat.OpCheck {
-		// the sets of a rule are checked as the line is parsed (-A, -I
-		// and -R meet the check when their rule is built)
-		for _, r := range rc.Cmd.Rules {
-			if err := compat.CheckSets(r); err != nil {
-				return &compat.RestoreError{Line: rc.Line, Err: err}
-			}
-		}
-	}
 	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) && !compat.IsBuiltin(t.Name, j) {
 		// a jump to a built-in chain is a rule that is not there (-C/-D)
 		// or one the kernel refuses (see View.builtinJump)
