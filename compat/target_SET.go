@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -194,6 +195,56 @@ func (t *SetTarget) write(b *strings.Builder, pfx string) {
 	}
 }
 
+// mapRefused reports whether the kernel's xt SET (set_target_v3_checkentry)
+// refuses the rule's --map-set: outside the mangle table always, and
+// with --map-prio or --map-queue in a built-in chain other than FORWARD,
+// OUTPUT and POSTROUTING (a user chain's hooks are checked at the jump,
+// after the set's index, which only the kernel's ipset knows).
+func (t *SetTarget) mapRefused(ctx *NftContext) bool {
+	if ctx.Table != "mangle" {
+		return true
+	}
+	h, builtin := builtinHook[ctx.Chain]
+	return builtin && (t.MapPrio || t.MapQueue) && h != 2 && h != 3 && h != 4
+}
+
+// xtInfo is struct xt_set_info_target_v3 (x86_64): add_set, del_set and
+// map_set as struct xt_set_info (index, dim, per-dimension source bits),
+// flags, timeout. Sets given by name have no ipset index here: add_set
+// and del_set say none (IPSET_INVALID_ID), so the kernel's check reaches
+// the --map-set tests; map_set's index is 0.
+func (t *SetTarget) xtInfo() []byte {
+	ref := func(r SetRef, index uint16) []byte {
+		if len(r.Dirs) == 0 {
+			index = 0xffff
+		}
+		var flags byte
+		for i, src := range r.Dirs {
+			if src {
+				flags |= 1 << i
+			}
+		}
+		return append(binary.NativeEndian.AppendUint16(nil, index), byte(len(r.Dirs)), flags)
+	}
+	b := append(ref(t.Add, 0xffff), ref(t.Del, 0xffff)...)
+	b = append(b, ref(t.Map, 0)...)
+	var flags uint32
+	if t.Exist {
+		flags |= 1 << 0 // IPSET_FLAG_EXIST
+	}
+	if t.MapMark {
+		flags |= 1 << 8 // IPSET_FLAG_MAP_SKBMARK
+	}
+	if t.MapPrio {
+		flags |= 1 << 9 // IPSET_FLAG_MAP_SKBPRIO
+	}
+	if t.MapQueue {
+		flags |= 1 << 10 // IPSET_FLAG_MAP_SKBQUEUE
+	}
+	b = binary.NativeEndian.AppendUint32(b, flags)
+	return binary.NativeEndian.AppendUint32(b, t.Timeout)
+}
+
 func (t *SetTarget) Save(b *strings.Builder, _ *Rule) { t.write(b, "--") }
 
 func (t *SetTarget) List(b *strings.Builder, _ *Rule, _ bool) { t.write(b, "") }
@@ -211,8 +262,14 @@ const (
 // with --exist it also refreshes an existing element's timeout
 // (dynset update). The timeout is --timeout, else the set's default.
 // Net types (an interval set holds their flattened pieces, which the
-// packet path cannot update) and --map-set have no native form.
+// packet path cannot update: the kernel refuses dynset on rbtree and
+// pipapo sets) and --map-set have no native form. Where the kernel
+// refuses xt SET's --map-set (mapRefused) the rule carries the xt
+// target, which the kernel refuses as for iptables-nft.
 func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
+	if len(t.Map.Dirs) > 0 && t.mapRefused(ctx) {
+		return []expr.Any{tgXtTarget("SET", 3, t.xtInfo())}, nil
+	}
 	if LookupIPSet == nil || len(t.Map.Dirs) > 0 {
 		return nil, ErrNoNative
 	}

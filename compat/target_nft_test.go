@@ -234,3 +234,56 @@ func TestTproxyBound(t *testing.T) {
 		}
 	}
 }
+
+// TestSetMapRefused: the kernel's xt SET refuses --map-set outside the
+// mangle table, and --map-prio/--map-queue in a built-in chain other
+// than FORWARD, OUTPUT and POSTROUTING; the rule then carries the xt
+// target (struct xt_set_info_target_v3, add_set/del_set without an
+// index) so that the kernel refuses it as for iptables-nft. Where the
+// kernel accepts it, --map-set has no native form.
+func TestSetMapRefused(t *testing.T) {
+	u16 := func(v uint16) []byte { return binary.NativeEndian.AppendUint16(nil, v) }
+	info := func(add []byte, mapDim, mapSrc byte, flags, timeout uint32) []byte {
+		b := append(append([]byte{}, add...), u16(0xffff)...)
+		b = append(b, 0, 0)
+		b = append(append(b, u16(0)...), mapDim, mapSrc)
+		return append(append(b, hostU32(flags)...), hostU32(timeout)...)
+	}
+	none := append(u16(0xffff), 0, 0)
+	tests := []struct {
+		table, chain, args string
+		want               []byte // nil: no native form
+	}{
+		{"filter", "INPUT", "-j SET --map-set s src --map-mark", info(none, 1, 1, 1<<8, 0xffffffff)},
+		{"raw", "PREROUTING", "-j SET --add-set a dst,src --exist --timeout 9 --map-set s dst,src --map-prio",
+			info(append(u16(0xffff), 2, 2), 2, 2, 1|1<<9, 9)},
+		{"mangle", "INPUT", "-j SET --map-set s src --map-queue", info(none, 1, 1, 1<<10, 0xffffffff)},
+		{"mangle", "PREROUTING", "-j SET --map-set s src --map-mark --map-prio", info(none, 1, 1, 1<<8|1<<9, 0xffffffff)},
+		{"mangle", "PREROUTING", "-j SET --map-set s src --map-mark", nil},
+		{"mangle", "POSTROUTING", "-j SET --map-set s src --map-prio --map-queue", nil},
+		{"mangle", "U", "-j SET --map-set s src --map-prio", nil}, // the kernel checks at the jump
+	}
+	for _, tc := range tests {
+		cmd, err := Parse(IPv4, append([]string{"-A", tc.chain}, strings.Fields(tc.args)...), ParseOptions{Table: tc.table})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		es, err := cmd.Rules[0].Target.(NftExpresser).NftExprs(&NftContext{Family: IPv4, Rule: cmd.Rules[0], Table: tc.table, Chain: tc.chain})
+		if tc.want == nil {
+			if !errors.Is(err, ErrNoNative) {
+				t.Errorf("%s %s %s: %#v, %v; want no native form", tc.table, tc.chain, tc.args, es, err)
+			}
+			continue
+		}
+		want := []expr.Any{tgXtTarget("SET", 3, tc.want)}
+		if err != nil || len(es) != 1 {
+			t.Errorf("%s %s %s: %#v, %v; want %#v", tc.table, tc.chain, tc.args, es, err, want)
+			continue
+		}
+		a, err1 := expr.Marshal(byte(IPv4), es[0])
+		b, err2 := expr.Marshal(byte(IPv4), want[0])
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s %s %s: %#v; want %#v", tc.table, tc.chain, tc.args, es, want)
+		}
+	}
+}
