@@ -187,6 +187,10 @@ type SetInfo struct {
 	HasTimeout bool
 	Timeout    uint32 // the set's default timeout, seconds
 	Counters   bool
+	// ElemData: elements carry a comment or skbinfo values (kept in
+	// the element's userdata), which an element that a rule adds
+	// cannot have.
+	ElemData bool
 	// List is a list:set: its members are looked up one by one, which
 	// one nftables rule cannot express (see ipset/doc.go).
 	List bool

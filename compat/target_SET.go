@@ -257,10 +257,24 @@ const (
 )
 
 // NftExprs adds the packet's key to the set (--add-set) or deletes it
-// (--del-set) with nft dynset on the same nftables set -m set looks up.
-// --add-set adds a missing element and leaves an existing one alone;
-// with --exist it also refreshes an existing element's timeout
-// (dynset update). The timeout is --timeout, else the set's default.
+// (--del-set) with nft dynset on the same nftables set -m set looks up,
+// as xt SET does (add, then del). The element an add creates has the
+// timeout of --timeout, else the set's default, and counters of one
+// packet of the packet's length, as ipset's packet path starts them
+// (dynset counts the packet in the new element). An add of an element
+// that exists:
+//   - without --exist leaves it alone (ipset refuses the add). dynset
+//     add would count the packet in its counters, so on a set with
+//     counters an inverted lookup skips the add for an existing key.
+//   - with --exist replaces its timeout and starts its counters again
+//     (ipset overwrites the extensions): dynset delete, then add. On a
+//     set whose elements have a comment or skbinfo values, which ipset
+//     keeps and an element added by a rule cannot have, dynset update
+//     refreshes the timeout of an element that has one instead (and
+//     counts the packet in its counters; docs/extensions.md).
+//
+// The guard of the first case ends the rule: when --del-set follows,
+// the two run in a chain bound to the rule, one rule each.
 // Net types (an interval set holds their flattened pieces, which the
 // packet path cannot update: the kernel refuses dynset on rbtree and
 // pipapo sets) and --map-set have no native form. Where the kernel
@@ -273,7 +287,8 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if LookupIPSet == nil || len(t.Map.Dirs) > 0 {
 		return nil, ErrNoNative
 	}
-	var out []expr.Any
+	var parts [][]expr.Any
+	guarded := false
 	for _, op := range []struct {
 		ref SetRef
 		add bool
@@ -298,22 +313,42 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 			continue // ipset does nothing for these (see -m set)
 		}
 		dirs := op.ref.Dirs
-		out = append(out, setKeyExprs(ctx, info, func(i int) bool { return dirs[i] })...)
-		d := &expr.Dynset{SrcRegKey: KernelReg(8), SetName: info.NftName, Operation: dynsetOpDelete}
-		if op.add {
-			d.Operation = dynsetOpAdd
-			if t.Exist && info.HasTimeout {
-				d.Operation = dynsetOpUpdate
-			}
-			if info.HasTimeout {
-				secs := info.Timeout
-				if t.Timeout != tgSetNoTimeout {
-					secs = t.Timeout
-				}
-				d.Timeout = time.Duration(secs) * time.Second
-			}
+		part := setKeyExprs(ctx, info, func(i int) bool { return dirs[i] })
+		dyn := func(op uint32) *expr.Dynset {
+			return &expr.Dynset{SrcRegKey: KernelReg(8), SetName: info.NftName, Operation: op}
 		}
-		out = append(out, d)
+		if !op.add {
+			parts = append(parts, append(part, dyn(dynsetOpDelete)))
+			continue
+		}
+		add := dyn(dynsetOpAdd)
+		if info.HasTimeout {
+			secs := info.Timeout
+			if t.Timeout != tgSetNoTimeout {
+				secs = t.Timeout
+			}
+			add.Timeout = time.Duration(secs) * time.Second
+		}
+		switch {
+		case t.Exist && !info.ElemData && (info.HasTimeout || info.Counters):
+			part = append(part, dyn(dynsetOpDelete), add)
+		case t.Exist && info.HasTimeout:
+			add.Operation = dynsetOpUpdate
+			part = append(part, add)
+		case !t.Exist && info.Counters:
+			part = append(part, &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName, Invert: true}, add)
+			guarded = true
+		default:
+			part = append(part, add)
+		}
+		parts = append(parts, part)
+	}
+	if guarded && len(parts) > 1 {
+		return []expr.Any{&BoundJump{Verdict: &expr.Verdict{Kind: expr.VerdictJump}, Rules: parts}}, nil
+	}
+	var out []expr.Any
+	for _, p := range parts {
+		out = append(out, p...)
 	}
 	return out, nil
 }

@@ -121,16 +121,34 @@ func (e *Engine) references(fam kernel.Family) map[string]int {
 		return refs
 	}
 	for _, r := range rules {
-		for _, x := range r.Exprs {
+		for i, x := range r.Exprs {
+			name := ""
 			switch l := x.(type) {
 			case *expr.Lookup:
-				refs[l.SetName]++
+				name = l.SetName
 			case *expr.Dynset:
-				refs[l.SetName]++
+				name = l.SetName
 			}
+			// -j SET --add-set is one reference in ipset: its guard
+			// (an inverted lookup) or the delete of --exist comes
+			// right before the add on the same set (compat.SetTarget).
+			if name == "" || partOfAdd(r.Exprs[i+1:], name) {
+				continue
+			}
+			refs[name]++
 		}
 	}
 	return refs
+}
+
+// partOfAdd reports whether next starts with a dynset add or update on
+// set name.
+func partOfAdd(next []expr.Any, name string) bool {
+	if len(next) == 0 {
+		return false
+	}
+	d, ok := next[0].(*expr.Dynset)
+	return ok && d.SetName == name && (d.Operation == unix.NFT_DYNSET_OP_ADD || d.Operation == unix.NFT_DYNSET_OP_UPDATE)
 }
 
 // readEntries reads the entries of s from the kernel.

@@ -73,7 +73,7 @@ func init() {
 func setInfo(name string, s *ipset.Set) compat.SetInfo {
 	info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4,
 		Updatable: !s.Type.Net() && !s.Type.List, HasTimeout: s.HasTimeout, Timeout: s.Timeout, Counters: s.Counters,
-		List: s.Type.List}
+		ElemData: s.Comment || s.SkbInfo, List: s.Type.List}
 	if s.Family == ipset.Inet6 {
 		info.Family = compat.IPv6
 	}

@@ -1,0 +1,108 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/nftables/expr"
+)
+
+// TestSetTargetElements: how -j SET --add-set/--del-set change the set,
+// per kind of set: the element an add creates, an existing element left
+// alone without --exist (counters untouched: an inverted lookup skips
+// the add on a set with counters), replaced with --exist (timeout and
+// counters start again: delete, then add) unless its comment or
+// skbinfo must stay (update), and add then del in a bound chain when
+// the add is guarded.
+func TestSetTargetElements(t *testing.T) {
+	sets := map[string]SetInfo{
+		"plain":   {},
+		"tmo":     {HasTimeout: true, Timeout: 100},
+		"cnt":     {Counters: true},
+		"tmocnt":  {HasTimeout: true, Timeout: 100, Counters: true},
+		"tmocmt":  {HasTimeout: true, Timeout: 100, Counters: true, ElemData: true},
+		"cntcmt":  {Counters: true, ElemData: true},
+		"net":     {Updatable: false},
+		"twodims": {Dims: []SetDim{SetDimAddr, SetDimPort}},
+	}
+	LookupIPSet = func(name string) (SetInfo, bool) {
+		info, ok := sets[name]
+		if !ok {
+			return SetInfo{}, false
+		}
+		info.NftName, info.Family = "ipset."+name, IPv4
+		if info.Dims == nil {
+			info.Dims = []SetDim{SetDimAddr}
+		}
+		if name != "net" {
+			info.Updatable = true
+		}
+		return info, true
+	}
+	defer func() { LookupIPSet = nil }()
+	// one rule: its expressions but the key's loads; a bound chain's
+	// rules in braces
+	var show func(es []expr.Any) string
+	show = func(es []expr.Any) string {
+		var w []string
+		for _, e := range es {
+			switch x := e.(type) {
+			case *expr.Lookup:
+				w = append(w, fmt.Sprintf("lookup(%s,inv=%v)", x.SetName, x.Invert))
+			case *expr.Dynset:
+				op := [...]string{"add", "update", "delete"}[x.Operation]
+				w = append(w, fmt.Sprintf("%s(%s,%v)", op, x.SetName, x.Timeout))
+			case *BoundJump:
+				var rs []string
+				for _, r := range x.Rules {
+					rs = append(rs, show(r))
+				}
+				w = append(w, "jump{"+strings.Join(rs, "; ")+"}")
+			case *expr.Payload, *expr.Meta:
+			default:
+				w = append(w, fmt.Sprintf("%T", e))
+			}
+		}
+		return strings.Join(w, " ")
+	}
+	tests := []struct{ args, want string }{
+		{"--add-set plain src", "add(ipset.plain,0s)"},
+		{"--add-set plain src --exist --timeout 5", "add(ipset.plain,0s)"},
+		{"--add-set tmo src", "add(ipset.tmo,1m40s)"},
+		{"--add-set tmo src --timeout 0", "add(ipset.tmo,0s)"},
+		{"--add-set tmo src --exist --timeout 7", "delete(ipset.tmo,0s) add(ipset.tmo,7s)"},
+		{"--add-set cnt src", "lookup(ipset.cnt,inv=true) add(ipset.cnt,0s)"},
+		{"--add-set cnt src --exist", "delete(ipset.cnt,0s) add(ipset.cnt,0s)"},
+		{"--add-set tmocnt src --exist", "delete(ipset.tmocnt,0s) add(ipset.tmocnt,1m40s)"},
+		{"--add-set tmocmt src --exist --timeout 9", "update(ipset.tmocmt,9s)"},
+		{"--add-set tmocmt src", "lookup(ipset.tmocmt,inv=true) add(ipset.tmocmt,1m40s)"},
+		{"--add-set cntcmt src --exist", "add(ipset.cntcmt,0s)"},
+		{"--add-set plain src --del-set tmo dst", "add(ipset.plain,0s) delete(ipset.tmo,0s)"},
+		{"--add-set cnt src --del-set cnt dst", "jump{lookup(ipset.cnt,inv=true) add(ipset.cnt,0s); delete(ipset.cnt,0s)}"},
+		{"--add-set cnt src --del-set twodims src", "lookup(ipset.cnt,inv=true) add(ipset.cnt,0s)"},
+		{"--add-set twodims src --del-set cnt src", "delete(ipset.cnt,0s)"},
+		{"--del-set cnt src", "delete(ipset.cnt,0s)"},
+	}
+	for _, tc := range tests {
+		cmd, err := Parse(IPv4, append([]string{"-A", "INPUT", "-j", "SET"}, strings.Fields(tc.args)...), ParseOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		es, err := cmd.Rules[0].Target.(NftExpresser).NftExprs(&NftContext{Family: IPv4, Rule: cmd.Rules[0], Table: "filter", Chain: "INPUT"})
+		if err != nil {
+			t.Errorf("%s: %v", tc.args, err)
+			continue
+		}
+		if got := show(es); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.args, got, tc.want)
+		}
+	}
+	cmd, err := Parse(IPv4, []string{"-A", "INPUT", "-j", "SET", "--add-set", "net", "src"}, ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es, err := cmd.Rules[0].Target.(NftExpresser).NftExprs(&NftContext{Family: IPv4, Rule: cmd.Rules[0], Table: "filter"}); err == nil {
+		t.Errorf("--add-set on a net type: %s, want no native form", show(es))
+	}
+}
