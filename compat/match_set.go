@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 )
 
 // SetMatch is -m set --match-set NAME DIRS (revision 4). Whether the set
@@ -191,6 +192,14 @@ type SetInfo struct {
 	// the element's userdata), which an element that a rule adds
 	// cannot have.
 	ElemData bool
+	// Netmask: hash:ip and bitmap:ip created with a netmask hold
+	// addresses masked to this many bits (0: none), and ipset masks the
+	// packet's address alike.
+	Netmask int
+	// RangeLo, RangeHi: a bitmap type's range of its first key field
+	// (address or port, big-endian; nil for other types): ipset adds
+	// nothing from a packet outside it.
+	RangeLo, RangeHi []byte
 	// List is a list:set: its members are looked up one by one, which
 	// one nftables rule cannot express (see ipset/doc.go).
 	List bool
@@ -281,7 +290,11 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		// nothing (a limitation, see ipset/doc.go).
 		return []expr.Any{&expr.Verdict{Kind: expr.VerdictBreak}}, nil
 	}
-	out := setKeyExprs(ctx, info, func(i int) bool { return m.Dirs[i] == "src" })
+	var out []expr.Any
+	if !m.Invert {
+		out = portOnlyGuard(info)
+	}
+	out = append(out, setKeyExprs(ctx, info, func(i int) bool { return m.Dirs[i] == "src" })...)
 	if m.ReturnNomatch && info.Nomatch != nil {
 		l := &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.Nomatch.Name, Invert: m.Invert}
 		return append(out, &NomatchLookup{Lookup: l, Set: info.Nomatch}), nil
@@ -310,6 +323,13 @@ func setKeyExprs(ctx *NftContext, info SetInfo, src func(i int) bool) []expr.Any
 				}
 			}
 			out = append(out, &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: KernelReg(reg), Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n})
+			if info.Netmask > 0 && int(n)*8 > info.Netmask {
+				mask := make([]byte, n)
+				for b := 0; b < info.Netmask; b++ {
+					mask[b/8] |= 0x80 >> (b % 8)
+				}
+				out = append(out, &expr.Bitwise{SourceRegister: KernelReg(reg), DestRegister: KernelReg(reg), Len: n, Mask: mask, Xor: make([]byte, n)})
+			}
 			reg += n / 4
 		case SetDimPort, SetDimPortOnly:
 			if d == SetDimPort {
@@ -342,4 +362,33 @@ func setKeyExprs(ctx *NftContext, info SetInfo, src func(i int) bool) []expr.Any
 		}
 	}
 	return out
+}
+
+// portOnlyGuard: bitmap:port takes the port of TCP and UDP packets only
+// (ip_set_get_ip_port); for others ipset neither matches nor adds nor
+// deletes. A lookup of the protocol in a two-element map ends the rule
+// for other protocols. Nil for other types. (For ! --match-set ipset
+// matches such packets: there no guard can say so in the same rule, and
+// the lookup takes the transport header's bytes as the port.)
+func portOnlyGuard(info SetInfo) []expr.Any {
+	if len(info.Dims) != 1 || info.Dims[0] != SetDimPortOnly {
+		return nil
+	}
+	return []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
+		&ValueMap{Lookup: &expr.Lookup{SourceRegister: 1, DestRegister: 1, IsDestRegSet: true}, KeyLen: 1, DataLen: 1,
+			Keys: [][]byte{{unix.IPPROTO_TCP}, {unix.IPPROTO_UDP}}, Values: [][]byte{{1}, {1}}},
+	}
+}
+
+// rangeGuard: the key's first field (in NFT_REG32_00 on) within a
+// bitmap type's range, else the rule ends. Nil for other types.
+func rangeGuard(info SetInfo) []expr.Any {
+	if info.RangeLo == nil {
+		return nil
+	}
+	return []expr.Any{
+		&expr.Cmp{Op: expr.CmpOpGte, Register: KernelReg(8), Data: info.RangeLo},
+		&expr.Cmp{Op: expr.CmpOpLte, Register: KernelReg(8), Data: info.RangeHi},
+	}
 }

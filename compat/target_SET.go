@@ -273,8 +273,11 @@ const (
 //     refreshes the timeout of an element that has one instead (and
 //     counts the packet in its counters; docs/extensions.md).
 //
-// The guard of the first case ends the rule: when --del-set follows,
-// the two run in a chain bound to the rule, one rule each.
+// The guard of the first case ends the rule, as do those of bitmap
+// types (a bitmap:port adds and deletes the ports of TCP and UDP only,
+// a bitmap adds nothing outside its range): when --del-set follows an
+// add that may end the rule, the two run in a chain bound to the rule,
+// one rule each.
 // Net types (an interval set holds their flattened pieces, which the
 // packet path cannot update: the kernel refuses dynset on rbtree and
 // pipapo sets) and --map-set have no native form. Where the kernel
@@ -313,7 +316,13 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 			continue // ipset does nothing for these (see -m set)
 		}
 		dirs := op.ref.Dirs
-		part := setKeyExprs(ctx, info, func(i int) bool { return dirs[i] })
+		// the guards end the rule where ipset does nothing
+		guard := portOnlyGuard(info)
+		part := append(guard, setKeyExprs(ctx, info, func(i int) bool { return dirs[i] })...)
+		if op.add {
+			part = append(part, rangeGuard(info)...)
+			guarded = len(guard) > 0 || info.RangeLo != nil
+		}
 		dyn := func(op uint32) *expr.Dynset {
 			return &expr.Dynset{SrcRegKey: KernelReg(8), SetName: info.NftName, Operation: op}
 		}

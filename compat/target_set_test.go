@@ -25,6 +25,9 @@ func TestSetTargetElements(t *testing.T) {
 		"cntcmt":  {Counters: true, ElemData: true},
 		"net":     {Updatable: false},
 		"twodims": {Dims: []SetDim{SetDimAddr, SetDimPort}},
+		"bmip":    {RangeLo: []byte{198, 18, 0, 100}, RangeHi: []byte{198, 18, 0, 200}},
+		"bmport":  {Dims: []SetDim{SetDimPortOnly}, RangeLo: []byte{0, 1}, RangeHi: []byte{0, 100}, Family: IPv4},
+		"masked":  {Netmask: 24},
 	}
 	LookupIPSet = func(name string) (SetInfo, bool) {
 		info, ok := sets[name]
@@ -59,6 +62,12 @@ func TestSetTargetElements(t *testing.T) {
 					rs = append(rs, show(r))
 				}
 				w = append(w, "jump{"+strings.Join(rs, "; ")+"}")
+			case *expr.Cmp:
+				w = append(w, fmt.Sprintf("cmp%d%v", x.Op, x.Data))
+			case *expr.Bitwise:
+				w = append(w, fmt.Sprintf("mask%v", x.Mask))
+			case *ValueMap:
+				w = append(w, fmt.Sprintf("map%v", x.Keys))
 			case *expr.Payload, *expr.Meta:
 			default:
 				w = append(w, fmt.Sprintf("%T", e))
@@ -83,6 +92,12 @@ func TestSetTargetElements(t *testing.T) {
 		{"--add-set cnt src --del-set twodims src", "lookup(ipset.cnt,inv=true) add(ipset.cnt,0s)"},
 		{"--add-set twodims src --del-set cnt src", "delete(ipset.cnt,0s)"},
 		{"--del-set cnt src", "delete(ipset.cnt,0s)"},
+		{"--add-set bmip src", "cmp5[198 18 0 100] cmp3[198 18 0 200] add(ipset.bmip,0s)"},
+		{"--add-set bmip src --del-set plain src", "jump{cmp5[198 18 0 100] cmp3[198 18 0 200] add(ipset.bmip,0s); delete(ipset.plain,0s)}"},
+		{"--del-set bmip src", "delete(ipset.bmip,0s)"},
+		{"--add-set bmport dst", "map[[6] [17]] cmp5[0 1] cmp3[0 100] add(ipset.bmport,0s)"},
+		{"--add-set plain src --del-set bmport dst", "add(ipset.plain,0s) map[[6] [17]] delete(ipset.bmport,0s)"},
+		{"--add-set masked src", "mask[255 255 255 0] add(ipset.masked,0s)"},
 	}
 	for _, tc := range tests {
 		cmd, err := Parse(IPv4, append([]string{"-A", "INPUT", "-j", "SET"}, strings.Fields(tc.args)...), ParseOptions{})
@@ -104,5 +119,56 @@ func TestSetTargetElements(t *testing.T) {
 	}
 	if es, err := cmd.Rules[0].Target.(NftExpresser).NftExprs(&NftContext{Family: IPv4, Rule: cmd.Rules[0], Table: "filter"}); err == nil {
 		t.Errorf("--add-set on a net type: %s, want no native form", show(es))
+	}
+}
+
+// TestSetMatchKey: -m set masks the address of a set created with a
+// netmask as ipset does, and takes only TCP and UDP packets for
+// bitmap:port (not for ! --match-set, where ipset matches the others).
+func TestSetMatchKey(t *testing.T) {
+	sets := map[string]SetInfo{
+		"masked":  {Dims: []SetDim{SetDimAddr}, Netmask: 24, Family: IPv4},
+		"masked6": {Dims: []SetDim{SetDimAddr}, Netmask: 60, Family: IPv6},
+		"bmport":  {Dims: []SetDim{SetDimPortOnly}, RangeLo: []byte{0, 1}, RangeHi: []byte{0, 100}, Family: IPv4},
+	}
+	LookupIPSet = func(name string) (SetInfo, bool) {
+		info, ok := sets[name]
+		info.NftName = "ipset." + name
+		return info, ok
+	}
+	defer func() { LookupIPSet = nil }()
+	tests := []struct {
+		fam  Family
+		args string
+		want []string // types and masks of the expressions
+	}{
+		{IPv4, "--match-set masked src", []string{"*expr.Payload", "mask ffffff00", "*expr.Lookup"}},
+		{IPv6, "--match-set masked6 dst", []string{"*expr.Payload", "mask fffffffffffffff00000000000000000", "*expr.Lookup"}},
+		{IPv4, "--match-set bmport dst", []string{"*expr.Meta", "map 2", "*expr.Payload", "*expr.Lookup"}},
+		{IPv4, "! --match-set bmport dst", []string{"*expr.Payload", "*expr.Lookup"}},
+	}
+	for _, tc := range tests {
+		cmd, err := Parse(tc.fam, append([]string{"-A", "INPUT", "-m", "set"}, strings.Fields(tc.args)...), ParseOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		es, err := cmd.Rules[0].Matches[0].(NftExpresser).NftExprs(&NftContext{Family: tc.fam, Rule: cmd.Rules[0], Table: "filter", Chain: "INPUT"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		var got []string
+		for _, e := range es {
+			switch x := e.(type) {
+			case *expr.Bitwise:
+				got = append(got, fmt.Sprintf("mask %x", x.Mask))
+			case *ValueMap:
+				got = append(got, fmt.Sprintf("map %d", len(x.Keys)))
+			default:
+				got = append(got, fmt.Sprintf("%T", e))
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: %v, want %v", tc.args, got, tc.want)
+		}
 	}
 }

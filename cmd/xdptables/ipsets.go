@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"strings"
@@ -76,6 +77,14 @@ func setInfo(name string, s *ipset.Set) compat.SetInfo {
 		ElemData: s.Comment || s.SkbInfo, List: s.Type.List}
 	if s.Family == ipset.Inet6 {
 		info.Family = compat.IPv6
+	}
+	info.Netmask = s.Netmask
+	switch {
+	case s.Type.Bitmap && s.Type.Dims[0] == ipset.DimPort:
+		info.RangeLo = binary.BigEndian.AppendUint16(nil, s.PortLo)
+		info.RangeHi = binary.BigEndian.AppendUint16(nil, s.PortHi)
+	case s.Type.Bitmap && s.RangeLo.IsValid() && s.RangeHi.IsValid():
+		info.RangeLo, info.RangeHi = s.RangeLo.AsSlice(), s.RangeHi.AsSlice()
 	}
 	if s.Type.Net() {
 		n := s.NomatchNftSet()
