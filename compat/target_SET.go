@@ -310,7 +310,8 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 			return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot update it from rules yet.", op.ref.Name)
 		}
 		if !info.Updatable {
-			return nil, ErrNoNative
+			// (the message names the set, as the list:set one does)
+			return nil, Errorf(StatusParameter, "Set %s is of a net type: the nftables backend cannot update it from rules (its lookup set is an interval set, which the kernel's dynset refuses).", op.ref.Name)
 		}
 		if info.Family != ctx.Family || len(op.ref.Dirs) < len(info.Dims) {
 			continue // ipset does nothing for these (see -m set)

@@ -114,8 +114,12 @@
 // direction set with one lookup rule per member that sets a mark bit,
 // tested by the calling rule — it needs ruleset/ and translate/ to know
 // the hidden chains) and -j SET on net types (their lookup set is an
-// interval set, which the packet path cannot update); both are refused
-// with a message.
+// interval set: the kernel refuses dynset add/update on rbtree and
+// pipapo sets with EOPNOTSUPP; ipset's packet path adds the address
+// masked to the most specific prefix length the set holds, /32 or /128
+// when it is empty, so -m set would have to match the interval set or
+// a plain set of added keys, an OR that one rule cannot express either);
+// both are refused with a message naming the set.
 //
 // Fields without an nftables equivalent: "Size in memory" is an
 // estimate in ipset's layout; hashsize, bucketsize, initval and forceadd
