@@ -366,8 +366,8 @@ func setKeyExprs(ctx *NftContext, info SetInfo, src func(i int) bool) []expr.Any
 
 // portOnlyGuard: bitmap:port takes the port of TCP and UDP packets only
 // (ip_set_get_ip_port); for others ipset neither matches nor adds nor
-// deletes. A lookup of the protocol in a two-element map ends the rule
-// for other protocols. Nil for other types. (For ! --match-set ipset
+// deletes. A lookup of the protocol in an anonymous set of the two
+// ends the rule for other protocols. Nil for other types. (For ! --match-set ipset
 // matches such packets: there no guard can say so in the same rule, and
 // the lookup takes the transport header's bytes as the port.)
 func portOnlyGuard(info SetInfo) []expr.Any {
@@ -376,8 +376,7 @@ func portOnlyGuard(info SetInfo) []expr.Any {
 	}
 	return []expr.Any{
 		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
-		&ValueMap{Lookup: &expr.Lookup{SourceRegister: 1, DestRegister: 1, IsDestRegSet: true}, KeyLen: 1, DataLen: 1,
-			Keys: [][]byte{{unix.IPPROTO_TCP}, {unix.IPPROTO_UDP}}, Values: [][]byte{{1}, {1}}},
+		&ValueMap{Lookup: &expr.Lookup{SourceRegister: 1}, KeyLen: 1, Keys: [][]byte{{unix.IPPROTO_TCP}, {unix.IPPROTO_UDP}}},
 	}
 }
 

@@ -70,7 +70,8 @@ func KernelReg(r32 uint32) uint32 {
 // fixed table into its destination register: a lookup in a constant
 // anonymous map that is created with the rule and goes away with it
 // (kernel.AnonMap). Keys and Values are the table's entries, KeyLen and
-// DataLen their sizes in bytes.
+// DataLen their sizes in bytes. With DataLen 0 it is an anonymous set
+// (no Values): the lookup tests that the register holds one of Keys.
 type ValueMap struct {
 	*expr.Lookup
 	KeyLen, DataLen uint32

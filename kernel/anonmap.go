@@ -13,7 +13,8 @@ import (
 // NEWSETELEM, under the rule's operation) right before the rule, and the
 // kernel deletes it with the rule. It computes functions of a packet field
 // that no nftables expression computes, such as a TTL decrement that stops
-// at 0.
+// at 0. With no data (data length 0) it is an anonymous set: the lookup
+// only tests that the register holds one of the keys.
 type AnonMap interface {
 	expr.Any
 	// AnonMapDef returns the lookup (source and destination registers; its
@@ -40,11 +41,17 @@ func (b *Batch) anonMap(idx int, fam Family, m AnonMap) *expr.Lookup {
 	off := b.msg(idx, unix.NFT_MSG_NEWSET, unix.NLM_F_CREATE, fam)
 	b.e.str(unix.NFTA_SET_TABLE, TableName)
 	b.e.str(unix.NFTA_SET_NAME, AnonMapName)
-	b.e.u32(unix.NFTA_SET_FLAGS, unix.NFT_SET_ANONYMOUS|unix.NFT_SET_CONSTANT|unix.NFT_SET_MAP)
+	flags := uint32(unix.NFT_SET_ANONYMOUS | unix.NFT_SET_CONSTANT)
+	if dataLen > 0 {
+		flags |= unix.NFT_SET_MAP
+	}
+	b.e.u32(unix.NFTA_SET_FLAGS, flags)
 	b.e.u32(unix.NFTA_SET_KEY_TYPE, nftTypeInteger)
 	b.e.u32(unix.NFTA_SET_KEY_LEN, keyLen)
-	b.e.u32(unix.NFTA_SET_DATA_TYPE, nftTypeInteger)
-	b.e.u32(unix.NFTA_SET_DATA_LEN, dataLen)
+	if dataLen > 0 {
+		b.e.u32(unix.NFTA_SET_DATA_TYPE, nftTypeInteger)
+		b.e.u32(unix.NFTA_SET_DATA_LEN, dataLen)
+	}
 	b.e.u32(unix.NFTA_SET_ID, id)
 	b.done(idx, off)
 	b.took()
@@ -55,17 +62,19 @@ func (b *Batch) anonMap(idx int, fam Family, m AnonMap) *expr.Lookup {
 	b.e.u32(unix.NFTA_SET_ELEM_LIST_SET_ID, id)
 	list := b.e.nest(unix.NFTA_SET_ELEM_LIST_ELEMENTS)
 	for i := range keys {
-		if uint32(len(keys[i])) != keyLen || uint32(len(values[i])) != dataLen {
-			b.e.fail(fmt.Errorf("anonymous map entry %d: %d/%d bytes, want %d/%d", i, len(keys[i]), len(values[i]), keyLen, dataLen))
+		if uint32(len(keys[i])) != keyLen || (dataLen > 0 && (i >= len(values) || uint32(len(values[i])) != dataLen)) {
+			b.e.fail(fmt.Errorf("anonymous map entry %d: key of %d bytes, want %d/%d", i, len(keys[i]), keyLen, dataLen))
 			break
 		}
 		el := b.e.nest(unix.NFTA_LIST_ELEM)
 		k := b.e.nest(unix.NFTA_SET_ELEM_KEY)
 		b.e.bytes(unix.NFTA_DATA_VALUE, keys[i])
 		b.e.endNest(k)
-		d := b.e.nest(unix.NFTA_SET_ELEM_DATA)
-		b.e.bytes(unix.NFTA_DATA_VALUE, values[i])
-		b.e.endNest(d)
+		if dataLen > 0 {
+			d := b.e.nest(unix.NFTA_SET_ELEM_DATA)
+			b.e.bytes(unix.NFTA_DATA_VALUE, values[i])
+			b.e.endNest(d)
+		}
 		b.e.endNest(el)
 	}
 	b.e.endNest(list)

@@ -219,6 +219,18 @@ func (p *printer) expr(e expr.Any) error {
 		if err != nil {
 			return err
 		}
+		if dataLen == 0 { // an anonymous set: membership
+			vals := make([]string, len(keys))
+			for i := range keys {
+				vals[i] = p.value(o, keys[i])
+			}
+			op := ""
+			if l.Invert {
+				op = "!= "
+			}
+			p.emit(fmt.Sprintf("%s %s{ %s }", p.lhs(o, nil), op, strings.Join(vals, ", ")))
+			break
+		}
 		pairs := make([]string, len(keys))
 		for i := range keys {
 			pairs[i] = p.value(o, keys[i]) + " : " + strconv.FormatUint(beUint(values[i]), 10)
@@ -227,7 +239,7 @@ func (p *printer) expr(e expr.Any) error {
 	case *expr.Lookup:
 		var keys []string
 		for _, r := range p.pending {
-			keys = append(keys, p.regs[r].text)
+			keys = append(keys, p.keyText(p.regs[r]))
 		}
 		p.pending = nil
 		if len(keys) == 0 {
@@ -480,6 +492,19 @@ func fibOperand(x *expr.Fib) *operand {
 // prefix of an address shows as the prefix on the right side instead.
 func (p *printer) lhs(o *operand, data []byte) string {
 	if o.mask == nil || p.prefixMask(o) >= 0 {
+		return o.text
+	}
+	s := o.text + " & " + p.value(&operand{kind: o.kind, size: o.size}, o.mask)
+	if !allZero(o.xor) {
+		s += " ^ " + p.value(&operand{kind: o.kind, size: o.size}, o.xor)
+	}
+	return s
+}
+
+// keyText is a lookup key's operand with its mask (the address of a
+// set with a netmask), which lhs leaves to the value for prefixes.
+func (p *printer) keyText(o *operand) string {
+	if o.mask == nil {
 		return o.text
 	}
 	s := o.text + " & " + p.value(&operand{kind: o.kind, size: o.size}, o.mask)

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/nftables/expr"
@@ -93,5 +94,35 @@ func TestNftSyntaxCompat(t *testing.T) {
 	st, _ = NftSyntax(compat.IPv4, []expr.Any{&expr.Meta{Key: expr.MetaKeyIIFNAME, Register: 1}, &expr.Counter{}})
 	if st.Text != "counter" || len(st.Notes) != 1 {
 		t.Fatalf("lone load: %+v", st)
+	}
+}
+
+// TestNftSyntaxSetKeys: a lookup key keeps the netmask of its set (ip
+// saddr & MASK), and bitmap:port's protocol guard, an anonymous set, is
+// printed as a membership test, as nft lists both.
+func TestNftSyntaxSetKeys(t *testing.T) {
+	compat.LookupIPSet = func(name string) (compat.SetInfo, bool) {
+		if name == "ports" {
+			return compat.SetInfo{NftName: "ipset.ports", Family: compat.IPv4, Dims: []compat.SetDim{compat.SetDimPortOnly}}, true
+		}
+		return compat.SetInfo{NftName: "ipset." + name, Family: compat.IPv4, Dims: []compat.SetDim{compat.SetDimAddr}, Netmask: 24}, true
+	}
+	defer func() { compat.LookupIPSet = nil }()
+	for _, c := range []struct{ rule, want string }{
+		{"-A INPUT -m set --match-set masked src -j DROP", "ip saddr & 255.255.255.0 @ipset.masked counter drop"},
+		{"-A INPUT -m set --match-set ports dst -j DROP", "meta l4proto { 6, 17 } th dport @ipset.ports counter drop"},
+	} {
+		cmd, err := compat.Parse(compat.IPv4, strings.Fields(c.rule), compat.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := ExprsIn("filter", "INPUT", cmd.Rules[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := NftSyntax(compat.IPv4, es)
+		if err != nil || st.Text != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.rule, st.Text, err, c.want)
+		}
 	}
 }
