@@ -30,6 +30,10 @@ type SetRef struct {
 
 const tgSetNoTimeout = 0xffffffff
 
+// ipsetMaxTimeout is IPSET_MAX_TIMEOUT, (UINT_MAX >> 1) / MSEC_PER_SEC
+// seconds: xt SET lowers a larger --timeout to it.
+const ipsetMaxTimeout = 2147483
+
 const (
 	tgSetOptAdd = iota
 	tgSetOptDel
@@ -335,7 +339,8 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		if info.HasTimeout {
 			secs := info.Timeout
 			if t.Timeout != tgSetNoTimeout {
-				secs = t.Timeout
+				// xt SET caps it to what fits in jiffies
+				secs = min(t.Timeout, ipsetMaxTimeout)
 			}
 			add.Timeout = time.Duration(secs) * time.Second
 		}

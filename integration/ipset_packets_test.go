@@ -174,6 +174,7 @@ func TestIpsetSetTargetElements(t *testing.T) {
 		"create brange bitmap:ip range 198.18.0.100-198.18.0.200",
 		"create bports bitmap:port range 1-54", "create bicmp bitmap:port range 0-3000",
 		"create hmask hash:ip netmask 24",
+		"create capped hash:ip timeout 100",
 	}
 	rules := []string{
 		"-p udp -j SET --add-set keep src",
@@ -187,6 +188,7 @@ func TestIpsetSetTargetElements(t *testing.T) {
 		"-j SET --add-set bports dst",                    // 53 and 54 (55 is out of range)
 		"-j SET --add-set bicmp src --del-set hmask src", // no port of ICMP; the del runs
 		"-j SET --add-set hmask src",                     // 198.18.0.0
+		"-j SET --add-set capped src --timeout 3000000",  // lowered to 2147483
 	}
 	saved := map[string][]string{}
 	for _, label := range []string{"ref", "ours"} {
