@@ -69,6 +69,11 @@ func (m *SetMatch) Name() string { return "set" }
 func (m *SetMatch) Parse(p *OptArg) error {
 	switch id := p.Def.ID; id {
 	case setOptMatchSet, setOptSet:
+		if id == setOptSet {
+			// libxt_set warns as it reads the old spelling, then
+			// handles it as --match-set
+			p.Warn("--set option deprecated, please use --match-set\n")
+		}
 		if m.SetName != "" {
 			return Paramf("--match-set can be specified only once")
 		}

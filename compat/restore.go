@@ -291,8 +291,38 @@ func parseRestoreRule(line string, n int, table string, o RestoreOptions) (*Comm
 	if o.Counters && pcnt != "" {
 		args = append(args, "--set-counters", pcnt, bcnt)
 	}
+	if err := checkRestoreArgs(words, len(args)); err != nil {
+		return nil, err
+	}
 	args = append(args, words...)
 	return Parse(o.Family, args, ParseOptions{Restore: true, Prog: o.Prog, Table: table, Warn: o.Warn, Resolve: o.Resolve, LookupSets: o.LookupSets})
+}
+
+// iptables-restore builds each line into an argument vector of at most
+// restoreMaxArgs entries (the program name, "-t TABLE", "-c P B" when
+// counters are applied, then the words of the line) and each word in a
+// buffer of restoreMaxParam bytes; a longer line or word is a parameter
+// problem before any option is looked at.
+const (
+	restoreMaxArgs  = 254
+	restoreMaxParam = 1024
+)
+
+// checkRestoreArgs refuses a line as iptables-restore does when its words
+// do not fit: extra is the number of arguments restore adds in front of
+// them besides the program name and "-t TABLE" (3 for applied counters).
+// The words are checked in order, each for its length first, so the first
+// problem on the line is the one reported.
+func checkRestoreArgs(words []string, extra int) error {
+	for i, w := range words {
+		if len(w) >= restoreMaxParam {
+			return Paramf("Parameter too long!")
+		}
+		if 3+extra+i+1 > restoreMaxArgs {
+			return Paramf("Parser cannot handle more arguments")
+		}
+	}
+	return nil
 }
 
 // RestoreWords splits a rule line as iptables-restore does: blanks

@@ -225,9 +225,12 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 		return nil, false // counters and skbinfo values: the general path keeps them
 	}
 	at := bulkAttr{timeout: tmpl.Timeout, nomatch: tmpl.Nomatch}
-	if s.Comment && tmpl.Comment != "" {
-		at.cOff, at.cLen = uint32(len(b.texts)), uint8(len(tmpl.Comment))
-		b.texts = append(b.texts, tmpl.Comment...)
+	if c := tmpl.Comment; s.Comment && c != "" {
+		if len(c) > maxElemComment {
+			c = c[:maxElemComment] // as Set.attrs cuts it: the kernel's limit
+		}
+		at.cOff, at.cLen = uint32(len(b.texts)), uint8(len(c))
+		b.texts = append(b.texts, c...)
 	}
 	for _, e := range elems {
 		var kok bool

@@ -13,6 +13,10 @@
 // or `table ip xdptables` respectively, so that every iptables table can
 // look it up.
 //
+// NAME below is the ipset name with '%' written as "\p" and '\' as "\\"
+// (NftNamePart): the kernel fills a '%' of a new nftables set name in
+// with a number.
+//
 //   - "ipset.NAME" is the set rules look up (`-m set --match-set NAME`).
 //     Its key is the concatenation of the dimensions: ipv4_addr/ipv6_addr
 //     for ip and net, inet_proto . inet_service for a port (inet_service

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 // Helpers for setengine's targeted commands: they work on one set's
@@ -20,7 +21,14 @@ import (
 const NomatchPrefix = "ipset-nomatch."
 
 // NomatchSetName is the nomatch set of set name.
-func NomatchSetName(name string) string { return NomatchPrefix + name }
+func NomatchSetName(name string) string { return NomatchPrefix + NftNamePart(name) }
+
+// NomatchSetOf is the ipset name whose nomatch set nftables set nftName
+// is, and whether it is one.
+func NomatchSetOf(nftName string) (string, bool) {
+	part, ok := strings.CutPrefix(nftName, NomatchPrefix)
+	return nameFromNftPart(part), ok
+}
 
 // HasNomatch reports whether any entry of s is a nomatch entry.
 func (s *Set) HasNomatch() bool {

@@ -21,12 +21,62 @@ const (
 	commentPrefix = "ipset "
 )
 
+// NftNamePart is set name as it is written in the names of its nftables
+// sets. An ipset name may hold any character, but the kernel takes a '%'
+// in the name of a new nftables set as the place of a number it picks
+// itself ("x%dy" is created as "x0y", another '%' is refused with EINVAL),
+// as it does for anonymous sets: a '%' is written as "\p", and so that
+// names read back stay unambiguous, a backslash as "\\". Other names are
+// written as they are.
+func NftNamePart(name string) string {
+	if !strings.ContainsAny(name, "%\\") {
+		return name
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; c {
+		case '%':
+			b.WriteString("\\p")
+		case '\\':
+			b.WriteString("\\\\")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// nameFromNftPart is the set name NftNamePart wrote as part.
+func nameFromNftPart(part string) string {
+	if !strings.Contains(part, "\\") {
+		return part
+	}
+	var b strings.Builder
+	for i := 0; i < len(part); i++ {
+		c := part[i]
+		if c == '\\' && i+1 < len(part) {
+			switch part[i+1] {
+			case 'p':
+				b.WriteByte('%')
+				i++
+				continue
+			case '\\':
+				b.WriteByte('\\')
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 // LookupSetName is the nftables set a rule matching set name looks up.
-func LookupSetName(name string) string { return LookupPrefix + name }
+func LookupSetName(name string) string { return LookupPrefix + NftNamePart(name) }
 
 // EntriesSetName is the nftables set that keeps the entries of a net type
 // stored in one set (Shards 0).
-func EntriesSetName(name string) string { return EntriesPrefix + name }
+func EntriesSetName(name string) string { return EntriesPrefix + NftNamePart(name) }
 
 // Sharded entries: the entries of a net type with a large maxelem are
 // kept in Shards sets, an entry's set chosen by a hash of its key, so
@@ -42,12 +92,14 @@ const (
 // ShardSetName is the nftables set that keeps shard i of the entries of
 // set name. (An index follows the last dot: the names of two sets never
 // collide.)
-func ShardSetName(name string, i int) string { return ShardPrefix + name + "." + strconv.Itoa(i) }
+func ShardSetName(name string, i int) string {
+	return ShardPrefix + NftNamePart(name) + "." + strconv.Itoa(i)
+}
 
 // CountSetName is the set whose one element counts the entries of a
 // sharded set: the kernel's size limit holds per nftables set, so that
 // maxelem is checked against this count instead.
-func CountSetName(name string) string { return CountPrefix + name }
+func CountSetName(name string) string { return CountPrefix + NftNamePart(name) }
 
 // shardsWord introduces the shard count in the stored header.
 const shardsWord = "shards"
@@ -110,7 +162,7 @@ func (s *Set) EntriesSetOf(key []byte) string {
 
 // ShardIndex returns the shard that nftables set name is of s.
 func (s *Set) ShardIndex(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, ShardPrefix+s.Name+".")
+	rest, ok := strings.CutPrefix(name, ShardPrefix+NftNamePart(s.Name)+".")
 	if !ok || !s.Sharded() {
 		return 0, false
 	}
@@ -233,11 +285,12 @@ const slotWord = "slot"
 // ParseHeader rebuilds a set (without entries) from a lookup set's name
 // and comment. ok is false for sets that are not ours.
 func ParseHeader(nftName, comment string) (*Set, bool) {
-	name, ok := strings.CutPrefix(nftName, LookupPrefix)
+	part, ok := strings.CutPrefix(nftName, LookupPrefix)
 	rest, ok2 := strings.CutPrefix(comment, commentPrefix)
 	if !ok || !ok2 {
 		return nil, false
 	}
+	name := nameFromNftPart(part)
 	f := strings.Fields(rest)
 	if len(f) == 0 {
 		return nil, false

@@ -525,7 +525,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 					return syntaxf("\" character is not permitted in comments")
 				}
 				if len(a) > 255 {
-					a = a[:255]
+					return syntaxf("Comment is longer than the maximum allowed %d characters", 255)
 				}
 				en.Comment = a
 			}

@@ -84,7 +84,7 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 			refs = e.references(fam)
 		}
 		for _, info := range infos {
-			if n, ok := strings.CutPrefix(info.Name, ipset.NomatchPrefix); ok && o.nomatch != nil {
+			if n, ok := ipset.NomatchSetOf(info.Name); ok && o.nomatch != nil {
 				o.nomatch[n] = true
 			}
 			s, ok := ipset.ParseHeader(info.Name, info.Comment)
