@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +29,7 @@ import (
 
 const moreCache = "/var/cache/xdptables-test/moreclients"
 
-var morePackages = []string{"arno-iptables-firewall"}
+var morePackages = []string{"arno-iptables-firewall", "containernetworking-plugins"}
 
 // moreStep is a step of a client run on both sides: a shell script run
 // in the side's namespaces after the test's prologue.
@@ -35,13 +37,20 @@ type moreStep struct {
 	name, script string
 	// before, when not nil, changes the side's files first
 	before func(s *dmSide) error
+	// stdin, when not nil, gives the step's standard input
+	stdin func(s *dmSide) string
+	// after, when not nil, sees the step's result
+	after func(s *dmSide, r netns.Result)
 }
 
 // runMoreSteps runs steps on both sides, side by side, each after
 // prologue(side) in the same shell, and compares them. The reference's
 // outputs and states together must hold each of want, so that a client
 // that fails the same way on both sides does not pass unnoticed.
-func runMoreSteps(t *testing.T, sides [2]*dmSide, withSets bool, limit time.Duration, prologue func(s *dmSide) string, steps []moreStep, want ...string) {
+//
+// norm, when not nil, removes from a side's outputs and calls what
+// differs from run to run besides what dmNorm removes.
+func runMoreSteps(t *testing.T, sides [2]*dmSide, withSets bool, limit time.Duration, prologue func(s *dmSide) string, norm func(s *dmSide, text string) string, steps []moreStep, want ...string) {
 	t.Helper()
 	var got [2][]dmStep
 	var wg sync.WaitGroup
@@ -56,10 +65,24 @@ func runMoreSteps(t *testing.T, sides [2]*dmSide, withSets bool, limit time.Dura
 						return
 					}
 				}
+				stdin := ""
+				if st.stdin != nil {
+					stdin = st.stdin(s)
+				}
 				start := time.Now()
-				r := s.shFor(limit, "", prologue(s)+st.script)
+				r := s.shFor(limit, stdin, prologue(s)+st.script)
 				t.Logf("%s: step %q took %.1fs", s.name, st.name, time.Since(start).Seconds())
-				got[i] = append(got[i], dmStep{name: st.name, result: r, calls: s.takeTrace(), state: s.state(withSets)})
+				if st.after != nil {
+					st.after(s, r)
+				}
+				calls := s.takeTrace()
+				if norm != nil {
+					r.Stdout, r.Stderr = norm(s, r.Stdout), norm(s, r.Stderr)
+					for j := range calls {
+						calls[j] = norm(s, calls[j])
+					}
+				}
+				got[i] = append(got[i], dmStep{name: st.name, result: r, calls: calls, state: s.state(withSets)})
 			}
 		}()
 	}
@@ -198,8 +221,117 @@ AIF=%[2]s/usr/sbin/arno-iptables-firewall
 		{name: "stop-block", script: "$AIF stop-block"},
 		{name: "stop", script: "$AIF stop"},
 	}
-	runMoreSteps(t, sides, true, 150*time.Second, prologue, steps,
+	runMoreSteps(t, sides, true, 150*time.Second, prologue, nil, steps,
 		"IPv4/IPv6 mixed mode selected", "-A HOST_BLOCK_SRC -s 2001:db8:66::/48 -j HOST_BLOCK_SRC_DROP",
 		"-A PREROUTING -i aext -p tcp -m tcp --dport 8080 -j DNAT --to-destination 198.18.10.5:80",
 		"add dropv6 2001:db8:bad::/48", "All firewall rules applied.", "FIREWALL DISABLED & BLOCKING ALL INTERNET TRAFFIC!")
 }
+
+// cniSide is what the CNI test keeps of a side: its containers'
+// namespaces and the results of their last ADD, by container.
+type cniSide struct {
+	ctr    map[string]*netns.NS
+	result map[string]json.RawMessage
+}
+
+// TestRealCNIPlugins runs the reference CNI plugins 1.1.1 (Debian's
+// containernetworking-plugins, Go, github.com/coreos/go-iptables) the
+// way a runtime runs a network configuration list: bridge (with ipMasq,
+// IPv4 and IPv6, host-local addresses), then portmap (ports published
+// with SNAT for hairpin traffic, on all addresses and on one) and
+// firewall (its iptables backend), each with the previous plugin's
+// result. Two containers are added, checked (CHECK compares the rules
+// with the result) and deleted in reverse order, as the runtimes do;
+// the containers' namespaces are the test's own.
+func TestRealCNIPlugins(t *testing.T) {
+	netns.RequireRoot(t)
+	root := debsRoot(t, moreCache, morePackages)
+	sides := newDMSides(t, "cni")
+	state := map[*dmSide]*cniSide{}
+	for _, s := range sides {
+		c := &cniSide{ctr: map[string]*netns.NS{}, result: map[string]json.RawMessage{}}
+		for _, id := range []string{"ctr1", "ctr2"} {
+			c.ctr[id] = netns.New(t, "cni-"+id+"-"+s.name)
+		}
+		state[s] = c
+	}
+	plugins := filepath.Join(root, "usr/lib/cni")
+	ports := map[string]string{
+		"ctr1": `[{"hostPort":8080,"containerPort":80,"protocol":"tcp"},{"hostPort":5353,"containerPort":53,"protocol":"udp","hostIP":"198.18.20.1"},{"hostPort":8443,"containerPort":443,"protocol":"tcp","hostIP":"2001:db8:20::1"}]`,
+		"ctr2": `[{"hostPort":9090,"containerPort":90,"protocol":"tcp"},{"hostPort":9091,"containerPort":91,"protocol":"sctp"}]`,
+	}
+	// conf is the plugin's configuration in the list, with the result
+	// of the plugin before it
+	conf := func(s *dmSide, plugin, id string, prev bool) string {
+		var c string
+		switch plugin {
+		case "bridge":
+			c = fmt.Sprintf(`"type":"bridge","bridge":"xcni0","isGateway":true,"ipMasq":true,"hairpinMode":true,
+"ipam":{"type":"host-local","dataDir":%q,"ranges":[[{"subnet":"198.18.20.0/24"}],[{"subnet":"2001:db8:20::/64"}]],"routes":[{"dst":"0.0.0.0/0"},{"dst":"::/0"}]}`,
+				filepath.Join(s.dir, "ipam"))
+		case "portmap":
+			c = `"type":"portmap","snat":true,"capabilities":{"portMappings":true},"runtimeConfig":{"portMappings":` + ports[id] + `}`
+		case "firewall":
+			c = `"type":"firewall","backend":"iptables"`
+		}
+		if r := state[s].result[id]; prev && r != nil {
+			c += `,"prevResult":` + string(r)
+		}
+		return `{"cniVersion":"1.0.0","name":"xdptnet",` + c + "}"
+	}
+	// run is a step running plugin with command for container id;
+	// ADD keeps the result for the next plugin
+	run := func(command, plugin, id string) moreStep {
+		return moreStep{
+			name: command + " " + plugin + " " + id,
+			stdin: func(s *dmSide) string {
+				// the first plugin of an ADD has no previous result
+				return conf(s, plugin, id, command != "ADD" || plugin != "bridge")
+			},
+			script: fmt.Sprintf("CNI_COMMAND=%s CNI_CONTAINERID=%s CNI_IFNAME=eth0 CNI_PATH=%s CNI_NETNS=/run/netns/$CTR_%s %s/%s",
+				command, id, plugins, id, plugins, plugin),
+			after: func(s *dmSide, r netns.Result) {
+				if command == "ADD" && r.RC == 0 {
+					state[s].result[id] = json.RawMessage(strings.TrimSpace(r.Stdout))
+				}
+			},
+		}
+	}
+	var steps []moreStep
+	for _, id := range []string{"ctr1", "ctr2"} {
+		for _, p := range []string{"bridge", "portmap", "firewall"} {
+			steps = append(steps, run("ADD", p, id))
+		}
+	}
+	for _, p := range []string{"bridge", "portmap", "firewall"} {
+		steps = append(steps, run("CHECK", p, "ctr1"))
+	}
+	// an administrator's rule in the firewall plugin's own chain
+	steps = append(steps, moreStep{name: "a rule in CNI-ADMIN", script: "iptables -A CNI-ADMIN -s 198.51.100.0/24 -j DROP"})
+	for _, id := range []string{"ctr1", "ctr2"} {
+		for _, p := range []string{"firewall", "portmap", "bridge"} {
+			steps = append(steps, run("DEL", p, id))
+		}
+	}
+	// DEL again: a runtime retries, and the plugins must not fail
+	steps = append(steps, run("DEL", "portmap", "ctr1"), run("DEL", "bridge", "ctr1"))
+	prologue := func(s *dmSide) string {
+		return fmt.Sprintf("CTR_ctr1=%s\nCTR_ctr2=%s\n", state[s].ctr["ctr1"].Name, state[s].ctr["ctr2"].Name)
+	}
+	runMoreSteps(t, sides, false, 60*time.Second, prologue, func(s *dmSide, text string) string {
+		for id, ns := range state[s].ctr {
+			text = strings.ReplaceAll(text, ns.Name, "NETNS-"+id)
+		}
+		text = cniMAC.ReplaceAllString(text, "MAC")
+		return cniVeth.ReplaceAllString(text, "vethX")
+	}, steps,
+		"-A POSTROUTING -s 198.18.20.2/32 -m comment --comment \"name: \\\"xdptnet\\\" id: \\\"ctr1\\\"\" -j CNI-",
+		"-A CNI-HOSTPORT-DNAT -p tcp -m comment --comment \"dnat name: \\\"xdptnet\\\" id: \\\"ctr1\\\"\" -m multiport --dports 8080,8443 -j CNI-DN-",
+		"-A CNI-FORWARD -d 2001:db8:20::2/128 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+		"-A CNI-DN-", "-p sctp -m sctp --dport 9091 -j DNAT --to-destination 198.18.20.3:91")
+}
+
+var (
+	cniMAC  = regexp.MustCompile(`\b[0-9a-f]{2}(:[0-9a-f]{2}){5}\b`)
+	cniVeth = regexp.MustCompile(`\bveth[0-9a-f]{8}\b`)
+)
