@@ -29,7 +29,7 @@ import (
 
 const moreCache = "/var/cache/xdptables-test/moreclients"
 
-var morePackages = []string{"arno-iptables-firewall", "containernetworking-plugins"}
+var morePackages = []string{"arno-iptables-firewall", "containernetworking-plugins", "netavark", "lxc", "wireguard-tools"}
 
 // moreStep is a step of a client run on both sides: a shell script run
 // in the side's namespaces after the test's prologue.
@@ -335,3 +335,73 @@ var (
 	cniMAC  = regexp.MustCompile(`\b[0-9a-f]{2}(:[0-9a-f]{2}){5}\b`)
 	cniVeth = regexp.MustCompile(`\bveth[0-9a-f]{8}\b`)
 )
+
+// TestRealNetavark runs netavark 1.4 (Podman's network backend, Rust,
+// which runs iptables and ip6tables through the iptables crate) with its
+// iptables firewall driver: setup of containers on a dual-stack bridge
+// network with published ports (single, on one address, a range, UDP),
+// on an internal network (netavark 1.4 writes no rules for it) and with
+// one port; then teardown, in the containers' namespaces of the test's
+// own.
+func TestRealNetavark(t *testing.T) {
+	netns.RequireRoot(t)
+	root := debsRoot(t, moreCache, morePackages)
+	sides := newDMSides(t, "netavark")
+	ctrs := []string{"c1", "c2", "c3"}
+	ctrNS := map[*dmSide]map[string]*netns.NS{}
+	for _, s := range sides {
+		ctrNS[s] = map[string]*netns.NS{}
+		for _, c := range ctrs {
+			ctrNS[s][c] = netns.New(t, "nv-"+c+"-"+s.name)
+		}
+	}
+	nets := map[string]string{
+		"podman": `{"name":"podman","id":"` + strings.Repeat("a1", 32) + `","driver":"bridge","network_interface":"xnv0","ipv6_enabled":true,"internal":false,"dns_enabled":false,
+"subnets":[{"subnet":"198.18.30.0/24","gateway":"198.18.30.1"},{"subnet":"2001:db8:30::/64","gateway":"2001:db8:30::1"}]}`,
+		"inside": `{"name":"inside","id":"` + strings.Repeat("b2", 32) + `","driver":"bridge","network_interface":"xnv1","ipv6_enabled":false,"internal":true,"dns_enabled":false,
+"subnets":[{"subnet":"198.18.31.0/24","gateway":"198.18.31.1"}]}`,
+	}
+	type ctr struct{ net, ips, ports string }
+	spec := map[string]ctr{
+		"c1": {"podman", `["198.18.30.2","2001:db8:30::2"]`, `[{"host_ip":"","container_port":80,"host_port":8080,"range":1,"protocol":"tcp"},
+{"host_ip":"198.18.30.1","container_port":53,"host_port":5353,"range":1,"protocol":"udp"},
+{"host_ip":"","container_port":9000,"host_port":19000,"range":1,"protocol":"tcp"},
+{"host_ip":"2001:db8:30::1","container_port":443,"host_port":8443,"range":1,"protocol":"tcp"}]`},
+		"c2": {"inside", `["198.18.31.2"]`, `[]`},
+		"c3": {"podman", `["198.18.30.3","2001:db8:30::3"]`, `[{"host_ip":"","container_port":22,"host_port":2222,"range":1,"protocol":"tcp"}]`},
+	}
+	opts := func(c string) string {
+		sp := spec[c]
+		return fmt.Sprintf(`{"container_id":%q,"container_name":%q,"networks":{%q:{"interface_name":"eth0","static_ips":%s}},"network_info":{%q:%s},"port_mappings":%s}`,
+			strings.Repeat(c, 32), c, sp.net, sp.ips, sp.net, nets[sp.net], sp.ports)
+	}
+	bin := filepath.Join(root, "usr/lib/podman/netavark")
+	step := func(cmd, c string) moreStep {
+		return moreStep{name: cmd + " " + c, stdin: func(*dmSide) string { return opts(c) },
+			script: fmt.Sprintf("NETAVARK_FW=iptables %s --config $D/netavark %s /run/netns/$CTR_%s", bin, cmd, c)}
+	}
+	steps := []moreStep{
+		step("setup", "c1"), step("setup", "c2"), step("setup", "c3"),
+		{name: "the rules after setup, listed", script: "iptables -t nat -S && iptables -S && ip6tables -t nat -S"},
+		step("teardown", "c1"), step("teardown", "c3"), step("teardown", "c2"),
+		// a second teardown finds nothing of its own
+		step("teardown", "c1"),
+	}
+	prologue := func(s *dmSide) string {
+		p := "D=" + s.dir + "\nmkdir -p $D/netavark\n"
+		for _, c := range ctrs {
+			p += fmt.Sprintf("CTR_%s=%s\n", c, ctrNS[s][c].Name)
+		}
+		return p
+	}
+	runMoreSteps(t, sides, false, 60*time.Second, prologue, func(s *dmSide, text string) string {
+		for c, ns := range ctrNS[s] {
+			text = strings.ReplaceAll(text, ns.Name, "NETNS-"+c)
+		}
+		text = cniMAC.ReplaceAllString(text, "MAC")
+		return cniVeth.ReplaceAllString(text, "vethX")
+	}, steps,
+		"-A NETAVARK-DN-1D8721804F16F -d 198.18.30.1/32 -p udp -m udp --dport 5353 -j DNAT --to-destination 198.18.30.2:53",
+		"-A NETAVARK-DN-1D8721804F16F -d 2001:db8:30::1/128 -p tcp -m tcp --dport 8443 -j DNAT --to-destination [2001:db8:30::2]:443",
+		"-A NETAVARK-HOSTPORT-MASQ -m comment --comment \"netavark portfw masq mark\" -m mark --mark 0x2000/0x2000 -j MASQUERADE")
+}
