@@ -532,10 +532,14 @@ mount -t tmpfs tmpfs /run/containerd
 set +e
 `
 
-// dmRunMountpoints makes the mount points of dmDockerMounts when the host
-// has none, and removes them after the test.
-func dmRunMountpoints(t *testing.T) {
-	for _, d := range []string{"/run/docker", "/run/containerd"} {
+// dmRunMountpoints makes the mount points dirs (by default those of
+// dmDockerMounts) when the host has none, and removes them after the
+// test.
+func dmRunMountpoints(t *testing.T, dirs ...string) {
+	if len(dirs) == 0 {
+		dirs = []string{"/run/docker", "/run/containerd"}
+	}
+	for _, d := range dirs {
 		if _, err := os.Stat(d); err == nil {
 			continue
 		}

@@ -405,3 +405,64 @@ func TestRealNetavark(t *testing.T) {
 		"-A NETAVARK-DN-1D8721804F16F -d 2001:db8:30::1/128 -p tcp -m tcp --dport 8443 -j DNAT --to-destination [2001:db8:30::2]:443",
 		"-A NETAVARK-HOSTPORT-MASQ -m comment --comment \"netavark portfw masq mark\" -m mark --mark 0x2000/0x2000 -j MASQUERADE")
 }
+
+// TestRealLXCNet runs lxc-net (LXC 5.0's bridge script, sh) with
+// LXC_USE_NFT=false, so that it calls iptables and ip6tables: start
+// (bridge, DHCP and DNS ports open, forwarding, masquerade, the DHCP
+// checksum fix), a second start that finds it running, restart, stop,
+// a stop that finds it stopped; then with IPv6 and its NAT. dnsmasq is
+// a stub that does nothing: the test is about the firewall.
+func TestRealLXCNet(t *testing.T) {
+	netns.RequireRoot(t)
+	root := debsRoot(t, moreCache, morePackages)
+	sides := newDMSides(t, "lxcnet")
+	dmRunMountpoints(t, "/run/lxc")
+	defaults := `# lxc-net's settings in the test (the package's file has the first)
+USE_LXC_BRIDGE="true"
+LXC_BRIDGE="xlxcbr0"
+LXC_ADDR="198.18.40.1"
+LXC_NETMASK="255.255.255.0"
+LXC_NETWORK="198.18.40.0/24"
+LXC_DHCP_RANGE="198.18.40.2,198.18.40.254"
+LXC_USE_NFT="false"
+`
+	for _, s := range sides {
+		// the package's /etc/default/lxc (which reads lxc-net) and ours
+		def, err := os.ReadFile(filepath.Join(root, "etc/default/lxc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeFiles(filepath.Join(s.dir, "etc-up/default"), 0o644, map[string]string{"lxc": string(def), "lxc-net": defaults}); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeFiles(s.wrap, 0o755, map[string]string{"dnsmasq": "#!/bin/sh\nexit 0\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// the namespace's own /sys/class/net, and /run/lxc (where lxc-net
+	// notes that it runs) of the side's own
+	prologue := func(s *dmSide) string {
+		return fmt.Sprintf(`D=%s
+mkdir -p $D/runlxc && mount -t sysfs sysfs /sys && mount --bind $D/runlxc /run/lxc || exit 99
+NET=%s
+`, s.dir, filepath.Join(root, "usr/libexec/lxc/lxc-net"))
+	}
+	v6 := func(s *dmSide) error {
+		return writeFiles(filepath.Join(s.dir, "etc-up/default"), 0o644, map[string]string{"lxc-net": defaults +
+			"LXC_IPV6_ADDR=\"2001:db8:40::1\"\nLXC_IPV6_MASK=\"64\"\nLXC_IPV6_NETWORK=\"2001:db8:40::/64\"\nLXC_IPV6_NAT=\"true\"\n"})
+	}
+	steps := []moreStep{
+		{name: "start", script: "$NET start"},
+		{name: "start again", script: "$NET start"},
+		{name: "restart", script: "$NET restart"},
+		{name: "stop", script: "$NET stop"},
+		{name: "stop again", script: "$NET stop"},
+		{name: "start with IPv6 NAT", before: v6, script: "$NET start"},
+		{name: "stop with IPv6 NAT", script: "$NET stop"},
+	}
+	runMoreSteps(t, sides, false, 60*time.Second, prologue, nil, steps,
+		"-A POSTROUTING -o xlxcbr0 -p udp -m udp --dport 68 -j CHECKSUM --checksum-fill",
+		"-A POSTROUTING -s 198.18.40.0/24 ! -d 198.18.40.0/24 -j MASQUERADE",
+		"-A POSTROUTING -s 2001:db8:40::/64 ! -d 2001:db8:40::/64 -j MASQUERADE",
+		"lxc-net is already running", "lxc-net isn't running")
+}
