@@ -349,7 +349,7 @@ var (
 // network with published ports (single, on one address, a range, UDP),
 // on an internal network (netavark 1.4 writes no rules for it) and with
 // one port; then teardown, in the containers' namespaces of the test's
-// own.
+// own. A port range is a DNAT shifted port map (ADDR:MIN-MAX/BASE).
 func TestRealNetavark(t *testing.T) {
 	netns.RequireRoot(t)
 	root := debsRoot(t, moreCache, morePackages)
@@ -372,7 +372,7 @@ func TestRealNetavark(t *testing.T) {
 	spec := map[string]ctr{
 		"c1": {"podman", `["198.18.30.2","2001:db8:30::2"]`, `[{"host_ip":"","container_port":80,"host_port":8080,"range":1,"protocol":"tcp"},
 {"host_ip":"198.18.30.1","container_port":53,"host_port":5353,"range":1,"protocol":"udp"},
-{"host_ip":"","container_port":9000,"host_port":19000,"range":1,"protocol":"tcp"},
+{"host_ip":"","container_port":9000,"host_port":19000,"range":3,"protocol":"tcp"},
 {"host_ip":"2001:db8:30::1","container_port":443,"host_port":8443,"range":1,"protocol":"tcp"}]`},
 		"c2": {"inside", `["198.18.31.2"]`, `[]`},
 		"c3": {"podman", `["198.18.30.3","2001:db8:30::3"]`, `[{"host_ip":"","container_port":22,"host_port":2222,"range":1,"protocol":"tcp"}]`},
@@ -409,6 +409,7 @@ func TestRealNetavark(t *testing.T) {
 		return cniVeth.ReplaceAllString(text, "vethX")
 	}, steps,
 		"-A NETAVARK-DN-1D8721804F16F -d 198.18.30.1/32 -p udp -m udp --dport 5353 -j DNAT --to-destination 198.18.30.2:53",
+		"-A NETAVARK-DN-1D8721804F16F -p tcp -m tcp --dport 19000:19002 -j DNAT --to-destination 198.18.30.2:9000-9002/19000",
 		"-A NETAVARK-DN-1D8721804F16F -d 2001:db8:30::1/128 -p tcp -m tcp --dport 8443 -j DNAT --to-destination [2001:db8:30::2]:443",
 		"-A NETAVARK-HOSTPORT-MASQ -m comment --comment \"netavark portfw masq mark\" -m mark --mark 0x2000/0x2000 -j MASQUERADE")
 }
