@@ -246,7 +246,8 @@ type cniSide struct {
 // way a runtime runs a network configuration list: bridge (with ipMasq,
 // IPv4 and IPv6, host-local addresses), then portmap (ports published
 // with SNAT for hairpin traffic, on all addresses and on one) and
-// firewall (its iptables backend), each with the previous plugin's
+// firewall (its iptables backend, with the same-bridge ingress policy's
+// isolation chains), each with the previous plugin's
 // result. Two containers are added, checked (CHECK compares the rules
 // with the result) and deleted in reverse order, as the runtimes do;
 // the containers' namespaces are the test's own.
@@ -279,7 +280,7 @@ func TestRealCNIPlugins(t *testing.T) {
 		case "portmap":
 			c = `"type":"portmap","snat":true,"capabilities":{"portMappings":true},"runtimeConfig":{"portMappings":` + ports[id] + `}`
 		case "firewall":
-			c = `"type":"firewall","backend":"iptables"`
+			c = `"type":"firewall","backend":"iptables","ingressPolicy":"same-bridge"`
 		}
 		if r := state[s].result[id]; prev && r != nil {
 			c += `,"prevResult":` + string(r)
@@ -335,7 +336,7 @@ func TestRealCNIPlugins(t *testing.T) {
 		"-A POSTROUTING -s 198.18.20.2/32 -m comment --comment \"name: \\\"xdptnet\\\" id: \\\"ctr1\\\"\" -j CNI-",
 		"-A CNI-HOSTPORT-DNAT -p tcp -m comment --comment \"dnat name: \\\"xdptnet\\\" id: \\\"ctr1\\\"\" -m multiport --dports 8080,8443 -j CNI-DN-",
 		"-A CNI-FORWARD -d 2001:db8:20::2/128 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
-		"-A CNI-DN-", "-p sctp -m sctp --dport 9091 -j DNAT --to-destination 198.18.20.3:91")
+		"-A CNI-DN-", "-p sctp -m sctp --dport 9091 -j DNAT --to-destination 198.18.20.3:91", "-A CNI-ISOLATION-STAGE-2 -o xcni0 -m comment --comment \"CNI firewall plugin rules (ingressPolicy: same-bridge)\" -j DROP")
 }
 
 var (
