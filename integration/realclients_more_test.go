@@ -157,10 +157,11 @@ const quietLogger = "#!/bin/sh\ncat >/dev/null\nexit 0\n"
 
 // TestRealArnoIptablesFirewall runs arno-iptables-firewall 2.1.1 (bash,
 // its main script with its environment and plugins) on a router
-// configuration (testdata/realclients/arno/xdpt.conf): start, status,
-// force-reload of a changed blocklist, restart with its ipset
-// blocklists, stop-block, stop. (Rule by rule, DISABLE_IPTABLES_BATCH,
-// it makes the same rules with a thousand calls: half a minute more.)
+// configuration (testdata/realclients/arno/xdpt.conf) with its ipset
+// blocklists and three plugins: start, status, force-reload of a changed
+// blocklist, stop-block, stop. (Restart, and rule by rule with
+// DISABLE_IPTABLES_BATCH, write the same rules again: each as long
+// again, left out to keep the test's time.)
 func TestRealArnoIptablesFirewall(t *testing.T) {
 	netns.RequireRoot(t)
 	root := debsRoot(t, moreCache, morePackages)
@@ -171,7 +172,17 @@ func TestRealArnoIptablesFirewall(t *testing.T) {
 		if err := os.CopyFS(filepath.Join(up, "arno-iptables-firewall"), os.DirFS(filepath.Join(root, "etc/arno-iptables-firewall"))); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeFiles(up, 0o644, map[string]string{"arno-iptables-firewall/conf.d/xdpt.conf": conf}); err != nil {
+		// three of its plugins: SSH brute force protection (-m recent
+		// with hit counts), NAT loopback (which rewrites its rules with
+		// -R from iptables-save on status) and the MAC address filter
+		plugins := map[string]string{
+			"arno-iptables-firewall/conf.d/xdpt.conf":                        conf,
+			"arno-iptables-firewall/plugins/ssh-brute-force-protection.conf": "ENABLED=1\nSSH_BFP_PORTS=\"22 2222\"\nSSH_BFP_TRUSTED_HOSTS=\"198.51.100.5 2001:db8:5::/48\"\nSSH_BFP_MAX_RATE1=\"4\"\nSSH_BFP_MAX_TIME1=\"60\"\nSSH_BFP_MAX_RATE2=\"10\"\nSSH_BFP_MAX_TIME2=\"1800\"\nSSH_BFP_IPV6_ENABLE=1\n",
+			"arno-iptables-firewall/plugins/nat-loopback.conf":               "ENABLED=1\nNAT_LOOPBACK_NET=\"198.18.10.0/24\"\nNAT_LOOPBACK_FORWARD=1\nNAT_LOOPBACK_UPDATE_ON_STATUS=1\n",
+			"arno-iptables-firewall/plugins/mac-address-filter.conf":         "ENABLED=1\nMAC_ADDRESS_IF=\"$INT_IF\"\nMAC_ADDRESS_LOG=1\nMAC_ADDRESS_FILE=\"/etc/arno-iptables-firewall/mac-addresses\"\n",
+			"arno-iptables-firewall/mac-addresses":                           "# allowed on the internal net\n02:00:00:00:10:05 198.18.10.5\n02:00:00:00:10:06\n",
+		}
+		if err := writeFiles(up, 0o644, plugins); err != nil {
 			t.Fatal(err)
 		}
 		if err := writeFiles(s.dir, 0o755, map[string]string{"sysctl": netnsSysctl(s.dir)}); err != nil {
@@ -214,24 +225,26 @@ AIF=%[2]s/usr/sbin/arno-iptables-firewall
 			"dropv6.netset": "2001:db8:bad::/48\n",
 		})
 	}
+	// one full start (a restart runs as long again and writes the same
+	// rules): the time the test may take
 	steps := []moreStep{
-		{name: "start", script: "$AIF start"},
-		{name: "status", script: "$AIF status"},
-		{name: "force-reload with more blocked hosts", before: confd("zz-block.conf", `BLOCK_HOSTS="$BLOCK_HOSTS 198.51.100.67 2001:db8:67::1"`+"\n"),
-			script: "$AIF force-reload"},
-		{name: "restart with ipset blocklists", before: func(s *dmSide) error {
+		{name: "start with ipset blocklists", before: func(s *dmSide) error {
 			if err := netsets(s); err != nil {
 				return err
 			}
 			return confd("zz-ipset.conf", "IPTABLES_IPSET=1\nBLOCK_NETSET_DIR=/etc/arno-iptables-firewall/blocklists\n")(s)
-		}, script: "$AIF restart"},
+		}, script: "$AIF start"},
+		{name: "status", script: "$AIF status"},
+		{name: "force-reload with more blocked hosts", before: confd("zz-block.conf", `BLOCK_HOSTS="$BLOCK_HOSTS 198.51.100.67 2001:db8:67::1"`+"\n"),
+			script: "$AIF force-reload"},
 		{name: "stop-block", script: "$AIF stop-block"},
 		{name: "stop", script: "$AIF stop"},
 	}
 	runMoreSteps(t, sides, true, 150*time.Second, prologue, nil, steps,
-		"IPv4/IPv6 mixed mode selected", "-A HOST_BLOCK_SRC -s 2001:db8:66::/48 -j HOST_BLOCK_SRC_DROP",
+		"IPv4/IPv6 mixed mode selected", "add aif_blocklistv6 2001:db8:67::1",
 		"-A PREROUTING -i aext -p tcp -m tcp --dport 8080 -j DNAT --to-destination 198.18.10.5:80",
-		"add dropv6 2001:db8:bad::/48", "All firewall rules applied.", "FIREWALL DISABLED & BLOCKING ALL INTERNET TRAFFIC!")
+		"add dropv6 2001:db8:bad::/48", "All firewall rules applied.", "FIREWALL DISABLED & BLOCKING ALL INTERNET TRAFFIC!",
+		"-A SSH_CHK -m recent --update --seconds 60 --hitcount 4 --name sshchk --mask 255.255.255.255 --rsource -j SSH_LOG_DROP", "-A NAT_LOOPBACK_DNAT -s 198.18.10.0/24", "-m mac --mac-source 02:00:00:00:10:05")
 }
 
 // cniSide is what the CNI test keeps of a side: its containers'
