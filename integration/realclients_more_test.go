@@ -375,8 +375,8 @@ var (
 // which runs iptables and ip6tables through the iptables crate) with its
 // iptables firewall driver: setup of containers on a dual-stack bridge
 // network with published ports (single, on one address, a range, UDP),
-// on an internal network (netavark 1.4 writes no rules for it) and with
-// one port; then teardown, in the containers' namespaces of the test's
+// on an isolated network (NETAVARK_ISOLATION chains) and with one port;
+// then teardown, in the containers' namespaces of the test's
 // own. A port range is a DNAT shifted port map (ADDR:MIN-MAX/BASE).
 func TestRealNetavark(t *testing.T) {
 	netns.RequireRoot(t)
@@ -393,7 +393,7 @@ func TestRealNetavark(t *testing.T) {
 	nets := map[string]string{
 		"podman": `{"name":"podman","id":"` + strings.Repeat("a1", 32) + `","driver":"bridge","network_interface":"xnv0","ipv6_enabled":true,"internal":false,"dns_enabled":false,
 "subnets":[{"subnet":"198.18.30.0/24","gateway":"198.18.30.1"},{"subnet":"2001:db8:30::/64","gateway":"2001:db8:30::1"}]}`,
-		"inside": `{"name":"inside","id":"` + strings.Repeat("b2", 32) + `","driver":"bridge","network_interface":"xnv1","ipv6_enabled":false,"internal":true,"dns_enabled":false,
+		"inside": `{"name":"inside","id":"` + strings.Repeat("b2", 32) + `","driver":"bridge","network_interface":"xnv1","ipv6_enabled":false,"internal":false,"dns_enabled":false,"options":{"isolate":"true"},
 "subnets":[{"subnet":"198.18.31.0/24","gateway":"198.18.31.1"}]}`,
 	}
 	type ctr struct{ net, ips, ports string }
@@ -437,6 +437,7 @@ func TestRealNetavark(t *testing.T) {
 		"-A NETAVARK-DN-1D8721804F16F -d 198.18.30.1/32 -p udp -m udp --dport 5353 -j DNAT --to-destination 198.18.30.2:53",
 		"-A NETAVARK-DN-1D8721804F16F -p tcp -m tcp --dport 19000:19002 -j DNAT --to-destination 198.18.30.2:9000-9002/19000",
 		"-A NETAVARK-DN-1D8721804F16F -d 2001:db8:30::1/128 -p tcp -m tcp --dport 8443 -j DNAT --to-destination [2001:db8:30::2]:443",
+		"-A NETAVARK_ISOLATION_2 -o xnv1 -j DROP",
 		"-A NETAVARK-HOSTPORT-MASQ -m comment --comment \"netavark portfw masq mark\" -m mark --mark 0x2000/0x2000 -j MASQUERADE")
 }
 
