@@ -168,6 +168,11 @@ const quietLogger = "#!/bin/sh\ncat >/dev/null\nexit 0\n"
 // again, left out to keep the test's time.)
 func TestRealArnoIptablesFirewall(t *testing.T) {
 	netns.RequireRoot(t)
+	for _, tool := range []string{"sysctl", "awk"} {
+		if !netns.Have(tool) {
+			t.Fatalf("arno-iptables-firewall needs %s (procps, mawk), which is not installed", tool)
+		}
+	}
 	root := debsRoot(t, moreCache, morePackages)
 	sides := newDMSides(t, "arno")
 	conf := dmTestdata(t, "arno/xdpt.conf")
