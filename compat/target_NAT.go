@@ -341,14 +341,23 @@ func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		return tgRefused(t.Kind, rev, size), nil
 	}
 	r := t.Range
-	if r.Flags&NATProtoOffset != 0 {
-		// nft nat has no base port: a shifted port map (/base).
-		return nil, tgNotInTable(t.Kind, "nat", "a shifted port map (/BASE)")
-	}
 	var out []expr.Any
 	ports := r.Flags&NATProtoSpecified != 0
 	var pmin, pmax uint32
-	if ports {
+	switch {
+	case r.Flags&NATProtoOffset != 0:
+		// nft nat has no base port: the port each destination port
+		// of the rule maps to comes from a constant map
+		if t.Kind != "DNAT" {
+			return nil, tgNotInTable(t.Kind, "nat", "a shifted port map (/BASE)")
+		}
+		m, ok := t.shiftedPortMap(ctx.Rule)
+		if !ok {
+			return nil, tgNotInTable(t.Kind, "nat", "a shifted port map (/BASE) without one bounded --dport range of tcp, udp or sctp")
+		}
+		pmin, pmax = 3, 3
+		out = append(out, &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 3, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2}, m)
+	case ports:
 		pmin, pmax = 3, 3
 		out = append(out, tgImm(3, be16(r.MinPort)))
 		if r.MaxPort != r.MinPort {
@@ -389,4 +398,64 @@ func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		out = append(pre, out...)
 	}
 	return append(out, n), nil
+}
+
+// natShiftMaxPorts bounds the destination ports a shifted port map is
+// translated for: one map entry each, sent with the rule.
+const natShiftMaxPorts = 4096
+
+// shiftedPortMap is the translation of a DNAT shifted port map
+// (--to-destination ...:MIN-MAX/BASE) for rule r: a constant map from
+// each destination port the rule matches to the port nf_nat's offset
+// mode (NF_NAT_RANGE_PROTO_OFFSET) gives it, MIN + (u16)(port - BASE) %
+// (MAX - MIN + 1), read from the transport header into register 3 and
+// mapped there. ok is false when the rule's destination ports are not
+// one bounded, not inverted range of a tcp, udp or sctp match (a packet
+// on any other port would find no entry), or more than natShiftMaxPorts.
+//
+// One difference remains: xt_DNAT's offset mode moves on to the next
+// port of the range when the mapped one would clash with an existing
+// connection (same source, same new destination); nft nat keeps the
+// mapped port, as it does for any single port.
+func (t *NATTarget) shiftedPortMap(r *Rule) (*ValueMap, bool) {
+	if r == nil || t.Kind != "DNAT" {
+		return nil, false
+	}
+	var dst *PortRange
+	for _, m := range r.Matches {
+		var pr *PortRange
+		switch m := m.(type) {
+		case *TCPMatch:
+			pr = &m.Dst
+		case *UDPMatch:
+			pr = &m.Dst
+		case *SCTPMatch:
+			pr = &m.Dst
+		default:
+			continue
+		}
+		if pr.IsAny() {
+			continue
+		}
+		if dst != nil {
+			return nil, false
+		}
+		dst = pr
+	}
+	if dst == nil || dst.Invert || dst.Min > dst.Max || int(dst.Max-dst.Min) >= natShiftMaxPorts {
+		return nil, false
+	}
+	rg := t.Range
+	lo, hi := rg.MinPort, rg.MaxPort
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	size := uint32(hi) - uint32(lo) + 1
+	m := &ValueMap{Lookup: &expr.Lookup{SourceRegister: 3, DestRegister: 3, IsDestRegSet: true}, KeyLen: 2, DataLen: 2}
+	for p := uint32(dst.Min); p <= uint32(dst.Max); p++ {
+		off := uint32(uint16(p - uint32(rg.BasePort)))
+		m.Keys = append(m.Keys, be16(uint16(p)))
+		m.Values = append(m.Values, be16(uint16(uint32(lo)+off%size)))
+	}
+	return m, true
 }

@@ -178,6 +178,68 @@ func TestTTLMaps(t *testing.T) {
 	}
 }
 
+// TestDNATShiftedPortMap: a DNAT shifted port map loads the destination
+// port and maps each port of the rule's --dport range to MIN + (u16)(port
+// - BASE) % (MAX - MIN + 1), nf_nat's offset mode, into the port
+// register the nat expression reads; without one bounded, not inverted
+// --dport range (no map entry for other ports) and for MASQUERADE it
+// stays unsupported.
+func TestDNATShiftedPortMap(t *testing.T) {
+	tests := []struct {
+		fam   Family
+		args  string
+		want  map[uint16]uint16 // every key, with its value
+		unsup bool
+	}{
+		{IPv4, "-p tcp --dport 19000:19002 -j DNAT --to-destination 198.18.30.2:9000-9002/19000",
+			map[uint16]uint16{19000: 9000, 19001: 9001, 19002: 9002}, false},
+		{IPv4, "-p udp --dport 100:104 -j DNAT --to-destination 198.18.30.2:5000-5002/99",
+			map[uint16]uint16{100: 5001, 101: 5002, 102: 5000, 103: 5001, 104: 5002}, false},
+		// below the base the offset wraps at 2^16, as the kernel's u16
+		{IPv6, "-p sctp --dport 10:11 -j DNAT --to-destination [2001:db8::1]:7000-7002/12",
+			map[uint16]uint16{10: 7000 + (65534 % 3), 11: 7000 + (65535 % 3)}, false},
+		{IPv4, "-p tcp --dport 8080 -j DNAT --to-destination 198.18.30.2:80-80/8080", map[uint16]uint16{8080: 80}, false},
+		{IPv4, "-p tcp -j DNAT --to-destination 198.18.30.2:9000-9002/19000", nil, true},
+		{IPv4, "-p tcp ! --dport 19000:19002 -j DNAT --to-destination 198.18.30.2:9000-9002/19000", nil, true},
+		{IPv4, "-p tcp --dport 1:5000 -j DNAT --to-destination 198.18.30.2:9000-9002/1", nil, true},
+		{IPv4, "-p tcp --dport 19000:19002 -j MASQUERADE --to-ports 9000-9002/19000", nil, true},
+	}
+	for _, tc := range tests {
+		cmd, err := Parse(tc.fam, append([]string{"-A", "X"}, strings.Fields(tc.args)...), ParseOptions{Table: "nat"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		es, err := cmd.Rules[0].Target.(NftExpresser).NftExprs(&NftContext{Family: tc.fam, Rule: cmd.Rules[0], Table: "nat"})
+		if tc.unsup {
+			if !errors.Is(err, ErrNoNative) {
+				t.Errorf("%s: got %v, %v; want unsupported", tc.args, es, err)
+			}
+			continue
+		}
+		if err != nil || len(es) != 4 {
+			t.Fatalf("%s: %v %v", tc.args, es, err)
+		}
+		ld, ok := es[1].(*expr.Payload)
+		if !ok || ld.OperationType != expr.PayloadLoad || ld.Base != expr.PayloadBaseTransportHeader || ld.Offset != 2 || ld.Len != 2 || ld.DestRegister != 3 {
+			t.Errorf("%s: expression 1 is %#v, want the destination port into register 3", tc.args, es[1])
+		}
+		m, ok := es[2].(*ValueMap)
+		if !ok || m.KeyLen != 2 || m.DataLen != 2 || m.SourceRegister != 3 || m.DestRegister != 3 || len(m.Keys) != len(tc.want) {
+			t.Fatalf("%s: expression 2 is %#v", tc.args, es[2])
+		}
+		for i, k := range m.Keys {
+			key, val := binary.BigEndian.Uint16(k), binary.BigEndian.Uint16(m.Values[i])
+			if w, ok := tc.want[key]; !ok || w != val {
+				t.Errorf("%s: %d maps to %d, want %d (%v)", tc.args, key, val, w, ok)
+			}
+		}
+		n, ok := es[3].(*expr.NAT)
+		if !ok || n.Type != expr.NATTypeDestNAT || n.RegProtoMin != 3 || n.RegProtoMax != 3 || !n.Specified {
+			t.Errorf("%s: expression 3 is %#v", tc.args, es[3])
+		}
+	}
+}
+
 // TestTproxyBound: TPROXY jumps to a bound chain that diverts, marks and
 // accepts, or else drops; the kernel's refusals of xt TPROXY (no -p
 // tcp/udp, a hook other than PREROUTING, a table other than mangle) keep
