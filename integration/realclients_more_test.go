@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,16 +26,18 @@ import (
 //   - the CNI plugins bridge, portmap and firewall (go-iptables): ADD,
 //     CHECK and DEL of containers;
 //   - netavark, Podman's network backend: setup and teardown;
-//   - lxc-net, LXC's bridge script, in its iptables mode;
-//   - wg-quick: the raw and mangle rules of Table = auto
-//     (iptables-restore -n), when the kernel has WireGuard.
+//   - lxc-net, LXC's bridge script, in its iptables mode.
+//
+// wg-quick is not here: this kernel has no WireGuard, so it could never
+// run; the rules it writes are in testdata/scripts/wireguard.txt and
+// testdata/scripts/realworld/wg-quick-*.rules.
 //
 // The packages come from Debian's mirrors into moreCache, as for the
 // other real clients; nothing is installed and no service starts.
 
 const moreCache = "/var/cache/xdptables-test/moreclients"
 
-var morePackages = []string{"arno-iptables-firewall", "containernetworking-plugins", "netavark", "lxc", "wireguard-tools"}
+var morePackages = []string{"arno-iptables-firewall", "containernetworking-plugins", "netavark", "lxc"}
 
 // moreStep is a step of a client run on both sides: a shell script run
 // in the side's namespaces after the test's prologue.
@@ -505,68 +506,4 @@ NET=%s
 		"-A POSTROUTING -s 198.18.40.0/24 ! -d 198.18.40.0/24 -j MASQUERADE",
 		"-A POSTROUTING -s 2001:db8:40::/64 ! -d 2001:db8:40::/64 -j MASQUERADE",
 		"lxc-net is already running", "lxc-net isn't running")
-}
-
-// TestRealWgQuick runs wg-quick (wireguard-tools 1.0.20210914, bash)
-// with Table = auto and AllowedIPs of everything, IPv4 and IPv6: up
-// adds the policy routing and, with iptables-restore -n, the raw rules
-// that drop packets for the interface's addresses from elsewhere and the
-// mangle rules that keep the fwmark in the conntrack mark; down finds
-// them by their comment in iptables-save and deletes them with
-// iptables-restore -n. nft is hidden from wg-quick (an overlay whiteout
-// on /usr/sbin), which would otherwise write nftables rules of its own
-// instead. The kernel must
-// have WireGuard: without it the test is skipped.
-func TestRealWgQuick(t *testing.T) {
-	netns.RequireRoot(t)
-	root := debsRoot(t, moreCache, morePackages)
-	sides := newDMSides(t, "wgquick")
-	if r := sides[0].ns.Run("", "ip", "link", "add", "xwgprobe", "type", "wireguard"); r.RC != 0 {
-		t.Skipf("SKIP: the kernel has no WireGuard (ip link add type wireguard: %s): wg-quick cannot bring an interface up", strings.TrimSpace(r.Stderr))
-	}
-	sideSh(t, sides[0], "ip link del xwgprobe")
-	key := func(b byte) string {
-		k := make([]byte, 32)
-		for i := range k {
-			k[i] = b + byte(i)
-		}
-		return base64.StdEncoding.EncodeToString(k)
-	}
-	conf := fmt.Sprintf(`[Interface]
-PrivateKey = %s
-Address = 198.18.50.1/24, 2001:db8:50::1/64
-ListenPort = 51820
-Table = auto
-
-[Peer]
-PublicKey = %s
-AllowedIPs = 0.0.0.0/0, ::/0
-Endpoint = 203.0.113.9:51820
-`, key(1), key(101))
-	for _, s := range sides {
-		if err := writeFiles(filepath.Join(s.dir, "etc-up/wireguard"), 0o600, map[string]string{"xwg0.conf": conf}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	prologue := func(s *dmSide) string {
-		return fmt.Sprintf(`D=%s
-if [ -e /usr/sbin/nft ]; then
-	mkdir -p $D/hide-nft && { [ -c $D/hide-nft/nft ] || mknod $D/hide-nft/nft c 0 0; } &&
-	mount -t overlay overlay -o lowerdir=$D/hide-nft:/usr/sbin /usr/sbin || exit 99
-fi
-PATH=$PATH:%s/usr/bin
-`, s.dir, root)
-	}
-	steps := []moreStep{
-		{name: "up", script: "wg-quick up xwg0"},
-		{name: "the routing rules", script: "ip -4 rule; ip -6 rule"},
-		{name: "up again", script: "wg-quick up xwg0"},
-		{name: "down", script: "wg-quick down xwg0"},
-		{name: "up after down", script: "wg-quick up xwg0"},
-		{name: "down again", script: "wg-quick down xwg0"},
-	}
-	runMoreSteps(t, sides, false, 60*time.Second, prologue, nil, steps,
-		`-A PREROUTING -d 198.18.50.1/32 ! -i xwg0 -m addrtype ! --src-type LOCAL -m comment --comment "wg-quick(8) rule for xwg0" -j DROP`,
-		`-A POSTROUTING -p udp -m mark --mark 0xca6c -m comment --comment "wg-quick(8) rule for xwg0" -j CONNMARK --save-mark --nfmask 0xffffffff --ctmask 0xffffffff`,
-		`-A PREROUTING -d 2001:db8:50::1/128 ! -i xwg0 -m addrtype ! --src-type LOCAL -m comment --comment "wg-quick(8) rule for xwg0" -j DROP`)
 }
