@@ -1,0 +1,54 @@
+package translate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/xdptables/xdptables/compat"
+)
+
+func TestCTHelperExact(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		fam   compat.Family
+		rules []string
+		want  string // "" = exact, else a substring of the error
+	}{
+		{"no helper rule", compat.IPv4, []string{"-m state --state NEW -j MARK --set-mark 1", "-j CT --notrack"}, ""},
+		{"plain", compat.IPv4, []string{"-p tcp --dport 21 -j CT --helper ftp"}, ""},
+		{"arno-like", compat.IPv4, []string{"-p tcp --dport 21 -j CT --helper ftp", "-p udp --dport 69 -j CT --helper tftp", "-p tcp --dport 6667 -j CT --helper irc"}, ""},
+		{"notrack, accept, drop, log before", compat.IPv4, []string{
+			"-s 198.51.100.0/24 -j CT --notrack", "-i lo -j ACCEPT", "-s 203.0.113.9 -j DROP",
+			"-p tcp -m multiport --dports 21,2121 -j LOG", "-p tcp -m multiport --dports 21,2121 -j CT --helper ftp"}, ""},
+		{"stateful match after the last helper rule", compat.IPv4, []string{
+			"-p tcp --dport 21 -j CT --helper ftp", "-m limit --limit 1/s -j LOG", "-m conntrack --ctstate INVALID -j DROP"}, ""},
+		{"ipv6", compat.IPv6, []string{"-p udp -m hl --hl-eq 1 -j RETURN", "-p udp --dport 69 -j CT --helper tftp"}, ""},
+		{"conntrack match before", compat.IPv4, []string{"-m conntrack --ctstate NEW -j ACCEPT", "-p tcp --dport 21 -j CT --helper ftp"}, "rule 1 (-m conntrack)"},
+		{"conntrack match in the helper rule", compat.IPv4, []string{"-p tcp --dport 21 -m state --state NEW -j CT --helper ftp"}, "rule 1 (-m state)"},
+		{"random match before", compat.IPv4, []string{"-m statistic --mode random --probability 0.5 -j CT --notrack", "-p tcp --dport 21 -j CT --helper ftp"}, "rule 1 (-m statistic)"},
+		{"limit before", compat.IPv4, []string{"-m limit --limit 1/s -j ACCEPT", "-p tcp --dport 21 -j CT --helper ftp"}, "rule 1 (-m limit)"},
+		{"mark after", compat.IPv4, []string{"-p tcp --dport 21 -j CT --helper ftp", "-j MARK --set-mark 1"}, "rule 2 (-j MARK)"},
+		{"jump before", compat.IPv4, []string{"-N X", "-j X", "-p tcp --dport 21 -j CT --helper ftp"}, "rule 1 (-j X)"},
+		{"nfqueue", compat.IPv4, []string{"-p tcp --dport 21 -j CT --helper ftp", "-j NFQUEUE"}, "rule 2 (-j NFQUEUE)"},
+	} {
+		var rules []*compat.Rule
+		for _, s := range c.rules {
+			args := strings.Fields(s)
+			if args[0] == "-N" {
+				continue
+			}
+			cmd, err := compat.Parse(c.fam, append([]string{"-t", "raw", "-A", "PREROUTING"}, args...), compat.ParseOptions{})
+			if err != nil {
+				t.Fatalf("%s: %s: %s", c.name, s, compat.Format(err, "iptables", -1))
+			}
+			rules = append(rules, cmd.Rules[0])
+		}
+		err := CTHelperExact(rules)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: got %v, want exact", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}
