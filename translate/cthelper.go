@@ -1,7 +1,12 @@
 package translate
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 
 	"github.com/xdptables/xdptables/compat"
 )
@@ -15,7 +20,10 @@ import (
 // must run after conntrack, in the same hook (checked on a 6.18 kernel:
 // at -300 it does nothing, at -199 the entry gets helper=ftp; a second
 // `ct helper set` on the same entry leaves the first helper; a NOTRACK'd
-// packet gets none; an entry created from a zone template does get it).
+// packet gets none; an entry created from a zone template does get it;
+// an expected connection, e.g. an FTP data connection, gets it too,
+// where xt's template helper is not applied to it: conntrack takes the
+// expectation's helper, if any, instead).
 //
 // The emulation keeps each CT --helper rule in its raw chain (its
 // matches and counter) and re-evaluates the chain's CT-relevant rules in
@@ -107,4 +115,88 @@ func CTHelperExact(rules []*compat.Rule) error {
 		}
 	}
 	return nil
+}
+
+// ipsExpected is the conntrack status bit of an expected connection.
+const ipsExpected = 1 << 0
+
+// CTHelperObj is a `ct helper` object of our table: the kernel helper
+// Helper for layer 4 protocol Proto, in the table's family.
+type CTHelperObj struct {
+	Helper string
+	Proto  uint8
+}
+
+// Name is the object's name in the table, e.g. "ct-helper.ftp.6".
+func (o CTHelperObj) Name() string {
+	return fmt.Sprintf("ct-helper.%s.%d", o.Helper, o.Proto)
+}
+
+// CTHelperMirror returns the rules of the base chain that assigns the
+// helpers of the CT --helper rules among rules, the rules of the
+// built-in raw chain chain (PREROUTING or OUTPUT), after conntrack, and
+// the helper objects they use (each once, in order of first use). It
+// returns no rules when there is no CT --helper rule, and
+// CTHelperExact's error when the emulation would not be exact.
+//
+// The mirror first lets expected connections pass (xt's template helper
+// is not applied to them), then re-evaluates, in order, the matches of
+// every rule up to the last CT --helper rule that can end the raw
+// chain's work on a packet: each CT rule (xt's CT leaves a packet that
+// already has a template alone: the first CT rule that matches decides)
+// as `<matches> [ct helper set "obj"] accept`, ACCEPT and RETURN as
+// `<matches> accept`. DROP rules need nothing (the packets they match do
+// not get here), nor do rules that only log or count.
+func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([][]expr.Any, []CTHelperObj, error) {
+	if err := CTHelperExact(rules); err != nil {
+		return nil, nil, err
+	}
+	last := -1
+	for i, r := range rules {
+		if IsCTHelper(r) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil, nil, nil
+	}
+	out := [][]expr.Any{{
+		&expr.Ct{Key: expr.CtKeySTATUS, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binary.NativeEndian.AppendUint32(nil, ipsExpected), Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
+		&expr.Verdict{Kind: expr.VerdictAccept},
+	}}
+	var objs []CTHelperObj
+	for _, r := range rules[:last+1] {
+		var set expr.Any
+		switch t := r.Target.(type) {
+		case *compat.CTTarget:
+			if t.Helper != "" {
+				o := CTHelperObj{Helper: t.Helper, Proto: r.Proto}
+				if !slices.Contains(objs, o) {
+					objs = append(objs, o)
+				}
+				set = &expr.Objref{Type: unix.NFT_OBJECT_CT_HELPER, Name: o.Name()}
+			}
+		case *compat.ChainTarget:
+			if t.Chain == compat.VerdictDrop {
+				continue
+			}
+		default:
+			continue
+		}
+		m := *r
+		m.Target, m.Counters = nil, nil
+		es, err := ExprsIn("raw", chain, &m)
+		if err != nil {
+			return nil, nil, err
+		}
+		es = es[:len(es)-1] // the counter
+		if set != nil {
+			es = append(es, set)
+		}
+		out = append(out, append(es, &expr.Verdict{Kind: expr.VerdictAccept}))
+	}
+	return out, objs, nil
 }

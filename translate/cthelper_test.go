@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,6 +50,61 @@ func TestCTHelperExact(t *testing.T) {
 			t.Errorf("%s: got %v, want exact", c.name, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestCTHelperMirror(t *testing.T) {
+	const expected = "[ ct load status => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x01000000 ) ^ 0x00000000 ]\n[ cmp neq reg 1 0x00000000 ]\n[ immediate reg 0 accept ]\n"
+	const tcp21 = "[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0015 ]\n"
+	for _, c := range []struct {
+		name  string
+		rules []string
+		want  []string
+		objs  []CTHelperObj
+	}{
+		{"no helper rule", []string{"-p tcp --dport 21 -j CT --notrack"}, nil, nil},
+		{"one", []string{"-p tcp --dport 21 -j CT --helper ftp"},
+			[]string{expected, tcp21 + "[ objref type 3 name ct-helper.ftp.6 ]\n[ immediate reg 0 accept ]\n"},
+			[]CTHelperObj{{"ftp", 6}}},
+		{"order, drops and logs left out, rules after the last left out", []string{
+			"-s 198.51.100.1 -j DROP", "-i lo -j ACCEPT", "-j LOG", "-p tcp --dport 21 -j CT --notrack",
+			"-p tcp --dport 21 -j CT --helper ftp", "-p tcp --dport 21 -j CT --helper ftp", "-j CT --zone 3"},
+			[]string{expected,
+				"[ meta load iifname => reg 1 ]\n[ cmp eq reg 1 0x6c6f00 ]\n[ immediate reg 0 accept ]\n",
+				tcp21 + "[ immediate reg 0 accept ]\n",
+				tcp21 + "[ objref type 3 name ct-helper.ftp.6 ]\n[ immediate reg 0 accept ]\n",
+				tcp21 + "[ objref type 3 name ct-helper.ftp.6 ]\n[ immediate reg 0 accept ]\n"},
+			[]CTHelperObj{{"ftp", 6}}},
+		{"not exact", []string{"-p tcp --dport 21 -j CT --helper ftp", "-j MARK --set-mark 1"}, nil, nil},
+	} {
+		var rules []*compat.Rule
+		for _, s := range c.rules {
+			cmd, err := compat.Parse(compat.IPv4, append([]string{"-t", "raw", "-A", "PREROUTING"}, strings.Fields(s)...), compat.ParseOptions{})
+			if err != nil {
+				t.Fatalf("%s: %s: %s", c.name, s, compat.Format(err, "iptables", -1))
+			}
+			rules = append(rules, cmd.Rules[0])
+		}
+		got, objs, err := CTHelperMirror(compat.IPv4, "PREROUTING", rules)
+		if c.name == "not exact" {
+			if err == nil {
+				t.Errorf("%s: no error", c.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var gs []string
+		for _, es := range got {
+			gs = append(gs, Debug(es))
+		}
+		if strings.Join(gs, "--\n") != strings.Join(c.want, "--\n") {
+			t.Errorf("%s:\ngot\n%s\nwant\n%s", c.name, strings.Join(gs, "--\n"), strings.Join(c.want, "--\n"))
+		}
+		if fmt.Sprint(objs) != fmt.Sprint(c.objs) {
+			t.Errorf("%s: objects %v, want %v", c.name, objs, c.objs)
 		}
 	}
 }

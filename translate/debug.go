@@ -28,6 +28,14 @@ func Debug(es []expr.Any) string {
 			fmt.Fprintf(&b, "bitwise reg %d = ( reg %d & 0x%s ) ^ 0x%s", x.DestRegister, x.SourceRegister, hex.EncodeToString(x.Mask), hex.EncodeToString(x.Xor))
 		case *expr.Range:
 			fmt.Fprintf(&b, "range %s reg %d 0x%s 0x%s", cmpName(x.Op), x.Register, hex.EncodeToString(x.FromData), hex.EncodeToString(x.ToData))
+		case *expr.Ct:
+			if x.SourceRegister {
+				fmt.Fprintf(&b, "ct set %s with reg %d", ctKeyName(x.Key), x.Register)
+			} else {
+				fmt.Fprintf(&b, "ct load %s => reg %d", ctKeyName(x.Key), x.Register)
+			}
+		case *expr.Objref:
+			fmt.Fprintf(&b, "objref type %d name %s", x.Type, x.Name)
 		case *expr.Counter:
 			fmt.Fprintf(&b, "counter pkts %d bytes %d", x.Packets, x.Bytes)
 		case *expr.Verdict:
@@ -48,6 +56,20 @@ func Debug(es []expr.Any) string {
 		b.WriteString(" ]\n")
 	}
 	return b.String()
+}
+
+func ctKeyName(k expr.CtKey) string {
+	switch k {
+	case expr.CtKeySTATE:
+		return "state"
+	case expr.CtKeySTATUS:
+		return "status"
+	case expr.CtKeyMARK:
+		return "mark"
+	case expr.CtKeyZONE:
+		return "zone"
+	}
+	return fmt.Sprintf("key %d", k)
 }
 
 func metaName(k expr.MetaKey) string {
