@@ -35,6 +35,8 @@ const (
 	OpSetFlush                       // DELSETELEM of all elements
 	OpSetElemAdd                     // NEWSETELEM, split into as many messages as needed
 	OpSetElemDel                     // DELSETELEM of given elements
+	OpObjAdd                         // NEWOBJ, create if absent
+	OpObjDel                         // DELOBJ
 )
 
 var opNames = map[OpKind]string{
@@ -56,6 +58,8 @@ var opNames = map[OpKind]string{
 	OpSetFlush:     "SET_FLUSH",
 	OpSetElemAdd:   "SETELEM_ADD",
 	OpSetElemDel:   "SETELEM_DEL",
+	OpObjAdd:       "OBJ_ADD",
+	OpObjDel:       "OBJ_DEL",
 }
 
 func (k OpKind) String() string {
@@ -71,6 +75,7 @@ type Op struct {
 	Family Family
 	Chain  string // nft chain name (the new name for a rename), if any
 	Set    string // set name, for set operations
+	Obj    string // object name, for object operations
 	Handle uint64 // rule or chain handle the operation addresses, if any
 }
 
@@ -172,6 +177,8 @@ func (b *Batch) Op(i int) Op {
 	case r.name < 0:
 	case r.set:
 		op.Set = b.names[r.name]
+	case r.obj:
+		op.Obj = b.names[r.name]
 	default:
 		op.Chain = b.names[r.name]
 	}
@@ -186,6 +193,7 @@ type opRec struct {
 	kind   OpKind
 	fam    Family
 	set    bool  // name is Op.Set, not Op.Chain
+	obj    bool  // name is Op.Obj
 	name   int32 // index in Batch.names; -1: none
 	handle uint64
 }
@@ -195,6 +203,9 @@ func (b *Batch) addOp(op Op) int {
 	name := op.Chain
 	if op.Set != "" {
 		name, r.set = op.Set, true
+	}
+	if op.Obj != "" {
+		name, r.obj = op.Obj, true
 	}
 	if name != "" {
 		if n := len(b.names); n == 0 || b.names[n-1] != name {
