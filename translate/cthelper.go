@@ -132,6 +132,15 @@ func (o CTHelperObj) Name() string {
 	return fmt.Sprintf("ct-helper.%s.%d", o.Helper, o.Proto)
 }
 
+// CTMirrorRule is a rule of the chain CTHelperMirror builds.
+type CTMirrorRule struct {
+	Exprs []expr.Any
+	// From is the raw rule whose matches the rule re-evaluates (nil for
+	// the rule that lets expected connections pass): an xtables match
+	// among them needs its protocol (kernel.RuleCompat).
+	From *compat.Rule
+}
+
 // CTHelperMirror returns the rules of the base chain that assigns the
 // helpers of the CT --helper rules among rules, the rules of the
 // built-in raw chain chain (PREROUTING or OUTPUT), after conntrack, and
@@ -147,7 +156,7 @@ func (o CTHelperObj) Name() string {
 // as `<matches> [ct helper set "obj"] accept`, ACCEPT and RETURN as
 // `<matches> accept`. DROP rules need nothing (the packets they match do
 // not get here), nor do rules that only log or count.
-func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([][]expr.Any, []CTHelperObj, error) {
+func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([]CTMirrorRule, []CTHelperObj, error) {
 	if err := CTHelperExact(rules); err != nil {
 		return nil, nil, err
 	}
@@ -160,13 +169,13 @@ func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([][]ex
 	if last < 0 {
 		return nil, nil, nil
 	}
-	out := [][]expr.Any{{
+	out := []CTMirrorRule{{Exprs: []expr.Any{
 		&expr.Ct{Key: expr.CtKeySTATUS, Register: 1},
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
 			Mask: binary.NativeEndian.AppendUint32(nil, ipsExpected), Xor: make([]byte, 4)},
 		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
 		&expr.Verdict{Kind: expr.VerdictAccept},
-	}}
+	}}}
 	var objs []CTHelperObj
 	for _, r := range rules[:last+1] {
 		var set expr.Any
@@ -196,7 +205,7 @@ func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([][]ex
 		if set != nil {
 			es = append(es, set)
 		}
-		out = append(out, append(es, &expr.Verdict{Kind: expr.VerdictAccept}))
+		out = append(out, CTMirrorRule{Exprs: append(es, &expr.Verdict{Kind: expr.VerdictAccept}), From: r})
 	}
 	return out, objs, nil
 }

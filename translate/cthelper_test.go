@@ -97,8 +97,11 @@ func TestCTHelperMirror(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		var gs []string
-		for _, es := range got {
-			gs = append(gs, Debug(es))
+		for i, mr := range got {
+			if (mr.From == nil) != (i == 0) {
+				t.Errorf("%s: rule %d: From %v", c.name, i, mr.From)
+			}
+			gs = append(gs, Debug(mr.Exprs))
 		}
 		if strings.Join(gs, "--\n") != strings.Join(c.want, "--\n") {
 			t.Errorf("%s:\ngot\n%s\nwant\n%s", c.name, strings.Join(gs, "--\n"), strings.Join(c.want, "--\n"))

@@ -1,0 +1,216 @@
+package integration
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/nftables/expr"
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/integration/netns"
+	"github.com/xdptables/xdptables/kernel"
+	"github.com/xdptables/xdptables/translate"
+)
+
+// loadCTHelperMirror puts the raw PREROUTING rules into ns the way the
+// native emulation of CT --helper does: the raw chain at -300 with each
+// CT --helper rule reduced to its matches and counter (NOTRACK, zone
+// templates, ACCEPT and DROP act there), and translate.CTHelperMirror's
+// chain at -199 with the ct helper objects it uses.
+func loadCTHelperMirror(t *testing.T, ns *netns.NS, rules []string) {
+	t.Helper()
+	var parsed []*compat.Rule
+	b := kernel.NewBatch()
+	b.AddTable(kernel.IPv4)
+	raw, _ := kernel.BuiltinChain("raw", "PREROUTING")
+	b.AddChain(kernel.IPv4, "raw.PREROUTING", kernel.ChainSpec{Base: &raw})
+	for _, s := range rules {
+		cmd, err := compat.Parse(compat.IPv4, append([]string{"-t", "raw", "-A", "PREROUTING"}, strings.Fields(s)...), compat.ParseOptions{})
+		if err != nil {
+			t.Fatalf("%s: %s", s, compat.Format(err, "iptables", -1))
+		}
+		r := cmd.Rules[0]
+		parsed = append(parsed, r)
+		at := r
+		if translate.IsCTHelper(r) {
+			m := *r
+			m.Target = nil
+			at = &m
+		}
+		es, err := translate.ExprsIn("raw", "PREROUTING", at)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		spec := kernel.RuleSpec{Exprs: es}
+		for _, e := range es {
+			if _, ok := e.(*expr.Match); ok {
+				spec.Compat = &kernel.RuleCompat{Proto: uint32(r.Proto)}
+			}
+		}
+		b.AppendRule(kernel.IPv4, "raw.PREROUTING", spec)
+	}
+	mirror, objs, err := translate.CTHelperMirror(compat.IPv4, "PREROUTING", parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		b.AddCtHelper(kernel.IPv4, kernel.CtHelper{Name: o.Name(), Helper: o.Helper, L4Proto: o.Proto}, true)
+	}
+	b.AddChain(kernel.IPv4, "ct-helper.PREROUTING", kernel.ChainSpec{Base: &kernel.BaseChain{Hook: raw.Hook, Priority: -199, Type: raw.Type}})
+	for _, mr := range mirror {
+		spec := kernel.RuleSpec{Exprs: mr.Exprs}
+		for _, e := range mr.Exprs {
+			if _, ok := e.(*expr.Match); ok {
+				spec.Compat = &kernel.RuleCompat{Proto: uint32(mr.From.Proto)}
+			}
+		}
+		b.AppendRule(kernel.IPv4, "ct-helper.PREROUTING", spec)
+	}
+	c := digestConn(t, ns)
+	gen, err := c.GenID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(b, gen); err != nil {
+		var oe *kernel.OpError
+		errors.As(err, &oe)
+		t.Fatalf("commit: %v (op %d)", err, oe.Index)
+	}
+}
+
+var ctLine = regexp.MustCompile(`^tcp\s+6\s+\d+ [A-Z_]+ src=` + regexp.QuoteMeta(pktClient) + ` dst=` + regexp.QuoteMeta(pktServer) + ` sport=\d+ dport=(\d+) .*?(helper=(\S+))?\s+use=`)
+
+// ctHelpers returns, per original destination port of the TCP entries in
+// ns's conntrack table that the client opened, the helper of the entry
+// ("" for none). (A late packet of the server can open an entry the
+// other way round after the client's is gone.)
+func ctHelpers(t *testing.T, ns *netns.NS) map[int]string {
+	t.Helper()
+	out := map[int]string{}
+	sc := bufio.NewScanner(strings.NewReader(mustRun(t, ns, "conntrack", "-L", "-p", "tcp")))
+	for sc.Scan() {
+		m := ctLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		p, _ := strconv.Atoi(m[1])
+		out[p] = m[3]
+	}
+	return out
+}
+
+// TestCTHelperMirrorPackets: the helpers conntrack gives new connections
+// under translate.CTHelperMirror's emulation are those the reference's
+// xtables CT target gives them: the first CT rule that matches decides,
+// NOTRACK and earlier ACCEPTs and zone templates keep the helper off, and
+// an expected (FTP data) connection gets none from a CT --helper rule
+// that matches it.
+func TestCTHelperMirrorPackets(t *testing.T) {
+	netns.RequireRoot(t)
+	if !netns.Have("iptables-nft") || !netns.Have("conntrack") {
+		t.Skip("reference iptables-nft or conntrack is not installed")
+	}
+	rules := []string{
+		"-p tcp --dport 2124 -j CT --notrack",
+		"-s 198.18.0.1 -p tcp --dport 2125 -j ACCEPT",
+		"-p tcp --dport 2126 -j CT",
+		"-p tcp -m multiport --dports 21,2124:2127 -j CT --helper ftp",
+		"-p tcp --dport 2127 -j CT --helper irc",
+		"-p tcp --dport 2128 -j CT --helper irc",
+		"-p tcp -m multiport --dports 2130,5001 -j CT --helper ftp",
+	}
+	want := map[int]string{21: "ftp", 2125: "", 2126: "", 2127: "ftp", 2128: "irc", 2129: "", 2130: "ftp", 5001: ""}
+	got := map[string]map[int]string{}
+	for _, side := range []string{"ref", "ours"} {
+		p := newPktPair(t, "cth"+side[:1])
+		if side == "ref" {
+			for _, r := range rules {
+				mustRun(t, p.server, append([]string{"iptables-nft", "-t", "raw", "-A", "PREROUTING"}, strings.Fields(r)...)...)
+			}
+		} else {
+			loadCTHelperMirror(t, p.server, rules)
+		}
+		for _, port := range []int{21, 2124, 2125, 2126, 2127, 2128, 2129} {
+			listenTCP(t, p.server, port)
+			dialTCP(t, p.client, port, 1)
+		}
+		ftpData(t, p)
+		got[side] = ctHelpers(t, p.server)
+		if _, ok := got[side][2124]; ok {
+			t.Errorf("%s: the NOTRACK'd connection is in the conntrack table", side)
+		}
+		delete(got[side], 2124)
+	}
+	for port, w := range want {
+		for _, side := range []string{"ref", "ours"} {
+			if h, ok := got[side][port]; !ok || h != w {
+				t.Errorf("%s: port %d: helper %q (entry %v), want %q", side, port, h, ok, w)
+			}
+		}
+	}
+	if len(got["ref"]) != len(got["ours"]) {
+		t.Errorf("entries differ: ref %v, ours %v", got["ref"], got["ours"])
+	}
+}
+
+// ftpData opens an FTP control connection to port 2130 of the server,
+// whose reply to PASV announces port 5001, then the data connection
+// there: the ftp helper of the control connection expects it.
+func ftpData(t *testing.T, p *pktPair) {
+	t.Helper()
+	var ctl, data net.Listener
+	inNS(t, p.server, func() {
+		var err error
+		if ctl, err = net.Listen("tcp4", pktServer+":2130"); err != nil {
+			t.Fatal(err)
+		}
+		if data, err = net.Listen("tcp4", pktServer+":5001"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	acceptAndClose(t, data)
+	t.Cleanup(func() { ctl.Close() })
+	go func() {
+		c, err := ctl.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.Write([]byte("220 ready\r\n"))
+		buf := make([]byte, 64)
+		c.Read(buf)
+		c.Write([]byte("227 Entering Passive Mode (198,18,0,2,19,137).\r\n"))
+		c.Read(buf)
+	}()
+	inNS(t, p.client, func() {
+		c, err := net.DialTimeout("tcp4", pktServer+":2130", 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		r := bufio.NewReader(c)
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("PASV\r\n"))
+		if l, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(l, "227 ") {
+			t.Fatalf("PASV: %q %v", l, err)
+		}
+		d, err := net.DialTimeout("tcp4", pktServer+":5001", 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+	})
+	// the data connection is expected: conntrack says so
+	if out := mustRun(t, p.server, "conntrack", "-L", "-p", "tcp", "--dport", "5001", "--status", "SEEN_REPLY"); !strings.Contains(out, "dport=5001") {
+		t.Errorf("no data connection in conntrack: %q", out)
+	}
+}
