@@ -17,20 +17,21 @@ import (
 	"github.com/xdptables/xdptables/translate"
 )
 
-// loadCTHelperMirror puts the raw PREROUTING rules into ns the way the
+// loadCTHelperMirror puts the rules of the raw chain (PREROUTING or
+// OUTPUT) into ns the way the
 // native emulation of CT --helper does: the raw chain at -300 with each
 // CT --helper rule reduced to its matches and counter (NOTRACK, zone
 // templates, ACCEPT and DROP act there), and translate.CTHelperMirror's
 // chain at -199 with the ct helper objects it uses.
-func loadCTHelperMirror(t *testing.T, ns *netns.NS, rules []string) {
+func loadCTHelperMirror(t *testing.T, ns *netns.NS, chain string, rules []string) {
 	t.Helper()
 	var parsed []*compat.Rule
 	b := kernel.NewBatch()
 	b.AddTable(kernel.IPv4)
-	raw, _ := kernel.BuiltinChain("raw", "PREROUTING")
-	b.AddChain(kernel.IPv4, "raw.PREROUTING", kernel.ChainSpec{Base: &raw})
+	raw, _ := kernel.BuiltinChain("raw", chain)
+	b.AddChain(kernel.IPv4, "raw."+chain, kernel.ChainSpec{Base: &raw})
 	for _, s := range rules {
-		cmd, err := compat.Parse(compat.IPv4, append([]string{"-t", "raw", "-A", "PREROUTING"}, strings.Fields(s)...), compat.ParseOptions{})
+		cmd, err := compat.Parse(compat.IPv4, append([]string{"-t", "raw", "-A", chain}, strings.Fields(s)...), compat.ParseOptions{})
 		if err != nil {
 			t.Fatalf("%s: %s", s, compat.Format(err, "iptables", -1))
 		}
@@ -42,7 +43,7 @@ func loadCTHelperMirror(t *testing.T, ns *netns.NS, rules []string) {
 			m.Target = nil
 			at = &m
 		}
-		es, err := translate.ExprsIn("raw", "PREROUTING", at)
+		es, err := translate.ExprsIn("raw", chain, at)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
@@ -52,16 +53,16 @@ func loadCTHelperMirror(t *testing.T, ns *netns.NS, rules []string) {
 				spec.Compat = &kernel.RuleCompat{Proto: uint32(r.Proto)}
 			}
 		}
-		b.AppendRule(kernel.IPv4, "raw.PREROUTING", spec)
+		b.AppendRule(kernel.IPv4, "raw."+chain, spec)
 	}
-	mirror, objs, err := translate.CTHelperMirror(compat.IPv4, "PREROUTING", parsed)
+	mirror, objs, err := translate.CTHelperMirror(compat.IPv4, chain, parsed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range objs {
 		b.AddCtHelper(kernel.IPv4, kernel.CtHelper{Name: o.Name(), Helper: o.Helper, L4Proto: o.Proto}, true)
 	}
-	b.AddChain(kernel.IPv4, "ct-helper.PREROUTING", kernel.ChainSpec{Base: &kernel.BaseChain{Hook: raw.Hook, Priority: -199, Type: raw.Type}})
+	b.AddChain(kernel.IPv4, "ct-helper."+chain, kernel.ChainSpec{Base: &kernel.BaseChain{Hook: raw.Hook, Priority: -199, Type: raw.Type}})
 	for _, mr := range mirror {
 		spec := kernel.RuleSpec{Exprs: mr.Exprs}
 		for _, e := range mr.Exprs {
@@ -69,7 +70,7 @@ func loadCTHelperMirror(t *testing.T, ns *netns.NS, rules []string) {
 				spec.Compat = &kernel.RuleCompat{Proto: uint32(mr.From.Proto)}
 			}
 		}
-		b.AppendRule(kernel.IPv4, "ct-helper.PREROUTING", spec)
+		b.AppendRule(kernel.IPv4, "ct-helper."+chain, spec)
 	}
 	c := digestConn(t, ns)
 	gen, err := c.GenID()
@@ -91,8 +92,13 @@ var ctLine = regexp.MustCompile(`^tcp\s+6\s+\d+ [A-Z_]+ src=` + regexp.QuoteMeta
 // other way round after the client's is gone.)
 func ctHelpers(t *testing.T, ns *netns.NS) map[int]string {
 	t.Helper()
+	return ctHelpersOut(t, mustRun(t, ns, "conntrack", "-L", "-p", "tcp"))
+}
+
+func ctHelpersOut(t *testing.T, list string) map[int]string {
+	t.Helper()
 	out := map[int]string{}
-	sc := bufio.NewScanner(strings.NewReader(mustRun(t, ns, "conntrack", "-L", "-p", "tcp")))
+	sc := bufio.NewScanner(strings.NewReader(list))
 	for sc.Scan() {
 		m := ctLine.FindStringSubmatch(sc.Text())
 		if m == nil {
@@ -133,7 +139,7 @@ func TestCTHelperMirrorPackets(t *testing.T) {
 				mustRun(t, p.server, append([]string{"iptables-nft", "-t", "raw", "-A", "PREROUTING"}, strings.Fields(r)...)...)
 			}
 		} else {
-			loadCTHelperMirror(t, p.server, rules)
+			loadCTHelperMirror(t, p.server, "PREROUTING", rules)
 		}
 		for _, port := range []int{21, 2124, 2125, 2126, 2127, 2128, 2129} {
 			listenTCP(t, p.server, port)
@@ -212,5 +218,43 @@ func ftpData(t *testing.T, p *pktPair) {
 	// the data connection is expected: conntrack says so
 	if out := mustRun(t, p.server, "conntrack", "-L", "-p", "tcp", "--dport", "5001", "--status", "SEEN_REPLY"); !strings.Contains(out, "dport=5001") {
 		t.Errorf("no data connection in conntrack: %q", out)
+	}
+}
+
+// TestCTHelperMirrorOutput: the same in raw OUTPUT, for connections the
+// client opens (conntrack runs at -200 in OUTPUT too).
+func TestCTHelperMirrorOutput(t *testing.T) {
+	netns.RequireRoot(t)
+	if !netns.Have("iptables-nft") || !netns.Have("conntrack") {
+		t.Skip("reference iptables-nft or conntrack is not installed")
+	}
+	rules := []string{
+		"-p tcp --dport 2124 -j CT --notrack",
+		"-p tcp -m multiport --dports 21,2124 -j CT --helper ftp",
+		"-p tcp --dport 2125 -j CT --helper irc",
+	}
+	want := map[int]string{21: "ftp", 2125: "irc", 2126: ""}
+	for _, side := range []string{"ref", "ours"} {
+		p := newPktPair(t, "cto"+side[:1])
+		if side == "ref" {
+			for _, r := range rules {
+				mustRun(t, p.client, append([]string{"iptables-nft", "-t", "raw", "-A", "OUTPUT"}, strings.Fields(r)...)...)
+			}
+		} else {
+			loadCTHelperMirror(t, p.client, "OUTPUT", rules)
+		}
+		for _, port := range []int{21, 2124, 2125, 2126} {
+			listenTCP(t, p.server, port)
+			dialTCP(t, p.client, port, 1)
+		}
+		got := ctHelpers(t, p.client)
+		if len(got) != len(want) {
+			t.Errorf("%s: entries %v, want %v", side, got, want)
+		}
+		for port, w := range want {
+			if h, ok := got[port]; !ok || h != w {
+				t.Errorf("%s: port %d: helper %q (entry %v), want %q", side, port, h, ok, w)
+			}
+		}
 	}
 }
