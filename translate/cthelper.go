@@ -121,7 +121,8 @@ func CTHelperExact(rules []*compat.Rule) error {
 const ipsExpected = 1 << 0
 
 // CTHelperObj is a `ct helper` object of our table: the kernel helper
-// Helper for layer 4 protocol Proto, in the table's family.
+// Helper for layer 4 protocol Proto, in the table's family (Proto 0: a
+// rule without -p, or with a negated one, which the kernel refuses).
 type CTHelperObj struct {
 	Helper string
 	Proto  uint8
@@ -182,7 +183,14 @@ func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([]CTMi
 		switch t := r.Target.(type) {
 		case *compat.CTTarget:
 			if t.Helper != "" {
-				o := CTHelperObj{Helper: t.Helper, Proto: r.Proto}
+				// xt's CT takes the helper's protocol from -p, and none
+				// from a negated one: the kernel then has no such helper
+				// (ENOENT, as for an unknown name), and so it answers
+				// when the object is created with protocol 0
+				o := CTHelperObj{Helper: t.Helper}
+				if r.ProtoSet && !r.ProtoInv {
+					o.Proto = r.Proto
+				}
 				if !slices.Contains(objs, o) {
 					objs = append(objs, o)
 				}

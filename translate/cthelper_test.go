@@ -76,6 +76,11 @@ func TestCTHelperMirror(t *testing.T) {
 				tcp21 + "[ objref type 3 name ct-helper.ftp.6 ]\n[ immediate reg 0 accept ]\n",
 				tcp21 + "[ objref type 3 name ct-helper.ftp.6 ]\n[ immediate reg 0 accept ]\n"},
 			[]CTHelperObj{{"ftp", 6}}},
+		{"no protocol, negated protocol", []string{"-j CT --helper ftp", "! -p tcp -j CT --helper ftp"},
+			[]string{expected,
+				"[ objref type 3 name ct-helper.ftp.0 ]\n[ immediate reg 0 accept ]\n",
+				"[ meta load l4proto => reg 1 ]\n[ cmp neq reg 1 0x06 ]\n[ objref type 3 name ct-helper.ftp.0 ]\n[ immediate reg 0 accept ]\n"},
+			[]CTHelperObj{{"ftp", 0}}},
 		{"not exact", []string{"-p tcp --dport 21 -j CT --helper ftp", "-j MARK --set-mark 1"}, nil, nil},
 	} {
 		var rules []*compat.Rule
