@@ -212,9 +212,12 @@ func (t *CTTarget) ListName() string { return "CT" }
 // packet that has no conntrack yet and leaves other packets alone, and
 // the kernel allows it in the same hooks (PREROUTING, OUTPUT).
 //
+// --helper alone, in raw PREROUTING or OUTPUT, is assigned natively
+// after conntrack (see translate.CTHelperMirror).
+//
 // Every other CT form needs the xtables target, which the kernel binds
-// to a table named "raw" (not supported, see tgNotInTable): --helper,
-// --timeout (nft would need named ct helper/timeout objects, whose
+// to a table named "raw" (not supported, see tgNotInTable): --helper in
+// a user chain or with other options, --timeout (nft would need named ct helper/timeout objects, whose
 // template is not the same), --ctevents/--expevents (no nft
 // equivalent), a zone in one direction only (the library cannot send
 // the direction of a ct zone set) and --zone mark (xt takes the mark
@@ -228,6 +231,15 @@ func (t *CTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if t.Flags&CTNotrack != 0 {
 		return []expr.Any{&expr.Notrack{}}, nil
 	}
+	if t.Helper != "" && t.Flags == 0 && t.Zone == 0 && t.Timeout == "" && t.CtEvents == 0 && t.ExpEvents == 0 &&
+		(ctx.Chain == "" || ctx.Chain == "PREROUTING" || ctx.Chain == "OUTPUT") {
+		// --helper alone, in a built-in chain: the rule keeps its
+		// matches and counter here, and the helper is assigned after
+		// conntrack by the chain's mirror (translate.CTHelperMirror),
+		// which the ruleset writes with the chain, or refuses with
+		// NotNative when it would not be exact
+		return nil, nil
+	}
 	dir := t.Flags & (CTZoneDirOrig | CTZoneDirRepl)
 	if t.Flags&^(CTZoneDirOrig|CTZoneDirRepl) == 0 && (dir == 0 || dir == CTZoneDirOrig|CTZoneDirRepl) &&
 		t.Helper == "" && t.Timeout == "" && t.CtEvents == 0 && t.ExpEvents == 0 {
@@ -236,6 +248,11 @@ func (t *CTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	}
 	return nil, tgNotInTable("CT", "raw", t.reason())
 }
+
+// NotNative is the error of a CT rule whose form has no exact native
+// translation: for --helper, when the rules of its chain cannot be
+// re-evaluated after conntrack exactly (translate.CTHelperExact).
+func (t *CTTarget) NotNative() error { return tgNotInTable("CT", "raw", t.reason()) }
 
 // reason says why the form has no native translation.
 func (t *CTTarget) reason() string {

@@ -111,7 +111,7 @@ func TestTargetNftExprs(t *testing.T) {
 			t.Errorf("%s: no NftExprs", tc.args)
 			continue
 		}
-		got, err := n.NftExprs(&NftContext{Family: tc.fam, Rule: r, Table: tc.table})
+		got, err := n.NftExprs(&NftContext{Family: tc.fam, Rule: r, Table: tc.table, Chain: cmd.Chain})
 		if tc.unsup {
 			if !errors.Is(err, ErrNoNative) {
 				t.Errorf("%s: got %v, %v; want unsupported", tc.args, got, err)
@@ -346,6 +346,40 @@ func TestSetMapRefused(t *testing.T) {
 		b, err2 := expr.Marshal(byte(IPv4), want[0])
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s %s %s: %#v; want %#v", tc.table, tc.chain, tc.args, es, want)
+		}
+	}
+}
+
+// TestCTHelperNftExprs: --helper alone in a built-in raw chain is the
+// rule's matches and counter (the helper is assigned after conntrack,
+// translate.CTHelperMirror); anywhere else, or with other options, it
+// has no native form.
+func TestCTHelperNftExprs(t *testing.T) {
+	for _, tc := range []struct {
+		chain, args string
+		native      bool
+	}{
+		{"PREROUTING", "-p tcp --dport 21 -j CT --helper ftp", true},
+		{"OUTPUT", "-p udp -j CT --helper tftp", true},
+		{"X", "-p tcp -j CT --helper ftp", false},
+		{"PREROUTING", "-p tcp -j CT --helper ftp --zone 3", false},
+		{"PREROUTING", "-p tcp -j CT --helper ftp --ctevents new", false},
+		{"PREROUTING", "-p tcp -j CT --helper ftp --timeout x", false},
+	} {
+		cmd, err := Parse(IPv4, append([]string{"-A", tc.chain}, strings.Fields(tc.args)...), ParseOptions{Table: "raw"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.args, err)
+		}
+		ct := cmd.Rules[0].Target.(*CTTarget)
+		got, err := ct.NftExprs(&NftContext{Family: IPv4, Rule: cmd.Rules[0], Table: "raw", Chain: tc.chain})
+		if tc.native && (err != nil || len(got) != 0) {
+			t.Errorf("%s in %s: %v %v, want no expressions", tc.args, tc.chain, got, err)
+		}
+		if !tc.native && !errors.Is(err, ErrNoNative) {
+			t.Errorf("%s in %s: %v %v, want unsupported", tc.args, tc.chain, got, err)
+		}
+		if err := ct.NotNative(); !errors.Is(err, ErrNoNative) || !strings.Contains(err.Error(), "--helper") {
+			t.Errorf("NotNative: %v", err)
 		}
 	}
 }

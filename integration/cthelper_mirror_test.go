@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"regexp"
 	"strconv"
@@ -62,7 +63,7 @@ func loadCTHelperMirror(t *testing.T, ns *netns.NS, chain string, rules []string
 	for _, o := range objs {
 		b.AddCtHelper(kernel.IPv4, kernel.CtHelper{Name: o.Name(), Helper: o.Helper, L4Proto: o.Proto}, true)
 	}
-	b.AddChain(kernel.IPv4, "ct-helper."+chain, kernel.ChainSpec{Base: &kernel.BaseChain{Hook: raw.Hook, Priority: -199, Type: raw.Type}})
+	b.AddChain(kernel.IPv4, translate.CTHelperChain(chain), kernel.ChainSpec{Base: &kernel.BaseChain{Hook: raw.Hook, Priority: translate.CTHelperPriority, Type: raw.Type}})
 	for _, mr := range mirror {
 		spec := kernel.RuleSpec{Exprs: mr.Exprs}
 		for _, e := range mr.Exprs {
@@ -70,7 +71,7 @@ func loadCTHelperMirror(t *testing.T, ns *netns.NS, chain string, rules []string
 				spec.Compat = &kernel.RuleCompat{Proto: uint32(mr.From.Proto)}
 			}
 		}
-		b.AppendRule(kernel.IPv4, "ct-helper."+chain, spec)
+		b.AppendRule(kernel.IPv4, translate.CTHelperChain(chain), spec)
 	}
 	c := digestConn(t, ns)
 	gen, err := c.GenID()
@@ -256,5 +257,134 @@ func TestCTHelperMirrorOutput(t *testing.T) {
 				t.Errorf("%s: port %d: helper %q (entry %v), want %q", side, port, h, ok, w)
 			}
 		}
+	}
+}
+
+// TestCTHelperCommands: iptables commands and restores with -j CT
+// --helper in raw give what iptables-nft gives (exit status, messages,
+// -S, -L, -save), and the helpers conntrack then assigns are the same;
+// the mirror chains and helper objects go away with the last CT --helper
+// rule.
+func TestCTHelperCommands(t *testing.T) {
+	tools := pktTools(t)
+	if !netns.Have("conntrack") {
+		t.Skip("conntrack is not installed")
+	}
+	cmds := []string{
+		"-t raw -A PREROUTING -p tcp --dport 2124 -j CT --notrack",
+		"-t raw -A PREROUTING -s 198.18.0.1 -p tcp --dport 2125 -j ACCEPT",
+		"-t raw -A PREROUTING -p tcp -m multiport --dports 21,2124,2125,2127 -j CT --helper ftp",
+		"-t raw -I PREROUTING 3 -p tcp --dport 2127 -j CT --helper irc",
+		"-t raw -A OUTPUT -p udp --dport 69 -j CT --helper tftp",
+		"-t raw -A PREROUTING -p tcp --dport 22 -j CT --helper nosuch",
+		"-t raw -A PREROUTING -j CT --helper ftp",
+		"-t raw -I PREROUTING -p udp -j CT --helper ftp",
+		"-t raw -A PREROUTING ! -p tcp -j CT --helper ftp",
+		"-t raw -C PREROUTING -p tcp --dport 2127 -j CT --helper irc",
+		"-t raw -C PREROUTING -p tcp --dport 2127 -j CT --helper ftp",
+		"-t raw -A PREROUTING -p tcp --dport 2128 -j CT --helper ftp",
+		"-t raw -D PREROUTING -p tcp --dport 2128 -j CT --helper ftp",
+		"-t raw -A PREROUTING -p tcp --dport 2128 -j CT --helper ftp",
+		"-t raw -R PREROUTING 5 -p tcp --dport 2129 -j CT --helper ftp",
+		"-t raw -S",
+		"-t raw -L -n -v",
+		"-t raw -L -n --line-numbers",
+	}
+	want := map[int]string{21: "ftp", 2125: "", 2127: "irc", 2129: "ftp", 2130: ""}
+	type result struct {
+		out     []string
+		helpers map[int]string
+	}
+	res := map[string]*result{}
+	for _, side := range []string{"ref", "ours"} {
+		tool := tools[side]
+		p := newPktPair(t, "ctc"+side[:1])
+		r := &result{}
+		res[side] = r
+		for _, c := range cmds {
+			x := p.server.Run("", append([]string{tool}, strings.Fields(c)...)...)
+			r.out = append(r.out, fmt.Sprintf("%s: rc %d\n%s%s", c, x.RC, x.Stdout, x.Stderr))
+		}
+		save := p.server.Run("", tool+"-save", "-t", "raw")
+		r.out = append(r.out, "save: "+strings.Replace(normalizeSave(save.Stdout), "iptables-nft-save", "iptables-save", 1)+save.Stderr)
+		for _, port := range []int{21, 2124, 2125, 2127, 2129, 2130} {
+			listenTCP(t, p.server, port)
+			dialTCP(t, p.client, port, 1)
+		}
+		r.helpers = ctHelpers(t, p.server)
+		// a restore of what -save printed keeps the helpers; without
+		// CT --helper rules left, no mirror remains
+		x := p.server.Run(save.Stdout, tool+"-restore")
+		r.out = append(r.out, fmt.Sprintf("restore: rc %d %s", x.RC, x.Stderr))
+		x = p.server.Run("", tool, "-t", "raw", "-S")
+		r.out = append(r.out, "after restore:\n"+x.Stdout+x.Stderr)
+		x = p.server.Run("*raw\n-A OUTPUT -p tcp --dport 6667 -j CT --helper irc\nCOMMIT\n", tool+"-restore", "--noflush")
+		r.out = append(r.out, fmt.Sprintf("restore --noflush: rc %d %s", x.RC, x.Stderr))
+		for _, c := range []string{"-t raw -F PREROUTING", "-t raw -D OUTPUT 1", "-t raw -S"} {
+			x := p.server.Run("", append([]string{tool}, strings.Fields(c)...)...)
+			r.out = append(r.out, fmt.Sprintf("%s: rc %d\n%s%s", c, x.RC, x.Stdout, x.Stderr))
+		}
+		if side == "ours" {
+			out := mustRun(t, p.server, "nft", "list", "table", "ip", "xdptables")
+			if !strings.Contains(out, "ct-helper.OUTPUT") || strings.Contains(out, "ct-helper.PREROUTING") {
+				t.Errorf("after -F PREROUTING, the mirror of OUTPUT stays and that of PREROUTING goes:\n%s", out)
+			}
+			x := p.server.Run("", tool, "-t", "raw", "-F")
+			if out := mustRun(t, p.server, "nft", "list", "table", "ip", "xdptables"); x.RC != 0 || strings.Contains(out, "ct-helper") {
+				t.Errorf("after -F (rc %d %s), mirrors or helper objects remain:\n%s", x.RC, x.Stderr, out)
+			}
+		}
+	}
+	for i := range res["ref"].out {
+		if res["ref"].out[i] != res["ours"].out[i] {
+			t.Errorf("reference:\n%s\nours:\n%s", res["ref"].out[i], res["ours"].out[i])
+		}
+	}
+	for port, w := range want {
+		for _, side := range []string{"ref", "ours"} {
+			if h, ok := res[side].helpers[port]; !ok || h != w {
+				t.Errorf("%s: port %d: helper %q (entry %v), want %q", side, port, h, ok, w)
+			}
+		}
+	}
+	if _, ok := res["ours"].helpers[2124]; ok {
+		t.Errorf("ours: the NOTRACK'd connection is in the conntrack table")
+	}
+}
+
+// TestCTHelperNotExact: a change to a raw chain with CT --helper rules
+// after which their helpers could not be assigned exactly after
+// conntrack fails and changes nothing, and so does a CT --helper rule
+// added to such a chain (the reference takes both).
+func TestCTHelperNotExact(t *testing.T) {
+	tools := pktTools(t)
+	ns := netns.New(t, "ctx")
+	ipt := tools["ours"]
+	mustRun(t, ns, ipt, "-t", "raw", "-A", "PREROUTING", "-p", "tcp", "--dport", "21", "-j", "CT", "--helper", "ftp")
+	before := mustRun(t, ns, "nft", "list", "ruleset")
+	for _, c := range []struct{ args, msg string }{
+		{"-t raw -A PREROUTING -j MARK --set-mark 1", "chain PREROUTING of table raw has CT --helper rules, whose helpers are assigned after conntrack: after this change, rule 2 (-j MARK) may change the packet"},
+		{"-t raw -I PREROUTING -m conntrack --ctstate NEW -j ACCEPT", "after this change, rule 1 (-m conntrack) may match differently"},
+	} {
+		x := ns.Run("", append([]string{ipt}, strings.Fields(c.args)...)...)
+		if x.RC != 1 || !strings.Contains(x.Stderr, c.msg) {
+			t.Errorf("%s: rc %d %q, want 1 and %q", c.args, x.RC, x.Stderr, c.msg)
+		}
+	}
+	if after := mustRun(t, ns, "nft", "list", "ruleset"); after != before {
+		t.Errorf("the ruleset changed:\n%s\nwas\n%s", after, before)
+	}
+	// CT --helper where the mirror would not be exact, or in a user
+	// chain (the mirror follows no jumps), has the CT target's message
+	mustRun(t, ns, ipt, "-t", "raw", "-A", "OUTPUT", "-j", "MARK", "--set-mark", "1")
+	mustRun(t, ns, ipt, "-t", "raw", "-N", "HELPERS")
+	for _, args := range []string{"-t raw -A OUTPUT -p tcp -j CT --helper ftp", "-t raw -A HELPERS -p tcp -j CT --helper ftp"} {
+		x := ns.Run("", append([]string{ipt}, strings.Fields(args)...)...)
+		if x.RC != 1 || !strings.Contains(x.Stderr, `target "CT": cannot run in the xdptables table`) {
+			t.Errorf("%s: rc %d %q", args, x.RC, x.Stderr)
+		}
+	}
+	if out := mustRun(t, ns, ipt, "-t", "raw", "-S"); out != "-P PREROUTING ACCEPT\n-P OUTPUT ACCEPT\n-N HELPERS\n-A PREROUTING -p tcp -m tcp --dport 21 -j CT --helper ftp\n-A OUTPUT -j MARK --set-xmark 0x1/0xffffffff\n" {
+		t.Errorf("-S:\n%s", out)
 	}
 }

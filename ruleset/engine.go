@@ -49,6 +49,11 @@ type need struct {
 
 func needOf(cmd *compat.Command) need {
 	n := needOfRules(cmd)
+	if cmd.Table == "raw" && changesRules(cmd.Op) {
+		// the mirror of the chain's CT --helper rules is written from
+		// all its rules (builder.ctHelpers)
+		n = need{allRules: true}
+	}
 	n.dropKernel = cmd.Op != compat.OpZero && cmd.Op != compat.OpZeroNum && !cmd.ZeroToo
 	if n.allRules || cmd.Chain == "" {
 		return n
@@ -62,6 +67,15 @@ func needOf(cmd *compat.Command) need {
 		n.exact = cmd.Rules
 	}
 	return n
+}
+
+// changesRules says whether op changes the rules of a chain.
+func changesRules(op compat.Op) bool {
+	switch op {
+	case compat.OpAppend, compat.OpInsert, compat.OpDelete, compat.OpDeleteNum, compat.OpReplace, compat.OpFlush:
+		return true
+	}
+	return false
 }
 
 func needOfRules(cmd *compat.Command) need {
@@ -131,7 +145,39 @@ func (e *Engine) load(table string, n need) (*View, error) {
 	}
 	v := e.viewOf(table, chains)
 	v.marked = v.marked || marked
+	if table == "raw" {
+		if err := e.readCTMirror(v); err != nil {
+			return nil, err
+		}
+	}
 	return v, e.loadRules(v, n)
+}
+
+// ctHelperChains are the built-in raw chains whose CT --helper rules are
+// mirrored after conntrack (see builder.ctHelpers).
+var ctHelperChains = []string{"PREROUTING", "OUTPUT"}
+
+// readCTMirror reads into a view of the raw table which mirror chains
+// and ct helper objects exist.
+func (e *Engine) readCTMirror(v *View) error {
+	v.ctRead = true
+	v.ctMirror = map[string]bool{}
+	for _, c := range ctHelperChains {
+		_, err := e.Conn.Chain(e.kfam(), translate.CTHelperChain(c))
+		if err == nil {
+			v.ctMirror[c] = true
+		} else if !errors.Is(err, unix.ENOENT) {
+			return err
+		}
+	}
+	objs, err := e.Conn.CtHelpers(e.kfam())
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return err
+	}
+	for _, o := range objs {
+		v.ctObjs = append(v.ctObjs, o.Name)
+	}
+	return nil
 }
 
 // viewOf makes a view of table's chains among chains, without rules.
@@ -487,6 +533,12 @@ type builder struct {
 	opChainAt map[int]string
 	// ix collects the changes to the rule index (nil: none).
 	ix *indexWriter
+	// ruleOp: the operation that adds each new CT --helper rule of the
+	// raw table; opKindAs: the operation an error of a helper object's
+	// creation is reported as (that of the rule that needs it, as
+	// iptables-nft reports the CT target's refusal).
+	ruleOp   map[*RuleState]int
+	opKindAs map[int]kernel.OpKind
 }
 
 // chainRun: the operations from index from on are on chain, up to the
@@ -686,7 +738,7 @@ func (bl *builder) add(v *View) error {
 					return err
 				}
 				bl.table(v)
-				bl.note(bl.b.InsertRule(bl.fam, kname, spec), c.Name, r.Line)
+				bl.noteRule(v, r, bl.b.InsertRule(bl.fam, kname, spec), c.Name)
 				r.hint = bl.b.Handles()
 			}
 		}
@@ -722,14 +774,141 @@ func (bl *builder) add(v *View) error {
 			}
 			bl.table(v)
 			if next[i] != 0 {
-				bl.note(bl.b.InsertRuleBefore(bl.fam, kname, next[i], spec), c.Name, r.Line)
+				bl.noteRule(v, r, bl.b.InsertRuleBefore(bl.fam, kname, next[i], spec), c.Name)
 			} else {
-				bl.note(bl.b.AppendRule(bl.fam, kname, spec), c.Name, r.Line)
+				bl.noteRule(v, r, bl.b.AppendRule(bl.fam, kname, spec), c.Name)
 			}
 			r.hint = bl.b.Handles()
 		}
 	}
+	if err := bl.ctHelpers(v); err != nil {
+		return err
+	}
 	return bl.ix.view(v)
+}
+
+// noteRule notes operation idx, which adds rule r to chain.
+func (bl *builder) noteRule(v *View, r *RuleState, idx int, chain string) {
+	bl.note(idx, chain, r.Line)
+	if v.Table == "raw" && translate.IsCTHelper(r.Rule) {
+		if bl.ruleOp == nil {
+			bl.ruleOp = map[*RuleState]int{}
+		}
+		bl.ruleOp[r] = idx
+	}
+}
+
+// ctHelpers writes, for each built-in raw chain whose rules change, the
+// mirror that assigns the helpers of its CT --helper rules after
+// conntrack (translate.CTHelperMirror), with the ct helper objects it
+// uses, or removes mirror and objects when the chain has no such rule
+// left. A change after which the mirror would not be exact fails: with
+// the CT target's own message when it adds a CT --helper rule.
+func (bl *builder) ctHelpers(v *View) error {
+	if v.Table != "raw" || !v.ctRead {
+		return nil
+	}
+	for _, name := range ctHelperChains {
+		c := v.Chains[name]
+		if c == nil || !(c.rulesModified || c.flushed || c.deleted) {
+			continue
+		}
+		var rules []*compat.Rule
+		if !c.deleted {
+			if c.InKernel && !c.flushed && (!c.Loaded || c.partial) {
+				return compat.Errorf(compat.StatusResource, "internal error: raw %s changed without all its rules read", name)
+			}
+			for _, r := range c.Rules {
+				rules = append(rules, r.Rule)
+			}
+		}
+		mirror, objs, err := translate.CTHelperMirror(bl.family, name, rules)
+		if err != nil {
+			return bl.ctRefused(v, c, err)
+		}
+		kname := translate.CTHelperChain(name)
+		exists := v.ctMirror[name]
+		if exists {
+			bl.note(bl.b.FlushChain(bl.fam, kname), name, v.Line)
+			if len(mirror) == 0 {
+				bl.note(bl.b.DelChain(bl.fam, kname), name, v.Line)
+			}
+		}
+		have := map[string]bool{}
+		var kept []string
+		for _, o := range v.ctObjs {
+			if translate.CTHelperObjOf(o, name) {
+				have[o] = true
+			} else {
+				kept = append(kept, o)
+			}
+		}
+		want := map[string]bool{}
+		for _, o := range objs {
+			want[o.Name()] = true
+			kept = append(kept, o.Name())
+			if have[o.Name()] {
+				continue
+			}
+			bl.table(v)
+			idx := bl.b.AddCtHelper(bl.fam, kernel.CtHelper{Name: o.Name(), Helper: o.Helper, L4Proto: o.Proto}, true)
+			bl.note(idx, name, v.Line)
+			// an error is the rule's that needs the object
+			for _, r := range c.Rules {
+				if ri, ok := bl.ruleOp[r]; ok && r.Rule.Target.(*compat.CTTarget).Helper == o.Helper && translateObjProto(r.Rule) == o.Proto {
+					if bl.opKindAs == nil {
+						bl.opKindAs = map[int]kernel.OpKind{}
+					}
+					bl.opKindAs[idx] = bl.b.Op(ri).Kind
+					bl.note(idx, name, r.Line)
+					break
+				}
+			}
+		}
+		if len(mirror) > 0 {
+			if !exists {
+				base, _ := kernel.BuiltinChain("raw", name)
+				base.Priority = translate.CTHelperPriority
+				bl.table(v)
+				bl.note(bl.b.AddChain(bl.fam, kname, kernel.ChainSpec{Base: &base}), name, v.Line)
+			}
+			for _, mr := range mirror {
+				spec := kernel.RuleSpec{Exprs: mr.Exprs}
+				if mr.From != nil && hasXtables(mr.Exprs) {
+					spec.Compat = ruleCompat(mr.From)
+				}
+				bl.note(bl.b.AppendRule(bl.fam, kname, spec), name, v.Line)
+			}
+		}
+		for o := range have {
+			if !want[o] {
+				bl.note(bl.b.DelCtHelper(bl.fam, o), name, v.Line)
+			}
+		}
+		v.ctMirror[name] = len(mirror) > 0
+		v.ctObjs = kept
+	}
+	return nil
+}
+
+// translateObjProto is the protocol of the helper object of a CT
+// --helper rule (see translate.CTHelperMirror).
+func translateObjProto(r *compat.Rule) uint8 {
+	if r.ProtoSet && !r.ProtoInv {
+		return r.Proto
+	}
+	return 0
+}
+
+// ctRefused is the error of a change to the raw chain c after which its
+// CT --helper rules cannot be mirrored exactly (why).
+func (bl *builder) ctRefused(v *View, c *ChainState, why error) error {
+	for _, r := range c.Rules {
+		if ct, ok := r.Rule.Target.(*compat.CTTarget); ok && ct.Helper != "" && r.Handle == 0 {
+			return lineErr(r.Line, compat.Errorf(compat.StatusOther, "target %q: %v", ct.Name(), ct.NotNative()))
+		}
+	}
+	return lineErr(v.Line, compat.Errorf(compat.StatusOther, "chain %s of table raw has CT --helper rules, whose helpers are assigned after conntrack: after this change, %v (see docs/extensions.md)", c.Name, why))
 }
 
 // ruleSpec translates a new rule of chain for the kernel.
@@ -799,22 +978,26 @@ func (bl *builder) commitError(err error, _ int) error {
 	if oe.Index >= 0 && oe.Index < len(bl.opLine) {
 		chain, line = bl.chainOf(oe.Index), int(bl.opLine[oe.Index])
 	}
+	kind := oe.Op.Kind
+	if k, ok := bl.opKindAs[oe.Index]; ok {
+		kind = k
+	}
 	object := "chain " + chain
-	if strings.HasPrefix(oe.Op.Kind.String(), "RULE_") {
+	if strings.HasPrefix(kind.String(), "RULE_") {
 		object = "rule in chain " + chain
 	}
 	if oe.Errno == 0 {
 		return lineErr(line, compat.Errorf(compat.StatusResource, "%v", oe.Err))
 	}
 	errno := oe.Errno
-	if errno == unix.EOPNOTSUPP && strings.HasPrefix(oe.Op.Kind.String(), "RULE_") {
+	if errno == unix.EOPNOTSUPP && strings.HasPrefix(kind.String(), "RULE_") {
 		// A native expression in a hook that does not allow it (nat,
 		// masq, redir, fib, reject, ct zone set ...): the kernel answers
 		// EOPNOTSUPP where, for iptables-nft's xtables extension, it
 		// answers EINVAL ("RULE_APPEND failed (Invalid argument)").
 		errno = unix.EINVAL
 	}
-	ke := &KernelError{Op: oe.Op.Kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}
+	ke := &KernelError{Op: kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}
 	if line > 0 {
 		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
 	}

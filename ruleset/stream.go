@@ -11,6 +11,8 @@ import (
 
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
+	"github.com/xdptables/xdptables/translate"
+	"golang.org/x/sys/unix"
 )
 
 // RestoreSource is the text of a restore file, readable more than once:
@@ -230,6 +232,10 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 			w := firstWord(rest)
 			if w != "-A" && w != "--append" && w != "-N" && w != "--new-chain" {
 				delete(out.tables, cur)
+			} else if curName == "raw" && strings.Contains(rest, "--helper") {
+				// CT --helper rules are mirrored from the whole chain
+				// (builder.ctHelpers), which a View holds
+				delete(out.tables, cur)
 			} else if w[1] == 'A' || w == "--append" {
 				after := strings.TrimLeft(rest, " \t\r\n\v\f")[len(w):]
 				out.rules.add(curName, firstWord(after))
@@ -304,6 +310,18 @@ const (
 func (h *restoreHandler) Table(t *compat.RestoreTable) error {
 	h.section = t
 	h.sections = append(h.sections, t)
+	if t.Name == "raw" && h.streamable[t.Line] {
+		// a raw table with CT --helper rules: their mirror goes away
+		// with them (builder.ctHelpers), which a View does
+		for _, c := range ctHelperChains {
+			_, err := h.e.Conn.Chain(h.e.kfam(), translate.CTHelperChain(c))
+			if err == nil {
+				h.streamable[t.Line] = false
+			} else if !errors.Is(err, unix.ENOENT) {
+				return kernelReadError(err)
+			}
+		}
+	}
 	if !h.streamable[t.Line] {
 		h.s = nil
 		return nil

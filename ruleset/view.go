@@ -101,6 +101,13 @@ type View struct {
 	// table deletes them (hiddenDelete).
 	hidden                    []string
 	hiddenFlush, hiddenDelete bool
+	// ctRead says, for a view of the raw table, that ctMirror and ctObjs
+	// were read: the mirror chains (translate.CTHelperMirror) that
+	// exist, by built-in chain, and the names of the family's ct helper
+	// objects.
+	ctRead   bool
+	ctMirror map[string]bool
+	ctObjs   []string
 	// replaced says every rule of the table is in the view (all chains
 	// were emptied in it first): the rule index is built anew.
 	replaced bool

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
@@ -123,14 +124,38 @@ const ipsExpected = 1 << 0
 // CTHelperObj is a `ct helper` object of our table: the kernel helper
 // Helper for layer 4 protocol Proto, in the table's family (Proto 0: a
 // rule without -p, or with a negated one, which the kernel refuses).
+//
+// Each built-in raw chain has objects of its own, so that a change to
+// one chain needs to know only that chain's rules.
 type CTHelperObj struct {
+	Chain  string
 	Helper string
 	Proto  uint8
 }
 
-// Name is the object's name in the table, e.g. "ct-helper.ftp.6".
+// CTHelperPrefix starts the names of the mirror chains and helper
+// objects: no iptables table is called so, so that the chains are none
+// of an iptables table's chains.
+const CTHelperPrefix = "ct-helper."
+
+// Name is the object's name in the table, e.g.
+// "ct-helper.PREROUTING.ftp.6".
 func (o CTHelperObj) Name() string {
-	return fmt.Sprintf("ct-helper.%s.%d", o.Helper, o.Proto)
+	return fmt.Sprintf("%s%s.%s.%d", CTHelperPrefix, o.Chain, o.Helper, o.Proto)
+}
+
+// CTHelperPriority is the priority of the mirror chains: right after
+// conntrack (-200), in the hook of their raw chain.
+const CTHelperPriority = -199
+
+// CTHelperChain is the nft name of the mirror chain of the built-in raw
+// chain chain (PREROUTING or OUTPUT).
+func CTHelperChain(chain string) string { return CTHelperPrefix + chain }
+
+// CTHelperObjOf says whether name is the name of a helper object of the
+// mirror of chain.
+func CTHelperObjOf(name, chain string) bool {
+	return strings.HasPrefix(name, CTHelperPrefix+chain+".")
 }
 
 // CTMirrorRule is a rule of the chain CTHelperMirror builds.
@@ -187,7 +212,7 @@ func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([]CTMi
 				// from a negated one: the kernel then has no such helper
 				// (ENOENT, as for an unknown name), and so it answers
 				// when the object is created with protocol 0
-				o := CTHelperObj{Helper: t.Helper}
+				o := CTHelperObj{Chain: chain, Helper: t.Helper}
 				if r.ProtoSet && !r.ProtoInv {
 					o.Proto = r.Proto
 				}
