@@ -44,7 +44,8 @@ import (
 // iptables-restore file (iptables-nft keeps the tables committed before
 // the failing one, xdptables applies the whole file or nothing, see
 // README), and CT --helper (firehol's cthelper, ferm's CT helper), which
-// xdptables refuses (docs/extensions.md).
+// the configurations here do not use (docs/extensions.md says where
+// xdptables takes it).
 
 // frontendPackages are the Debian packages the test runs, with the
 // dependencies that are not on a minimal system (firehol's iprange shapes
