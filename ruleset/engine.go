@@ -49,11 +49,6 @@ type need struct {
 
 func needOf(cmd *compat.Command) need {
 	n := needOfRules(cmd)
-	if cmd.Table == "raw" && changesRules(cmd.Op) {
-		// the mirror of the chain's CT --helper rules is written from
-		// all its rules (builder.ctHelpers)
-		n = need{allRules: true}
-	}
 	n.dropKernel = cmd.Op != compat.OpZero && cmd.Op != compat.OpZeroNum && !cmd.ZeroToo
 	if n.allRules || cmd.Chain == "" {
 		return n
@@ -156,6 +151,39 @@ func (e *Engine) load(table string, n need) (*View, error) {
 // ctHelperChains are the built-in raw chains whose CT --helper rules are
 // mirrored after conntrack (see builder.ctHelpers).
 var ctHelperChains = []string{"PREROUTING", "OUTPUT"}
+
+// ctNeed widens n, what a change to the rules of the raw table reads,
+// to all the table's rules when CT --helper mirrors are concerned: the
+// change adds CT --helper rules (helper), or a mirror exists (a chain
+// has such rules). builder.ctHelpers writes a mirror from all the rules
+// of its chain; a chain without a mirror has no CT --helper rule.
+func (e *Engine) ctNeed(n need, helper bool) (need, error) {
+	if !helper {
+		exists := false
+		for _, c := range ctHelperChains {
+			_, err := e.Conn.Chain(e.kfam(), translate.CTHelperChain(c))
+			if err == nil {
+				exists = true
+			} else if !errors.Is(err, unix.ENOENT) {
+				return n, err
+			}
+		}
+		if !exists {
+			return n, nil
+		}
+	}
+	return need{allRules: true, dropKernel: n.dropKernel}, nil
+}
+
+// hasCTHelper says whether rules hold a CT --helper rule.
+func hasCTHelper(rules []*compat.Rule) bool {
+	for _, r := range rules {
+		if translate.IsCTHelper(r) {
+			return true
+		}
+	}
+	return false
+}
 
 // readCTMirror reads into a view of the raw table which mirror chains
 // and ct helper objects exist.
@@ -399,6 +427,11 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			return "", kernelReadError(err)
 		}
 		n := needOf(cmd)
+		if cmd.Table == "raw" && changesRules(cmd.Op) {
+			if n, err = e.ctNeed(n, hasCTHelper(cmd.Rules)); err != nil {
+				return "", kernelReadError(err)
+			}
+		}
 		var v *View
 		var seen map[kernel.IndexKey]kernel.IndexEntry
 		indexed := false
@@ -814,10 +847,19 @@ func (bl *builder) ctHelpers(v *View) error {
 			continue
 		}
 		var rules []*compat.Rule
-		if !c.deleted {
-			if c.InKernel && !c.flushed && (!c.Loaded || c.partial) {
-				return compat.Errorf(compat.StatusResource, "internal error: raw %s changed without all its rules read", name)
+		if !c.deleted && c.InKernel && !c.flushed && (!c.Loaded || c.partial) {
+			// not read (ctNeed): the chain has no mirror, and so no CT
+			// --helper rule, and the change adds none
+			added := false
+			for _, r := range c.Rules {
+				added = added || r.Handle == 0 && translate.IsCTHelper(r.Rule)
 			}
+			if !v.ctMirror[name] && !added {
+				continue
+			}
+			return compat.Errorf(compat.StatusResource, "internal error: raw %s changed without all its rules read", name)
+		}
+		if !c.deleted {
 			for _, r := range c.Rules {
 				rules = append(rules, r.Rule)
 			}

@@ -237,11 +237,6 @@ func isRuleCmd(op compat.Op) bool {
 // the chains its commands need (-D, -I N, -R, -X CHAIN...), or every rule
 // when one of them acts on the whole table.
 func noflushNeed(tables []*compat.RestoreTable, table string) need {
-	if table == "raw" {
-		// the mirror of CT --helper rules is written from all the rules
-		// of their chain (builder.ctHelpers)
-		return need{allRules: true}
-	}
 	var n need
 	seen := map[string]bool{}
 	seenChain := map[string]bool{}

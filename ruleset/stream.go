@@ -509,7 +509,10 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 		if v == nil {
 			n := need{}
 			if h.o.Noflush {
-				n = noflushNeed([]*compat.RestoreTable{t}, t.Name)
+				var err error
+				if n, err = h.noflushNeed(t); err != nil {
+					return kernelReadError(err)
+				}
 			}
 			var err error
 			if v, err = h.e.load(t.Name, n); err != nil {
@@ -521,7 +524,11 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 			}
 			h.views[t.Name] = v
 		} else if h.o.Noflush {
-			if err := h.e.extendView(v, noflushNeed([]*compat.RestoreTable{t}, t.Name)); err != nil {
+			n, err := h.noflushNeed(t)
+			if err == nil {
+				err = h.e.extendView(v, n)
+			}
+			if err != nil {
 				return kernelReadError(err)
 			}
 		}
@@ -548,6 +555,20 @@ func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
 		}
 	}
 	return nil
+}
+
+// noflushNeed is what section t of a --noflush restore reads (see
+// noflushNeed and, for raw, Engine.ctNeed).
+func (h *restoreHandler) noflushNeed(t *compat.RestoreTable) (need, error) {
+	n := noflushNeed([]*compat.RestoreTable{t}, t.Name)
+	if t.Name != "raw" {
+		return n, nil
+	}
+	helper := false
+	for _, rc := range t.Cmds {
+		helper = helper || hasCTHelper(rc.Cmd.Rules)
+	}
+	return h.e.ctNeed(n, helper)
 }
 
 // indexed says whether the rule index covers chain of a streamed
