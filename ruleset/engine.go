@@ -946,7 +946,7 @@ func translateObjProto(r *compat.Rule) uint8 {
 // CT --helper rules cannot be mirrored exactly (why).
 func (bl *builder) ctRefused(v *View, c *ChainState, why error) error {
 	for _, r := range c.Rules {
-		if ct, ok := r.Rule.Target.(*compat.CTTarget); ok && ct.Helper != "" && r.Handle == 0 {
+		if ct, ok := r.Rule.Target.(*compat.CTTarget); ok && translate.IsCTHelper(r.Rule) && r.Handle == 0 {
 			return lineErr(r.Line, compat.Errorf(compat.StatusOther, "target %q: %v", ct.Name(), ct.NotNative()))
 		}
 	}

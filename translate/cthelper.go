@@ -75,10 +75,11 @@ func ctMirrorTargetOK(t compat.Target) bool {
 	return false
 }
 
-// IsCTHelper says whether r is a -j CT --helper rule.
+// IsCTHelper says whether r is a -j CT --helper rule that assigns its
+// helper: with --notrack, xt's CT leaves the helper alone.
 func IsCTHelper(r *compat.Rule) bool {
 	ct, ok := r.Target.(*compat.CTTarget)
-	return ok && ct.Helper != ""
+	return ok && ct.Helper != "" && ct.Flags&compat.CTNotrack == 0
 }
 
 // CTHelperExact reports whether the CT --helper rules among rules (the
@@ -207,7 +208,7 @@ func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([]CTMi
 		var set expr.Any
 		switch t := r.Target.(type) {
 		case *compat.CTTarget:
-			if t.Helper != "" {
+			if IsCTHelper(r) {
 				// xt's CT takes the helper's protocol from -p, and none
 				// from a negated one: the kernel then has no such helper
 				// (ENOENT, as for an unknown name), and so it answers

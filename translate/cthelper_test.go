@@ -81,6 +81,7 @@ func TestCTHelperMirror(t *testing.T) {
 				"[ objref type 3 name ct-helper.PREROUTING.ftp.0 ]\n[ immediate reg 0 accept ]\n",
 				"[ meta load l4proto => reg 1 ]\n[ cmp neq reg 1 0x06 ]\n[ objref type 3 name ct-helper.PREROUTING.ftp.0 ]\n[ immediate reg 0 accept ]\n"},
 			[]CTHelperObj{{"PREROUTING", "ftp", 0}}},
+		{"notrack with a helper assigns none", []string{"-j CT --notrack --helper ftp"}, nil, nil},
 		{"not exact", []string{"-p tcp --dport 21 -j CT --helper ftp", "-j MARK --set-mark 1"}, nil, nil},
 	} {
 		var rules []*compat.Rule
