@@ -339,11 +339,14 @@ static __always_inline int v4_csum_ok(struct iphdr *iph, __u32 ihl, void *end)
 			sum += *q;
 		}
 	}
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
+	/* The header is right when the ones' complement sum of its 16-bit
+	 * words is 0xffff: as sum > 0 (the version is not 0), when sum is a
+	 * multiple of 65535 (65536 is 1 modulo 65535, so the folding that
+	 * sum would take changes nothing modulo 65535). A multiplication by
+	 * the inverse of 65535 modulo 2^64 tells multiples (they map to
+	 * 0..(2^64-1)/65535) in a few instructions where the folding takes
+	 * a dozen. */
+	return sum * 0xfffefffefffeffffULL <= 0x1000100010001ULL;
 }
 
 #define NVEC 13 /* 8 fields, 4 sets, the family */
