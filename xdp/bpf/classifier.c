@@ -635,20 +635,24 @@ int xdptables_classify(struct xdp_md *ctx)
 	sc.fw = 0;
 
 	if (niftab > 0) {
-		__u32 hi;
-		__u16 lo;
+		const volatile struct iftab *t;
 
-#define IFTAB_IS(i) (niftab > i && ifindex == iftab[i].index) { \
-		hi = iftab[i].mac_hi; lo = iftab[i].mac_lo; ifcls = iftab[i].cls; }
-		if IFTAB_IS(0)
-		else if IFTAB_IS(1)
-		else if IFTAB_IS(2)
-		else if IFTAB_IS(3)
+		/* the entry first, then its fields: loads of the fields of
+		 * every entry would come before the compares otherwise */
+		if (ifindex == iftab[0].index)
+			t = &iftab[0];
+		else if (niftab > 1 && ifindex == iftab[1].index)
+			t = &iftab[1];
+		else if (niftab > 2 && ifindex == iftab[2].index)
+			t = &iftab[2];
+		else if (niftab > 3 && ifindex == iftab[3].index)
+			t = &iftab[3];
 		else
 			return XDP_PASS;
+		ifcls = t->cls;
 		/* ip_rcv drops frames for other hosts before PREROUTING */
 		if (!(eth->dst[0] & 1) &&
-		    (((__u32)eth->dst[1] << 16 | eth->dst[0]) != hi || eth->dst[2] != lo))
+		    (((__u32)eth->dst[1] << 16 | eth->dst[0]) != t->mac_hi || eth->dst[2] != t->mac_lo))
 			return XDP_PASS;
 	} else {
 		struct iface *dev = bpf_map_lookup_elem(&ifaces, &ifindex);
