@@ -50,6 +50,20 @@
 #                       elsewhere)
 #   NET_RX softirqs     on both CPUs during the run: ~0, the receive work
 #                       is all in the thread
+#   XDP program ns/frame, page pool + locks
+#                       with perf installed (PERF=0: not), the receiving
+#                       CPU is sampled (cpu-clock) during the run, and of
+#                       the NAPI threads' samples, the share in BPF
+#                       programs (bpf_prog_*: the XDP program, and
+#                       xdp-filter's dispatcher) times receiver ns/frame
+#                       (medians of the rounds), and the share returning
+#                       frames to the generator's page pool (page_pool_*,
+#                       spinlocks). On the 2-CPU VM that share is ~80 %
+#                       of every XDP case: veth gives each dropped frame
+#                       back to the sender's pool, across CPUs, under its
+#                       lock, against the generator. A NIC recycles into
+#                       its own pool on its own CPU, so the program's own
+#                       cost is the column to compare XDP programs by.
 #   passed              frames that reached UDP: 0 for every case, the
 #                       rules drop everything sent
 # With the receiver on its own CPU, the frame's cache lines (written by
@@ -67,7 +81,7 @@
 # Environment: N frames per measurement (4000000; with RXCPU=same fewer
 # when MAXTIME, 3s, is reached first), ROUNDS (5), RULES (10000), SET
 # (65536; 0 skips the set cases), SOURCES (65536), CPU (0), RXCPU (the
-# other CPU, or "same"), TAG (netns name tag, "xb"), CASES
+# other CPU, or "same"), PERF (1, or 0), TAG (netns name tag, "xb"), CASES
 # (space-separated subset).
 set -euo pipefail
 BIN=$(realpath "${1:-bin/xdptables}")
@@ -90,6 +104,8 @@ SET=${SET:-65536}
 SOURCES=${SOURCES:-65536}
 CPU=${CPU:-0}
 RXCPU=${RXCPU:-$((CPU == 0 ? 1 : 0))}
+PERF=${PERF:-1}
+command -v perf >/dev/null || PERF=0
 [ "$(nproc)" -lt 2 ] && RXCPU=same
 MAXTIME=${MAXTIME:-3s}
 TAG=${TAG:-xb}
@@ -108,8 +124,10 @@ fi
 work=$(mktemp -d /tmp/xdpt-traffic.XXXXXX)
 pfx="xdpt-$TAG-$$"
 created=()
+perfpid=""
 cleanup() {
 	set +e
+	[ -n "$perfpid" ] && kill -INT "$perfpid" 2>/dev/null && wait "$perfpid"
 	for c in $CASES; do
 		rx="$pfx-$c-rx"
 		ip netns exec "$rx" true 2>/dev/null || continue
@@ -210,6 +228,16 @@ stat_of() { R cat "/sys/class/net/veth0/statistics/$1"; }
 # (comma-separated)
 napi_ns() { local t=0 p; for p in ${1//,/ }; do t=$((t + $(cut -d' ' -f1 "/proc/$p/schedstat"))); done; echo $t; }
 napi_runs() { local t=0 p; for p in ${1//,/ }; do t=$((t + $(cut -d' ' -f3 "/proc/$p/schedstat"))); done; echo $t; }
+# of perf samples FILE of the threads pids, the shares (0-1) in BPF
+# programs and in page pool returns and spinlocks: "prog=X pool=Y"
+perf_shares() {
+	perf report -i "$1" --tid="$2" --sort sym --stdio 2>/dev/null | awk '
+		/^#/ || !/%/ { next }
+		{ v = $1; sub("%", "", v); t += v
+		  if ($3 ~ /^bpf_prog_/) b += v
+		  else if ($3 ~ /page_pool|spin_lock|spin_unlock|queued_spin/) l += v }
+		END { if (t > 0) printf "prog=%.4f pool=%.4f", b / t, l / t; else printf "prog=0 pool=0" }'
+}
 # NET_RX softirqs run on the generator's and the receiver's CPUs
 net_rx_softirqs() { awk -v a="$CPU" -v b="$RXCPU" '$1 == "NET_RX:" { print $(a + 2) + $(b + 2) }' /proc/softirqs; }
 
@@ -227,7 +255,7 @@ measure() { # case round
 		echo "$c: XDP attachment is '${mode}', expected '${want}': skipped" >&2
 		return 0
 	fi
-	local mac rx0 rx1 d0 d1 u0 u1 out pids="" t0=0 t1=0 q0=0 q1=0 w0=0 w1=0
+	local mac rx0 rx1 d0 d1 u0 u1 out pids="" t0=0 t1=0 q0=0 q1=0 w0=0 w1=0 shares=""
 	mac=$(R cat /sys/class/net/veth0/address)
 	if [ "$RXCPU" != same ]; then
 		# (again each round: the NAPI thread is the device's, and
@@ -237,6 +265,12 @@ measure() { # case round
 			return 0
 		fi
 		pids=${pids#pids=}
+		perfpid=""
+		if [ "$PERF" = 1 ]; then
+			perf record -q -C "$RXCPU" -e cpu-clock -o "$work/perf.data" >/dev/null 2>&1 &
+			perfpid=$!
+			sleep 0.3
+		fi
 		t0=$(napi_ns "$pids") w0=$(napi_runs "$pids") q0=$(net_rx_softirqs)
 	fi
 	rx0=$(stat_of rx_packets) d0=$(stat_of rx_dropped) u0=$(udp_in)
@@ -251,8 +285,13 @@ measure() { # case round
 	rx1=$(stat_of rx_packets) d1=$(stat_of rx_dropped) u1=$(udp_in)
 	if [ "$RXCPU" != same ]; then
 		t1=$(napi_ns "$pids") w1=$(napi_runs "$pids") q1=$(net_rx_softirqs)
+		if [ -n "$perfpid" ]; then
+			kill -INT "$perfpid"
+			wait "$perfpid" || true
+			shares=" $(perf_shares "$work/perf.data" "$pids")"
+		fi
 	fi
-	echo "$c $out rx=$((rx1 - rx0)) ringdrop=$((d1 - d0)) passed=$((u1 - u0)) rxns=$((t1 - t0)) wakeups=$((w1 - w0)) softirq=$((q1 - q0))" | tee -a "$work/raw" >&2
+	echo "$c $out rx=$((rx1 - rx0)) ringdrop=$((d1 - d0)) passed=$((u1 - u0)) rxns=$((t1 - t0)) wakeups=$((w1 - w0)) softirq=$((q1 - q0))$shares" | tee -a "$work/raw" >&2
 }
 
 echo "== setting up: $CASES" >&2
@@ -276,7 +315,7 @@ echo "- rule sets: 1 rule; 1000 CIDR rules (hit rule last); $RULES rules (hit ru
 echo
 if [ "$RXCPU" != same ]; then
 	python3 - "$work/raw" "$CASES" <<'EOF'
-import sys, statistics
+import sys, statistics, math
 rows = {}
 for line in open(sys.argv[1]):
     f = line.split()
@@ -287,32 +326,37 @@ for line in open(sys.argv[1]):
     rxns = int(kv["rxns"])
     rows.setdefault(f[0], []).append(dict(rxf=rxns / rx, mpps=(rx - passed) / ns * 1e3, busy=rxns / ns,
                                           lost=frames - rx - ring, ring=ring / frames, passed=passed,
-                                          soft=int(kv["softirq"]), fpw=rx / max(1, int(kv["wakeups"]))))
+                                          soft=int(kv["softirq"]), fpw=rx / max(1, int(kv["wakeups"])),
+                                          prog=float(kv.get("prog", "nan")), pool=float(kv.get("pool", "nan"))))
 # per case the round with the cheapest receiver (other jobs on a shared
 # machine only ever add to it), the median beside it
 res = {}
 for c, v in rows.items():
     b = min(v, key=lambda r: r["rxf"])
     res[c] = dict(b, med=statistics.median(r["rxf"] for r in v), bestmpps=max(r["mpps"] for r in v),
+                  progns=statistics.median(r["rxf"] * r["prog"] for r in v),
+                  poolsh=statistics.median(r["pool"] for r in v),
                   lost=max(abs(r["lost"]) for r in v), soft=max(r["soft"] for r in v),
                   passed=max(r["passed"] for r in v))
 ref = {"xdpt-1": "ref-1", "xdpt-1k": "ref-1k", "xdpt-10k": "ref-10k", "xdpt-set": "ref-set",
        "xdpt-1-generic": "ref-1", "xdpt-1-nft": "ref-1", "xdpt-1k-nft": "ref-1k",
        "xdpt-10k-nft": "ref-10k", "xdpt-port": "xdp-filter"}
 base, rd = res.get("drop-all"), res.get("drop-read")
-print("| case | receiver ns/frame (best) | median | capacity Mpps | capacity × drop-all | × drop-read | capacity × reference | reference | dropped Mpps (best) | receiver busy | frames / wakeup | ring-dropped | lost | NET_RX softirqs | passed |")
-print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+print("| case | receiver ns/frame (best) | median | capacity Mpps | capacity × drop-all | × drop-read | capacity × reference | reference | XDP program ns/frame | page pool + locks | dropped Mpps (best) | receiver busy | frames / wakeup | ring-dropped | lost | NET_RX softirqs | passed |")
+print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for c in sys.argv[2].split():
     if c not in res:
-        print(f"| {c} | – | | | | | | | | | | | | | (not measured) |")
+        print(f"| {c} | – | | | | | | | | | | | | | | | (not measured) |")
         continue
     x = res[c]
     vb = f"{base['rxf'] / x['rxf']:.2f}" if base else ""
     vd = f"{rd['rxf'] / x['rxf']:.2f}" if rd else ""
     r = ref.get(c)
     vr = f"{res[r]['rxf'] / x['rxf']:.2f}" if r in res else ""
+    pn = "" if math.isnan(x["progns"]) else f"{x['progns']:.0f}"
+    ps = "" if math.isnan(x["poolsh"]) else f"{x['poolsh'] * 100:.0f} %"
     print(f"| {c} | {x['rxf']:.0f} | {x['med']:.0f} | {1e3 / x['rxf']:.2f} | {vb} | {vd} | {vr} | {r if r in res else ''} | "
-          f"{x['bestmpps']:.2f} | {x['busy'] * 100:.0f} % | {x['fpw']:.0f} | {x['ring'] * 100:.0f} % | {x['lost']} | {x['soft']} | {x['passed']} |")
+          f"{pn} | {ps} | {x['bestmpps']:.2f} | {x['busy'] * 100:.0f} % | {x['fpw']:.0f} | {x['ring'] * 100:.0f} % | {x['lost']} | {x['soft']} | {x['passed']} |")
 EOF
 	exit 0
 fi
