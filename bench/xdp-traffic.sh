@@ -48,8 +48,9 @@
 #                       minus received minus ring-dropped (at most a ring
 #                       left in flight between rounds: nothing is lost
 #                       elsewhere)
-#   NET_RX softirqs     on both CPUs during the run: ~0, the receive work
-#                       is all in the thread
+#   NET_RX softirqs     on both CPUs during the run: at most tens (other
+#                       jobs' traffic) for 10^5-10^6 frames received: the
+#                       receive work is all in the thread
 #   XDP program ns/frame, page pool + locks
 #                       with perf installed (PERF=0: not), the receiving
 #                       CPU is sampled (cpu-clock) during the run, and of
