@@ -115,12 +115,13 @@ const beginLen = unix.NLMSG_HDRLEN + 4 + 8
 type Batch struct {
 	e       encoder
 	ops     []opRec
-	names   []string // the chain and set names of ops (opRec.name)
-	msgOff  []uint32 // offset of each message in e.buf
-	msgOp   []int32  // operation index of each message
-	errOp   int      // operation whose encoding failed first
-	anonIDs uint32   // anonymous maps and bound chains sent so far (their IDs)
-	mapped  []byte   // the mapping e.buf lives in, when outside the heap (batchmem.go)
+	names   []string         // the chain and set names of ops (opRec.name)
+	recent  map[string]int32 // some names, by their index in names
+	msgOff  []uint32         // offset of each message in e.buf
+	msgOp   []int32          // operation index of each message
+	errOp   int              // operation whose encoding failed first
+	anonIDs uint32           // anonymous maps and bound chains sent so far (their IDs)
+	mapped  []byte           // the mapping e.buf lives in, when outside the heap (batchmem.go)
 	// handles counts the objects the batch creates, each of which takes
 	// a handle from the table (see Handles); lastAlloc is the message
 	// that creates the last of them (-1: none, or one whose handle cannot
@@ -197,14 +198,35 @@ func (b *Batch) addOp(op Op) int {
 		name, r.set = op.Set, true
 	}
 	if name != "" {
-		if n := len(b.names); n == 0 || b.names[n-1] != name {
-			b.names = append(b.names, name)
-		}
-		r.name = int32(len(b.names) - 1)
+		r.name = b.nameIndex(name)
 	}
 	b.ops = append(b.ops, r)
 	return len(b.ops) - 1
 }
+
+// nameIndex returns the index of name in b.names, adding it unless it is
+// the last name or one of the last few thousand added: a restore adds the
+// rules of a chain one after the other, or of some chains in turn.
+func (b *Batch) nameIndex(name string) int32 {
+	n := len(b.names)
+	if n > 0 && b.names[n-1] == name {
+		return int32(n - 1)
+	}
+	if i, ok := b.recent[name]; ok {
+		return i
+	}
+	if b.recent == nil || len(b.recent) >= recentNames {
+		// a restore of 40k chains, each named in a run or two, must not
+		// keep a map of them
+		b.recent = make(map[string]int32)
+	}
+	b.names = append(b.names, name)
+	b.recent[name] = int32(n)
+	return int32(n)
+}
+
+// recentNames bounds Batch.recent.
+const recentNames = 4096
 
 // msg starts a message of operation idx.
 func (b *Batch) msg(idx int, typ int, flags uint16, fam Family) int {

@@ -74,6 +74,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		// (and the index and flushes add a few operations to the lines)
 		h.bl.b.Grow(int(scan.size)*6, scan.lines+1024)
 		h.bl.opLine = make([]int32, 0, scan.lines+1024)
+		h.bl.opChain = make([]int32, 0, scan.lines+1024)
 		in, err := src.Open()
 		if err != nil {
 			return err
