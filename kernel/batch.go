@@ -215,10 +215,12 @@ func (b *Batch) nameIndex(name string) int32 {
 	if i, ok := b.recent[name]; ok {
 		return i
 	}
-	if b.recent == nil || len(b.recent) >= recentNames {
-		// a restore of 40k chains, each named in a run or two, must not
-		// keep a map of them
+	if b.recent == nil {
 		b.recent = make(map[string]int32)
+	} else if len(b.recent) >= recentNames {
+		// a restore of 40k chains, each named in a run or two, must not
+		// keep a map of them (clear keeps the map's room for the next)
+		clear(b.recent)
 	}
 	b.names = append(b.names, name)
 	b.recent[name] = int32(n)

@@ -519,8 +519,10 @@ func (bl *builder) chainIndex(chain string) int32 {
 	if i, ok := bl.recent[chain]; ok {
 		return i
 	}
-	if bl.recent == nil || len(bl.recent) >= recentChains {
+	if bl.recent == nil {
 		bl.recent = make(map[string]int32)
+	} else if len(bl.recent) >= recentChains {
+		clear(bl.recent) // keeps the map's room
 	}
 	bl.chains = append(bl.chains, chain)
 	bl.recent[chain] = int32(n)
