@@ -149,6 +149,7 @@ type parser struct {
 	g       getopt
 	longs   []LongOpt
 	spare   []LongOpt // the room of the list before longs (mergeOptions)
+	optArg  OptArg    // what extOption gives an extension, one at a time
 	options int
 	invert  bool
 	// keepInvert is set while handling a "!" word.
@@ -858,7 +859,9 @@ func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
 			def = &l.spec.Options[i]
 		}
 	}
-	oa := &OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
+	// no extension keeps its OptArg past its Parse: one in the parser does
+	oa := &p.optArg
+	*oa = OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
 		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.warn, lookupSets: p.o.LookupSets}
 	return l.parse(oa)
 }
