@@ -50,7 +50,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 	// The batch lives outside the heap (kernel.Batch.Grow), so the heap is
 	// the operations and each rule's short-lived garbage: collecting when
 	// a few MB of it piled up keeps the peak close to the batch.
-	gc := newGCPacer()
+	gc := newGCPacer(scan.size)
 	defer gc.done()
 	// comment lines go out once, whatever the number of attempts
 	var echoed strings.Builder
