@@ -746,6 +746,12 @@ func (bl *builder) add(v *View) error {
 
 // ruleSpec translates a new rule of chain for the kernel.
 func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
+	return ruleSpecText(table, chain, r, compat.ExactSpec(r.Rule))
+}
+
+// ruleSpecText is ruleSpec with the rule's exact text (compat.ExactSpec)
+// at hand.
+func ruleSpecText(table, chain string, r *RuleState, exact string) (kernel.RuleSpec, error) {
 	es, err := translate.ExprsIn(table, chain, r.Rule)
 	if err != nil {
 		// An extension's own error (e.g. -m set's "Set X doesn't
@@ -756,7 +762,7 @@ func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
 		}
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
-	ud, err := translate.UserDataFor(r.Rule.Family, table, chain, r.Rule, es)
+	ud, err := translate.UserDataForText(r.Rule.Family, table, chain, r.Rule, es, exact)
 	if err != nil {
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}

@@ -63,6 +63,17 @@ func ruleKeyText(r *compat.Rule) string {
 	return spec(&c)
 }
 
+// ruleKeyTextExact is ruleKeyText of r given its exact text: that text
+// itself when it is also the key's (no jump to a user chain, and the
+// exact text is the -S text spec gives), which saves printing the rule
+// again for each rule a restore indexes.
+func ruleKeyTextExact(r *compat.Rule, exact string) string {
+	if t, ok := r.Target.(*compat.ChainTarget); (!ok || t.IsVerdict()) && compat.ExactIsCanonical(r) && recentDefaultMasks(r) == 0 {
+		return exact
+	}
+	return ruleKeyText(r)
+}
+
 // chainKey is the key of chain's marker.
 func chainKey(chain string) kernel.IndexKey { return indexKey("\x01chain", chain) }
 

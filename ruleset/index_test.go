@@ -308,3 +308,32 @@ func TestKeyTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleKeyTextExact: the key text a restore takes from the rule's
+// exact text is the one ruleKeyText prints.
+func TestRuleKeyTextExact(t *testing.T) {
+	for _, text := range []string{
+		"-s 10.0.0.1/32 -p tcp -m tcp --dport 80 -m comment --comment ab -j ACCEPT",
+		"-p tcp --dport 80 -j ACCEPT",
+		"-p udp -m multiport --dports 1,2:5 -j DROP",
+		"-m recent --name x --rcheck -j DROP",
+		"-m recent --name x --rcheck --mask 255.255.255.255 -j DROP",
+		"-i + -j ACCEPT",
+		"-o eth+ ! -i lo -j RETURN",
+		"-j Y",
+		"-g Y",
+		"-d 10.0.0.0/8 -p tcp -m tcp --dport 1 -j Y",
+		"-m conntrack --ctstate NEW,ESTABLISHED -j ACCEPT",
+		"-m state --state NEW -j ACCEPT",
+		"-j LOG --log-prefix x",
+		"-j MARK --set-mark 1",
+		"-m mark --mark 0x4000/0x4000 -j MASQUERADE",
+		"-p icmp --icmp-type echo-request -j ACCEPT",
+		"-m statistic --mode random --probability 0.33333333349 -j Y",
+	} {
+		r := parseRule(t, text)
+		if got, want := ruleKeyTextExact(r, compat.ExactSpec(r)), ruleKeyText(r); got != want {
+			t.Errorf("%s: key text %q, want %q", text, got, want)
+		}
+	}
+}

@@ -462,14 +462,15 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 }
 
 func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
-	rspec, err := ruleSpec(h.section.Name, chain, rs)
+	exact := compat.ExactSpec(rs.Rule)
+	rspec, err := ruleSpecText(h.section.Name, chain, rs, exact)
 	if err != nil {
 		return err
 	}
 	chain, kname := h.chainNames(chain)
 	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
 	if t := h.section.Name; h.bl.ix.rebuilding(t) && h.indexed(t, chain) {
-		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyText(rs.Rule)), 0, h.bl.b.Handles())
+		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyTextExact(rs.Rule, exact)), 0, h.bl.b.Handles())
 	}
 	return nil
 }
