@@ -47,8 +47,8 @@ func TestBatchNames(t *testing.T) {
 				t.Fatalf("%d chains: op %d on %q, want %q", chains, i, got, name(i))
 			}
 		}
-		if chains <= recentNames && len(b.names) != chains {
-			t.Errorf("%d chains in turn: %d names kept", chains, len(b.names))
+		if chains <= recentNames && b.names.len() != chains {
+			t.Errorf("%d chains in turn: %d names kept", chains, b.names.len())
 		}
 	}
 }

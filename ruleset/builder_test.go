@@ -53,7 +53,7 @@ func TestBuilderChainsInTurn(t *testing.T) {
 			t.Fatalf("op %d: chain %q, want %q", i, got, want)
 		}
 	}
-	if len(bl.chains) != 1000 {
-		t.Errorf("1000 chains in turn: %d kept", len(bl.chains))
+	if bl.chains.len() != 1000 {
+		t.Errorf("1000 chains in turn: %d kept", bl.chains.len())
 	}
 }
