@@ -231,12 +231,21 @@ func spec(r *compat.Rule) string {
 	// -m recent without --mask is another rule than with --mask
 	// 255.255.255.255 for -C/-D, though -S prints both alike (see
 	// compat.RecentMatch.MaskGiven)
-	for _, m := range r.Matches {
-		if rm, ok := m.(*compat.RecentMatch); ok && !rm.MaskGiven {
-			b.WriteString("\x00recent: default mask")
-		}
+	for range recentDefaultMasks(r) {
+		b.WriteString("\x00recent: default mask")
 	}
 	return b.String()
+}
+
+// recentDefaultMasks counts the -m recent matches of r without --mask.
+func recentDefaultMasks(r *compat.Rule) int {
+	n := 0
+	for _, m := range r.Matches {
+		if rm, ok := m.(*compat.RecentMatch); ok && !rm.MaskGiven {
+			n++
+		}
+	}
+	return n
 }
 
 // find returns the index of the first rule equal to r, or -1.
