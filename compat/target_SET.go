@@ -211,7 +211,8 @@ const (
 // with --exist it also refreshes an existing element's timeout
 // (dynset update). The timeout is --timeout, else the set's default.
 // Net types (an interval set holds their flattened pieces, which the
-// packet path cannot update) and --map-set have no native form.
+// packet path cannot update) are refused with a message naming the set;
+// --map-set has no native form.
 func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if LookupIPSet == nil || len(t.Map.Dirs) > 0 {
 		return nil, ErrNoNative
@@ -235,7 +236,8 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 			return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot update it from rules yet.", op.ref.Name)
 		}
 		if !info.Updatable {
-			return nil, ErrNoNative
+			// a net type: its lookup set is an interval set (ipset/doc.go)
+			return nil, Errorf(StatusParameter, "Set %s holds networks: the nftables backend cannot update a net type (hash:net, hash:net,port, ...) from rules yet.", op.ref.Name)
 		}
 		if info.Family != ctx.Family || len(op.ref.Dirs) < len(info.Dims) {
 			continue // ipset does nothing for these (see -m set)
