@@ -845,6 +845,11 @@ func (p *parser) jump(name string) error {
 		return nil
 	}
 	l := &loadedExt{spec: spec, name: spec.Name, target: spec.NewTarget(p.f)}
+	if w, ok := l.target.(loadWarner); ok {
+		if _, done := loadWarned.LoadOrStore(spec.Name, true); !done {
+			p.warn(w.LoadWarning())
+		}
+	}
 	p.target = l
 	p.rule.Target = l.target
 	p.mergeOptions(l)

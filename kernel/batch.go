@@ -414,6 +414,14 @@ func (b *Batch) InsertRule(fam Family, chain string, r RuleSpec) int {
 	return b.rule(OpRuleInsert, fam, chain, unix.NLM_F_CREATE, 0, 0, r)
 }
 
+// InsertRuleAtEnd adds a rule at the end of a chain for an insert at
+// the head of a chain with no rule after it (iptables -I CHAIN or -I
+// CHAIN 1 on an empty chain): iptables-nft's kernel operation is an
+// insert there, and a refusal names it RULE_INSERT.
+func (b *Batch) InsertRuleAtEnd(fam Family, chain string, r RuleSpec) int {
+	return b.rule(OpRuleInsert, fam, chain, unix.NLM_F_CREATE|unix.NLM_F_APPEND, 0, 0, r)
+}
+
 // InsertRuleBefore adds a rule right before the rule with the given handle.
 func (b *Batch) InsertRuleBefore(fam Family, chain string, before uint64, r RuleSpec) int {
 	return b.rule(OpRuleInsert, fam, chain, unix.NLM_F_CREATE, before, 0, r)

@@ -762,6 +762,8 @@ func (bl *builder) add(v *View) error {
 			bl.table(v)
 			if next[i] != 0 {
 				bl.note(bl.b.InsertRuleBefore(bl.fam, kname, next[i], spec), c.Name, r.Line)
+			} else if r.insert {
+				bl.note(bl.b.InsertRuleAtEnd(bl.fam, kname, spec), c.Name, r.Line)
 			} else {
 				bl.note(bl.b.AppendRule(bl.fam, kname, spec), c.Name, r.Line)
 			}

@@ -26,6 +26,10 @@ type RuleState struct {
 	// prepend places a new rule at the head of a chain whose rules were
 	// not read (iptables -I CHAIN without a number).
 	prepend bool
+	// insert marks a rule of -I CHAIN [1] (iptables-nft's insert at the
+	// head, RULE_INSERT in its errors even where the chain is empty);
+	// -I CHAIN N one past the last rule is iptables-nft's append.
+	insert bool
 	// hint is, for a new rule, Batch.Handles right after the builder
 	// added it (see indexWriter).
 	hint uint64
@@ -362,6 +366,11 @@ func (v *View) Apply(cmd *compat.Command) error {
 			if !c.Loaded && c.InKernel {
 				for _, r := range rs {
 					r.prepend = true
+				}
+			}
+			if cmd.RuleNum <= 1 {
+				for _, r := range rs {
+					r.insert = true
 				}
 			}
 			v.materialize(c)
