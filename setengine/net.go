@@ -25,7 +25,8 @@ import (
 // An added prefix that falls inside one piece of its parent's splits
 // that piece; a deleted prefix that is one piece by itself (no nested
 // entries) gives its range back to its parent, merged with the
-// parent's neighbouring pieces. Anything else (a prefix holding other
+// parent's neighbouring pieces. In a set of the top-level layout
+// (ipset.Set.TopLayout) see topAdd and topDel instead. Anything else (a prefix holding other
 // entries, a top-level add, which fast's exclusive add decides) goes on
 // to the other paths (ok false). One transaction, as many elements as
 // the general path's diff would change, and the same ones.
@@ -50,9 +51,14 @@ func (e *Engine) netRun(c *ipset.Command) (Result, error, bool) {
 		var b *kernel.Batch
 		var err error
 		var ok bool
-		if c.Op == ipset.OpAdd {
+		switch {
+		case s.TopLayout && c.Op == ipset.OpAdd:
+			b, err, ok = q.topAdd(c)
+		case s.TopLayout:
+			b, err, ok = q.topDel(c)
+		case c.Op == ipset.OpAdd:
 			b, err, ok = q.add(c)
-		} else {
+		default:
 			b, err, ok = q.del(c)
 		}
 		if q.err != nil {
