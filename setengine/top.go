@@ -67,19 +67,9 @@ func recount(b *kernel.Batch, fam kernel.Family, look string, lo netip.Addr, n i
 
 func (q *netQuery) topAdd(c *ipset.Command) (*kernel.Batch, error, bool) {
 	s := q.s
-	// The model on the empty set parses the element and its options.
-	st := &ipset.State{Sets: []*ipset.Set{s.HeaderOnly()}}
-	cc := *c
-	cc.Opts.Exist = false
-	if _, ierr := st.Exec(&cc); ierr != nil {
-		if ierr.Msg == ipset.MsgFull {
-			return nil, nil, false
-		}
-		return nil, ierr, true
-	}
-	ns := st.Sets[0]
-	if len(ns.Entries) != 1 || ns.Entries[0].Nomatch {
-		return nil, nil, false
+	ns, err, done := q.oneAdd(c)
+	if ns == nil {
+		return nil, err, done
 	}
 	en := ns.Entries[0]
 	lo, hi := ipset.PrefixBounds(en.Elem, 0)
