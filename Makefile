@@ -58,7 +58,7 @@ fuzz:
 # ipset personality with ipset (root; see bench/iptables.sh for SIZES,
 # LOADED, ONECHAIN, REPS, OUT and bench/ipset.sh for BIG, SMALL, REPS),
 # then the XDP path under veth traffic (bench/xdp-traffic.sh: N, ROUNDS,
-# RULES, SET, CASES; about 2 minutes).
+# RULES, SET, RXCPU, CASES; a few minutes).
 bench: deps build
 	@command -v /usr/bin/time >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 	bash bench/iptables.sh $(BIN)

@@ -114,16 +114,17 @@ onechain() {
 	}' >"$2"
 }
 
-# run NS CMD... : prints "SECONDS MAXRSS_KB"; fails loudly on rc != 0.
-# The clock starts and stops inside the namespace, so the cost of
-# `ip netns exec` itself (the same for both tools, and larger than a
-# small command) is not counted.
+# run NS CMD... : prints "SECONDS MAXRSS_KB CPU_SECONDS" (CPU: user +
+# system, less disturbed by other load on the machine than the wall
+# clock); fails loudly on rc != 0. The clock starts and stops inside the
+# namespace, so the cost of `ip netns exec` itself (the same for both
+# tools, and larger than a small command) is not counted.
 run() {
 	local ns=$1
 	shift
 	if ! W=$WORK ip netns exec "$ns" bash -c '
 		t0=$EPOCHREALTIME
-		/usr/bin/time -f %M -o "$W/time" "$@" >/dev/null 2>"$W/err"
+		/usr/bin/time -f "%M %U %S" -o "$W/time" "$@" >/dev/null 2>"$W/err"
 		rc=$?
 		t1=$EPOCHREALTIME
 		echo "$t0 $t1" >"$W/clock"
@@ -132,19 +133,26 @@ run() {
 		exit 1
 	fi
 	read -r t0 t1 <"$WORK/clock"
-	awk -v a="$t0" -v b="$t1" -v r="$(tail -1 "$WORK/time")" 'BEGIN { printf "%.4f %d\n", b - a, r }'
+	read -r rss user sys < <(tail -1 "$WORK/time")
+	awk -v a="$t0" -v b="$t1" -v r="$rss" -v c="$user" -v d="$sys" 'BEGIN { printf "%.4f %d %.2f\n", b - a, r, c + d }'
 }
 
-# median of the first column, max of the second
-median() { sort -n | awk '{ t[NR] = $1; if ($2 > m) m = $2 } END { printf "%.4f %d\n", t[int((NR + 1) / 2)], m }'; }
+# median of the first column, max of the second, median of the third
+median() {
+	local in
+	in=$(cat)
+	printf '%s\n' "$in" | sort -n -k1,1 | awk '{ t[NR] = $1; if ($2 > m) m = $2 } END { printf "%.4f %d ", t[int((NR + 1) / 2)], m }'
+	printf '%s\n' "$in" | sort -n -k3,3 | awk '{ c[NR] = $3 } END { printf "%.2f\n", c[int((NR + 1) / 2)] }'
+}
 
 ROWS=()
-# row NAME "REFSECS REFRSS" "OURSECS OURRSS"
+# row NAME "REFSECS REFRSS REFCPU" "OURSECS OURRSS OURCPU"
 row() {
 	local r o
 	r=($2) o=($3)
-	ROWS+=("$(awk -v n="$1" -v rt="${r[0]}" -v rm="${r[1]}" -v ot="${o[0]}" -v om="${o[1]}" 'BEGIN {
-		printf "| %s | %.3f | %.3f | **%.2f** | %d | %d | **%.2f** |", n, rt, ot, ot / rt, rm / 1024, om / 1024, om / rm }')")
+	ROWS+=("$(awk -v n="$1" -v rt="${r[0]}" -v rm="${r[1]}" -v rc="${r[2]}" -v ot="${o[0]}" -v om="${o[1]}" -v oc="${o[2]}" 'BEGIN {
+		cr = "-"; if (rc > 0) cr = sprintf("%.2f", oc / rc)
+		printf "| %s | %.3f | %.3f | **%.2f** | %d | %d | **%.2f** | %.2f | %.2f | %s |", n, rt, ot, ot / rt, rm / 1024, om / 1024, om / rm, rc, oc, cr }')")
 	echo "${ROWS[-1]}"
 }
 
@@ -229,8 +237,8 @@ fi # ONLY
 	echo "- ours: $("$BIN" iptables --version 2>/dev/null | head -1), $BIN ($(git describe --always --dirty 2>/dev/null || echo unknown))"
 	echo "- command: \`$0 $*\` with SIZES=\"$SIZES\" LOADED=$LOADED ONECHAIN=$ONECHAIN REPS=$REPS RESTORE_REPS=$RESTORE_REPS${ONLY:+ ONLY=$ONLY}"
 	echo
-	echo "| measurement | ref s | ours s | time ours/ref | ref MiB | ours MiB | RSS ours/ref |"
-	echo "|---|---:|---:|---:|---:|---:|---:|"
+	echo "| measurement | ref s | ours s | time ours/ref | ref MiB | ours MiB | RSS ours/ref | ref CPU s | ours CPU s | CPU ours/ref |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	printf '%s\n' "${ROWS[@]}"
 } >"$WORK/report"
 cat "$WORK/report"

@@ -205,7 +205,21 @@ func (l *loadedExt) parse(p *OptArg) error {
 		}
 	}
 	l.seen |= 1 << uint(d.ID)
-	return l.parser().Parse(p)
+	if err := l.parser().Parse(p); err != nil {
+		return err
+	}
+	if x, ok := l.parser().(impliedSeer); ok {
+		l.seen |= x.impliedSeen()
+	}
+	return nil
+}
+
+// impliedSeer is implemented by X6 extensions whose option also counts
+// other options as given (libxt_HMARK's --hmark-tuple sets the flags
+// of the masks it fills, so a later mask option "can only be used
+// once").
+type impliedSeer interface {
+	impliedSeen() OptSet
 }
 
 func (l *loadedExt) final(r *Rule) error {

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"strings"
+	"sync"
 )
 
 // Option bits of the fixed options, in the column order of iptables'
@@ -147,6 +148,8 @@ type parser struct {
 	cmd     *Command
 	g       getopt
 	longs   []LongOpt
+	spare   []LongOpt // the room of the list before longs (mergeOptions)
+	optArg  OptArg    // what extOption gives an extension, one at a time
 	options int
 	invert  bool
 	// keepInvert is set while handling a "!" word.
@@ -168,7 +171,9 @@ type parser struct {
 // Parse parses the words of one iptables command (without the program
 // name) for family f.
 func Parse(f Family, args []string, o ParseOptions) (*Command, error) {
-	p := &parser{f: f, o: o}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.f, p.o = f, o
 	p.cmd = &Command{Family: f, Table: "filter"}
 	if o.Table != "" {
 		p.cmd.Table = o.Table
@@ -179,6 +184,23 @@ func Parse(f Family, args []string, o ParseOptions) (*Command, error) {
 		return nil, err
 	}
 	return p.cmd, nil
+}
+
+// parsers are reused: a restore parses one line after another, and the
+// parser with its lists of options was a third of what parsing a rule
+// line allocated. Nothing of it outlives Parse: the command and its rules
+// are allocated apart.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// release clears p, keeping the room of its lists, and returns it to
+// parsers.
+func (p *parser) release() {
+	longs, spare, exts := p.longs[:cap(p.longs)], p.spare[:cap(p.spare)], p.exts[:cap(p.exts)]
+	clear(longs)
+	clear(spare)
+	clear(exts)
+	*p = parser{longs: longs[:0], spare: spare[:0], exts: exts[:0]}
+	parsers.Put(p)
 }
 
 func (p *parser) warn(s string) {
@@ -783,12 +805,13 @@ func (p *parser) addMatch(spec *ExtSpec, name string) (*loadedExt, error) {
 // extension options (the base options stay first, in getopt), as xtables
 // does, so the newest instance of an extension gets its options.
 func (p *parser) mergeOptions(l *loadedExt) {
-	merged := make([]LongOpt, 0, len(l.spec.Options)+len(p.longs))
+	// built in the spare list's room, while longs is read
+	merged := p.spare[:0]
 	for i := range l.spec.Options {
 		d := &l.spec.Options[i]
 		merged = append(merged, LongOpt{Name: d.Name, HasArg: d.Arg, Ext: l, ID: d.ID})
 	}
-	p.longs = append(merged, p.longs...)
+	p.longs, p.spare = append(merged, p.longs...), p.longs[:0]
 }
 
 // checkTargetName is xtables' xt_parse_target, for -j and -g.
@@ -822,6 +845,11 @@ func (p *parser) jump(name string) error {
 		return nil
 	}
 	l := &loadedExt{spec: spec, name: spec.Name, target: spec.NewTarget(p.f)}
+	if w, ok := l.target.(loadWarner); ok {
+		if _, done := loadWarned.LoadOrStore(spec.Name, true); !done {
+			p.warn(w.LoadWarning())
+		}
+	}
 	p.target = l
 	p.rule.Target = l.target
 	p.mergeOptions(l)
@@ -836,7 +864,9 @@ func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
 			def = &l.spec.Options[i]
 		}
 	}
-	oa := &OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
+	// no extension keeps its OptArg past its Parse: one in the parser does
+	oa := &p.optArg
+	*oa = OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
 		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.warn, lookupSets: p.o.LookupSets}
 	return l.parse(oa)
 }

@@ -492,6 +492,7 @@ type span struct {
 	lo, hi u128
 	at     bulkAttr
 	end    bool // hi is not the last address: the piece has an end element
+	nested int  // Set.TopLayout: the entries nested in the owner's tree
 }
 
 // pieceElems yields the start and end elements of piece sp.
@@ -514,6 +515,9 @@ func (b *Bulk) pieceElems(sp span, el *nftables.SetElement, yield func(*nftables
 	}
 	*el = nftables.SetElement{Key: put(sp.lo)}
 	b.setAttrs(sp.at, el)
+	if sp.nested > 0 {
+		el.Comment = TopComment(sp.nested)
+	}
 	if !yield(el) {
 		return false
 	}
@@ -628,31 +632,72 @@ func (b *Bulk) spans(old, nomatch bool) iter.Seq[span] {
 			}
 			return true
 		}
+		// general yields the pieces of the records in sorted places
+		// [k0, k1), whole trees.
+		general := func(k0, k1 int) bool {
+			for k := k0; k < k1; k++ {
+				i, lo, bits := at(k)
+				if old && i >= b.loaded {
+					continue
+				}
+				for len(stack) > 0 && stack[len(stack)-1].last.less(lo) {
+					if !pop() {
+						return false
+					}
+				}
+				if len(stack) > 0 {
+					p := &stack[len(stack)-1]
+					if p.valid && p.cur.less(lo) {
+						if !emit(p.cur, prev(lo), p.rec) {
+							return false
+						}
+					}
+				}
+				stack = append(stack, open{rec: i, cur: lo, last: last(lo, bits), valid: true})
+			}
+			for len(stack) > 0 {
+				if !pop() {
+					return false
+				}
+			}
+			return true
+		}
+		if !b.Set.TopLayout {
+			general(0, n)
+			return
+		}
+		// Set.TopLayout: one span per tree without nomatch entries, the
+		// pieces of the others.
+		k0, top, nested, hasNomatch := -1, 0, 0, false
+		var tlo, tlast u128
+		flush := func(k1 int) bool {
+			switch {
+			case k0 < 0:
+				return true
+			case hasNomatch:
+				return general(k0, k1)
+			case nomatch:
+				return true
+			}
+			return yield(span{lo: tlo, hi: tlast, at: attr(top), end: tlast != max, nested: nested})
+		}
 		for k := range n {
 			i, lo, bits := at(k)
 			if old && i >= b.loaded {
 				continue
 			}
-			for len(stack) > 0 && stack[len(stack)-1].last.less(lo) {
-				if !pop() {
-					return
-				}
+			if k0 >= 0 && !tlast.less(lo) {
+				nested++
+				hasNomatch = hasNomatch || attr(i).nomatch
+				continue
 			}
-			if len(stack) > 0 {
-				p := &stack[len(stack)-1]
-				if p.valid && p.cur.less(lo) {
-					if !emit(p.cur, prev(lo), p.rec) {
-						return
-					}
-				}
-			}
-			stack = append(stack, open{rec: i, cur: lo, last: last(lo, bits), valid: true})
-		}
-		for len(stack) > 0 {
-			if !pop() {
+			if !flush(k) {
 				return
 			}
+			k0, top, nested, hasNomatch = k, i, 0, attr(i).nomatch
+			tlo, tlast = lo, last(lo, bits)
 		}
+		flush(n)
 	}
 }
 
@@ -684,7 +729,7 @@ func (b *Bulk) pieceChanges(dels, nomatch bool) iter.Seq[*nftables.SetElement] {
 			var take bool
 			switch {
 			case okO && okN && o.lo == n.lo:
-				if o.hi != n.hi || !b.sameAttr(o.at, n.at) {
+				if o.hi != n.hi || o.nested != n.nested || !b.sameAttr(o.at, n.at) {
 					sp, take = n, !dels
 					if dels {
 						sp, take = o, true

@@ -3,6 +3,7 @@ package ipset
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -290,8 +291,8 @@ func elemDiff(os, ns NftSet) (dels, adds []nftables.SetElement) {
 // added to gives the general path's element diff.
 func TestBulkChanges(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
-	for round := range 40 {
-		create := []string{"create s hash:net comment", "create s hash:net family inet6 timeout 100", "create s hash:ip comment", "create s hash:net counters"}[round%4]
+	for round := range 60 {
+		create := []string{"create s hash:net comment", "create s hash:net family inet6 timeout 100", "create s hash:ip comment", "create s hash:net counters", "create s hash:net", "create s hash:net family inet6"}[round%6]
 		st := &State{}
 		c, _ := ParseArgs(SplitLine(create))
 		if _, err := st.Exec(c); err != nil {
@@ -361,4 +362,66 @@ func flatParts(ps []nftables.SetElement) []nftables.SetElement {
 		out = append(out, p)
 	}
 	return out
+}
+
+// TestTopLayout: a plain hash:net's lookup set holds one interval per
+// top-level entry, its start counting the entries nested in it, except
+// in trees that hold a nomatch entry; the layout is kept in the header.
+func TestTopLayout(t *testing.T) {
+	st := &State{}
+	for _, l := range []string{"create s hash:net", "add s 10.0.0.0/8", "add s 10.1.0.0/16", "add s 10.1.2.3",
+		"add s 10.200.0.0/16", "add s 11.0.0.0/8", "add s 192.168.0.0/24", "add s 192.168.7.0/24",
+		"add s 192.168.7.128/25", "add s 192.168.7.130 nomatch"} {
+		c, perr := ParseArgs(SplitLine(l))
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(l, err)
+		}
+	}
+	s := st.Sets[0]
+	if !s.TopLayout {
+		t.Fatal("a plain hash:net is not created with the top-level layout")
+	}
+	var got []string
+	for _, e := range s.NftSetsNoIDs()[0].Elems {
+		for _, p := range e.Parts {
+			a, _ := netip.AddrFromSlice(p.Key)
+			got = append(got, fmt.Sprintf("%v/%v/%q", a, p.IntervalEnd, p.Comment))
+		}
+	}
+	want := []string{
+		`10.0.0.0/false/"3"`, `11.0.0.0/true/""`, // 10.0.0.0/8 and its three
+		`11.0.0.0/false/""`, `12.0.0.0/true/""`, // adjacent, not merged
+		`192.168.0.0/false/""`, `192.168.1.0/true/""`,
+		// a tree with a nomatch entry keeps its pieces
+		`192.168.7.0/false/""`, `192.168.7.128/true/""`,
+		`192.168.7.128/false/""`, `192.168.7.130/true/""`,
+		`192.168.7.131/false/""`, `192.168.8.0/true/""`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("lookup elements:\n%v\nwant\n%v", got, want)
+	}
+	h, ok := ParseHeader(LookupSetName("s"), s.Header())
+	if !ok || !h.TopLayout || h.Header() != s.Header() {
+		t.Errorf("header %q: parsed %v %+v", s.Header(), ok, h)
+	}
+	// A header stored without the word (older builds): pieces.
+	old, ok := ParseHeader(LookupSetName("s"), strings.Replace(s.Header(), " top", "", 1))
+	if !ok || old.TopLayout {
+		t.Fatalf("old header: %v %+v", ok, old)
+	}
+	if _, ok := ParseHeader(LookupSetName("s"), "ipset hash:net family inet hashsize 1024 maxelem 65536 comment top"); ok {
+		t.Error("a set with comments cannot have the top-level layout")
+	}
+	for _, l := range []string{"create c hash:net comment", "create t hash:net timeout 5", "create p hash:net,port"} {
+		c, _ := ParseArgs(SplitLine(l))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		if st.Sets[len(st.Sets)-1].TopLayout {
+			t.Errorf("%s: top-level layout", l)
+		}
+	}
 }

@@ -273,6 +273,9 @@ func (s *Set) Header() string {
 	if s.Sharded() {
 		h += " " + shardsWord + " " + strconv.Itoa(s.Shards)
 	}
+	if s.TopLayout {
+		h += " " + topWord
+	}
 	if s.Slot > 0 {
 		h += " " + slotWord + " " + strconv.Itoa(s.Slot)
 	}
@@ -308,6 +311,12 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 		}
 		s.Slot, opts = v, opts[:n-2]
 	}
+	if n := len(opts); n >= 1 && opts[n-1] == topWord {
+		if !TopEligible(s) {
+			return nil, false
+		}
+		s.TopLayout, opts = true, opts[:n-1]
+	}
 	if n := len(opts); n >= 2 && opts[n-2] == shardsWord && s.Type.Net() {
 		v, err := strconv.Atoi(opts[n-1])
 		if err != nil || v < 2 || v > shardMax {
@@ -318,7 +327,39 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 	if err := parseCreateOptions(s, opts); err != nil {
 		return nil, false
 	}
+	if s.TopLayout && !TopEligible(s) {
+		return nil, false
+	}
 	return s, true
+}
+
+// topWord marks a set of the top-level layout (Set.TopLayout) in its
+// stored header, between the shard count and the slot.
+const topWord = "top"
+
+// TopEligible reports whether the lookup set of s can hold one interval
+// per top-level entry: a hash:net of one dimension whose entries carry
+// no timeout, counters, comment or skbinfo (a piece would have to).
+func TopEligible(s *Set) bool {
+	return s.Type.Net() && len(s.Type.Dims) == 1 && !s.HasTimeout && !s.Counters && !s.Comment && !s.SkbInfo
+}
+
+// TopComment is the comment of the start element of a top-level
+// interval holding n nested entries ("" for none).
+func TopComment(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// TopCount reads TopComment.
+func TopCount(comment string) (int, bool) {
+	if comment == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(comment)
+	return n, err == nil && n > 0
 }
 
 // pad4 appends b padded to a multiple of 4 bytes (concatenation layout).
@@ -669,6 +710,7 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 		type span struct {
 			lo, hi netip.Addr
 			owner  *Entry
+			nested int // TopLayout: entries in owner's tree (owner aside)
 		}
 		spans := make([]span, 0, len(ens)+len(ens)/4)
 		var walk func(i int) int
@@ -680,18 +722,25 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			for j < len(ens) && p.Contains(ens[j].Elem[netDim].Addr) {
 				child := netip.PrefixFrom(ens[j].Elem[netDim].Addr, ens[j].Elem[netDim].Bits)
 				if cur.Less(child.Addr()) {
-					spans = append(spans, span{cur, child.Addr().Prev(), en})
+					spans = append(spans, span{cur, child.Addr().Prev(), en, 0})
 				}
 				j = walk(j)
 				cur = lastAddr(child).Next()
 			}
 			if cur.IsValid() && !lastAddr(p).Less(cur) {
-				spans = append(spans, span{cur, lastAddr(p), en})
+				spans = append(spans, span{cur, lastAddr(p), en, 0})
 			}
 			return j
 		}
 		for i := 0; i < len(ens); {
-			i = walk(i)
+			at := len(spans)
+			j := walk(i)
+			if s.TopLayout && !slices.ContainsFunc(ens[i:j], func(en *Entry) bool { return en.Nomatch }) {
+				// One interval for the tree.
+				p := netip.PrefixFrom(ens[i].Elem[netDim].Addr, ens[i].Elem[netDim].Bits)
+				spans = append(spans[:at], span{p.Addr(), lastAddr(p), ens[i], j - i - 1})
+			}
+			i = j
 		}
 		if out == nil {
 			out = make([]NftElem, 0, len(spans))
@@ -716,6 +765,10 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			}
 			start := nftables.SetElement{Key: kl}
 			id := s.attrs(sp.owner, &start, ids)
+			if sp.nested > 0 {
+				start.Comment = TopComment(sp.nested)
+				id += "/top/" + start.Comment
+			}
 			if ids {
 				id = hex.EncodeToString(kl) + "-" + hex.EncodeToString(kh) + id
 			}

@@ -63,6 +63,15 @@ type Set struct {
 	// set's follows from its maxelem; a stored set keeps its own.
 	Shards int
 
+	// TopLayout: the lookup set of this hash:net holds one interval per
+	// top-level entry, the whole range of its prefix tree, whose start
+	// element's comment counts the entries nested in it (TopComment),
+	// instead of one piece per most specific entry; a tree holding a
+	// nomatch entry keeps its pieces. A new set gets it when its
+	// entries have nothing a piece must carry (TopEligible); stored
+	// sets keep their own (sets stored without it: pieces).
+	TopLayout bool
+
 	Entries   []*Entry
 	countBias int
 	index     map[string]int

@@ -90,6 +90,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		}
 		s.Slot = st.FreeSlot()
 		s.Shards = shardsFor(s.Type, s.MaxElem)
+		s.TopLayout = TopEligible(s)
 		st.Sets = append(st.Sets, s)
 	case OpAdd, OpDel, OpTest:
 		s := st.Find(a[0])

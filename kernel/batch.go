@@ -120,12 +120,13 @@ const beginLen = unix.NLMSG_HDRLEN + 4 + 8
 type Batch struct {
 	e       encoder
 	ops     []opRec
-	names   []string // the chain and set names of ops (opRec.name)
-	msgOff  []uint32 // offset of each message in e.buf
-	msgOp   []int32  // operation index of each message
-	errOp   int      // operation whose encoding failed first
-	anonIDs uint32   // anonymous maps and bound chains sent so far (their IDs)
-	mapped  []byte   // the mapping e.buf lives in, when outside the heap (batchmem.go)
+	names   nameList         // the chain and set names of ops (opRec.name)
+	recent  map[string]int32 // some names, by their index in names
+	msgOff  []uint32         // offset of each message in e.buf
+	msgOp   []int32          // operation index of each message
+	errOp   int              // operation whose encoding failed first
+	anonIDs uint32           // anonymous maps and bound chains sent so far (their IDs)
+	mapped  []byte           // the mapping e.buf lives in, when outside the heap (batchmem.go)
 	// handles counts the objects the batch creates, each of which takes
 	// a handle from the table (see Handles); lastAlloc is the message
 	// that creates the last of them (-1: none, or one whose handle cannot
@@ -176,11 +177,11 @@ func (b *Batch) Op(i int) Op {
 	switch {
 	case r.name < 0:
 	case r.set:
-		op.Set = b.names[r.name]
+		op.Set = b.names.at(int(r.name))
 	case r.obj:
-		op.Obj = b.names[r.name]
+		op.Obj = b.names.at(int(r.name))
 	default:
-		op.Chain = b.names[r.name]
+		op.Chain = b.names.at(int(r.name))
 	}
 	return op
 }
@@ -208,14 +209,66 @@ func (b *Batch) addOp(op Op) int {
 		name, r.obj = op.Obj, true
 	}
 	if name != "" {
-		if n := len(b.names); n == 0 || b.names[n-1] != name {
-			b.names = append(b.names, name)
-		}
-		r.name = int32(len(b.names) - 1)
+		r.name = b.nameIndex(name)
 	}
 	b.ops = append(b.ops, r)
 	return len(b.ops) - 1
 }
+
+// nameIndex returns the index of name in b.names, adding it unless it is
+// the last name or one of the last few thousand added: a restore adds the
+// rules of a chain one after the other, or of some chains in turn.
+func (b *Batch) nameIndex(name string) int32 {
+	n := b.names.len()
+	if n > 0 && b.names.is(n-1, name) {
+		return int32(n - 1)
+	}
+	if i, ok := b.recent[name]; ok {
+		return i
+	}
+	if b.recent == nil {
+		b.recent = make(map[string]int32)
+	} else if len(b.recent) >= recentNames {
+		// a restore of 40k chains, each named in a run or two, must not
+		// keep a map of them (clear keeps the map's room for the next)
+		clear(b.recent)
+	}
+	b.names.add(name)
+	b.recent[name] = int32(n)
+	return int32(n)
+}
+
+// nameList holds names one after the other in one buffer: no pointer
+// per name for the garbage collector to follow in each of the hundred
+// collections of a restore that names 80k chains.
+type nameList struct {
+	buf []byte
+	end []uint32 // where each name ends in buf
+}
+
+func (l *nameList) len() int { return len(l.end) }
+
+func (l *nameList) bytes(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = l.end[i-1]
+	}
+	return l.buf[start:l.end[i]]
+}
+
+// at returns name i.
+func (l *nameList) at(i int) string { return string(l.bytes(i)) }
+
+// is says whether name i is name.
+func (l *nameList) is(i int, name string) bool { return string(l.bytes(i)) == name }
+
+func (l *nameList) add(name string) {
+	l.buf = append(l.buf, name...)
+	l.end = append(l.end, uint32(len(l.buf)))
+}
+
+// recentNames bounds Batch.recent.
+const recentNames = 4096
 
 // msg starts a message of operation idx.
 func (b *Batch) msg(idx int, typ int, flags uint16, fam Family) int {
@@ -370,6 +423,14 @@ func (b *Batch) AppendRuleAfter(fam Family, chain string, after uint64, r RuleSp
 // InsertRule adds a rule at the head of a chain.
 func (b *Batch) InsertRule(fam Family, chain string, r RuleSpec) int {
 	return b.rule(OpRuleInsert, fam, chain, unix.NLM_F_CREATE, 0, 0, r)
+}
+
+// InsertRuleAtEnd adds a rule at the end of a chain for an insert at
+// the head of a chain with no rule after it (iptables -I CHAIN or -I
+// CHAIN 1 on an empty chain): iptables-nft's kernel operation is an
+// insert there, and a refusal names it RULE_INSERT.
+func (b *Batch) InsertRuleAtEnd(fam Family, chain string, r RuleSpec) int {
+	return b.rule(OpRuleInsert, fam, chain, unix.NLM_F_CREATE|unix.NLM_F_APPEND, 0, 0, r)
 }
 
 // InsertRuleBefore adds a rule right before the rule with the given handle.

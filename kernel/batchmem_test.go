@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 
 	"github.com/google/nftables/expr"
@@ -29,5 +30,25 @@ func TestBatchOffHeap(t *testing.T) {
 	mapped.Release()
 	if mapped.mapped != nil || mapped.e.buf != nil {
 		t.Error("Release kept the mapping")
+	}
+}
+
+// TestBatchNames: the chain of every operation reads back, and chains
+// that take turns are kept once each, not once per operation.
+func TestBatchNames(t *testing.T) {
+	for _, chains := range []int{1, 1000, recentNames + 100} {
+		b := NewBatch()
+		name := func(i int) string { return "filter.C" + strconv.Itoa(i%chains) }
+		for i := range 3 * chains {
+			b.FlushChain(IPv4, name(i))
+		}
+		for i := range b.Len() {
+			if got := b.Op(i).Chain; got != name(i) {
+				t.Fatalf("%d chains: op %d on %q, want %q", chains, i, got, name(i))
+			}
+		}
+		if chains <= recentNames && b.names.len() != chains {
+			t.Errorf("%d chains in turn: %d names kept", chains, b.names.len())
+		}
 	}
 }

@@ -164,34 +164,8 @@ type listedAttr struct {
 func listedForm(dst []byte, start int) []byte {
 	elem := dst[start+4:]
 	name := elemName(elem)
-	var fix func([]listedAttr) []listedAttr
 	switch name {
-	case "bitwise":
-		fix = listedBitwise
-	case "ct":
-		fix = listedCt
-	case "fib":
-		fix = sortedAttrs
-	case "log":
-		fix = listedLog
-	case "nat":
-		fix = listedNat
-	case "payload":
-		fix = listedPayload
-	case "reject":
-		fix = listedReject
-	case "lookup":
-		fix = listedLookup
-	case "dynset":
-		fix = listedDynset
-	case "masq":
-		fix = func(a []listedAttr) []listedAttr {
-			return withMax(a, unix.NFTA_MASQ_REG_PROTO_MIN, unix.NFTA_MASQ_REG_PROTO_MAX)
-		}
-	case "redir":
-		fix = func(a []listedAttr) []listedAttr {
-			return withMax(a, unix.NFTA_REDIR_REG_PROTO_MIN, unix.NFTA_REDIR_REG_PROTO_MAX)
-		}
+	case "bitwise", "ct", "fib", "log", "nat", "payload", "reject", "lookup", "dynset", "masq", "redir":
 	default:
 		return dst
 	}
@@ -202,14 +176,15 @@ func listedForm(dst []byte, start int) []byte {
 		}
 		return true
 	})
-	attrs := make([]listedAttr, 0, 12) // one allocation for most expressions
+	var room [12]listedAttr // on the stack: this runs for most rules a restore adds
+	attrs := room[:0]
 	if !eachAttr(data, func(t uint16, v []byte) bool {
 		attrs = append(attrs, listedAttr{t, v})
 		return true
 	}) {
 		return dst
 	}
-	attrs = fix(attrs)
+	attrs = fixListed(name, attrs)
 	// re-encode: the element is rebuilt after the end of dst, then moved
 	e := encoder{buf: dst}
 	d := e.exprStart(name)
@@ -220,6 +195,37 @@ func listedForm(dst []byte, start int) []byte {
 	rebuilt := e.buf[len(dst):]
 	clearNested(rebuilt)
 	return append(dst[:start], rebuilt...)
+}
+
+// fixListed puts the attributes of the expression name into the order
+// and form the kernel lists them in. (Called directly, not through a
+// function value, so that the attributes can stay on listedForm's stack.)
+func fixListed(name string, attrs []listedAttr) []listedAttr {
+	switch name {
+	case "bitwise":
+		return listedBitwise(attrs)
+	case "ct":
+		return listedCt(attrs)
+	case "fib":
+		return sortedAttrs(attrs)
+	case "log":
+		return listedLog(attrs)
+	case "nat":
+		return listedNat(attrs)
+	case "payload":
+		return listedPayload(attrs)
+	case "reject":
+		return listedReject(attrs)
+	case "lookup":
+		return listedLookup(attrs)
+	case "dynset":
+		return listedDynset(attrs)
+	case "masq":
+		return withMax(attrs, unix.NFTA_MASQ_REG_PROTO_MIN, unix.NFTA_MASQ_REG_PROTO_MAX)
+	case "redir":
+		return withMax(attrs, unix.NFTA_REDIR_REG_PROTO_MIN, unix.NFTA_REDIR_REG_PROTO_MAX)
+	}
+	return attrs
 }
 
 func be32Bytes(v uint32) []byte {

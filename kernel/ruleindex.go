@@ -74,11 +74,10 @@ const (
 // (NFT_MSG_DESTROYSETELEM, Linux 6.3).
 const nftMsgDestroySetElem = 0x1e
 
-func (e IndexEntry) data() []byte {
-	var d [indexDataLen]byte
+func (e IndexEntry) put(d *[indexDataLen]byte) {
+	*d = [indexDataLen]byte{}
 	binary.BigEndian.PutUint64(d[0:8], e.Handle)
 	binary.BigEndian.PutUint32(d[8:12], e.Count)
-	return d[:]
 }
 
 func (s IndexState) data() []byte {
@@ -113,9 +112,23 @@ func (b *Batch) AddIndexSet(fam Family, name string) int {
 // PutIndex adds entries to the index map of table; keys must not be in it
 // (DestroyIndex them first in the same batch).
 func (b *Batch) PutIndex(fam Family, table string, keys []IndexKey, entries []IndexEntry) int {
+	return b.PutIndexFunc(fam, table, len(keys), func(i int) (IndexKey, IndexEntry) { return keys[i], entries[i] })
+}
+
+// PutIndexFunc is PutIndex of n entries that elem gives, called once for
+// each i from 0 to n-1 in order: a restore's 100k entries go into the
+// batch without a copy of them in slices first.
+func (b *Batch) PutIndexFunc(fam Family, table string, n int, elem func(i int) (IndexKey, IndexEntry)) int {
 	idx := b.addOp(Op{Kind: OpSetElemAdd, Family: fam, Set: IndexSet(table)})
-	b.indexElems(idx, unix.NFT_MSG_NEWSETELEM, unix.NLM_F_CREATE, fam, IndexSet(table), len(keys),
-		func(i int) ([]byte, []byte) { return keys[i][:], entries[i].data() })
+	var key IndexKey
+	var data [indexDataLen]byte
+	b.indexElems(idx, unix.NFT_MSG_NEWSETELEM, unix.NLM_F_CREATE, fam, IndexSet(table), n,
+		func(i int) ([]byte, []byte) {
+			var e IndexEntry
+			key, e = elem(i)
+			e.put(&data)
+			return key[:], data[:]
+		})
 	return idx
 }
 

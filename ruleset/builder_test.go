@@ -2,6 +2,7 @@ package ruleset
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -38,5 +39,21 @@ func TestBuilderNotes(t *testing.T) {
 				t.Fatalf("round %d: op %d: line %d, want %d", round, j, got, lines[j])
 			}
 		}
+	}
+}
+
+// TestBuilderChainsInTurn: chains that take turns are kept once each.
+func TestBuilderChainsInTurn(t *testing.T) {
+	var bl builder
+	for i := range 3000 {
+		bl.note(i, "C"+strconv.Itoa(i%1000), i+1)
+	}
+	for i := range 3000 {
+		if got, want := bl.chainOf(i), "C"+strconv.Itoa(i%1000); got != want {
+			t.Fatalf("op %d: chain %q, want %q", i, got, want)
+		}
+	}
+	if bl.chains.len() != 1000 {
+		t.Errorf("1000 chains in turn: %d kept", bl.chains.len())
 	}
 }

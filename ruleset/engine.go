@@ -1,7 +1,6 @@
 package ruleset
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -557,12 +556,15 @@ type builder struct {
 	family compat.Family
 	tabled map[string]bool
 	// opLine and opChain give, per operation index, the restore line and
-	// the iptables chain, for error messages. opChain holds runs of
-	// operations on the same chain (most are: a restore adds the rules of
-	// a chain one after the other), opChainAt the chains of operations
-	// noted out of order.
+	// the iptables chain (an index into chains, -1: none), for error
+	// messages; opChainAt the chains of operations noted out of order.
+	// Names are kept once per run of operations on the same chain (most
+	// are: a restore adds the rules of a chain one after the other), or
+	// once for chains that take turns (recent finds them again).
 	opLine    []int32
-	opChain   []chainRun
+	opChain   []int32
+	chains    chainList
+	recent    map[string]int32
 	opChainAt map[int]string
 	// ix collects the changes to the rule index (nil: none).
 	ix *indexWriter
@@ -574,13 +576,6 @@ type builder struct {
 	opKindAs map[int]kernel.OpKind
 }
 
-// chainRun: the operations from index from on are on chain, up to the
-// next run.
-type chainRun struct {
-	from  int
-	chain string
-}
-
 func (bl *builder) note(idx int, chain string, line int) {
 	if idx < len(bl.opLine) {
 		bl.opLine[idx] = int32(line)
@@ -590,31 +585,75 @@ func (bl *builder) note(idx int, chain string, line int) {
 		bl.opChainAt[idx] = chain
 		return
 	}
-	n := len(bl.opChain)
-	if idx > len(bl.opLine) && n > 0 && bl.opChain[n-1].chain != "" {
-		// operations in between have no chain
-		bl.opChain = append(bl.opChain, chainRun{from: len(bl.opLine)})
-		n++
-	}
-	if n == 0 || bl.opChain[n-1].chain != chain {
-		bl.opChain = append(bl.opChain, chainRun{from: idx, chain: chain})
-	}
 	for len(bl.opLine) < idx {
+		// operations in between have no chain
 		bl.opLine = append(bl.opLine, 0)
+		bl.opChain = append(bl.opChain, -1)
 	}
 	bl.opLine = append(bl.opLine, int32(line))
+	bl.opChain = append(bl.opChain, bl.chainIndex(chain))
 }
+
+// chainIndex returns the index of chain in bl.chains, adding it unless it
+// is the last one or one of the last few thousand added.
+func (bl *builder) chainIndex(chain string) int32 {
+	n := bl.chains.len()
+	if n > 0 && bl.chains.is(n-1, chain) {
+		return int32(n - 1)
+	}
+	if i, ok := bl.recent[chain]; ok {
+		return i
+	}
+	if bl.recent == nil {
+		bl.recent = make(map[string]int32)
+	} else if len(bl.recent) >= recentChains {
+		clear(bl.recent) // keeps the map's room
+	}
+	bl.chains.add(chain)
+	bl.recent[chain] = int32(n)
+	return int32(n)
+}
+
+// recentChains bounds builder.recent: a restore of 40k chains, each named
+// in a run or two, must not keep a map of them.
+const recentChains = 4096
 
 // chainOf returns the chain noted for operation idx.
 func (bl *builder) chainOf(idx int) string {
 	if c, ok := bl.opChainAt[idx]; ok {
 		return c
 	}
-	i, _ := slices.BinarySearchFunc(bl.opChain, idx, func(r chainRun, idx int) int { return cmp.Compare(r.from, idx+1) })
-	if i == 0 {
+	if idx >= len(bl.opChain) || bl.opChain[idx] < 0 {
 		return ""
 	}
-	return bl.opChain[i-1].chain
+	return bl.chains.at(int(bl.opChain[idx]))
+}
+
+// chainList holds chain names one after the other in one buffer: no
+// pointer per name for the garbage collector to follow in each of the
+// hundred collections of a restore of 40k chains.
+type chainList struct {
+	buf []byte
+	end []uint32 // where each name ends in buf
+}
+
+func (l *chainList) len() int { return len(l.end) }
+
+func (l *chainList) bytes(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = l.end[i-1]
+	}
+	return l.buf[start:l.end[i]]
+}
+
+func (l *chainList) at(i int) string { return string(l.bytes(i)) }
+
+func (l *chainList) is(i int, name string) bool { return string(l.bytes(i)) == name }
+
+func (l *chainList) add(name string) {
+	l.buf = append(l.buf, name...)
+	l.end = append(l.end, uint32(len(l.buf)))
 }
 
 // table makes sure our nft table and the marker of the iptables table
@@ -808,6 +847,8 @@ func (bl *builder) add(v *View) error {
 			bl.table(v)
 			if next[i] != 0 {
 				bl.noteRule(v, r, bl.b.InsertRuleBefore(bl.fam, kname, next[i], spec), c.Name)
+			} else if r.insert {
+				bl.noteRule(v, r, bl.b.InsertRuleAtEnd(bl.fam, kname, spec), c.Name)
 			} else {
 				bl.noteRule(v, r, bl.b.AppendRule(bl.fam, kname, spec), c.Name)
 			}
@@ -955,6 +996,12 @@ func (bl *builder) ctRefused(v *View, c *ChainState, why error) error {
 
 // ruleSpec translates a new rule of chain for the kernel.
 func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
+	return ruleSpecText(table, chain, r, compat.ExactSpec(r.Rule))
+}
+
+// ruleSpecText is ruleSpec with the rule's exact text (compat.ExactSpec)
+// at hand.
+func ruleSpecText(table, chain string, r *RuleState, exact string) (kernel.RuleSpec, error) {
 	es, err := translate.ExprsIn(table, chain, r.Rule)
 	if err != nil {
 		// An extension's own error (e.g. -m set's "Set X doesn't
@@ -965,7 +1012,7 @@ func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
 		}
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
-	ud, err := translate.UserDataFor(r.Rule.Family, table, chain, r.Rule, es)
+	ud, err := translate.UserDataForText(r.Rule.Family, table, chain, r.Rule, es, exact)
 	if err != nil {
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}

@@ -6,33 +6,39 @@ import (
 )
 
 // gcPacer sets the garbage collector's percentage during a restore so
-// that the heap may grow by about gcHeadroom beyond what is live, instead
-// of by a fixed share of it. A restore's live heap grows from almost
+// that the heap may grow by about a fixed headroom beyond what is live,
+// instead of by a fixed share of it. A restore's live heap grows from almost
 // nothing (the operations of the batch, whose bytes live outside the
 // heap) while every rule makes a few KB of short-lived garbage: a fixed
 // 25% of a live heap of 2 MB collected every 500 KB, 40 times in a 10k
 // rule restore, while 25% of the 20 MB of a 100k restore is as much
 // memory as the peak can take (issue 7: 100 MB).
 type gcPacer struct {
-	prev    int // the percentage before the restore
-	n       int
-	sample  []metrics.Sample
-	current int
+	prev     int // the percentage before the restore
+	headroom uint64
+	n        int
+	sample   []metrics.Sample
+	current  int
 }
 
 const (
-	gcHeadroom = 3 << 20
-	gcMinPct   = 25
-	gcMaxPct   = 100
+	// the headroom is the size of the restore file, within these
+	// bounds: a small restore's peak is mostly what every run of the
+	// binary takes, and a few collections more cost it little
+	gcHeadroomMin = 3 << 19
+	gcHeadroomMax = 3 << 20
+	gcMinPct      = 25
+	gcMaxPct      = 100
 	// every gcEvery command lines the percentage is adjusted
 	gcEvery = 512
 )
 
-func newGCPacer() *gcPacer {
+func newGCPacer(size int64) *gcPacer {
 	// until the first rule, while the table is read from the kernel (the
 	// chains of a large ruleset: a live heap that grows fast), the
 	// percentage stays low
-	p := &gcPacer{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, current: gcMinPct}
+	p := &gcPacer{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, current: gcMinPct,
+		headroom: uint64(min(max(size, gcHeadroomMin), gcHeadroomMax))}
 	p.prev = debug.SetGCPercent(gcMinPct)
 	return p
 }
@@ -51,7 +57,7 @@ func (p *gcPacer) rule() {
 	live := p.sample[0].Value.Uint64()
 	pct := gcMaxPct
 	if live > 0 {
-		pct = int(min(uint64(gcMaxPct), max(uint64(gcMinPct), gcHeadroom*100/live)))
+		pct = int(min(uint64(gcMaxPct), max(uint64(gcMinPct), p.headroom*100/live)))
 	}
 	// small changes are not worth a call (it starts a collection's worth
 	// of bookkeeping)

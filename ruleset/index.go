@@ -2,6 +2,7 @@ package ruleset
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -60,6 +61,17 @@ func ruleKeyText(r *compat.Rule) string {
 	c := *r
 	c.Target = &compat.ChainTarget{Goto: t.Goto}
 	return spec(&c)
+}
+
+// ruleKeyTextExact is ruleKeyText of r given its exact text: that text
+// itself when it is also the key's (no jump to a user chain, and the
+// exact text is the -S text spec gives), which saves printing the rule
+// again for each rule a restore indexes.
+func ruleKeyTextExact(r *compat.Rule, exact string) string {
+	if t, ok := r.Target.(*compat.ChainTarget); (!ok || t.IsVerdict()) && compat.ExactIsCanonical(r) && recentDefaultMasks(r) == 0 {
+		return exact
+	}
+	return ruleKeyText(r)
 }
 
 // chainKey is the key of chain's marker.
@@ -198,8 +210,8 @@ func (e *Engine) probe(info indexInfo) (indexInfo, uint64, error) {
 // with it (Batch.Handles), made absolute once the table's last handle
 // before the batch is known.
 type entry struct {
-	count  uint32
 	handle uint64
+	count  uint32
 	rel    bool
 }
 
@@ -233,7 +245,7 @@ type indexWriter struct {
 // order of their first rule, their entries and chains (nothing the
 // garbage collector must scan, for the 100k rules of a restore).
 type tableBuild struct {
-	pos     map[kernel.IndexKey]uint32
+	pos     keyTable // finds a key in keys
 	keys    []kernel.IndexKey
 	entries []entry
 	chainOf []uint32 // index into chains
@@ -304,7 +316,7 @@ func (w *indexWriter) rebuild(table string, streamed bool) {
 	bit := tableBit(table)
 	w.rebuilt |= bit
 	w.changes[table] = nil
-	w.build[table] = &tableBuild{pos: map[kernel.IndexKey]uint32{}, chainNo: map[string]uint32{}, streamed: streamed}
+	w.build[table] = &tableBuild{chainNo: map[string]uint32{}, streamed: streamed}
 }
 
 // reserve makes room in the index of table being rebuilt for n rules (a
@@ -315,7 +327,7 @@ func (w *indexWriter) reserve(table string, n int) {
 		return
 	}
 	tb := w.build[table]
-	tb.pos = make(map[kernel.IndexKey]uint32, n)
+	tb.pos = newKeyTable(n)
 	tb.keys = make([]kernel.IndexKey, 0, n)
 	tb.entries = make([]entry, 0, n)
 	tb.chainOf = make([]uint32, 0, n)
@@ -351,7 +363,8 @@ func (w *indexWriter) added(table, chain string, k kernel.IndexKey, handle, at u
 	}
 	cn := w.addedChain(table, chain)
 	tb.rules[cn]++
-	if i, ok := tb.pos[k]; ok {
+	slot, i, ok := tb.pos.find(tb.keys, k)
+	if ok {
 		tb.entries[i].count++
 		return
 	}
@@ -359,8 +372,8 @@ func (w *indexWriter) added(table, chain string, k kernel.IndexKey, handle, at u
 	if handle == 0 {
 		e.handle, e.rel = at, true
 	}
-	tb.pos[k] = uint32(len(tb.keys))
 	tb.keys = append(tb.keys, k)
+	tb.pos.put(tb.keys, slot, uint32(len(tb.keys)-1))
 	tb.entries = append(tb.entries, e)
 	tb.chainOf = append(tb.chainOf, cn)
 }
@@ -566,10 +579,7 @@ func (w *indexWriter) finish(b *kernel.Batch, fam, other kernel.Family, tableCre
 			if !w.info.fresh {
 				b.FlushSet(fam, kernel.IndexSet(t))
 			}
-			keys, entries := tb.indexed(w)
-			if len(keys) > 0 {
-				b.PutIndex(fam, t, keys, entries)
-			}
+			tb.put(w, b, fam, t)
 			continue
 		}
 		ch := w.changes[t]
@@ -606,21 +616,110 @@ func (tb *tableBuild) indexedChain(cn uint32) bool {
 	return tb.streamed || tb.rules[cn] == 0 || tb.rules[cn] >= indexedMin
 }
 
-// indexed returns the markers and entries of a rebuilt table.
-func (tb *tableBuild) indexed(w *indexWriter) ([]kernel.IndexKey, []kernel.IndexEntry) {
-	var keys []kernel.IndexKey
-	var entries []kernel.IndexEntry
-	for cn, name := range tb.chains {
+// put adds the markers and entries of a rebuilt table to b. They go from
+// tb into the batch directly; a restore of 100k rules would otherwise
+// hold a copy of them (5 MB) at its peak.
+func (tb *tableBuild) put(w *indexWriter, b *kernel.Batch, fam kernel.Family, table string) {
+	n, next := tb.indexed(w)
+	if n == 0 {
+		return
+	}
+	tb.pos = keyTable{} // not needed any more
+	b.PutIndexFunc(fam, table, n, func(int) (kernel.IndexKey, kernel.IndexEntry) { return next() })
+}
+
+// indexed returns the number of markers and entries of a rebuilt table
+// and a function that returns them one by one: the markers of its
+// indexed chains, then the entries of their rules.
+func (tb *tableBuild) indexed(w *indexWriter) (int, func() (kernel.IndexKey, kernel.IndexEntry)) {
+	n := 0
+	for cn := range tb.chains {
 		if tb.indexedChain(uint32(cn)) {
-			keys, entries = append(keys, chainKey(name)), append(entries, kernel.IndexEntry{Count: 1})
+			n++
 		}
 	}
-	for i, e := range tb.entries {
+	for i := range tb.entries {
 		if tb.indexedChain(tb.chainOf[i]) {
-			keys, entries = append(keys, tb.keys[i]), append(entries, w.resolve(e))
+			n++
 		}
 	}
-	return keys, entries
+	cn, i := 0, 0
+	return n, func() (kernel.IndexKey, kernel.IndexEntry) {
+		for ; cn < len(tb.chains); cn++ {
+			if tb.indexedChain(uint32(cn)) {
+				cn++
+				return chainKey(tb.chains[cn-1]), kernel.IndexEntry{Count: 1}
+			}
+		}
+		for !tb.indexedChain(tb.chainOf[i]) {
+			i++
+		}
+		i++
+		return tb.keys[i-1], w.resolve(tb.entries[i-1])
+	}
+}
+
+// keyTable finds keys in a slice of them: open addressing on the keys'
+// own bits (they are hashes), four bytes a slot, about a quarter of what
+// a map of 100k keys to positions takes.
+type keyTable struct {
+	slots []uint32 // a position in the keys + 1; 0: empty
+	n     int
+}
+
+func newKeyTable(n int) keyTable {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	return keyTable{slots: make([]uint32, size)}
+}
+
+func keyHash(k kernel.IndexKey) uint64 { return binary.LittleEndian.Uint64(k[:8]) }
+
+// find returns the position of k in keys, or the slot where put must put
+// it.
+func (t *keyTable) find(keys []kernel.IndexKey, k kernel.IndexKey) (slot int, pos uint32, ok bool) {
+	if len(t.slots) == 0 {
+		*t = newKeyTable(len(keys) + 1)
+		for i := range keys {
+			s, _, _ := t.find(keys, keys[i])
+			t.put(keys, s, uint32(i))
+		}
+	}
+	mask := len(t.slots) - 1
+	for i := int(keyHash(k)) & mask; ; i = (i + 1) & mask {
+		p := t.slots[i]
+		if p == 0 {
+			return i, 0, false
+		}
+		if keys[p-1] == k {
+			return i, p - 1, true
+		}
+	}
+}
+
+// put puts the position pos of a key into the slot find returned for it;
+// it grows the table when it is half full.
+func (t *keyTable) put(keys []kernel.IndexKey, slot int, pos uint32) {
+	t.slots[slot] = pos + 1
+	t.n++
+	if 2*t.n > len(t.slots) {
+		old := t.slots
+		*t = newKeyTable(len(old))
+		mask := len(t.slots) - 1
+		for _, p := range old {
+			if p == 0 {
+				continue
+			}
+			i := int(keyHash(keys[p-1])) & mask
+			for t.slots[i] != 0 {
+				i = (i + 1) & mask
+			}
+			t.slots[i] = p
+			t.n++
+		}
+	}
 }
 
 // newRuleEntries returns the entries of table that point at rules the

@@ -1,6 +1,7 @@
 package ruleset
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -240,9 +241,10 @@ func TestIndexRebuildThreshold(t *testing.T) {
 	if err := w.view(v); err != nil {
 		t.Fatal(err)
 	}
-	keys, _ := w.build["filter"].indexed(w)
+	n, next := w.build["filter"].indexed(w)
 	has := map[kernel.IndexKey]bool{}
-	for _, k := range keys {
+	for range n {
+		k, _ := next()
 		has[k] = true
 	}
 	if !has[chainKey("BIG")] || !has[chainKey("EMPTY")] || has[chainKey("SMALL")] {
@@ -273,5 +275,65 @@ func BenchmarkIndexKey(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		indexKey("KUBE-SEP-0000001F2", "-d 10.128.0.1/32 -p tcp -m comment --comment \"ns3/svc-31:port\" -m tcp --dport 8080 -j ACCEPT")
+	}
+}
+
+func TestKeyTable(t *testing.T) {
+	for _, reserve := range []int{0, 10, 5000} {
+		var tb keyTable
+		if reserve > 0 {
+			tb = newKeyTable(reserve)
+		}
+		var keys []kernel.IndexKey
+		want := map[kernel.IndexKey]uint32{}
+		for i := range 3000 {
+			// each key comes three times, 1000 keys apart; keys that
+			// share their first eight bytes collide in the table
+			k := indexKey("C", strconv.Itoa(i%1000))
+			if i%7 == 0 {
+				k = kernel.IndexKey{15: byte(i), 14: byte(i >> 8)}
+			}
+			slot, pos, ok := tb.find(keys, k)
+			if p, seen := want[k]; ok != seen || (ok && pos != p) {
+				t.Fatalf("reserve %d key %d: found %v at %d, want %v at %d", reserve, i, ok, pos, seen, p)
+			}
+			if !ok {
+				want[k] = uint32(len(keys))
+				keys = append(keys, k)
+				tb.put(keys, slot, uint32(len(keys)-1))
+			}
+		}
+		if tb.n != len(want) || 2*tb.n > len(tb.slots) {
+			t.Errorf("reserve %d: %d keys in %d slots, want %d", reserve, tb.n, len(tb.slots), len(want))
+		}
+	}
+}
+
+// TestRuleKeyTextExact: the key text a restore takes from the rule's
+// exact text is the one ruleKeyText prints.
+func TestRuleKeyTextExact(t *testing.T) {
+	for _, text := range []string{
+		"-s 10.0.0.1/32 -p tcp -m tcp --dport 80 -m comment --comment ab -j ACCEPT",
+		"-p tcp --dport 80 -j ACCEPT",
+		"-p udp -m multiport --dports 1,2:5 -j DROP",
+		"-m recent --name x --rcheck -j DROP",
+		"-m recent --name x --rcheck --mask 255.255.255.255 -j DROP",
+		"-i + -j ACCEPT",
+		"-o eth+ ! -i lo -j RETURN",
+		"-j Y",
+		"-g Y",
+		"-d 10.0.0.0/8 -p tcp -m tcp --dport 1 -j Y",
+		"-m conntrack --ctstate NEW,ESTABLISHED -j ACCEPT",
+		"-m state --state NEW -j ACCEPT",
+		"-j LOG --log-prefix x",
+		"-j MARK --set-mark 1",
+		"-m mark --mark 0x4000/0x4000 -j MASQUERADE",
+		"-p icmp --icmp-type echo-request -j ACCEPT",
+		"-m statistic --mode random --probability 0.33333333349 -j Y",
+	} {
+		r := parseRule(t, text)
+		if got, want := ruleKeyTextExact(r, compat.ExactSpec(r)), ruleKeyText(r); got != want {
+			t.Errorf("%s: key text %q, want %q", text, got, want)
+		}
 	}
 }

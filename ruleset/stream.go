@@ -52,7 +52,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 	// The batch lives outside the heap (kernel.Batch.Grow), so the heap is
 	// the operations and each rule's short-lived garbage: collecting when
 	// a few MB of it piled up keeps the peak close to the batch.
-	gc := newGCPacer()
+	gc := newGCPacer(scan.size)
 	defer gc.done()
 	// comment lines go out once, whatever the number of attempts
 	var echoed strings.Builder
@@ -76,6 +76,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		// (and the index and flushes add a few operations to the lines)
 		h.bl.b.Grow(int(scan.size)*6, scan.lines+1024)
 		h.bl.opLine = make([]int32, 0, scan.lines+1024)
+		h.bl.opChain = make([]int32, 0, scan.lines+1024)
 		in, err := src.Open()
 		if err != nil {
 			return err
@@ -479,14 +480,15 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 }
 
 func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
-	rspec, err := ruleSpec(h.section.Name, chain, rs)
+	exact := compat.ExactSpec(rs.Rule)
+	rspec, err := ruleSpecText(h.section.Name, chain, rs, exact)
 	if err != nil {
 		return err
 	}
 	chain, kname := h.chainNames(chain)
 	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
 	if t := h.section.Name; h.bl.ix.rebuilding(t) && h.indexed(t, chain) {
-		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyText(rs.Rule)), 0, h.bl.b.Handles())
+		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyTextExact(rs.Rule, exact)), 0, h.bl.b.Handles())
 	}
 	return nil
 }

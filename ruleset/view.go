@@ -26,6 +26,10 @@ type RuleState struct {
 	// prepend places a new rule at the head of a chain whose rules were
 	// not read (iptables -I CHAIN without a number).
 	prepend bool
+	// insert marks a rule of -I CHAIN [1] (iptables-nft's insert at the
+	// head, RULE_INSERT in its errors even where the chain is empty);
+	// -I CHAIN N one past the last rule is iptables-nft's append.
+	insert bool
 	// hint is, for a new rule, Batch.Handles right after the builder
 	// added it (see indexWriter).
 	hint uint64
@@ -238,12 +242,21 @@ func spec(r *compat.Rule) string {
 	// -m recent without --mask is another rule than with --mask
 	// 255.255.255.255 for -C/-D, though -S prints both alike (see
 	// compat.RecentMatch.MaskGiven)
-	for _, m := range r.Matches {
-		if rm, ok := m.(*compat.RecentMatch); ok && !rm.MaskGiven {
-			b.WriteString("\x00recent: default mask")
-		}
+	for range recentDefaultMasks(r) {
+		b.WriteString("\x00recent: default mask")
 	}
 	return b.String()
+}
+
+// recentDefaultMasks counts the -m recent matches of r without --mask.
+func recentDefaultMasks(r *compat.Rule) int {
+	n := 0
+	for _, m := range r.Matches {
+		if rm, ok := m.(*compat.RecentMatch); ok && !rm.MaskGiven {
+			n++
+		}
+	}
+	return n
 }
 
 // find returns the index of the first rule equal to r, or -1.
@@ -360,6 +373,11 @@ func (v *View) Apply(cmd *compat.Command) error {
 			if !c.Loaded && c.InKernel {
 				for _, r := range rs {
 					r.prepend = true
+				}
+			}
+			if cmd.RuleNum <= 1 {
+				for _, r := range rs {
+					r.insert = true
 				}
 			}
 			v.materialize(c)

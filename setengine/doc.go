@@ -9,7 +9,8 @@
 // otherwise grow with the set:
 //   - single add, del and test ask the kernel about the element
 //     (fast.go), and single add and del of a prefix in a hash:net change
-//     the lookup set's pieces locally (net.go);
+//     the lookup set's pieces locally (net.go), or in a set of the
+//     top-level layout the one interval of the prefix's tree (top.go);
 //   - restore files that create sets, add to them (new or existing),
 //     flush them, or swap a new set with an existing one fill the sets
 //     as ipset.Bulk values and encode their elements into the batch one

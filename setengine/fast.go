@@ -264,7 +264,9 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 }
 
 func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, genid uint32) (res Result, err error, ok, retry bool) {
-	if len(c.Args) > 2 || (s.Type.Net() && s.Concat()) {
+	if len(c.Args) > 2 || (s.Type.Net() && (s.Concat() || s.TopLayout)) {
+		// (The top-level layout: netRun and treeRun; the probe below
+		// cannot see entries nested in a top-level entry.)
 		return Result{}, nil, false, false
 	}
 	elems, perr := ipset.ParseElemFor(s, c.Args[1], c.Op)

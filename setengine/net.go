@@ -25,7 +25,8 @@ import (
 // An added prefix that falls inside one piece of its parent's splits
 // that piece; a deleted prefix that is one piece by itself (no nested
 // entries) gives its range back to its parent, merged with the
-// parent's neighbouring pieces. Anything else (a prefix holding other
+// parent's neighbouring pieces. In a set of the top-level layout
+// (ipset.Set.TopLayout) see topAdd and topDel instead. Anything else (a prefix holding other
 // entries, a top-level add, which fast's exclusive add decides) goes on
 // to the other paths (ok false). One transaction, as many elements as
 // the general path's diff would change, and the same ones.
@@ -50,9 +51,14 @@ func (e *Engine) netRun(c *ipset.Command) (Result, error, bool) {
 		var b *kernel.Batch
 		var err error
 		var ok bool
-		if c.Op == ipset.OpAdd {
+		switch {
+		case s.TopLayout && c.Op == ipset.OpAdd:
+			b, err, ok = q.topAdd(c)
+		case s.TopLayout:
+			b, err, ok = q.topDel(c)
+		case c.Op == ipset.OpAdd:
 			b, err, ok = q.add(c)
-		} else {
+		default:
 			b, err, ok = q.del(c)
 		}
 		if q.err != nil {
@@ -150,11 +156,13 @@ func end(a netip.Addr) nftables.SetElement {
 	return nftables.SetElement{Key: a.AsSlice(), IntervalEnd: true}
 }
 
-// add: the new prefix must fall inside one piece of its parent's.
-func (q *netQuery) add(c *ipset.Command) (*kernel.Batch, error, bool) {
-	s := q.s
-	// The model on the empty set parses the element and its options.
-	st := &ipset.State{Sets: []*ipset.Set{s.HeaderOnly()}}
+// oneAdd runs the add c on an empty copy of the set, which parses its
+// element and options: ns is that copy, holding the one entry, when the
+// fast paths apply (done false otherwise: the set would be full, or the
+// add makes a nomatch entry or more than one); err is the command's
+// answer when the element or its options are wrong.
+func (q *netQuery) oneAdd(c *ipset.Command) (ns *ipset.Set, err error, done bool) {
+	st := &ipset.State{Sets: []*ipset.Set{q.s.HeaderOnly()}}
 	cc := *c
 	cc.Opts.Exist = false
 	if _, ierr := st.Exec(&cc); ierr != nil {
@@ -163,9 +171,19 @@ func (q *netQuery) add(c *ipset.Command) (*kernel.Batch, error, bool) {
 		}
 		return nil, ierr, true
 	}
-	ns := st.Sets[0]
+	ns = st.Sets[0]
 	if len(ns.Entries) != 1 || ns.Entries[0].Nomatch {
 		return nil, nil, false
+	}
+	return ns, nil, true
+}
+
+// add: the new prefix must fall inside one piece of its parent's.
+func (q *netQuery) add(c *ipset.Command) (*kernel.Batch, error, bool) {
+	s := q.s
+	ns, err, done := q.oneAdd(c)
+	if ns == nil {
+		return nil, err, done
 	}
 	en := ns.Entries[0]
 	n := en.Elem[0].Bits

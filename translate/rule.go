@@ -231,7 +231,12 @@ func userData(spec string) ([]byte, error) {
 // skips translating it again (ReadRule), and, when the text is also what
 // -S prints, parsing it (ReadSaveSpec).
 func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any) ([]byte, error) {
-	spec := compat.ExactSpec(r)
+	return UserDataForText(f, table, chain, r, es, compat.ExactSpec(r))
+}
+
+// UserDataForText is UserDataFor for a caller that has r's exact text
+// (compat.ExactSpec) at hand.
+func UserDataForText(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any, spec string) ([]byte, error) {
 	ud, err := userData(spec)
 	if err != nil || len(ud)+2+digestRecLen > maxUserdata {
 		return ud, err

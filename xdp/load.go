@@ -36,7 +36,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	if len(c.Vecs) > clsMask {
 		return nil, fmt.Errorf("xdp: %d classes, more than %d", len(c.Vecs), clsMask)
 	}
-	c = c.encoded()
+	c = c.encoded(slots)
 	size := func(name string, n int) {
 		if n < 1 {
 			n = 1
@@ -84,8 +84,8 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	size("vecs", len(c.Vecs))
 	size("rules", len(c.Rules))
 	vs := spec.Maps["vecs"]
-	// a header word (the class's first rule), summary, rule words
-	vs.ValueSize = uint32(8 * (1 + c.Summary + c.Words))
+	// summary words, rule words
+	vs.ValueSize = uint32(8 * (c.Summary + c.Words))
 	vs.Key, vs.Value = nil, nil // the BTF type has the largest size
 	if err := spec.Variables["nwords"].Set(uint32(c.Words)); err != nil {
 		return nil, err
@@ -175,19 +175,9 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2]*dirTabl
 		}
 	}
 	for i, v := range c.Vecs {
-		b := make([]byte, 8*(1+len(v)))
-		// the header word (bpf/classifier.c vecs): the first rule, its
-		// counter slot and its verdict
-		hdr := uint64(NoRule)
-		if f := c.First[i]; f != NoRule {
-			hdr = uint64(f) | uint64(slots[f]&0xffff)<<32
-			if c.Rules[f].Drop {
-				hdr |= 1 << 48
-			}
-		}
-		binary.NativeEndian.PutUint64(b, hdr)
+		b := make([]byte, 8*len(v))
 		for j, x := range v {
-			binary.NativeEndian.PutUint64(b[8*(1+j):], x)
+			binary.NativeEndian.PutUint64(b[8*j:], x)
 		}
 		if err := put("vecs", uint32(i), b); err != nil {
 			return err
@@ -367,10 +357,23 @@ const (
 	clsWordShift = 23
 )
 
-// encoded is a copy of c with every class value encoded.
-func (c *Classifier) encoded() *Classifier {
+// With c.Single, a class value is not a class but the answer
+// (bpf/classifier.c SINGLE_*): singleDrop and the counter slot of the
+// class's first rule when that rule is a DROP, else 0 (pass); no vector
+// is read.
+const singleDrop = 1 << 30
+
+// encoded is a copy of c with every class value encoded; slots[i] is the
+// counter slot of compiled rule i.
+func (c *Classifier) encoded(slots []uint32) *Classifier {
 	e := *c
 	enc := func(cls uint32) uint32 {
+		if c.Single {
+			if int(cls) < len(c.First) && c.First[cls] != NoRule && c.Rules[c.First[cls]].Drop {
+				return singleDrop | slots[c.First[cls]]&0xffff
+			}
+			return 0
+		}
 		w := uint32(255)
 		if int(cls) < len(c.First) && c.First[cls] != NoRule {
 			w = c.First[cls] / 64

@@ -3,8 +3,9 @@
 // attaches the trivial XDP programs the benchmark compares against.
 //
 //	xdpgen send -iface veth1 -dst-mac MAC -src 198.18.0.0 -sources 65536 -dst 198.51.100.1 -n 4000000
-//	xdpgen attach -iface veth0 -prog drop|pass -mode native|generic -pin FILE
+//	xdpgen attach -iface veth0 -prog drop|read|pass -mode native|generic -pin FILE
 //	xdpgen gro -iface veth0
+//	xdpgen napi -iface veth0 -cpu 1
 //
 // send runs a small XDP program in live-frame mode (BPF_PROG_RUN with
 // BPF_F_TEST_XDP_LIVE_FRAMES): each run rewrites the source address
@@ -47,6 +48,8 @@ func main() {
 		err = attach(os.Args[2:])
 	case "gro":
 		err = gro(os.Args[2:])
+	case "napi":
+		err = napi(os.Args[2:])
 	default:
 		usage()
 	}
@@ -57,7 +60,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: xdpgen send|attach|gro [flags] (see the source)")
+	fmt.Fprintln(os.Stderr, "usage: xdpgen send|attach|gro|napi [flags] (see the source)")
 	os.Exit(2)
 }
 
@@ -165,6 +168,7 @@ func send(args []string) error {
 	n := fs.Uint64("n", 1_000_000, "frames to send")
 	cpu := fs.Int("cpu", 0, "CPU to run on (the receiver's softirq work runs there too)")
 	maxTime := fs.Duration("max-time", 5*time.Second, "stop after about this long")
+	first := fs.Uint64("chunk", 4096, "frames in the first run (later runs grow)")
 	fs.Parse(args)
 	ifc, err := net.InterfaceByName(*ifname)
 	if err != nil {
@@ -202,9 +206,13 @@ func send(args []string) error {
 	if err := pinCPU(*cpu); err != nil {
 		return err
 	}
-	// Chunks grow from 4096 frames while one takes under 50 ms, so a
-	// slow receiver stops the run close to -max-time.
-	chunk := uint64(4096)
+	// Chunks grow from -chunk frames (small: a slow receiver on this
+	// CPU then stops the run close to -max-time) while one takes under
+	// 250 ms: every run sets up and tears down the live-frame page pool,
+	// and the teardown waits for an RCU grace period (up to ~100 ms on
+	// the benchmark VM, the thread sleeping, the receiver idle), which
+	// small chunks would pay again and again.
+	chunk := max(*first, 1)
 	var sent uint64
 	cpu0, err := threadCPU()
 	if err != nil {
@@ -220,8 +228,8 @@ func send(args []string) error {
 			return fmt.Errorf("live-frame run: %w", err)
 		}
 		sent += k
-		if time.Since(t) < 50*time.Millisecond && chunk < 1<<18 {
-			chunk *= 2
+		if time.Since(t) < 250*time.Millisecond && chunk < 1<<24 {
+			chunk *= 4
 		}
 	}
 	elapsed := time.Since(start)
@@ -256,21 +264,37 @@ func attach(args []string) error {
 	if err != nil {
 		return err
 	}
-	var ret int32
+	var insns asm.Instructions
 	switch *which {
 	case "drop":
-		ret = 1
+		insns = asm.Instructions{asm.Mov.Imm(asm.R0, 1), asm.Return()}
 	case "pass":
-		ret = 2
+		insns = asm.Instructions{asm.Mov.Imm(asm.R0, 2), asm.Return()}
+	case "read":
+		// reads the EtherType and the IPv4 source address, then
+		// drops: the least an IPv4 filter reads (the frame's first
+		// cache lines, written on another CPU)
+		insns = asm.Instructions{
+			asm.LoadMem(asm.R2, asm.R1, 0, asm.Word),
+			asm.LoadMem(asm.R3, asm.R1, 4, asm.Word),
+			asm.Mov.Reg(asm.R4, asm.R2),
+			asm.Add.Imm(asm.R4, 34),
+			asm.Mov.Imm(asm.R0, 2),
+			asm.JGT.Reg(asm.R4, asm.R3, "out"),
+			asm.LoadMem(asm.R5, asm.R2, 12, asm.Half),
+			asm.LoadMem(asm.R5, asm.R2, 26, asm.Word),
+			asm.Mov.Imm(asm.R0, 1),
+			asm.Return().WithSymbol("out"),
+		}
 	default:
-		return fmt.Errorf("-prog: drop or pass")
+		return fmt.Errorf("-prog: drop, read or pass")
 	}
 	flags := link.XDPDriverMode
 	if *mode == "generic" {
 		flags = link.XDPGenericMode
 	}
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.XDP, License: "GPL",
-		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, ret), asm.Return()}})
+		Instructions: insns})
 	if err != nil {
 		return err
 	}

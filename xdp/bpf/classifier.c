@@ -46,8 +46,9 @@ volatile const __u32 fams = 3;
 volatile const __u32 fam_cls[2];
 
 /* Set when the search has one vector (one field or set lookup, or only
- * the family's): the first rule of each class, in the vector's header
- * word, is then the answer, and no vector is walked. */
+ * the family's): the first rule of each class is then the answer, and
+ * the class values in the maps and constants are not classes but that
+ * answer (SINGLE_*): no vector is read. */
 volatile const __u32 single = 0;
 /* Set when some rule tests ports or TCP flags, or a set lookup ports. */
 volatile const __u32 need_l4 = 1;
@@ -215,13 +216,9 @@ struct {
 	__type(value, struct iface);
 } ifaces SEC(".maps");
 
-/* class -> a header word, the summary words, then the rule words; value
- * size set by the loader. The header: the class's first rule in bits
- * 0-31 (NO_RULE: none), that rule's counter slot in bits 32-47 and its
- * verdict in bit 48 (1: DROP), so that with single the rules map is not
- * read. */
-#define HDR 1
-#define VEC_WORDS (HDR + MAX_SUMMARY + MAX_WORDS)
+/* class -> the summary words, then the rule words; value size set by
+ * the loader */
+#define VEC_WORDS (MAX_SUMMARY + MAX_WORDS)
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -342,11 +339,14 @@ static __always_inline int v4_csum_ok(struct iphdr *iph, __u32 ihl, void *end)
 			sum += *q;
 		}
 	}
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
+	/* The header is right when the ones' complement sum of its 16-bit
+	 * words is 0xffff: as sum > 0 (the version is not 0), when sum is a
+	 * multiple of 65535 (65536 is 1 modulo 65535, so the folding that
+	 * sum would take changes nothing modulo 65535). A multiplication by
+	 * the inverse of 65535 modulo 2^64 tells multiples (they map to
+	 * 0..(2^64-1)/65535) in a few instructions where the folding takes
+	 * a dozen. */
+	return sum * 0xfffefffefffeffffULL <= 0x1000100010001ULL;
 }
 
 #define NVEC 13 /* 8 fields, 4 sets, the family */
@@ -361,7 +361,7 @@ volatile const __u32 nvec = 0;
 struct scan {
 	__u64 *v[NVEC];
 	__u64 m, s;
-	__u64 hdr; /* with single: the header word of the vector */
+	__u64 hdr; /* with single: the class value, the answer */
 	__u32 idx;
 	int found;
 	__u32 fw; /* the largest first word of the vectors */
@@ -419,30 +419,33 @@ static __always_inline __u64 conj(__u64 **v, __u64 o)
  * from without reading the vectors first. */
 #define CLS_MASK 0x7fffff
 #define CLS_WORD_SHIFT 23
+/* With single, a class value is SINGLE_DROP | the counter slot when the
+ * class's first rule is a DROP; anything else (no rule, ACCEPT, a value
+ * no class has) passes the packet. Bit 31 is DIR_CHUNK's. */
+#define SINGLE_DROP 0x40000000U
+#define SINGLE_TAG 0xc0000000U
 
-/* The vector of class *c (0: pass); with single, its first rule goes
- * to sc->idx. */
+/* The vector of class *c (0: pass); with single, no vector: the value
+ * (the answer) goes to sc->hdr, and the result is only not 0. */
 static __always_inline __u64 *vec_of(struct scan *sc, __u32 *c)
 {
-	__u64 *v;
 	__u32 k;
 
 	if (!c)
 		return 0;
 	k = *c;
-	if (!single && nwords > 4) {
+	if (single) {
+		sc->hdr = k;
+		return (__u64 *)c;
+	}
+	if (nwords > 4) {
 		__u32 fw = k >> CLS_WORD_SHIFT & 0xff;
 
 		if (fw > sc->fw)
 			sc->fw = fw;
 	}
 	k &= CLS_MASK;
-	v = bpf_map_lookup_elem(&vecs, &k);
-	if (v && single) {
-		sc->hdr = v[0];
-		sc->idx = v[0];
-	}
-	return v;
+	return bpf_map_lookup_elem(&vecs, &k);
 }
 
 /* One candidate word of the summary bits left in sc->m. */
@@ -455,10 +458,10 @@ static long scan_word(__u64 i, void *ctx)
 		return 1;
 	__u64 w = sc->s * 64 + ctz64(sc->m);
 	sc->m &= sc->m - 1;
-	__u64 o = HDR + ns + w;
+	__u64 o = ns + w;
 	/* hide o's origin so the bound below stays for the verifier */
 	asm volatile("" : "+r"(o));
-	if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
+	if (w >= nw || o >= ns + nw || o >= VEC_WORDS)
 		return 1;
 	__u64 x = conj(sc->v, o);
 	if (x) {
@@ -483,7 +486,7 @@ static __noinline int scan_after(struct scan *sc, __u64 w0)
 			break;
 		if (s < s0)
 			continue;
-		sc->m = conj(sc->v, HDR + s);
+		sc->m = conj(sc->v, s);
 		if (s == s0)
 			sc->m &= b0 == 63 ? 0 : ~0ULL << (b0 + 1);
 		if (!sc->m)
@@ -492,9 +495,9 @@ static __noinline int scan_after(struct scan *sc, __u64 w0)
 		 * match; the rest with bpf_loop, which the verifier checks
 		 * once, not per word */
 		__u64 w = s * 64 + ctz64(sc->m);
-		__u64 o = HDR + ns + w;
+		__u64 o = ns + w;
 		asm volatile("" : "+r"(o));
-		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
+		if (w >= nw || o >= ns + nw || o >= VEC_WORDS)
 			return 0;
 		__u64 x = conj(sc->v, o);
 		if (x) {
@@ -597,12 +600,12 @@ static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, 
 	return XDP_DROP;
 }
 
-/* The verdict of a single-vector search from the vector's header. */
+/* The verdict of a single-vector search from the class value. */
 static __always_inline int single_verdict(__u64 h, struct iphdr *ip4, void *end, __u32 iplen)
 {
-	if ((__u32)h == NO_RULE || !(h >> 48 & 1))
+	if ((h & SINGLE_TAG) != SINGLE_DROP)
 		return XDP_PASS;
-	return count_drop(h >> 32 & 0xffff, ip4, end, iplen);
+	return count_drop(h & 0xffff, ip4, end, iplen);
 }
 
 SEC("xdp")
@@ -632,20 +635,24 @@ int xdptables_classify(struct xdp_md *ctx)
 	sc.fw = 0;
 
 	if (niftab > 0) {
-		__u32 hi;
-		__u16 lo;
+		const volatile struct iftab *t;
 
-#define IFTAB_IS(i) (niftab > i && ifindex == iftab[i].index) { \
-		hi = iftab[i].mac_hi; lo = iftab[i].mac_lo; ifcls = iftab[i].cls; }
-		if IFTAB_IS(0)
-		else if IFTAB_IS(1)
-		else if IFTAB_IS(2)
-		else if IFTAB_IS(3)
+		/* the entry first, then its fields: loads of the fields of
+		 * every entry would come before the compares otherwise */
+		if (ifindex == iftab[0].index)
+			t = &iftab[0];
+		else if (niftab > 1 && ifindex == iftab[1].index)
+			t = &iftab[1];
+		else if (niftab > 2 && ifindex == iftab[2].index)
+			t = &iftab[2];
+		else if (niftab > 3 && ifindex == iftab[3].index)
+			t = &iftab[3];
 		else
 			return XDP_PASS;
+		ifcls = t->cls;
 		/* ip_rcv drops frames for other hosts before PREROUTING */
 		if (!(eth->dst[0] & 1) &&
-		    (((__u32)eth->dst[1] << 16 | eth->dst[0]) != hi || eth->dst[2] != lo))
+		    (((__u32)eth->dst[1] << 16 | eth->dst[0]) != t->mac_hi || eth->dst[2] != t->mac_lo))
 			return XDP_PASS;
 	} else {
 		struct iface *dev = bpf_map_lookup_elem(&ifaces, &ifindex);
@@ -841,15 +848,15 @@ int xdptables_classify(struct xdp_md *ctx)
 		return single_verdict(sc.hdr, ip4, end, iplen);
 	} else if (nwords <= 4) {
 		/* up to 256 rules: the words in order, no summary walk */
-		__u64 x = conj(sc.v, HDR + nsummary);
+		__u64 x = conj(sc.v, nsummary);
 
 		if (x) {
 			sc.idx = ctz64(x);
-		} else if (nwords > 1 && (x = conj(sc.v, HDR + nsummary + 1))) {
+		} else if (nwords > 1 && (x = conj(sc.v, nsummary + 1))) {
 			sc.idx = 64 + ctz64(x);
-		} else if (nwords > 2 && (x = conj(sc.v, HDR + nsummary + 2))) {
+		} else if (nwords > 2 && (x = conj(sc.v, nsummary + 2))) {
 			sc.idx = 128 + ctz64(x);
-		} else if (nwords > 3 && (x = conj(sc.v, HDR + nsummary + 3))) {
+		} else if (nwords > 3 && (x = conj(sc.v, nsummary + 3))) {
 			sc.idx = 192 + ctz64(x);
 		} else {
 			return XDP_PASS;
@@ -860,10 +867,10 @@ int xdptables_classify(struct xdp_md *ctx)
 		/* First the word of the lower bound, the largest first word
 		 * of the vectors: the rules a blocklist's address class starts
 		 * with usually pass the other fields. */
-		__u64 w = sc.fw, o = HDR + ns + w;
+		__u64 w = sc.fw, o = ns + w;
 
 		asm volatile("" : "+r"(o));
-		if (w >= nw || o >= HDR + ns + nw || o >= VEC_WORDS)
+		if (w >= nw || o >= ns + nw || o >= VEC_WORDS)
 			return XDP_PASS;
 		__u64 x = conj(sc.v, o);
 		if (x) {

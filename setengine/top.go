@@ -1,0 +1,173 @@
+package setengine
+
+import (
+	"net/netip"
+
+	"github.com/google/nftables"
+
+	"github.com/xdptables/xdptables/ipset"
+	"github.com/xdptables/xdptables/kernel"
+)
+
+// The lookup set of a hash:net of the top-level layout (ipset.Set.
+// TopLayout) without nomatch entries holds one interval per top-level
+// entry, its start element counting the entries nested in it. A single
+// add or del of one prefix changes at most that interval:
+//   - an add inside an interval raises its count (its start element is
+//     replaced); an add outside every interval is a new interval, added
+//     exclusively: the kernel refuses it when it would overlap one, that
+//     is when the new prefix holds entries (ok false: treeRun reads its
+//     tree);
+//   - a del of a nested entry lowers the count of the interval that
+//     holds it; a del of a top-level entry with nothing nested in it
+//     deletes its interval (with nested entries: ok false, treeRun).
+// Transaction and retry are netRun's.
+
+// tree returns the interval of the lookup set that holds a: its first
+// and last addresses, its start element and its count of nested
+// entries. ok false: no interval holds a, or its start element's
+// comment is not a count.
+func (q *netQuery) tree(a netip.Addr) (lo, hi netip.Addr, p nftables.SetElement, nested int, ok bool) {
+	p, ok = q.piece(a)
+	if !ok {
+		return
+	}
+	lo, _ = netip.AddrFromSlice(p.Key)
+	pe, hasEnd := q.pieceEnd(a)
+	if q.err != nil {
+		return lo, hi, p, 0, false
+	}
+	hi = lastOf(a)
+	if hasEnd {
+		e, _ := netip.AddrFromSlice(pe)
+		hi = e.Prev()
+	}
+	nested, ok = ipset.TopCount(p.Comment)
+	return lo, hi, p, nested, ok && !hi.Less(a)
+}
+
+// lastOf is the last address of a's family.
+func lastOf(a netip.Addr) netip.Addr {
+	if a.Is4() {
+		return netip.AddrFrom4([4]byte{255, 255, 255, 255})
+	}
+	var b [16]byte
+	for i := range b {
+		b[i] = 0xff
+	}
+	return netip.AddrFrom16(b)
+}
+
+// recount replaces the start element of the interval starting at lo
+// (count old) with one counting n.
+func recount(b *kernel.Batch, fam kernel.Family, look string, lo netip.Addr, n int) {
+	b.DelElements(fam, look, []nftables.SetElement{start(lo, "")})
+	b.AddElements(fam, look, false, []nftables.SetElement{start(lo, ipset.TopComment(n))}, false)
+}
+
+func (q *netQuery) topAdd(c *ipset.Command) (*kernel.Batch, error, bool) {
+	s := q.s
+	ns, err, done := q.oneAdd(c)
+	if ns == nil {
+		return nil, err, done
+	}
+	en := ns.Entries[0]
+	lo, hi := ipset.PrefixBounds(en.Elem, 0)
+	if _, ok := q.entry(lo, en.Elem[0].Bits); ok || q.err != nil {
+		if ok && !c.Opts.Exist {
+			return nil, &ipset.Error{Msg: ipset.MsgElemExists, Status: ipset.StatusError}, true
+		}
+		// -exist: an entry of this layout has no options to change.
+		return nil, nil, true
+	}
+	look := ipset.LookupSetName(s.Name)
+	b := kernel.NewBatch()
+	if _, ok := q.piece(lo); ok {
+		tlo, thi, _, n, ok := q.tree(lo)
+		if !ok || hi.Compare(thi) > 0 {
+			return nil, nil, false // the new prefix holds its tree: treeRun
+		}
+		recount(b, q.fam, look, tlo, n+1)
+	} else {
+		if q.err != nil {
+			return nil, nil, true
+		}
+		// A new tree; the kernel refuses it when it overlaps one.
+		parts := []nftables.SetElement{start(lo, "")}
+		if nx := hi.Next(); nx.IsValid() {
+			parts = append(parts, end(nx))
+		}
+		b.AddElements(q.fam, look, false, parts, true)
+	}
+	var ents []nftables.SetElement
+	for _, x := range ns.NftSetsNoIDs()[1:] {
+		if x.Role == ipset.RoleEntries {
+			for _, y := range x.Elems {
+				ents = append(ents, y.Parts...)
+			}
+		}
+	}
+	addEntries(b, q.fam, s, ents, true)
+	if s.Sharded() {
+		n, err := q.e.storedCount(q.fam, s)
+		if err != nil || n+1 > int(s.MaxElem) {
+			return nil, nil, false // maxelem: the general path
+		}
+		setCount(b, q.fam, s, n+1)
+	}
+	return b, nil, true
+}
+
+func (q *netQuery) topDel(c *ipset.Command) (*kernel.Batch, error, bool) {
+	s := q.s
+	if len(c.Args) > 2 {
+		return nil, nil, false
+	}
+	elems, perr := ipset.ParseElem(s, c.Args[1])
+	if perr != nil {
+		return nil, perr, true
+	}
+	if len(elems) != 1 {
+		return nil, nil, false
+	}
+	el := elems[0]
+	lo, hi := ipset.PrefixBounds(el, 0)
+	if _, ok := q.entry(lo, el[0].Bits); !ok {
+		if q.err != nil || c.Opts.Exist {
+			return nil, nil, true
+		}
+		return nil, &ipset.Error{Msg: ipset.MsgElemMissing, Status: ipset.StatusError}, true
+	}
+	tlo, thi, _, n, ok := q.tree(lo)
+	if q.err != nil {
+		return nil, nil, true
+	}
+	if !ok {
+		return nil, nil, false
+	}
+	look := ipset.LookupSetName(s.Name)
+	b := kernel.NewBatch()
+	switch {
+	case tlo == lo && thi == hi && n == 0:
+		parts := []nftables.SetElement{start(lo, "")}
+		if nx := hi.Next(); nx.IsValid() {
+			parts = append(parts, end(nx))
+		}
+		b.DelElements(q.fam, look, parts)
+	case tlo == lo && thi == hi:
+		return nil, nil, false // its nested entries become trees: treeRun
+	case n > 0:
+		recount(b, q.fam, look, tlo, n-1)
+	default:
+		return nil, nil, false // a count that does not fit: the general path
+	}
+	delEntries(b, q.fam, s, []nftables.SetElement{{Key: s.EntryKey(ipset.NewEntry(el, false))}})
+	if s.Sharded() {
+		n, err := q.e.storedCount(q.fam, s)
+		if err != nil {
+			return nil, nil, false
+		}
+		setCount(b, q.fam, s, max(n-1, 0))
+	}
+	return b, nil, true
+}
