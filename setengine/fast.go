@@ -205,13 +205,8 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		}
 	}
 	b := kernel.NewBatch()
-	if s.Sharded() {
-		// maxelem: the shards have no size of their own.
-		n, err := e.storedCount(fam, s)
-		if err != nil || n+len(ns.Entries) > int(s.MaxElem) {
-			return Result{}, nil, false, false
-		}
-		setCount(b, fam, s, n+len(ns.Entries))
+	if !e.shiftCount(b, fam, s, len(ns.Entries)) {
+		return Result{}, nil, false, false
 	}
 	var entriesOps []int
 	for _, n := range ns.NftSetsNoIDs() {
@@ -303,12 +298,8 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 	}
 	b := kernel.NewBatch()
 	delEntries(b, fam, s, keys)
-	if s.Sharded() {
-		n, err := e.storedCount(fam, s)
-		if err != nil {
-			return Result{}, nil, false, false
-		}
-		setCount(b, fam, s, max(n-len(keys), 0))
+	if !e.shiftCount(b, fam, s, -len(keys)) {
+		return Result{}, nil, false, false
 	}
 	if s.Type.Net() {
 		lo, hi := ipset.PrefixBounds(elems[0], 0)

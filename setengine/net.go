@@ -244,12 +244,8 @@ func (q *netQuery) add(c *ipset.Command) (*kernel.Batch, error, bool) {
 		}
 	}
 	addEntries(b, q.fam, s, ents, true)
-	if s.Sharded() {
-		n, err := q.e.storedCount(q.fam, s)
-		if err != nil || n+len(ns.Entries) > int(s.MaxElem) {
-			return nil, nil, false // maxelem: the general path
-		}
-		setCount(b, q.fam, s, n+len(ns.Entries))
+	if !q.e.shiftCount(b, q.fam, s, len(ns.Entries)) {
+		return nil, nil, false
 	}
 	return b, nil, true
 }
@@ -316,12 +312,8 @@ func (q *netQuery) del(c *ipset.Command) (*kernel.Batch, error, bool) {
 	b := kernel.NewBatch()
 	look := ipset.LookupSetName(s.Name)
 	delEntries(b, q.fam, s, []nftables.SetElement{{Key: s.EntryKey(ipset.NewEntry(el, false))}})
-	if s.Sharded() {
-		n, err := q.e.storedCount(q.fam, s)
-		if err != nil {
-			return nil, nil, false
-		}
-		setCount(b, q.fam, s, max(n-1, 0))
+	if !q.e.shiftCount(b, q.fam, s, -1) {
+		return nil, nil, false
 	}
 	if len(dels) > 0 {
 		b.DelElements(q.fam, look, dels)

@@ -103,6 +103,22 @@ func (e *Engine) storedCount(fam kernel.Family, s *ipset.Set) (int, error) {
 	return n, err
 }
 
+// shiftCount puts into b the stored entry count of a sharded set moved
+// by delta (nothing for another set). It reports false when the count
+// cannot be read, or when an add (delta > 0) would take the set past its
+// maxelem, which the shards do not know: the general path decides then.
+func (e *Engine) shiftCount(b *kernel.Batch, fam kernel.Family, s *ipset.Set, delta int) bool {
+	if !s.Sharded() {
+		return true
+	}
+	n, err := e.storedCount(fam, s)
+	if err != nil || (delta > 0 && n+delta > int(s.MaxElem)) {
+		return false
+	}
+	setCount(b, fam, s, max(n+delta, 0))
+	return true
+}
+
 // setCount replaces the entry count of a sharded set with n.
 func setCount(b *kernel.Batch, fam kernel.Family, s *ipset.Set, n int) {
 	name := ipset.CountSetName(s.Name)

@@ -108,12 +108,8 @@ func (q *netQuery) topAdd(c *ipset.Command) (*kernel.Batch, error, bool) {
 		}
 	}
 	addEntries(b, q.fam, s, ents, true)
-	if s.Sharded() {
-		n, err := q.e.storedCount(q.fam, s)
-		if err != nil || n+1 > int(s.MaxElem) {
-			return nil, nil, false // maxelem: the general path
-		}
-		setCount(b, q.fam, s, n+1)
+	if !q.e.shiftCount(b, q.fam, s, 1) {
+		return nil, nil, false
 	}
 	return b, nil, true
 }
@@ -162,12 +158,8 @@ func (q *netQuery) topDel(c *ipset.Command) (*kernel.Batch, error, bool) {
 		return nil, nil, false // a count that does not fit: the general path
 	}
 	delEntries(b, q.fam, s, []nftables.SetElement{{Key: s.EntryKey(ipset.NewEntry(el, false))}})
-	if s.Sharded() {
-		n, err := q.e.storedCount(q.fam, s)
-		if err != nil {
-			return nil, nil, false
-		}
-		setCount(b, q.fam, s, max(n-1, 0))
+	if !q.e.shiftCount(b, q.fam, s, -1) {
+		return nil, nil, false
 	}
 	return b, nil, true
 }
