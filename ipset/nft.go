@@ -104,18 +104,28 @@ func CountSetName(name string) string { return CountPrefix + NftNamePart(name) }
 // shardsWord introduces the shard count in the stored header.
 const shardsWord = "shards"
 
-// shardMinMaxElem: sets of a larger maxelem are sharded; shardTarget
-// is about how many entries a shard holds when the set is full.
+// shardMinMaxElem: net types of a larger maxelem are sharded;
+// plainShardMinMaxElem: the same for the other hash types (ShardCopies),
+// whose shards are a second copy of the lookup set's elements that
+// every change writes too: below it one set dumps fast enough, and a
+// restore of 100k entries into a set of maxelem 262144 writes them once.
+// shardTarget is about how many entries a shard holds when the set is
+// full.
 const (
-	shardMinMaxElem = 65536
-	shardTarget     = 8192
-	shardMax        = 1024
+	shardMinMaxElem      = 65536
+	plainShardMinMaxElem = 262144
+	shardTarget          = 8192
+	shardMax             = 1024
 )
 
-// shardsFor is the number of entries sets a new set of type t and
-// maxelem m gets (0: one, the unsharded layout).
-func shardsFor(t *Type, m uint32) int {
-	if !t.Net() || m <= shardMinMaxElem {
+// shardsFor is the number of entries sets a new set s (its type and
+// create options) gets (0: one, the unsharded layout).
+func shardsFor(s *Set) int {
+	m := s.MaxElem
+	switch {
+	case s.Type.Net() && m > shardMinMaxElem:
+	case ShardCopiesEligible(s) && m > plainShardMinMaxElem:
+	default:
 		return 0
 	}
 	k := 2
@@ -125,18 +135,54 @@ func shardsFor(t *Type, m uint32) int {
 	return k
 }
 
+// ShardCopiesEligible reports whether a set of a plain hash type (no net
+// dimension) may keep a copy of its entries in shards (ShardCopies): the
+// lookup set holds the entries of these types, and nothing but ipset
+// commands may change it. Elements with timeouts expire in the lookup
+// set and counters count packets there, so sets with either are never
+// sharded; a -j SET rule that writes to a sharded set drops its shards
+// (setengine).
+func ShardCopiesEligible(s *Set) bool {
+	return !s.Type.Net() && !s.Type.Bitmap && !s.Type.List && !s.Type.OptionalMAC && !s.HasTimeout && !s.Counters
+}
+
 // Sharded reports whether the entries of s are kept in shards.
 func (s *Set) Sharded() bool { return s.Shards > 1 }
 
+// ShardCopies reports whether s is a plain hash type whose entries the
+// shards keep a copy of (the lookup set holds them too).
+func (s *Set) ShardCopies() bool { return s.Sharded() && !s.Type.Net() }
+
 // ShardOf returns the shard of an entries-set key: a hash of its
-// dimensions (not of the prefix lengths and flags that end it).
+// dimensions (not of the prefix lengths and flags that end the key of a
+// net type).
 func (s *Set) ShardOf(key []byte) int {
+	if !s.Type.Net() {
+		return shardHash(key, s.Shards)
+	}
+	return shardHash(key[:max(len(key)-4, 0)], s.Shards)
+}
+
+// shardHash is FNV-1a of key modulo n.
+func shardHash(key []byte, n int) int {
 	h := uint32(2166136261)
-	for _, c := range key[:max(len(key)-4, 0)] {
+	for _, c := range key {
 		h = (h ^ uint32(c)) * 16777619
 	}
-	return int(h % uint32(s.Shards))
+	return int(h % uint32(n))
 }
+
+// CopySetNames names the sets that keep a copy of the entries of a set
+// with shard copies (its shards and count set), which a -j SET rule on
+// the set destroys: the set is then read as one lookup set.
+func (s *Set) CopySetNames() []string {
+	return append(s.EntriesSets(), CountSetName(s.Name))
+}
+
+// DropShardCopies makes s, whose shards were found gone (a -j SET rule
+// dropped them: the count set is missing), a set of one lookup set.
+// Its stored header still names the shards; Header no longer does.
+func (s *Set) DropShardCopies() { s.Shards = 0 }
 
 // EntriesSets names the nftables sets that hold the entries of s as
 // written, in the order a listing reads them.
@@ -193,7 +239,7 @@ func (s *Set) StoredCount() int { return len(s.Entries) + s.countBias }
 // aside: it exists only while needed, see NomatchSetName).
 func (s *Set) NftSetNames() []string {
 	names := []string{LookupSetName(s.Name)}
-	if !s.Type.Net() {
+	if !s.Type.Net() && !s.Sharded() {
 		return names
 	}
 	names = append(names, s.EntriesSets()...)
@@ -317,7 +363,7 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 		}
 		s.TopLayout, opts = true, opts[:n-1]
 	}
-	if n := len(opts); n >= 2 && opts[n-2] == shardsWord && s.Type.Net() {
+	if n := len(opts); n >= 2 && opts[n-2] == shardsWord && (s.Type.Net() || ShardCopiesEligible(s)) {
 		v, err := strconv.Atoi(opts[n-1])
 		if err != nil || v < 2 || v > shardMax {
 			return nil, false
@@ -326,6 +372,9 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 	}
 	if err := parseCreateOptions(s, opts); err != nil {
 		return nil, false
+	}
+	if s.ShardCopies() && !ShardCopiesEligible(s) {
+		return nil, false // (timeout or counters: never written so)
 	}
 	if s.TopLayout && !TopEligible(s) {
 		return nil, false
@@ -574,7 +623,21 @@ func (s *Set) nftSets(ids bool) []NftSet {
 			}
 			look.Elems = append(look.Elems, NftElem{ID: id, Parts: []nftables.SetElement{el}})
 		}
-		return []NftSet{look}
+		if !s.Sharded() {
+			return []NftSet{look}
+		}
+		// ShardCopies: the same elements again, each in its shard.
+		shards := make([]NftSet, s.Shards)
+		for i := range shards {
+			set := look.Set
+			set.Name, set.Size, set.Comment, set.Dynamic = ShardSetName(s.Name, i), 0, "", false
+			shards[i] = NftSet{Set: set, Role: RoleEntries}
+		}
+		for _, x := range look.Elems {
+			sh := &shards[s.ShardOf(x.Parts[0].Key)]
+			sh.Elems = append(sh.Elems, x)
+		}
+		return append(append([]NftSet{look}, shards...), s.countSet())
 	}
 	eset := s.base(EntriesSetName(s.Name), append(ts[:len(ts):len(ts)], nftables.TypeMark), false)
 	// The entries set keeps counters given at add (packets count in
@@ -610,11 +673,16 @@ func (s *Set) nftSets(ids bool) []NftSet {
 	look.Elems = s.pieces(ids, false)
 	out := append([]NftSet{look}, shards...)
 	if s.Sharded() {
-		k := CountKey(s.StoredCount())
-		out = append(out, NftSet{Set: nftables.Set{Name: CountSetName(s.Name), KeyType: nftables.TypeMark}, Role: RoleCount,
-			Elems: []NftElem{{ID: hex.EncodeToString(k), Parts: []nftables.SetElement{{Key: k}}}}})
+		out = append(out, s.countSet())
 	}
 	return out
+}
+
+// countSet is the count set of a sharded set with its one element.
+func (s *Set) countSet() NftSet {
+	k := CountKey(s.StoredCount())
+	return NftSet{Set: nftables.Set{Name: CountSetName(s.Name), KeyType: nftables.TypeMark}, Role: RoleCount,
+		Elems: []NftElem{{ID: hex.EncodeToString(k), Parts: []nftables.SetElement{{Key: k}}}}}
 }
 
 // LongGC reports whether nftables set n of an ipset set is to be created

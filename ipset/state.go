@@ -89,7 +89,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			return "", errorf(MsgExists)
 		}
 		s.Slot = st.FreeSlot()
-		s.Shards = shardsFor(s.Type, s.MaxElem)
+		s.Shards = shardsFor(s)
 		s.TopLayout = TopEligible(s)
 		st.Sets = append(st.Sets, s)
 	case OpAdd, OpDel, OpTest:
@@ -237,10 +237,16 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		xr, yr := x.References, y.References
 		xs, ys := x.Slot, y.Slot
 		xd, yd := x.InitVal == defaultInitval(x.Name), y.InitVal == defaultInitval(y.Name)
+		xsh, ysh := x.Shards, y.Shards
 		*x, *y = *y, *x
 		x.Name, y.Name = y.Name, x.Name
 		x.References, y.References = xr, yr
 		x.Slot, y.Slot = xs, ys
+		if !x.Type.Net() {
+			// Shard copies stay with the name (a name that a -j SET
+			// rule writes to has none), where the set may have them.
+			x.Shards, y.Shards = keepShards(x, xsh), keepShards(y, ysh)
+		}
 		// A drawn initval stays with the name: the header, which the
 		// kernel keeps with the name, stays the same.
 		if xd && yd {
@@ -252,6 +258,16 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		return "", usagef("Command `%s' is invalid here", c.Op)
 	}
 	return "", nil
+}
+
+// keepShards is the shard count of plain hash set s after a swap gave
+// its name the entries and options of another set: the name's own
+// count n, where s may have shard copies (ShardCopiesEligible).
+func keepShards(s *Set, n int) int {
+	if !ShardCopiesEligible(s) {
+		return 0
+	}
+	return n
 }
 
 // NotInSet is test's error for an element arg not in s.

@@ -83,6 +83,7 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 		if o.refs {
 			refs = e.references(fam)
 		}
+		var exists map[string]bool // names of the sets, when needed
 		for _, info := range infos {
 			if n, ok := ipset.NomatchSetOf(info.Name); ok && o.nomatch != nil {
 				o.nomatch[n] = true
@@ -90,6 +91,17 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 			s, ok := ipset.ParseHeader(info.Name, info.Comment)
 			if !ok {
 				continue
+			}
+			if s.ShardCopies() {
+				if exists == nil {
+					exists = make(map[string]bool, len(infos))
+					for _, i := range infos {
+						exists[i.Name] = true
+					}
+				}
+				if !exists[ipset.CountSetName(s.Name)] {
+					s.DropShardCopies()
+				}
 			}
 			if o.names != nil && !o.names[s.Name] && !s.Type.List {
 				if s.Slot > 0 {

@@ -45,9 +45,18 @@ func (e *Engine) header(name string) (*ipset.Set, kernel.Family, bool, error) {
 			continue
 		}
 		s, ok := ipset.ParseHeader(info.Name, info.Comment)
-		if ok {
-			return s, fam, true, nil
+		if !ok {
+			continue
 		}
+		if s.ShardCopies() {
+			// A -j SET rule drops the shards (the count set with them).
+			if _, ok, err := e.Conn.Set(fam, ipset.CountSetName(s.Name)); err != nil {
+				return nil, 0, false, err
+			} else if !ok {
+				s.DropShardCopies()
+			}
+		}
+		return s, fam, true, nil
 	}
 	return nil, 0, false, nil
 }
@@ -205,8 +214,13 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		}
 	}
 	b := kernel.NewBatch()
-	if !e.shiftCount(b, fam, s, len(ns.Entries)) {
+	if !e.shiftCount(b, fam, s, len(ns.Entries)-len(replace)) {
 		return Result{}, nil, false, false
+	}
+	if len(replace) > 0 && s.ShardCopies() {
+		// The shard copies of a plain type are replaced as the lookup
+		// set's elements are.
+		delEntries(b, fam, s, replace)
 	}
 	var entriesOps []int
 	for _, n := range ns.NftSetsNoIDs() {
@@ -297,6 +311,10 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		return Result{}, nil, true, false
 	}
 	b := kernel.NewBatch()
+	if s.ShardCopies() {
+		// The lookup set holds the entries, the shards a copy.
+		b.DelElements(fam, ipset.LookupSetName(s.Name), keys)
+	}
 	delEntries(b, fam, s, keys)
 	if !e.shiftCount(b, fam, s, -len(keys)) {
 		return Result{}, nil, false, false

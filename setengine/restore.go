@@ -387,6 +387,9 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 		if ny := hs.Find(y); ny.Header() != old.Header() || ny.Family != old.Family || !ipset.BulkSupported(old) {
 			return errFallback
 		}
+		// (the name keeps its shard copies: the bulk's elements go
+		// to the shards old has)
+		bk.Set.Shards = old.Shards
 		delete(r.bulks, x)
 		r.st.Sets = slices.DeleteFunc(r.st.Sets, func(s *ipset.Set) bool { return s.Name == x })
 		r.swapped[x] = true
