@@ -214,6 +214,11 @@ type SetInfo struct {
 	// does not exist. Nil for other types, where ipset ignores
 	// --return-nomatch.
 	Nomatch *nftables.Set
+	// Copies names the sets that keep a copy of the set's entries
+	// (ipset's shard copies of a large plain hash set): a rule that
+	// changes the set from the packet path (-j SET) destroys them in
+	// its own transaction, as they would go stale.
+	Copies []string
 }
 
 // familyError is libxt_set's refusal of a set whose addresses are of

@@ -332,7 +332,7 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 			return &expr.Dynset{SrcRegKey: KernelReg(8), SetName: info.NftName, Operation: op}
 		}
 		if !op.add {
-			parts = append(parts, append(part, dyn(dynsetOpDelete)))
+			parts = append(parts, dropCopies(append(part, dyn(dynsetOpDelete)), info))
 			continue
 		}
 		add := dyn(dynsetOpAdd)
@@ -356,7 +356,7 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		default:
 			part = append(part, add)
 		}
-		parts = append(parts, part)
+		parts = append(parts, dropCopies(part, info))
 	}
 	if guarded && len(parts) > 1 {
 		return []expr.Any{&BoundJump{Verdict: &expr.Verdict{Kind: expr.VerdictJump}, Rules: parts}}, nil
@@ -366,4 +366,28 @@ func (t *SetTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		out = append(out, p...)
 	}
 	return out, nil
+}
+
+// CopyDroppingDynset is the dynset of a -j SET rule on a set whose
+// entries other sets keep a copy of (SetInfo.Copies): the rule destroys
+// them in its own transaction (kernel.DroppingDynset), since the packet
+// path changes only the set itself.
+type CopyDroppingDynset struct {
+	*expr.Dynset
+	Copies []string
+}
+
+// DroppedSets returns the dynset and the sets to destroy.
+func (d *CopyDroppingDynset) DroppedSets() (*expr.Dynset, []string) { return d.Dynset, d.Copies }
+
+// dropCopies makes the dynset that ends part drop the copies of the
+// set of info, when it has any.
+func dropCopies(part []expr.Any, info SetInfo) []expr.Any {
+	if len(info.Copies) == 0 || len(part) == 0 {
+		return part
+	}
+	if d, ok := part[len(part)-1].(*expr.Dynset); ok {
+		part[len(part)-1] = &CopyDroppingDynset{Dynset: d, Copies: info.Copies}
+	}
+	return part
 }

@@ -484,6 +484,8 @@ func (b *Batch) prepareExprs(idx int, fam Family, exprs []expr.Any) []expr.Any {
 			y = b.boundChain(idx, fam, m)
 		case EnsuredLookup:
 			y = b.ensureSet(idx, fam, m)
+		case DroppingDynset:
+			y = b.dropSets(idx, fam, m)
 		default:
 			continue
 		}

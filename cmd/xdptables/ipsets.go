@@ -90,6 +90,9 @@ func setInfo(name string, s *ipset.Set) compat.SetInfo {
 		n := s.NomatchNftSet()
 		info.Nomatch = &n
 	}
+	if s.ShardCopies() {
+		info.Copies = s.CopySetNames()
+	}
 	for _, d := range s.Type.Dims {
 		switch d {
 		case ipset.DimIP, ipset.DimNet:
