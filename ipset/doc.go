@@ -96,6 +96,31 @@
 //     without "shards" in its header keeps the single entries set;
 //     builds before shards do not see sharded sets (their header has
 //     a word those builds do not know).
+//   - Shard copies: a plain hash type (hash:ip, hash:ip,port,
+//     hash:ip,port,ip, hash:ip,mark, hash:ip,mac, hash:mac) created with
+//     maxelem above 262144 keeps its entries in the lookup set, which
+//     the kernel sizes to maxelem ("Hash is full" past it), and a copy
+//     of them in Shards sets "ipset-shard.NAME.I" (keyed like the lookup
+//     set, the shard chosen by a hash of the key) with "ipset-count.NAME"
+//     ("shards K" in the header), for the same reason as above: list and
+//     save read the shards, and 1M members dump in about the time ipset
+//     takes instead of 10-20 s. Every change writes both in the same
+//     transaction (restore, single add and del, the general path, flush,
+//     swap, rename, destroy). Below that maxelem one set dumps fast
+//     enough, and a restore writes each entry once. The copies would go
+//     stale where something else changes the lookup set, so:
+//     sets with timeout (entries expire there) or counters (packets
+//     count there) never get them; a -j SET rule that adds to or
+//     deletes from a set with copies destroys the shards and the count
+//     set in the rule's own transaction (the lookup set already holds
+//     every entry). A set whose header names shards but whose count set
+//     is missing is read as one lookup set from then on (ShardCopies
+//     false); so is a set stored without "shards" (earlier builds). The
+//     copies stay with the name on swap (a name a -j SET rule writes to
+//     has none; one that gets a set with timeout or counters loses
+//     them), so a swap of two sets alike moves elements only. Builds
+//     before shard copies do not see such sets (a header word they do
+//     not know).
 //   - The interval lookup sets (rbtree; pipapo for concatenations) of
 //     sets without timeouts are created with the timeout flag and the
 //     longest GC interval (49 days; LongGC): their elements have no

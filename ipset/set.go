@@ -59,8 +59,10 @@ type Set struct {
 	Slot int
 
 	// Shards is the number of nftables sets that hold the entries of a
-	// net type (0: one set, EntriesSetName; see ShardSetName). A new
-	// set's follows from its maxelem; a stored set keeps its own.
+	// net type (0: one set, EntriesSetName; see ShardSetName), or a
+	// copy of the lookup set's elements of a plain hash type
+	// (ShardCopies; 0: none). A new set's follows from its type and
+	// options; a stored set keeps its own.
 	Shards int
 
 	// TopLayout: the lookup set of this hash:net holds one interval per

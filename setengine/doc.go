@@ -16,8 +16,9 @@
 //     as ipset.Bulk values and encode their elements into the batch one
 //     at a time (restore.go);
 //   - list and save stream the members as the kernel dumps them
-//     (list.go); the entries of a net type with a large maxelem are
-//     dumped shard by shard (shard.go).
+//     (list.go); the entries of a net type with a large maxelem, and
+//     the copies a plain hash type of a large maxelem keeps of its
+//     lookup set, are dumped shard by shard (shard.go).
 //
 // Everything else goes through the in-memory model (Run).
 package setengine

@@ -11,9 +11,11 @@ import (
 )
 
 // Sharded entries sets (ipset.ShardSetName): the entries of a net type
-// with a large maxelem live in several nftables sets, so that reading
-// them is several small dumps instead of one whose cost grows with the
-// square of the set's size. The kernel's size limit then holds per
+// with a large maxelem live in several nftables sets, and a plain hash
+// type of a large maxelem keeps a copy of its lookup set's elements in
+// them (ipset.Set.ShardCopies), so that reading them is several small
+// dumps instead of one whose cost grows with the square of the set's
+// size. The kernel's size limit then holds per
 // shard, so maxelem is checked against a count kept in the set
 // ipset.CountSetName, which every change of the entries rewrites in the
 // same transaction. The count is never below the number of live
