@@ -28,6 +28,7 @@ func TestSetTargetElements(t *testing.T) {
 		"bmip":    {RangeLo: []byte{198, 18, 0, 100}, RangeHi: []byte{198, 18, 0, 200}},
 		"bmport":  {Dims: []SetDim{SetDimPortOnly}, RangeLo: []byte{0, 1}, RangeHi: []byte{0, 100}, Family: IPv4},
 		"masked":  {Netmask: 24},
+		"copies":  {Copies: []string{"ipset-shard.copies.0", "ipset-count.copies"}},
 	}
 	LookupIPSet = func(name string) (SetInfo, bool) {
 		info, ok := sets[name]
@@ -56,6 +57,9 @@ func TestSetTargetElements(t *testing.T) {
 			case *expr.Dynset:
 				op := [...]string{"add", "update", "delete"}[x.Operation]
 				w = append(w, fmt.Sprintf("%s(%s,%v)", op, x.SetName, x.Timeout))
+			case *CopyDroppingDynset:
+				op := [...]string{"add", "update", "delete"}[x.Operation]
+				w = append(w, fmt.Sprintf("%s(%s,%v)-drops%v", op, x.SetName, x.Timeout, x.Copies))
 			case *BoundJump:
 				var rs []string
 				for _, r := range x.Rules {
@@ -101,6 +105,11 @@ func TestSetTargetElements(t *testing.T) {
 		{"--add-set bmport dst", "map[[6] [17]] cmp5[0 1] cmp3[0 100] add(ipset.bmport,0s)"},
 		{"--add-set plain src --del-set bmport dst", "add(ipset.plain,0s) map[[6] [17]] delete(ipset.bmport,0s)"},
 		{"--add-set masked src", "mask[255 255 255 0] add(ipset.masked,0s)"},
+		// a set whose entries other sets copy: the rule destroys them
+		{"--add-set copies src", "add(ipset.copies,0s)-drops[ipset-shard.copies.0 ipset-count.copies]"},
+		{"--add-set copies src --exist", "add(ipset.copies,0s)-drops[ipset-shard.copies.0 ipset-count.copies]"},
+		{"--add-set plain src --del-set copies dst", "add(ipset.plain,0s) delete(ipset.copies,0s)-drops[ipset-shard.copies.0 ipset-count.copies]"},
+		{"--add-set bmip src --del-set copies dst", "jump{cmp5[198 18 0 100] cmp3[198 18 0 200] add(ipset.bmip,0s); delete(ipset.copies,0s)-drops[ipset-shard.copies.0 ipset-count.copies]}"},
 	}
 	for _, tc := range tests {
 		cmd, err := Parse(IPv4, append([]string{"-A", "INPUT", "-j", "SET"}, strings.Fields(tc.args)...), ParseOptions{})
