@@ -5,8 +5,9 @@
 #   BIG=1000000     elements of the big hash:net set
 #   SMALL=100000    elements of the hash:ip and hash:net restores
 #   REPS=20         repetitions of add/test/del (mean per command)
-#   BIGIP=0         elements of a big hash:ip set whose restore, list and
-#                   save are measured too (0: not measured)
+#   BIGIP=1000000   elements of a big hash:ip set (maxelem 2*BIGIP: shard
+#                   copies) whose restore, list and save are measured too
+#                   (0: not measured)
 #   NSTAG=          inserted into the names of the namespaces
 #   OLD=            a second xdptables binary (e.g. the previous commit's),
 #                   measured in a third namespace: "before" columns
@@ -30,7 +31,7 @@ BIN=${1:-bin/xdptables}
 BIG=${BIG:-1000000}
 SMALL=${SMALL:-100000}
 REPS=${REPS:-20}
-BIGIP=${BIGIP:-0}
+BIGIP=${BIGIP:-1000000}
 NSTAG=${NSTAG:-}
 OLD=${OLD:-}
 SPACED=${SPACED:-5}

@@ -3,24 +3,36 @@
 #
 # Usage: bench/scale.sh [BIN]   (BIN defaults to bin/xdptables; run as root)
 #   RULES="1000 10000 100000"      rule counts
-#   ELEMS="10000 100000 1000000"   ipset element counts ("" to skip)
+#   ELEMS="1000 10000 100000 1000000"   ipset element counts ("" to skip)
+#   REFIPSET=ipset                 the reference ipset, measured side by
+#                                  side on the same set files ("" to skip)
 #   TAG=name                       put into the network namespaces' names
 #
 # For each size, in a fresh network namespace: restore, -S, -L -n, save,
-# a single -A and -D on the loaded ruleset; for sets: ipset restore, list,
-# save, add, del. Each line: operation, size, seconds, peak RSS (MB), and
-# the time per item, which stays flat when nothing is superlinear.
+# a single -A and -D on the loaded ruleset; for sets (a hash:ip of
+# maxelem size + 10: shard copies from 262145 on): ipset restore, list,
+# save, add, del, each also with the reference ipset in a namespace of
+# its own. Each line: operation, size, seconds, peak RSS (MB), and the
+# time per item, which stays flat when nothing is superlinear; set lines
+# add the reference's seconds and RSS and the time ratio.
 set -euo pipefail
 
 BIN=${1:-bin/xdptables}
 RULES=${RULES:-"1000 10000 100000"}
-ELEMS=${ELEMS-"10000 100000 1000000"}
+ELEMS=${ELEMS-"1000 10000 100000 1000000"}
+REFIPSET=${REFIPSET-ipset}
+if [ -n "$REFIPSET" ] && ! command -v "$REFIPSET" >/dev/null; then
+	echo "reference $REFIPSET not found: sets measured without it" >&2
+	REFIPSET=""
+fi
 
 [ "$(id -u)" = 0 ] || { echo "bench needs root (network namespaces)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/xdpt-scale.XXXXXX)
 NS=""
+REFNS=""
 cleanup() {
 	[ -n "$NS" ] && ip netns del "$NS" 2>/dev/null || true
+	[ -n "$REFNS" ] && ip netns del "$REFNS" 2>/dev/null || true
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -36,6 +48,27 @@ run() {
 	read -r secs kb <"$WORK/t"
 	awk -v op="$op" -v n="$n" -v s="$secs" -v kb="$kb" \
 		'BEGIN { printf "| %-14s | %8d | %7.2f | %6.1f | %7.2f |\n", op, n, s, kb/1024, s*1e6/n }'
+}
+
+# both OP N ARGS... : ipset ARGS with ours in $NS and the reference in
+# $REFNS, one line with both
+both() {
+	local op=$1 n=$2
+	shift 2
+	local secs kb rsecs rkb
+	if ! /usr/bin/time -f "%e %M" -o "$WORK/t" ip netns exec "$NS" "$WORK/ipset" "$@" >"$WORK/out" 2>"$WORK/err"; then
+		echo "FAILED: $op $n: $(head -c 300 "$WORK/err")" >&2
+	fi
+	read -r secs kb <"$WORK/t"
+	rsecs=0 rkb=0
+	if [ -n "$REFIPSET" ]; then
+		if ! /usr/bin/time -f "%e %M" -o "$WORK/t" ip netns exec "$REFNS" "$REFIPSET" "$@" >"$WORK/out" 2>"$WORK/err"; then
+			echo "FAILED (reference): $op $n: $(head -c 300 "$WORK/err")" >&2
+		fi
+		read -r rsecs rkb <"$WORK/t"
+	fi
+	awk -v op="$op" -v n="$n" -v s="$secs" -v kb="$kb" -v rs="$rsecs" -v rkb="$rkb" \
+		'BEGIN { printf "| %-14s | %8d | %7.2f | %6.1f | %7.2f | %7.2f | %6.1f | %6s |\n", op, n, s, kb/1024, s*1e6/n, rs, rkb/1024, (rs > 0 ? sprintf("%.2f×", s/rs) : "") }'
 }
 
 newns() {
@@ -65,14 +98,25 @@ for n in $RULES; do
 	run "-D (loaded)" "$n" "$WORK/iptables" -D C0 -s 203.0.113.1 -j DROP
 	run "restore again" "$n" "$WORK/iptables-restore" "$WORK/rules"
 done
+[ -n "$ELEMS" ] && {
+	echo
+	echo "| operation      |     size |    secs | RSS MB | µs/item | ipset s | ipset MB |  ratio |"
+	echo "|----------------|---------:|--------:|-------:|--------:|--------:|---------:|-------:|"
+}
 for n in $ELEMS; do
 	awk -v n="$n" 'BEGIN {
 		print "create big hash:ip family inet hashsize 65536 maxelem " (n + 10)
 		for (i = 0; i < n; i++) printf "add big 10.%d.%d.%d\n", int(i / 65536) % 256, int(i / 256) % 256, i % 256 }' >"$WORK/set"
 	newns "set$n"
-	run "ipset restore" "$n" "$WORK/ipset" restore -f "$WORK/set"
-	run "ipset list" "$n" "$WORK/ipset" list big
-	run "ipset save" "$n" "$WORK/ipset" save
-	run "ipset add" "$n" "$WORK/ipset" add big 203.0.113.1
-	run "ipset del" "$n" "$WORK/ipset" del big 203.0.113.1
+	[ -n "$REFNS" ] && ip netns del "$REFNS"
+	REFNS=""
+	if [ -n "$REFIPSET" ]; then
+		REFNS=xdpt-scale${TAG:+-$TAG}-$$-ref$n
+		ip netns add "$REFNS"
+	fi
+	both "ipset restore" "$n" restore -f "$WORK/set"
+	both "ipset list" "$n" list big
+	both "ipset save" "$n" save
+	both "ipset add" "$n" add big 203.0.113.1
+	both "ipset del" "$n" del big 203.0.113.1
 done
