@@ -56,7 +56,7 @@ fuzz:
 
 # bench compares restore and single commands with iptables-nft, and the
 # ipset personality with ipset (root; see bench/iptables.sh for SIZES,
-# LOADED, ONECHAIN, REPS, OUT and bench/ipset.sh for BIG, SMALL, REPS),
+# LOADED, ONECHAIN, REPS, OUT and bench/ipset.sh for BIG, SMALL, BIGIP, REPS),
 # then the XDP path under veth traffic (bench/xdp-traffic.sh: N, ROUNDS,
 # RULES, SET, RXCPU, CASES; a few minutes).
 bench: deps build
