@@ -107,14 +107,16 @@ func (e *Engine) storedCount(fam kernel.Family, s *ipset.Set) (int, error) {
 
 // shiftCount puts into b the stored entry count of a sharded set moved
 // by delta (nothing for another set). It reports false when the count
-// cannot be read, or when an add (delta > 0) would take the set past its
-// maxelem, which the shards do not know: the general path decides then.
+// cannot be read, or when an add (delta > 0) would take a net type past
+// its maxelem, which the shards do not know: the general path decides
+// then. (The lookup set of a set with shard copies holds every entry
+// and has maxelem as its size: the kernel refuses the add itself.)
 func (e *Engine) shiftCount(b *kernel.Batch, fam kernel.Family, s *ipset.Set, delta int) bool {
 	if !s.Sharded() {
 		return true
 	}
 	n, err := e.storedCount(fam, s)
-	if err != nil || (delta > 0 && n+delta > int(s.MaxElem)) {
+	if err != nil || (delta > 0 && !s.ShardCopies() && n+delta > int(s.MaxElem)) {
 		return false
 	}
 	setCount(b, fam, s, max(n+delta, 0))
