@@ -761,7 +761,7 @@ func (b *Bulk) sort(addrOf func(int) u128, bitsOf func(int) int) {
 		for i := range o {
 			o[i] = addrOf(i).lo<<32 | uint64(bitsOf(i))<<26 | uint64(i)
 		}
-		slices.Sort(o)
+		sortByTop16(o)
 		b.order4 = o
 		return
 	}
@@ -776,4 +776,47 @@ func (b *Bulk) sort(addrOf func(int) u128, bitsOf func(int) int) {
 		return bitsOf(int(x)) - bitsOf(int(y))
 	})
 	b.order = order
+}
+
+// sortByTop16 sorts o ascending, as slices.Sort, in place: first by the
+// top 16 bits (a counting pass and a permutation by cycles), then each
+// run that shares them with slices.Sort. Keys spread over the address
+// space leave runs of a few elements, so this is a few times faster
+// than sorting the whole slice at once; keys that share their top bits
+// cost one more pass than slices.Sort.
+func sortByTop16(o []uint64) {
+	if len(o) < 1<<12 {
+		slices.Sort(o)
+		return
+	}
+	var next, end [1 << 16]int
+	for _, v := range o {
+		end[v>>48]++
+	}
+	at := 0
+	for d := range end {
+		next[d] = at
+		at += end[d]
+		end[d] = at
+	}
+	for d := range next {
+		for next[d] < end[d] {
+			v := o[next[d]]
+			for t := int(v >> 48); t != d; t = int(v >> 48) {
+				// v belongs to bucket t: put it there, carry on with
+				// the value it displaces
+				v, o[next[t]] = o[next[t]], v
+				next[t]++
+			}
+			o[next[d]] = v
+			next[d]++
+		}
+	}
+	start := 0
+	for d := range end {
+		if end[d]-start > 1 {
+			slices.Sort(o[start:end[d]])
+		}
+		start = end[d]
+	}
 }

@@ -319,11 +319,13 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 		}
 	case ipset.OpAdd:
 		bk := r.target(a[0])
-		if s := r.untouched(a[0]); bk == nil && s != nil {
-			if ierr := r.load(s); ierr != nil {
-				return ierr
+		if bk == nil {
+			if s := r.untouched(a[0]); s != nil {
+				if ierr := r.load(s); ierr != nil {
+					return ierr
+				}
+				bk = r.target(a[0])
 			}
-			bk = r.target(a[0])
 		}
 		if bk == nil {
 			if r.known.Find(a[0]) != nil || r.swapped[a[0]] {
