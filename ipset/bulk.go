@@ -411,6 +411,15 @@ func (b *Bulk) records(shard int) iter.Seq[int] {
 	}
 }
 
+// ShardLen is the number of entries in shard i of a sharded set.
+func (b *Bulk) ShardLen(i int) int {
+	n := 0
+	for range b.records(i) {
+		n++
+	}
+	return n
+}
+
 // CountChanges yields the element of the count set of a sharded set: the
 // count it holds after the restore, or (dels) the one Load found; none
 // when they are the same.

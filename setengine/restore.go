@@ -133,6 +133,9 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 			case replaced[s.Name]:
 				prep = bulkFlush
 			}
+			if i, ok := s.ShardIndex(ns.Set.Name); ok && prep == bulkCreate {
+				ns.Set.Size = s.ShardSize(bulks[s.Name].ShardLen(i))
+			}
 			ts = append(ts, target{ns.Set, prep, changes})
 		}
 		if s.Type.Net() {
