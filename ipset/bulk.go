@@ -420,6 +420,37 @@ func (b *Bulk) ShardLen(i int) int {
 	return n
 }
 
+// FillBound bounds the elements that nftables set name of the Bulk's set
+// gets when it is filled whole (Entries, ShardEntries, Pieces,
+// NomatchPieces, the count; not the changes of a loaded set): at most
+// elems elements, with keys of keyLen bytes, whose comments take at most
+// comments bytes in all. A batch is sized with it without producing the
+// elements twice.
+func (b *Bulk) FillBound(name string) (elems, keyLen, comments int) {
+	s := b.Set
+	n := len(b.attrs)
+	if s.Sharded() && name == CountSetName(s.Name) {
+		return 1, 4, 0
+	}
+	if s.Type.Net() && (name == LookupSetName(s.Name) || name == NomatchSetName(s.Name)) {
+		// Each entry splits the piece it falls in into at most three;
+		// a piece is a start and an end element, the start with its
+		// owner's comment or its tree's count (Set.TopLayout).
+		pieces := 2*n + 1
+		longest := len(TopComment(n))
+		if s.Comment {
+			for _, at := range b.attrs {
+				longest = max(longest, int(at.cLen))
+			}
+		}
+		return 2 * pieces, b.w - 4, pieces * longest
+	}
+	if i, ok := s.ShardIndex(name); ok {
+		n = b.ShardLen(i)
+	}
+	return n, b.w, len(b.texts)
+}
+
 // CountChanges yields the element of the count set of a sharded set: the
 // count it holds after the restore, or (dels) the one Load found; none
 // when they are the same.

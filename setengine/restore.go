@@ -167,6 +167,19 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 					continue
 				}
 				n := 0
+				if !t.changes {
+					// A set filled whole: bounded, and only asked
+					// whether it gets any element (elements with a
+					// comment take at most 10 bytes more than it).
+					m, keyLen, comments := bk.FillBound(t.set.Name)
+					size += m*(kernel.ElementSize(keyLen, 0, true, t.set.HasTimeout, 0)+10) + comments
+					for range bulkElems(s, bk, t.set.Name, false, false) {
+						n = 1
+						break
+					}
+					count[key{t.set.Name, dels}] = n
+					continue
+				}
 				for el := range bulkElems(s, bk, t.set.Name, t.changes, dels) {
 					size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, t.set.HasTimeout && el.Timeout != 0, len(el.Comment))
 					n++
