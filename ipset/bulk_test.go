@@ -427,7 +427,7 @@ func TestTopLayout(t *testing.T) {
 	}
 }
 
-// sortByTop16 orders as slices.Sort: keys spread over the space, keys
+// sortByTop14 orders as slices.Sort: keys spread over the space, keys
 // that all share their top bits, duplicates, and sizes around the cut
 // to slices.Sort.
 func TestSortByTop16(t *testing.T) {
@@ -443,7 +443,7 @@ func TestSortByTop16(t *testing.T) {
 		}
 		want := slices.Clone(o)
 		slices.Sort(want)
-		sortByTop16(o)
+		sortByTop14(o)
 		if !slices.Equal(o, want) {
 			t.Fatalf("n %d mask %#x: not sorted as slices.Sort", tc.n, tc.mask)
 		}
