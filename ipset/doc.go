@@ -96,6 +96,8 @@
 //     no limit of the set: when the kernel refuses an add because a
 //     shard is full, setengine re-creates that shard without a size,
 //     with its elements, in a transaction of its own, and retries.
+//     (Builds before sized shards answer "Hash is full" instead when a
+//     shard of a set restored by a later build fills up.)
 //     "ipset-count.NAME" holds one element, the number of
 //     entries, which every change rewrites in the same transaction:
 //     single adds check maxelem against it, and list prints it as the
