@@ -393,3 +393,59 @@ func TestIpsetShardedSaveAfterRestore(t *testing.T) {
 		}
 	}
 }
+
+// The shards a restore creates are sized after the entries they get
+// (ipset.Set.ShardSize), so that the kernel does not grow their hash
+// tables while the restore's transaction fills them; the size never
+// limits the set: a restore or a single add that fills a shard
+// re-creates it without a size, with its elements, and every command
+// gives ipset's results.
+func TestIpsetShardSizes(t *testing.T) {
+	p := newShardPair(t, "ish5z")
+	sized := func(set string) bool {
+		t.Helper()
+		r := p.me.Run("", "nft", "list", "set", "ip", "xdptables", ipset.ShardSetName(set, 0))
+		if r.RC != 0 {
+			t.Fatalf("nft list set: %+v", r)
+		}
+		return regexp.MustCompile(`\n\s*size \d+\n`).MatchString(r.Stdout)
+	}
+	p.run(shardBlocklist("sz", 300, true), "ipset -exist restore")
+	if !sized("sz") {
+		t.Errorf("a restore's shard has no size")
+	}
+	// 12000 entries more in a second restore: every shard fills.
+	var more strings.Builder
+	for i := range 12000 {
+		fmt.Fprintf(&more, "add sz 10.%d.%d.0/24 comment \"m%d\"\n", 150+i/256, i%256, i%7)
+	}
+	p.run(more.String(), "ipset -exist restore")
+	if sized("sz") {
+		t.Errorf("a full shard kept its size")
+	}
+	p.run("", "ipset -s save sz")
+	p.run("", "ipset test sz 10.160.3.1")
+
+	// Single adds, all to shard 0 of a second set, past its size.
+	p.run(shardBlocklist("sz2", 300, true), "ipset -exist restore")
+	hdr := &ipset.Set{Name: "sz2", Shards: 32}
+	added := 0
+	for a := 0; added < 300 && a < 1<<16; a++ {
+		key := []byte{10, 240, byte(a >> 8), byte(a), 0, 0, 0, 0}
+		if hdr.ShardOf(key) != 0 {
+			continue
+		}
+		p.run("", fmt.Sprintf("ipset add sz2 10.240.%d.%d", a>>8, a&255))
+		added++
+	}
+	if sized("sz2") {
+		t.Errorf("shard 0 kept its size after %d single adds", added)
+	}
+	n, k := p.shardLayout("sz2")
+	if want := p.entries("sz2"); n != want || k != 32 {
+		t.Errorf("set sz2: count %d, %d entries, %d shards", n, want, k)
+	}
+	p.run("", "ipset -s save sz2")
+	p.run("", "ipset test sz2 10.240.0.1")
+	p.run("", "ipset destroy")
+}

@@ -411,6 +411,46 @@ func (b *Bulk) records(shard int) iter.Seq[int] {
 	}
 }
 
+// ShardLen is the number of entries in shard i of a sharded set.
+func (b *Bulk) ShardLen(i int) int {
+	n := 0
+	for range b.records(i) {
+		n++
+	}
+	return n
+}
+
+// FillBound bounds the elements that nftables set name of the Bulk's set
+// gets when it is filled whole (Entries, ShardEntries, Pieces,
+// NomatchPieces, the count; not the changes of a loaded set): at most
+// elems elements, with keys of keyLen bytes, whose comments take at most
+// comments bytes in all. A batch is sized with it without producing the
+// elements twice.
+func (b *Bulk) FillBound(name string) (elems, keyLen, comments int) {
+	s := b.Set
+	n := len(b.attrs)
+	if s.Sharded() && name == CountSetName(s.Name) {
+		return 1, 4, 0
+	}
+	if s.Type.Net() && (name == LookupSetName(s.Name) || name == NomatchSetName(s.Name)) {
+		// Each entry splits the piece it falls in into at most three;
+		// a piece is a start and an end element, the start with its
+		// owner's comment or its tree's count (Set.TopLayout).
+		pieces := 2*n + 1
+		longest := len(TopComment(n))
+		if s.Comment {
+			for _, at := range b.attrs {
+				longest = max(longest, int(at.cLen))
+			}
+		}
+		return 2 * pieces, b.w - 4, pieces * longest
+	}
+	if i, ok := s.ShardIndex(name); ok {
+		n = b.ShardLen(i)
+	}
+	return n, b.w, len(b.texts)
+}
+
 // CountChanges yields the element of the count set of a sharded set: the
 // count it holds after the restore, or (dels) the one Load found; none
 // when they are the same.
@@ -761,7 +801,7 @@ func (b *Bulk) sort(addrOf func(int) u128, bitsOf func(int) int) {
 		for i := range o {
 			o[i] = addrOf(i).lo<<32 | uint64(bitsOf(i))<<26 | uint64(i)
 		}
-		slices.Sort(o)
+		sortByTop14(o)
 		b.order4 = o
 		return
 	}
@@ -776,4 +816,50 @@ func (b *Bulk) sort(addrOf func(int) u128, bitsOf func(int) int) {
 		return bitsOf(int(x)) - bitsOf(int(y))
 	})
 	b.order = order
+}
+
+// sortByTop14 sorts o ascending, as slices.Sort, in place: first by the
+// top 14 bits (a counting pass and a permutation by cycles), then each
+// run that shares them with slices.Sort. Keys spread over the address
+// space leave short runs: about four times faster than sorting the
+// whole slice at 100k keys, one and a half at 1M (the permutation's
+// random accesses then miss the caches); keys that share their top
+// bits cost one more pass than slices.Sort.
+func sortByTop14(o []uint64) {
+	const bits = 14
+	if len(o) < 1<<12 || len(o) > 1<<31 {
+		slices.Sort(o)
+		return
+	}
+	next := make([]uint32, 1<<bits)
+	end := make([]uint32, 1<<bits)
+	for _, v := range o {
+		end[v>>(64-bits)]++
+	}
+	at := uint32(0)
+	for d := range end {
+		next[d] = at
+		at += end[d]
+		end[d] = at
+	}
+	for d := range next {
+		for next[d] < end[d] {
+			v := o[next[d]]
+			for t := int(v >> (64 - bits)); t != d; t = int(v >> (64 - bits)) {
+				// v belongs to run t: put it there, carry on with
+				// the value it displaces
+				v, o[next[t]] = o[next[t]], v
+				next[t]++
+			}
+			o[next[d]] = v
+			next[d]++
+		}
+	}
+	start := uint32(0)
+	for d := range end {
+		if end[d]-start > 1 {
+			slices.Sort(o[start:end[d]])
+		}
+		start = end[d]
+	}
 }

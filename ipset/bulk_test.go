@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -422,6 +423,29 @@ func TestTopLayout(t *testing.T) {
 		}
 		if st.Sets[len(st.Sets)-1].TopLayout {
 			t.Errorf("%s: top-level layout", l)
+		}
+	}
+}
+
+// sortByTop14 orders as slices.Sort: keys spread over the space, keys
+// that all share their top bits, duplicates, and sizes around the cut
+// to slices.Sort.
+func TestSortByTop16(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		n    int
+		mask uint64
+	}{{100, ^uint64(0)}, {1<<12 - 1, ^uint64(0)}, {1 << 12, ^uint64(0)}, {100000, ^uint64(0)},
+		{50000, 0x0000_ffff_ffff_ffff}, {50000, 0x0003_0000_0000_00ff}, {20000, 0xff00_0000_0000_0000}} {
+		o := make([]uint64, tc.n)
+		for i := range o {
+			o[i] = rnd.Uint64() & tc.mask
+		}
+		want := slices.Clone(o)
+		slices.Sort(want)
+		sortByTop14(o)
+		if !slices.Equal(o, want) {
+			t.Fatalf("n %d mask %#x: not sorted as slices.Sort", tc.n, tc.mask)
 		}
 	}
 }

@@ -264,7 +264,10 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		} else {
 			text = ""
 		}
-		t := strings.TrimLeft(l, " \t")
+		t := l
+		for len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
+			t = t[1:] // strings.TrimLeft(l, " \t"), without its per-call cutset
+		}
 		if t == "" || t[0] == '#' || strings.TrimSpace(t) == "COMMIT" {
 			continue
 		}

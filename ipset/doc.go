@@ -85,8 +85,20 @@
 //     key: the kernel resumes a set dump by walking the set from its
 //     start for every 32 KiB datagram, so that one large set dumps in
 //     time quadratic in its size, and list and save of 1M entries took
-//     seconds. The shards have no size (the kernel picks its resizing
-//     hash); "ipset-count.NAME" holds one element, the number of
+//     seconds. A shard is created with a size of half as many entries
+//     again as it gets (Set.ShardSize; none when it gets none, or for
+//     sets with timeouts or counters): the kernel then makes its hash
+//     table large enough at once, instead of growing it about a dozen
+//     times in the transaction that fills it, each insert meanwhile
+//     looking its key up in every table of the growing chain (the
+//     kernel moves elements to a larger table only after the
+//     transaction; a fifth of the CPU time of a 100k restore). The size is
+//     no limit of the set: when the kernel refuses an add because a
+//     shard is full, setengine re-creates that shard without a size,
+//     with its elements, in a transaction of its own, and retries.
+//     (Builds before sized shards answer "Hash is full" instead when a
+//     shard of a set restored by a later build fills up.)
+//     "ipset-count.NAME" holds one element, the number of
 //     entries, which every change rewrites in the same transaction:
 //     single adds check maxelem against it, and list prints it as the
 //     number of entries before streaming the members (in a set with

@@ -471,7 +471,10 @@ func parseUintRange(f string, lo, max uint64) (uint64, *Error) {
 // ok false when f is not a number; an overflow gives ^0 (out of any
 // range).
 func strtoull(f string) (v uint64, neg, ok bool) {
-	t := strings.TrimLeft(f, " \t\n\v\f\r")
+	t := f
+	for len(t) > 0 && (t[0] == ' ' || t[0]-'\t' <= '\r'-'\t') {
+		t = t[1:] // isspace, as strtoull skips it (strings.TrimLeft builds its set each call)
+	}
 	if t != "" && (t[0] == '-' || t[0] == '+') {
 		neg = t[0] == '-'
 		t = t[1:]

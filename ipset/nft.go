@@ -152,6 +152,38 @@ func (s *Set) Sharded() bool { return s.Shards > 1 }
 // ShardCopies reports whether s is a plain hash type whose entries the
 // shards keep a copy of (the lookup set holds them too).
 func (s *Set) ShardCopies() bool { return s.Sharded() && !s.Type.Net() }
+// ShardSize is the size (the kernel's limit on its elements) that a
+// shard of s created with n entries gets: room for half as many again.
+// A shard without a size is a hash table that starts with four buckets
+// and grows; a transaction that fills it grows it a dozen times, and
+// since the kernel moves the elements to the larger table only after
+// the transaction, each insert meanwhile looks its key up in every
+// table of that chain (a fifth of the CPU time of a 100k restore). With a
+// size the table is made large enough at once. A shard that fills up
+// is re-created without a size (setengine, Engine.commitSized), so the
+// size never limits the set: maxelem is checked against the count set.
+// 0 (no size): empty shards, and sets with timeouts or counters, whose
+// elements a re-creation could not carry over exactly.
+func (s *Set) ShardSize(n int) uint32 {
+	if !s.Sharded() || s.HasTimeout || s.Counters || n <= 0 {
+		return 0
+	}
+	return uint32(n + n/2 + 256)
+}
+
+// ShardSetOf is the ipset name whose shard nftables set nftName is, and
+// whether it is one.
+func ShardSetOf(nftName string) (string, bool) {
+	rest, ok := strings.CutPrefix(nftName, ShardPrefix)
+	dot := strings.LastIndexByte(rest, '.')
+	if !ok || dot < 0 {
+		return "", false
+	}
+	if _, err := strconv.Atoi(rest[dot+1:]); err != nil {
+		return "", false
+	}
+	return nameFromNftPart(rest[:dot]), true
+}
 
 // ShardOf returns the shard of an entries-set key: a hash of its
 // dimensions (not of the prefix lengths and flags that end the key of a
@@ -648,9 +680,8 @@ func (s *Set) nftSets(ids bool) []NftSet {
 	for i := range shards {
 		shards[i] = NftSet{Set: eset, Role: RoleEntries}
 		if s.Sharded() {
-			// No size: the kernel then picks its resizing hash, whose
-			// memory follows the elements (maxelem is checked against
-			// the count set).
+			// Sized after its elements (ShardSize); maxelem is checked
+			// against the count set.
 			shards[i].Set.Name, shards[i].Set.Size = ShardSetName(s.Name, i), 0
 		} else {
 			shards[i].Elems = make([]NftElem, 0, len(s.Entries))
@@ -667,6 +698,11 @@ func (s *Set) nftSets(ids bool) []NftSet {
 			sh = &shards[s.ShardOf(el.Key)]
 		}
 		sh.Elems = append(sh.Elems, NftElem{ID: id, Parts: []nftables.SetElement{el}})
+	}
+	if s.Sharded() {
+		for i := range shards {
+			shards[i].Set.Size = s.ShardSize(len(shards[i].Elems))
+		}
 	}
 	look := NftSet{Set: s.base(LookupSetName(s.Name), ts, true)}
 	look.Set.Comment = s.Header()

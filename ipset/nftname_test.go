@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,64 @@ func TestNftNamePart(t *testing.T) {
 	}
 	if NftNamePart("plain") != "plain" {
 		t.Error("a name without '%' or '\\' is not written as it is")
+	}
+}
+
+// The shards of a set are created with room for half as many entries
+// again as they get (none for empty shards, and for sets with timeouts
+// or counters, whose elements are not re-created when a shard fills),
+// and each shard's name reads back as its set.
+func TestShardSize(t *testing.T) {
+	for _, tc := range []struct {
+		opts string
+		want func(n int) uint32
+	}{
+		{"", func(n int) uint32 {
+			if n == 0 {
+				return 0
+			}
+			return uint32(n + n/2 + 256)
+		}},
+		{" comment", func(n int) uint32 {
+			if n == 0 {
+				return 0
+			}
+			return uint32(n + n/2 + 256)
+		}},
+		{" timeout 600", func(int) uint32 { return 0 }},
+		{" counters", func(int) uint32 { return 0 }},
+	} {
+		st := &State{}
+		if _, err := st.Exec(&Command{Op: OpCreate, Args: append([]string{"s%x", "hash:net", "maxelem", "200000"}, strings.Fields(tc.opts)...)}); err != nil {
+			t.Fatalf("%q: create: %v", tc.opts, err)
+		}
+		for i := range 500 {
+			if _, err := st.Exec(&Command{Op: OpAdd, Args: []string{"s%x", fmt.Sprintf("10.%d.%d.0/24", i/256, i%256)}}); err != nil {
+				t.Fatalf("%q: add: %v", tc.opts, err)
+			}
+		}
+		s := st.Sets[0]
+		shards, total := 0, 0
+		for _, ns := range s.NftSetsNoIDs() {
+			if ns.Role != RoleEntries {
+				continue
+			}
+			shards++
+			total += len(ns.Elems)
+			if got, want := ns.Set.Size, tc.want(len(ns.Elems)); got != want {
+				t.Errorf("%q: shard %s of %d entries: size %d, want %d", tc.opts, ns.Set.Name, len(ns.Elems), got, want)
+			}
+			if n, ok := ShardSetOf(ns.Set.Name); !ok || n != "s%x" {
+				t.Errorf("ShardSetOf(%q) = %q, %v", ns.Set.Name, n, ok)
+			}
+		}
+		if shards != s.Shards || total != 500 {
+			t.Errorf("%q: %d shards holding %d entries", tc.opts, shards, total)
+		}
+	}
+	for _, n := range []string{LookupSetName("a"), CountSetName("a"), ShardPrefix + "a", ShardPrefix + "a.x"} {
+		if _, ok := ShardSetOf(n); ok {
+			t.Errorf("ShardSetOf(%q) says it is a shard", n)
+		}
 	}
 }

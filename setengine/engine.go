@@ -23,7 +23,7 @@ type Engine struct {
 // tables valid (ipset changes no rule; see kernel.CarryIndex).
 func (e *Engine) commit(b *kernel.Batch, genid uint32) error {
 	_ = e.Conn.CarryIndex(b, genid, compat.Tables) // (without it the index is stale: commands read chains)
-	return e.Conn.Commit(b, genid)
+	return e.commitSized(b, genid)
 }
 
 // Result is what a run prints.

@@ -178,6 +178,33 @@ func (q *netQuery) oneAdd(c *ipset.Command) (ns *ipset.Set, err error, done bool
 	return ns, nil, true
 }
 
+// oneDel parses the element of the del c, which must be one prefix and
+// an entry of the set: el is that prefix when the fast paths apply (nil
+// otherwise, with done false: more than one element or more options);
+// with el nil and done true, err is the command's answer (a bad
+// element, or a missing one without -exist, which answers nil).
+func (q *netQuery) oneDel(c *ipset.Command) (el ipset.Elem, err error, done bool) {
+	if len(c.Args) > 2 {
+		return nil, nil, false
+	}
+	elems, perr := ipset.ParseElem(q.s, c.Args[1])
+	if perr != nil {
+		return nil, perr, true
+	}
+	if len(elems) != 1 {
+		return nil, nil, false
+	}
+	el = elems[0]
+	lo, _ := ipset.PrefixBounds(el, 0)
+	if _, ok := q.entry(lo, el[0].Bits); !ok {
+		if q.err != nil || c.Opts.Exist {
+			return nil, nil, true
+		}
+		return nil, &ipset.Error{Msg: ipset.MsgElemMissing, Status: ipset.StatusError}, true
+	}
+	return el, nil, true
+}
+
 // add: the new prefix must fall inside one piece of its parent's.
 func (q *netQuery) add(c *ipset.Command) (*kernel.Batch, error, bool) {
 	s := q.s
@@ -235,43 +262,38 @@ func (q *netQuery) add(c *ipset.Command) (*kernel.Batch, error, bool) {
 	look := ipset.LookupSetName(s.Name)
 	b.DelElements(q.fam, look, dels)
 	b.AddElements(q.fam, look, false, adds, false)
+	if !q.addNew(b, sets) {
+		return nil, nil, false
+	}
+	return b, nil, true
+}
+
+// addNew adds to b the entries elements of sets (the nft sets of oneAdd's
+// copy, holding the one new entry) and raises the set's entry count by
+// one; false when the count would pass maxelem or cannot be read (the
+// general path decides).
+func (q *netQuery) addNew(b *kernel.Batch, sets []ipset.NftSet) bool {
 	var ents []nftables.SetElement
-	for _, x := range sets[1:] {
+	for _, x := range sets {
 		if x.Role == ipset.RoleEntries {
 			for _, y := range x.Elems {
 				ents = append(ents, y.Parts...)
 			}
 		}
 	}
-	addEntries(b, q.fam, s, ents, true)
-	if !q.e.shiftCount(b, q.fam, s, len(ns.Entries)) {
-		return nil, nil, false
-	}
-	return b, nil, true
+	addEntries(b, q.fam, q.s, ents, true)
+	return q.e.shiftCount(b, q.fam, q.s, 1)
 }
 
 // del: the prefix must be one piece by itself.
 func (q *netQuery) del(c *ipset.Command) (*kernel.Batch, error, bool) {
 	s := q.s
-	if len(c.Args) > 2 {
-		return nil, nil, false
+	el, err, done := q.oneDel(c)
+	if el == nil {
+		return nil, err, done
 	}
-	elems, perr := ipset.ParseElem(s, c.Args[1])
-	if perr != nil {
-		return nil, perr, true
-	}
-	if len(elems) != 1 {
-		return nil, nil, false
-	}
-	el := elems[0]
 	n := el[0].Bits
 	lo, hi := ipset.PrefixBounds(el, 0)
-	if _, ok := q.entry(lo, n); !ok {
-		if q.err != nil || c.Opts.Exist {
-			return nil, nil, true
-		}
-		return nil, &ipset.Error{Msg: ipset.MsgElemMissing, Status: ipset.StatusError}, true
-	}
 	p, ok := q.piece(lo)
 	p2, ok2 := q.piece(hi)
 	if !ok || !ok2 || !bytes.Equal(p.Key, lo.AsSlice()) || !bytes.Equal(p2.Key, p.Key) {

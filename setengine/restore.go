@@ -133,6 +133,9 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 			case replaced[s.Name]:
 				prep = bulkFlush
 			}
+			if i, ok := s.ShardIndex(ns.Set.Name); ok && prep == bulkCreate {
+				ns.Set.Size = s.ShardSize(bulks[s.Name].ShardLen(i))
+			}
 			ts = append(ts, target{ns.Set, prep, changes})
 		}
 		if s.Type.Net() {
@@ -164,6 +167,19 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 					continue
 				}
 				n := 0
+				if !t.changes {
+					// A set filled whole: bounded, and only asked
+					// whether it gets any element (elements with a
+					// comment take at most 10 bytes more than it).
+					m, keyLen, comments := bk.FillBound(t.set.Name)
+					size += m*(kernel.ElementSize(keyLen, 0, true, t.set.HasTimeout, 0)+10) + comments
+					for range bulkElems(s, bk, t.set.Name, false, false) {
+						n = 1
+						break
+					}
+					count[key{t.set.Name, dels}] = n
+					continue
+				}
 				for el := range bulkElems(s, bk, t.set.Name, t.changes, dels) {
 					size += kernel.ElementSize(len(el.Key), len(el.KeyEnd), el.IntervalEnd, t.set.HasTimeout && el.Timeout != 0, len(el.Comment))
 					n++
@@ -319,11 +335,13 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 		}
 	case ipset.OpAdd:
 		bk := r.target(a[0])
-		if s := r.untouched(a[0]); bk == nil && s != nil {
-			if ierr := r.load(s); ierr != nil {
-				return ierr
+		if bk == nil {
+			if s := r.untouched(a[0]); s != nil {
+				if ierr := r.load(s); ierr != nil {
+					return ierr
+				}
+				bk = r.target(a[0])
 			}
-			bk = r.target(a[0])
 		}
 		if bk == nil {
 			if r.known.Find(a[0]) != nil || r.swapped[a[0]] {

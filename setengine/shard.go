@@ -1,11 +1,16 @@
 package setengine
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 
+	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/ipset"
 	"github.com/xdptables/xdptables/kernel"
 )
@@ -174,4 +179,85 @@ func byShard(s *ipset.Set, els []nftables.SetElement) func(yield func(string, []
 			}
 		}
 	}
+}
+
+// commitSized commits b at genid; when the kernel refuses adds because
+// shards created with a size (ipset.Set.ShardSize) are full, those
+// shards are re-created without one, holding the same elements, in a
+// transaction of their own that changes nothing else, and the answer is
+// kernel.ErrGenerationChanged: the caller builds its change again and
+// retries, as after any concurrent change. Other errors come back as
+// they are.
+func (e *Engine) commitSized(b *kernel.Batch, genid uint32) error {
+	err := e.Conn.Commit(b, genid)
+	var ce *kernel.CommitError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	type shard struct {
+		fam  kernel.Family
+		name string
+	}
+	var full []shard
+	for _, oe := range ce.Errors {
+		if oe.Errno != unix.ENFILE || oe.Op.Kind != kernel.OpSetElemAdd {
+			continue
+		}
+		if _, ok := ipset.ShardSetOf(oe.Op.Set); ok && !slices.Contains(full, shard{oe.Op.Family, oe.Op.Set}) {
+			full = append(full, shard{oe.Op.Family, oe.Op.Set})
+		}
+	}
+	if len(full) == 0 {
+		return err
+	}
+	g, gerr := e.Conn.GenID()
+	if gerr != nil {
+		return err
+	}
+	u := kernel.NewBatch()
+	for _, sh := range full {
+		if !e.unsizeShard(u, sh.fam, sh.name) {
+			return err
+		}
+	}
+	_ = e.Conn.CarryIndex(u, g, compat.Tables)
+	if uerr := e.Conn.Commit(u, g); uerr != nil && !errors.Is(uerr, kernel.ErrGenerationChanged) {
+		return err
+	}
+	return kernel.ErrGenerationChanged
+}
+
+// unsizeShard puts into b the re-creation of shard nftables set name
+// without a size, with the elements it holds (false: it cannot be read,
+// or it is not a shard of a set that sizes its shards).
+func (e *Engine) unsizeShard(b *kernel.Batch, fam kernel.Family, name string) bool {
+	setName, _ := ipset.ShardSetOf(name)
+	s, sfam, found, err := e.header(setName)
+	if err != nil || !found || sfam != fam || s.HasTimeout || s.Counters {
+		return false
+	}
+	var def *nftables.Set
+	for _, ns := range s.NftSetsNoIDs() {
+		if ns.Role == ipset.RoleEntries && ns.Set.Name == name {
+			def = &ns.Set
+		}
+	}
+	if def == nil {
+		return false
+	}
+	def.Size = 0
+	var els []nftables.SetElement
+	err = e.Conn.SetElements(fam, name, func() { els = els[:0] }, func(el *nftables.SetElement) error {
+		els = append(els, nftables.SetElement{Key: slices.Clone(el.Key), Comment: strings.Clone(el.Comment)})
+		return nil
+	})
+	if err != nil {
+		return false
+	}
+	b.DelSet(fam, name)
+	addSet(b, fam, def, true)
+	if len(els) > 0 {
+		b.AddElements(fam, name, false, els, false)
+	}
+	return true
 }

@@ -99,16 +99,7 @@ func (q *netQuery) topAdd(c *ipset.Command) (*kernel.Batch, error, bool) {
 		}
 		b.AddElements(q.fam, look, false, parts, true)
 	}
-	var ents []nftables.SetElement
-	for _, x := range ns.NftSetsNoIDs()[1:] {
-		if x.Role == ipset.RoleEntries {
-			for _, y := range x.Elems {
-				ents = append(ents, y.Parts...)
-			}
-		}
-	}
-	addEntries(b, q.fam, s, ents, true)
-	if !q.e.shiftCount(b, q.fam, s, 1) {
+	if !q.addNew(b, ns.NftSetsNoIDs()) {
 		return nil, nil, false
 	}
 	return b, nil, true
@@ -116,24 +107,11 @@ func (q *netQuery) topAdd(c *ipset.Command) (*kernel.Batch, error, bool) {
 
 func (q *netQuery) topDel(c *ipset.Command) (*kernel.Batch, error, bool) {
 	s := q.s
-	if len(c.Args) > 2 {
-		return nil, nil, false
+	el, err, done := q.oneDel(c)
+	if el == nil {
+		return nil, err, done
 	}
-	elems, perr := ipset.ParseElem(s, c.Args[1])
-	if perr != nil {
-		return nil, perr, true
-	}
-	if len(elems) != 1 {
-		return nil, nil, false
-	}
-	el := elems[0]
 	lo, hi := ipset.PrefixBounds(el, 0)
-	if _, ok := q.entry(lo, el[0].Bits); !ok {
-		if q.err != nil || c.Opts.Exist {
-			return nil, nil, true
-		}
-		return nil, &ipset.Error{Msg: ipset.MsgElemMissing, Status: ipset.StatusError}, true
-	}
 	tlo, thi, _, n, ok := q.tree(lo)
 	if q.err != nil {
 		return nil, nil, true

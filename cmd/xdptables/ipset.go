@@ -129,13 +129,22 @@ func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int
 		// (a directory given as the file) ends the input.
 		_, _ = io.Copy(&text, in)
 		restoreText = text.String()
-		// The file must parse before anything runs.
-		if rerr := ipset.EachRestoreCommand(restoreText, func(*ipset.Command) *ipset.Error { return nil }); rerr != nil {
-			return fail(rerr)
+	}
+	// A restore file must parse before anything runs: its first parse
+	// error is the answer whatever else fails. Restore and ParseRestore
+	// walk the whole file before they change anything, so the file is
+	// read once more only on the way out with an error.
+	parseErr := func() *ipset.Error {
+		if cmd.Op != ipset.OpRestore {
+			return nil
 		}
+		return ipset.EachRestoreCommand(restoreText, func(*ipset.Command) *ipset.Error { return nil })
 	}
 	conn, err := kernel.Open()
 	if err != nil {
+		if rerr := parseErr(); rerr != nil {
+			return fail(rerr)
+		}
 		return fail(&ipset.Error{Msg: "Kernel error received: Operation not permitted", Status: ipset.StatusError})
 	}
 	defer conn.Close()
@@ -165,6 +174,11 @@ func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int
 	if cmd.Op == ipset.OpRestore {
 		// New sets filled by the file: without the in-memory model.
 		res, err, handled = e.Restore(restoreText, cmd.Opts.Exist)
+		if err != nil {
+			if rerr := parseErr(); rerr != nil {
+				return fail(rerr)
+			}
+		}
 		if !handled {
 			// The general path builds the sets in memory once, briefly:
 			// trade memory for less garbage collection.
