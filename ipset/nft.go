@@ -152,6 +152,7 @@ func (s *Set) Sharded() bool { return s.Shards > 1 }
 // ShardCopies reports whether s is a plain hash type whose entries the
 // shards keep a copy of (the lookup set holds them too).
 func (s *Set) ShardCopies() bool { return s.Sharded() && !s.Type.Net() }
+
 // ShardSize is the size (the kernel's limit on its elements) that a
 // shard of s created with n entries gets: room for half as many again.
 // A shard without a size is a hash table that starts with four buckets
