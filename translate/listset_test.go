@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
 )
 
@@ -110,4 +111,60 @@ func ruleSyntax(t *testing.T, rule string) (string, error) {
 		return "", err
 	}
 	return st.Text, nil
+}
+
+// A list:set rule read back: the kernel lists the bound chain as a jump
+// to the chain it named; the rule's own expressions must still be the
+// translation's, and the counter is not among them (it is the bound
+// chain's: kernel.Rule.CounterValues).
+func TestListSetReadBack(t *testing.T) {
+	compat.LookupIPSet = func(name string) (compat.SetInfo, bool) {
+		m := compat.SetInfo{NftName: "ipset.m", Family: compat.IPv4, Dims: []compat.SetDim{compat.SetDimAddr}}
+		if name == "m" {
+			return m, true
+		}
+		return compat.SetInfo{NftName: "ipset." + name, List: true, MembersKnown: true, Members: []compat.SetInfo{m}}, name == "L"
+	}
+	defer func() { compat.LookupIPSet = nil }()
+	const text = "-p icmp -m set --match-set L src -m comment --comment x -j DROP"
+	cmd, err := compat.Parse(compat.IPv4, append([]string{"-A", "INPUT"}, compat.RestoreWords(text)...), compat.ParseOptions{Table: "filter"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cmd.Rules[0]
+	es, err := ExprsIn("filter", "INPUT", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ud, err := UserDataFor(compat.IPv4, "filter", "INPUT", r, es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if HasDigest(ud) {
+		t.Errorf("a rule with a bound chain got a digest: its listing names the chain the kernel made")
+	}
+	listed := func(es []expr.Any) []expr.Any {
+		var out []expr.Any
+		for _, e := range es {
+			if _, ok := e.(*compat.BoundJump); ok {
+				e = &expr.Verdict{Kind: expr.VerdictJump, Chain: "__chain7"}
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+	got, err := FromKernel(compat.IPv4, "filter", "INPUT", listed(es), ud)
+	if err != nil {
+		t.Fatalf("FromKernel: %v", err)
+	}
+	if s := strings.TrimSpace(compat.ExactSpec(got)); s != text || got.Counters != nil {
+		t.Errorf("read back %q, counters %v; want %q and none", s, got.Counters, text)
+	}
+	// changed behind our back: the protocol test gone, or a jump to a
+	// chain that is not bound to the rule
+	for _, bad := range [][]expr.Any{listed(es)[2:], append(listed(es)[:2:2], &expr.Verdict{Kind: expr.VerdictJump, Chain: "filter.X"})} {
+		if _, err := FromKernel(compat.IPv4, "filter", "INPUT", bad, ud); err != ErrForeign {
+			t.Errorf("%d expressions: got %v, want ErrForeign", len(bad), err)
+		}
+	}
 }
