@@ -152,7 +152,9 @@
 // return rules). Known departures: a change of a list starts the state
 // of its rules' native stateful matches afresh (limit, quota, statistic
 // --mode nth: the rule is a new kernel rule; counters are carried over,
-// packets counted between the read and the commit are lost); xtables
+// packets counted between the read and the commit are lost); the
+// element counters of a list:set created with counters are not updated
+// by its rules (ipset counts the matching member's element); xtables
 // matches after the list match run without the rule's protocol
 // (NFTA_RULE_COMPAT is per rule): those that need one are refused by
 // the kernel.
