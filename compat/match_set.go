@@ -327,8 +327,10 @@ func listRefusal(name string) error {
 // does not match. A rule is a conjunction, so the match holds unless
 // one of the conjunctions in unless holds: the caller puts the rest of
 // the rule (its remaining matches, counter and target) into a chain
-// bound to the rule, after one rule per conjunction that returns. An
-// empty unless matches every packet; an unless holding one empty
+// bound to the rule, after the rules in count (no verdict: they count
+// the first member that matches in its element counters, for members
+// with counters) and one rule per conjunction in unless that returns.
+// An empty unless matches every packet; an unless holding one empty
 // conjunction matches none. Without !, the conjunctions say that no
 // member matches; with !, each says that one does.
 //
@@ -338,26 +340,27 @@ func listRefusal(name string) error {
 // bitmap:port member "not TCP or UDP, or the port not in it", an OR
 // that takes one conjunction per choice. Counter tests concern the
 // list's own counters, as for other sets.
-func (m *SetMatch) NftListExprs(ctx *NftContext) (list bool, unless [][]expr.Any, err error) {
+func (m *SetMatch) NftListExprs(ctx *NftContext) (list bool, count, unless [][]expr.Any, err error) {
 	if LookupIPSet == nil {
-		return false, nil, nil
+		return false, nil, nil, nil
 	}
 	info, ok := LookupIPSet(m.SetName)
 	if !ok || !info.List {
-		return false, nil, nil
+		return false, nil, nil, nil
 	}
 	if !info.MembersKnown || info.HasTimeout {
 		// (members that time out would need the rule rewritten as
 		// they expire)
-		return true, nil, listRefusal(m.SetName)
+		return true, nil, nil, listRefusal(m.SetName)
 	}
 	if (m.Packets.Op != "" || m.Bytes.Op != "") && info.Counters {
-		return true, nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend for a set with counters.")
+		return true, nil, nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend for a set with counters.")
 	}
 	// Each applicable member's test (guard and lookup) and negation
 	// (alternative conjunctions).
 	var tests [][]expr.Any
 	var negs [][][]expr.Any
+	var counted []bool
 	combos := 1
 	for _, mi := range info.Members {
 		if mi.List || len(m.Dirs) < len(mi.Dims) || mi.Family != ctx.Family {
@@ -380,17 +383,28 @@ func (m *SetMatch) NftListExprs(ctx *NftContext) (list bool, unless [][]expr.Any
 			neg = append([][]expr.Any{{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1}, notTCPUDP}}, neg...)
 		}
 		if combos *= len(neg); combos > maxListReturnRules {
-			return true, nil, Errorf(StatusParameter, "Set %s is a list:set with too many bitmap:port members for the nftables backend.", m.SetName)
+			return true, nil, nil, Errorf(StatusParameter, "Set %s is a list:set with too many bitmap:port members for the nftables backend.", m.SetName)
 		}
 		negs = append(negs, neg)
+		counted = append(counted, mi.Counters)
 	}
 	if m.Invert {
-		return true, tests, nil
+		// (a lookup that finds the key counts it in the element's
+		// counters: the first member that matches is counted, as
+		// ipset counts it; ! --update-subcounters is not followed)
+		return true, nil, tests, nil
 	}
 	// unless no member matches: one conjunction per choice of each
-	// member's alternative negations
+	// member's alternative negations. An inverted lookup counts
+	// nothing: a member with counters is counted by a rule of its own
+	// where it is the first member that matches.
 	unless = [][]expr.Any{nil}
-	for _, n := range negs {
+	for i, n := range negs {
+		if counted[i] && !m.NoSubCounters {
+			for _, c := range unless {
+				count = append(count, append(append([]expr.Any(nil), c...), tests[i]...))
+			}
+		}
 		var next [][]expr.Any
 		for _, c := range unless {
 			for _, alt := range n {
@@ -399,7 +413,7 @@ func (m *SetMatch) NftListExprs(ctx *NftContext) (list bool, unless [][]expr.Any
 		}
 		unless = next
 	}
-	return true, unless, nil
+	return true, count, unless, nil
 }
 
 // maxListReturnRules bounds the return rules of a list:set match (each

@@ -143,7 +143,10 @@
 // counter is read from the bound chain. A change of a list's members
 // (add, del, flush, swap, restore, a member made again) translates the
 // rules that match it again in the same transaction, with their
-// counters (setengine/listrules.go). References of a list counts the
+// counters (setengine/listrules.go). A member with counters is counted
+// where it is the first member that matches (an inverted lookup counts
+// nothing), not with ! --update-subcounters; with ! --match-set the
+// members' lookups count it anyway. References of a list counts the
 // rules that name it; the members' lookups in its rules count for none.
 // Refused, with a message naming the set: -j RETURN and -g in such a
 // rule (from the bound chain they would return to the rule's chain, not

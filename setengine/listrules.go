@@ -188,15 +188,37 @@ func hasXtables(es []expr.Any) bool {
 // isListMemberTest says whether r, a rule of a chain bound to another,
 // is one of the member tests of a -m set on a list:set (its lookups are
 // the members', which ipset does not count as references of the rule):
-// lookups, ending in return. No other bound chain has such rules.
+// keys loaded from the packet and looked up, ending in return or in
+// nothing (the rules that count a member with counters). Other bound
+// chains' rules hold other statements (-j SET's dynset, the rest of a
+// list:set rule its counter).
 func isListMemberTest(r kernel.Rule) bool {
-	if !kernel.IsBoundChainName(r.Chain) || len(r.Exprs) == 0 {
+	if !kernel.IsBoundChainName(r.Chain) {
 		return false
 	}
-	if v, ok := r.Exprs[len(r.Exprs)-1].(*expr.Verdict); !ok || v.Kind != expr.VerdictReturn {
-		return false
+	lookups := 0
+	for i, x := range r.Exprs {
+		switch x := x.(type) {
+		case *expr.Lookup:
+			lookups++
+		case *expr.Payload:
+			if x.OperationType != expr.PayloadLoad {
+				return false
+			}
+		case *expr.Meta:
+			if x.SourceRegister {
+				return false
+			}
+		case *expr.Bitwise:
+		case *expr.Verdict:
+			if i != len(r.Exprs)-1 || x.Kind != expr.VerdictReturn {
+				return false
+			}
+		default:
+			return false
+		}
 	}
-	return slices.ContainsFunc(r.Exprs, func(x expr.Any) bool { _, ok := x.(*expr.Lookup); return ok })
+	return lookups > 0
 }
 
 // listReferences counts, per set name, the -m set matches of the rules

@@ -27,6 +27,10 @@ func TestIsListMemberTest(t *testing.T) {
 		// an iptables chain's rule with a lookup and -j RETURN
 		{"filter.INPUT", []expr.Any{lookup, &expr.Counter{}, ret}, false},
 		{"__chain5", nil, false},
+		// a member with counters counted where it is the first to match
+		{"__chain3", []expr.Any{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1}, lookup, lookup}, true},
+		// -j SET's bound chain: the guard and the add are references
+		{"__chain6", []expr.Any{lookup, &expr.Dynset{SetName: "ipset.m"}}, false},
 	}
 	for i, c := range cases {
 		if got := isListMemberTest(kernel.Rule{Chain: c.chain, Exprs: c.exprs}); got != c.want {

@@ -19,6 +19,7 @@ func TestListSetExprs(t *testing.T) {
 		"ipp4":  {NftName: "ipset.ipp4", Family: compat.IPv4, Dims: []compat.SetDim{compat.SetDimAddr, compat.SetDimPort}},
 		"ip6":   {NftName: "ipset.ip6", Family: compat.IPv6, Dims: []compat.SetDim{compat.SetDimAddr}},
 		"ports": {NftName: "ipset.ports", Family: compat.IPv4, Dims: []compat.SetDim{compat.SetDimPortOnly}},
+		"ctrs":  {NftName: "ipset.ctrs", Family: compat.IPv4, Dims: []compat.SetDim{compat.SetDimAddr}, Counters: true},
 	}
 	list := func(names ...string) compat.SetInfo {
 		info := compat.SetInfo{NftName: "ipset.L", Family: compat.IPv4, List: true, MembersKnown: true, Members: []compat.SetInfo{}}
@@ -31,6 +32,7 @@ func TestListSetExprs(t *testing.T) {
 		"L":     list("net4", "ip4", "ipp4", "ip6"),
 		"P":     list("ip4", "ports"),
 		"E":     list(),
+		"C":     list("ip4", "ctrs"),
 		"U":     {NftName: "ipset.U", Family: compat.IPv4, List: true},
 		"Lctrs": func() compat.SetInfo { l := list("ip4"); l.Counters = true; return l }(),
 	}
@@ -68,6 +70,15 @@ func TestListSetExprs(t *testing.T) {
 			`jump { ip saddr != @ipset.ip4 meta l4proto != { 6, 17 } return; ip saddr != @ipset.ip4 th sport != @ipset.ports return; counter drop; }`},
 		{"-A INPUT -m set ! --match-set P dst -j DROP",
 			`jump { ip daddr @ipset.ip4 return; meta l4proto { 6, 17 } th dport @ipset.ports return; counter drop; }`},
+		// a member with counters is counted where it is the first
+		// member that matches (an inverted lookup counts nothing), not
+		// with ! --update-subcounters
+		{"-A INPUT -m set --match-set C src -j DROP",
+			`jump { ip saddr != @ipset.ip4 ip saddr @ipset.ctrs; ip saddr != @ipset.ip4 ip saddr != @ipset.ctrs return; counter drop; }`},
+		{"-A INPUT -m set --match-set C src ! --update-subcounters -j DROP",
+			`jump { ip saddr != @ipset.ip4 ip saddr != @ipset.ctrs return; counter drop; }`},
+		{"-A INPUT -m set ! --match-set C src -j DROP",
+			`jump { ip saddr @ipset.ip4 return; ip saddr @ipset.ctrs return; counter drop; }`},
 		// a user chain: its RETURN comes back to the bound chain's caller
 		{"-A INPUT -m set --match-set L src -j USER",
 			`jump { ip saddr != @ipset.net4 ip saddr != @ipset.ip4 return; counter jump filter.USER; }`},

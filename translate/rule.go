@@ -74,7 +74,7 @@ func ExprsIn(table, chain string, r *compat.Rule) ([]expr.Any, error) {
 func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *compat.Rule, ms []compat.Match) ([]expr.Any, error) {
 	for i, m := range ms {
 		if sm, ok := m.(*compat.SetMatch); ok {
-			list, unless, err := sm.NftListExprs(ctx)
+			list, count, unless, err := sm.NftListExprs(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("match %q: %w", m.Name(), err)
 			}
@@ -88,7 +88,7 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 				if err != nil {
 					return nil, err
 				}
-				var rules [][]expr.Any
+				rules := count
 				for _, c := range unless {
 					rules = append(rules, append(append([]expr.Any(nil), c...), &expr.Verdict{Kind: expr.VerdictReturn}))
 				}
