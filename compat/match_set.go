@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 
@@ -360,9 +361,20 @@ func (m *SetMatch) NftListExprs(ctx *NftContext) (list bool, count, unless [][]e
 	// (alternative conjunctions).
 	var tests [][]expr.Any
 	var negs [][][]expr.Any
-	var counted []bool
 	combos := 1
-	for _, mi := range info.Members {
+	listCounts := info.Counters && !m.NoCounters
+	// listCount counts the packet in the list's own element of the
+	// member at pos (its key is the position)
+	listCount := func(pos int) []expr.Any {
+		return []expr.Any{
+			&expr.Immediate{Register: KernelReg(8), Data: binary.BigEndian.AppendUint32(nil, uint32(pos))},
+			&expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName},
+		}
+	}
+	// counts[i]: what counts the i-th tested member where it is the
+	// first that matches (nil: nothing)
+	var counts [][]expr.Any
+	for pos, mi := range info.Members {
 		if mi.List || len(m.Dirs) < len(mi.Dims) || mi.Family != ctx.Family {
 			// (a list:set holds no list:set; the others never match)
 			continue
@@ -376,7 +388,11 @@ func (m *SetMatch) NftListExprs(ctx *NftContext) (list bool, count, unless [][]e
 			return &expr.Lookup{SourceRegister: KernelReg(8), SetName: mi.NftName, Invert: inv}
 		}
 		guard := portOnlyGuard(mi)
-		tests = append(tests, append(append(append([]expr.Any(nil), guard...), key...), lookup(false)))
+		test := append(append(append([]expr.Any(nil), guard...), key...), lookup(false))
+		if listCounts {
+			test = append(test, listCount(pos)...)
+		}
+		tests = append(tests, test)
 		neg := [][]expr.Any{append(append([]expr.Any(nil), key...), lookup(true))}
 		if guard != nil {
 			notTCPUDP := &ValueMap{Lookup: &expr.Lookup{SourceRegister: 1, Invert: true}, KeyLen: 1, Keys: [][]byte{{unix.IPPROTO_TCP}, {unix.IPPROTO_UDP}}}
@@ -386,23 +402,34 @@ func (m *SetMatch) NftListExprs(ctx *NftContext) (list bool, count, unless [][]e
 			return true, nil, nil, Errorf(StatusParameter, "Set %s is a list:set with too many bitmap:port members for the nftables backend.", m.SetName)
 		}
 		negs = append(negs, neg)
-		counted = append(counted, mi.Counters)
+		// ! --update-counters keeps ipset from counting the members
+		// too. The member's lookup counts it when it has counters: with
+		// ! --update-subcounters and the list's counters it is counted
+		// (the kernel takes no chain bound in a bound chain, where its
+		// negation could stand before the list's count).
+		if mi.Counters && !m.NoSubCounters && !m.NoCounters || listCounts {
+			counts = append(counts, test)
+		} else {
+			counts = append(counts, nil)
+		}
 	}
 	if m.Invert {
 		// (a lookup that finds the key counts it in the element's
 		// counters: the first member that matches is counted, as
-		// ipset counts it; ! --update-subcounters is not followed)
+		// ipset counts it; ! --update-subcounters and !
+		// --update-counters do not keep the members from counting)
 		return true, nil, tests, nil
 	}
 	// unless no member matches: one conjunction per choice of each
 	// member's alternative negations. An inverted lookup counts
-	// nothing: a member with counters is counted by a rule of its own
-	// where it is the first member that matches.
+	// nothing: a member with counters (or the list's element of it, for
+	// a list with counters) is counted by a rule of its own where it is
+	// the first member that matches.
 	unless = [][]expr.Any{nil}
 	for i, n := range negs {
-		if counted[i] && !m.NoSubCounters {
+		if counts[i] != nil {
 			for _, c := range unless {
-				count = append(count, append(append([]expr.Any(nil), c...), tests[i]...))
+				count = append(count, append(append([]expr.Any(nil), c...), counts[i]...))
 			}
 		}
 		var next [][]expr.Any

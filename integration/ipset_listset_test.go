@@ -21,8 +21,10 @@ import (
 // Between two rounds of traffic the lists change by every path (add,
 // add before, del, swap, flush, restore) while the rules stay. Counters
 // after each round, -S, save -c, ipset list and save (with the element
-// counters of members created with counters: only the first member
-// that matches counts, none with ! --update-subcounters), the refusal
+// counters of members created with counters and of a list created
+// with counters: only the first member that matches counts, none with
+// ! --update-subcounters, the list's own not with ! --update-counters),
+// the refusal
 // to destroy a list in use, -Z and the destroy once the rules are gone
 // are compared.
 func TestIpsetListSetMatch(t *testing.T) {
@@ -43,7 +45,8 @@ func TestIpsetListSetMatch(t *testing.T) {
 		"create F list:set", "add F m4",
 		"create S list:set", "add S m2", "add S m1",
 		"create c1 hash:ip counters", "add c1 198.18.0.1", "create c2 hash:ip counters", "add c2 198.18.0.1",
-		"create C list:set", "add C c2", "add C c1",
+		"create C list:set counters", "add C m2", "add C c2", "add C c1",
+		"create D list:set", "add D c1", "add D c2",
 	}
 	rules := []string{
 		"-p icmp -m set --match-set L src",
@@ -61,7 +64,8 @@ func TestIpsetListSetMatch(t *testing.T) {
 		"-m set --match-set W src -j LOG --log-prefix W",
 		"-p icmp -m set --match-set C src",
 		"-p udp -m set ! --match-set C src",
-		"-p icmp -m set --match-set C src ! --update-subcounters",
+		"-p icmp -m set --match-set D src ! --update-subcounters",
+		"-p icmp -m set --match-set C src ! --update-counters",
 	}
 	changes := []string{"add W m4", "del L m1", "add L m4 before m2", "swap E F", "flush W", "add W m1"}
 	restore := "create m5 hash:ip\nadd m5 198.18.0.1\nadd W m5\ndel L m4\nadd L m5 after m2\n"

@@ -189,7 +189,8 @@ func hasXtables(es []expr.Any) bool {
 // is one of the member tests of a -m set on a list:set (its lookups are
 // the members', which ipset does not count as references of the rule):
 // keys loaded from the packet and looked up, ending in return or in
-// nothing (the rules that count a member with counters). Other bound
+// nothing (the rules that count a member, or the list's element of it,
+// where it is the first member that matches). Other bound
 // chains' rules hold other statements (-j SET's dynset, the rest of a
 // list:set rule its counter).
 func isListMemberTest(r kernel.Rule) bool {
@@ -210,6 +211,10 @@ func isListMemberTest(r kernel.Rule) bool {
 				return false
 			}
 		case *expr.Bitwise:
+		case *expr.Immediate:
+			if x.Register == 0 { // NFT_REG_VERDICT
+				return false
+			}
 		case *expr.Verdict:
 			if i != len(r.Exprs)-1 || x.Kind != expr.VerdictReturn {
 				return false
