@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 
@@ -206,8 +207,14 @@ type SetInfo struct {
 	// nothing from a packet outside it.
 	RangeLo, RangeHi []byte
 	// List is a list:set: its members are looked up one by one, which
-	// one nftables rule cannot express (see ipset/doc.go).
+	// one nftables rule cannot express (see ipset/doc.go and
+	// NftListExprs).
 	List bool
+	// Members are a list:set's member sets in list order, when the
+	// caller knows them (MembersKnown); without them -m set on the list
+	// is refused.
+	Members      []SetInfo
+	MembersKnown bool
 	// Nomatch is the set a lookup with --return-nomatch uses, for types
 	// with nomatch entries (net types): the addresses whose most
 	// specific entry is a nomatch entry. The rule creates it when it
@@ -291,7 +298,9 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		return nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend for a set with counters.")
 	}
 	if info.List {
-		return nil, Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot match it yet.", m.SetName)
+		// a list the caller knows the members of is NftListExprs' (the
+		// rule is built around it); here it is refused
+		return nil, listRefusal(m.SetName)
 	}
 	if info.Family != ctx.Family || len(m.Dirs) < len(info.Dims) {
 		// ipset matches nothing for too few directions. A set without
@@ -311,6 +320,137 @@ func (m *SetMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	}
 	return append(out, &expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName, Invert: m.Invert}), nil
 }
+
+func listRefusal(name string) error {
+	return Errorf(StatusParameter, "Set %s is a list:set: the nftables backend cannot match it yet.", name)
+}
+
+// NftListExprs is -m set on a list:set whose members the caller knows
+// (SetInfo.Members); list is false for any other set (use NftExprs).
+// ipset tries the members in list order, each with the rule's
+// directions on its own dimensions, and the first that matches decides;
+// a member of the other family or with more dimensions than directions
+// does not match. A rule is a conjunction, so the match holds unless
+// one of the conjunctions in unless holds: the caller puts the rest of
+// the rule (its remaining matches, counter and target) into a chain
+// bound to the rule, after the rules in count (no verdict: they count
+// the first member that matches in its element counters, for members
+// with counters) and one rule per conjunction in unless that returns.
+// An empty unless matches every packet; an unless holding one empty
+// conjunction matches none. Without !, the conjunctions say that no
+// member matches; with !, each says that one does.
+//
+// A member matches as -m set matches it (NftExprs): --return-nomatch
+// looks it up in its nomatch set, a bitmap:port member matches TCP and
+// UDP packets only. Its negation is one inverted lookup, or for a
+// bitmap:port member "not TCP or UDP, or the port not in it", an OR
+// that takes one conjunction per choice. Counter tests concern the
+// list's own counters, as for other sets.
+func (m *SetMatch) NftListExprs(ctx *NftContext) (list bool, count, unless [][]expr.Any, err error) {
+	if LookupIPSet == nil {
+		return false, nil, nil, nil
+	}
+	info, ok := LookupIPSet(m.SetName)
+	if !ok || !info.List {
+		return false, nil, nil, nil
+	}
+	if !info.MembersKnown || info.HasTimeout {
+		// (members that time out would need the rule rewritten as
+		// they expire)
+		return true, nil, nil, listRefusal(m.SetName)
+	}
+	if (m.Packets.Op != "" || m.Bytes.Op != "") && info.Counters {
+		return true, nil, nil, Errorf(StatusParameter, "--packets-*/--bytes-* are not supported by the nftables backend for a set with counters.")
+	}
+	// Each applicable member's test (guard and lookup) and negation
+	// (alternative conjunctions).
+	var tests [][]expr.Any
+	var negs [][][]expr.Any
+	combos := 1
+	listCounts := info.Counters && !m.NoCounters
+	// listCount counts the packet in the list's own element of the
+	// member at pos (its key is the position)
+	listCount := func(pos int) []expr.Any {
+		return []expr.Any{
+			&expr.Immediate{Register: KernelReg(8), Data: binary.BigEndian.AppendUint32(nil, uint32(pos))},
+			&expr.Lookup{SourceRegister: KernelReg(8), SetName: info.NftName},
+		}
+	}
+	// counts[i]: what counts the i-th tested member where it is the
+	// first that matches (nil: nothing)
+	var counts [][]expr.Any
+	for pos, mi := range info.Members {
+		if mi.List || len(m.Dirs) < len(mi.Dims) || mi.Family != ctx.Family {
+			// (a list:set holds no list:set; the others never match)
+			continue
+		}
+		key := setKeyExprs(ctx, mi, func(i int) bool { return m.Dirs[i] == "src" })
+		nomatch := m.ReturnNomatch && mi.Nomatch != nil
+		lookup := func(inv bool) expr.Any {
+			if nomatch {
+				return &NomatchLookup{Lookup: &expr.Lookup{SourceRegister: KernelReg(8), SetName: mi.Nomatch.Name, Invert: inv}, Set: mi.Nomatch}
+			}
+			return &expr.Lookup{SourceRegister: KernelReg(8), SetName: mi.NftName, Invert: inv}
+		}
+		guard := portOnlyGuard(mi)
+		test := append(append(append([]expr.Any(nil), guard...), key...), lookup(false))
+		if listCounts {
+			test = append(test, listCount(pos)...)
+		}
+		tests = append(tests, test)
+		neg := [][]expr.Any{append(append([]expr.Any(nil), key...), lookup(true))}
+		if guard != nil {
+			notTCPUDP := &ValueMap{Lookup: &expr.Lookup{SourceRegister: 1, Invert: true}, KeyLen: 1, Keys: [][]byte{{unix.IPPROTO_TCP}, {unix.IPPROTO_UDP}}}
+			neg = append([][]expr.Any{{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1}, notTCPUDP}}, neg...)
+		}
+		if combos *= len(neg); combos > maxListReturnRules {
+			return true, nil, nil, Errorf(StatusParameter, "Set %s is a list:set with too many bitmap:port members for the nftables backend.", m.SetName)
+		}
+		negs = append(negs, neg)
+		// ! --update-counters keeps ipset from counting the members
+		// too. The member's lookup counts it when it has counters: with
+		// ! --update-subcounters and the list's counters it is counted
+		// (the kernel takes no chain bound in a bound chain, where its
+		// negation could stand before the list's count).
+		if mi.Counters && !m.NoSubCounters && !m.NoCounters || listCounts {
+			counts = append(counts, test)
+		} else {
+			counts = append(counts, nil)
+		}
+	}
+	if m.Invert {
+		// (a lookup that finds the key counts it in the element's
+		// counters: the first member that matches is counted, as
+		// ipset counts it; ! --update-subcounters and !
+		// --update-counters do not keep the members from counting)
+		return true, nil, tests, nil
+	}
+	// unless no member matches: one conjunction per choice of each
+	// member's alternative negations. An inverted lookup counts
+	// nothing: a member with counters (or the list's element of it, for
+	// a list with counters) is counted by a rule of its own where it is
+	// the first member that matches.
+	unless = [][]expr.Any{nil}
+	for i, n := range negs {
+		if counts[i] != nil {
+			for _, c := range unless {
+				count = append(count, append(append([]expr.Any(nil), c...), counts[i]...))
+			}
+		}
+		var next [][]expr.Any
+		for _, c := range unless {
+			for _, alt := range n {
+				next = append(next, append(append([]expr.Any(nil), c...), alt...))
+			}
+		}
+		unless = next
+	}
+	return true, count, unless, nil
+}
+
+// maxListReturnRules bounds the return rules of a list:set match (each
+// bitmap:port member doubles them).
+const maxListReturnRules = 16
 
 // setKeyExprs builds the key of set info from the packet, one field per
 // dimension (src(i) tells the direction of dimension i), into

@@ -160,17 +160,53 @@
 // set whose header differs from its swap partner's (maxelem, timeout,
 // counters, …) is re-created, which fails while a rule uses it.
 //
-// Not matched natively: -m set on a list:set (an nftables rule cannot OR
-// several lookups; the planned form is a hidden chain per list:set and
-// direction set with one lookup rule per member that sets a mark bit,
-// tested by the calling rule — it needs ruleset/ and translate/ to know
-// the hidden chains) and -j SET on net types (their lookup set is an
+// Not matched natively: -j SET on net types (below), refused with a
+// message naming the set.
+//
+// -m set on a list:set: ipset tries the members in list order, each
+// with the rule's directions on its own dimensions (a member with more
+// dimensions than directions, or of the other family, does not match; a
+// nomatch entry makes its member not match, or with --return-nomatch
+// match). An nftables rule is a conjunction, so the OR of the members
+// takes more than one rule; carrying the answer from a hidden chain to
+// the next rule in a register does not work (a 6.18 kernel refuses a
+// rule that loads a register it did not store itself, ENODATA). The
+// rule stays one kernel rule: its matches up to the list match, then a
+// jump to a chain bound to it that holds "return" where the list does
+// not match (no member matches, the members' keys and inverted lookups
+// in list order; with !, one rule per member that matches) and then the
+// rule's remaining matches, its counter and its target, which so run
+// once, after the members' tests (compat.SetMatch.NftListExprs). Its
+// counter is read from the bound chain. A change of a list's members
+// (add, del, flush, swap, restore, a member made again) translates the
+// rules that match it again in the same transaction, with their
+// counters (setengine/listrules.go). A member with counters is counted
+// where it is the first member that matches (an inverted lookup counts
+// nothing), as the list's own element of it for a list with counters,
+// not with ! --update-counters or ! --update-subcounters, except (the
+// member's lookup counts it) with ! --match-set, and with !
+// --update-subcounters on a list with counters. References of a list
+// counts the rules that name it; the members' lookups in its rules
+// count for none. Refused, with a message naming the set: -j RETURN and
+// -g in such a rule (from the bound chain they would return to the
+// rule's chain, not from it), a list:set with timeout (its rules would
+// have to change as members expire), more than four bitmap:port members
+// (each doubles the return rules), another list:set match or a target
+// that needs a chain of its own (TPROXY, ECN, SET: the kernel takes no
+// chain bound in a bound chain) in the rule. Known departures: a change
+// of a list starts the state of its rules' native stateful matches
+// afresh (limit, quota, statistic --mode nth: the rule is a new kernel
+// rule; counters are carried over, packets counted between the read and
+// the commit are lost); xtables matches after the list match run
+// without the rule's protocol (NFTA_RULE_COMPAT is per rule): those
+// that need one are refused by the kernel.
+//
+// -j SET on net types: their lookup set is an
 // interval set: the kernel refuses dynset add/update on rbtree and
 // pipapo sets with EOPNOTSUPP; ipset's packet path adds the address
 // masked to the most specific prefix length the set holds, /32 or /128
 // when it is empty, so -m set would have to match the interval set or
-// a plain set of added keys, an OR that one rule cannot express either);
-// both are refused with a message naming the set.
+// a plain set of added keys, an OR that one rule cannot express either.
 //
 // Fields without an nftables equivalent: "Size in memory" is an
 // estimate in ipset's layout; hashsize, bucketsize, initval and forceadd

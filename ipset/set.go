@@ -716,3 +716,16 @@ func cmpElem(s *Set, a, b Elem) int {
 	}
 	return 0
 }
+
+// Members returns the names of a list:set's members in list order (nil
+// for other types).
+func (s *Set) Members() []string {
+	if !s.Type.List {
+		return nil
+	}
+	out := make([]string, 0, len(s.Entries))
+	for _, en := range s.Entries {
+		out = append(out, en.Elem[0].Name)
+	}
+	return out
+}

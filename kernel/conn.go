@@ -21,6 +21,10 @@ type Conn struct {
 	rbuf   []byte
 	sndbuf int
 	rcvbuf int
+	// auxc is a second socket, for reads asked for during a dump of
+	// this one (boundcounter.go)
+	auxMu sync.Mutex
+	auxc  *auxConn
 }
 
 // Option configures Open.
@@ -114,6 +118,11 @@ func (c *Conn) Close() error {
 	}
 	err := unix.Close(c.fd)
 	c.fd = -1
+	c.auxMu.Lock()
+	if a := c.auxc; a != nil && a.c != nil {
+		a.c.Close()
+	}
+	c.auxMu.Unlock()
 	return err
 }
 

@@ -84,8 +84,13 @@ func pad4(b []byte) []byte {
 }
 
 // CounterValues returns the values of the rule's first counter
-// expression, without decoding the others; nil if it has none.
+// expression, without decoding the others; nil if it has none. A rule
+// without one that jumps to a chain bound to it has the counter of that
+// chain's last rule (read from the kernel: see boundcounter.go).
 func (r *Rule) CounterValues() *Counters {
+	if name, ok := r.boundChainOf(); ok {
+		return r.conn.boundCounter(r.Family, name)
+	}
 	if r.decoded {
 		return r.Counter
 	}

@@ -71,6 +71,9 @@ type Rule struct {
 
 	rawExprs []byte // NFTA_RULE_EXPRESSIONS payload, re-sent verbatim by ZeroRuleCounter
 	decoded  bool
+	// conn is the connection the rule was read through, for the
+	// counter of a bound chain (boundcounter.go)
+	conn *Conn
 }
 
 const (

@@ -134,6 +134,7 @@ func (c *Conn) scanRulesOnce(fam Family, chain string, fn func(r *Rule) error) (
 					continue
 				}
 				if ok {
+					r.conn = c
 					fnErr = fn(&r)
 				}
 			}
@@ -212,7 +213,7 @@ func trimNul(v []byte) []byte {
 // Clone returns a copy of r that owns its bytes (one allocation for the
 // userdata and the expressions), not decoded yet.
 func (r *Rule) Clone() Rule {
-	out := Rule{Family: r.Family, Chain: r.Chain, Handle: r.Handle, Position: r.Position}
+	out := Rule{Family: r.Family, Chain: r.Chain, Handle: r.Handle, Position: r.Position, conn: r.conn}
 	buf := make([]byte, len(r.UserData)+len(r.rawExprs))
 	n := copy(buf, r.UserData)
 	copy(buf[n:], r.rawExprs)
@@ -234,7 +235,7 @@ const arenaChunk = 64 << 10
 // its last chunk. A rule that does not fit the chunk's room starts a new
 // chunk; the rules in the old one keep it.
 func (r *Rule) CloneTo(a *[]byte) Rule {
-	out := Rule{Family: r.Family, Chain: r.Chain, Handle: r.Handle, Position: r.Position}
+	out := Rule{Family: r.Family, Chain: r.Chain, Handle: r.Handle, Position: r.Position, conn: r.conn}
 	n := len(r.UserData) + len(r.rawExprs)
 	if cap(*a)-len(*a) < n {
 		*a = make([]byte, 0, max(n, arenaChunk))

@@ -120,6 +120,20 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 			st.Sets = append(st.Sets, s)
 		}
 	}
+	if o.refs {
+		// a rule on a list:set looks its members up (relist): it is
+		// counted from its text
+		lists := map[string]bool{}
+		for _, s := range st.Sets {
+			if s.Type.List {
+				lists[s.Name] = true
+			}
+		}
+		lr := e.listReferences(lists)
+		for _, s := range st.Sets {
+			s.References += lr[s.Name]
+		}
+	}
 	st.SortBySlot()
 	return st, nil
 }
@@ -133,6 +147,9 @@ func (e *Engine) references(fam kernel.Family) map[string]int {
 		return refs
 	}
 	for _, r := range rules {
+		if isListMemberTest(r) {
+			continue
+		}
 		for i, x := range r.Exprs {
 			name := ""
 			switch l := x.(type) {
@@ -472,10 +489,16 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		if rerr != nil {
 			return Result{}, kernelErr(rerr)
 		}
+		lpre, lpost, lerr := e.relist(old, st)
+		if lerr != nil {
+			return Result{}, kernelErr(lerr)
+		}
 		b := kernel.NewBatch()
+		lpre(b)
 		pre(b)
 		diff(b, old, st, nm)
 		post(b)
+		lpost(b)
 		if b.Len() == 0 {
 			return Result{Stdout: out.String(), Stderr: errOut.String()}, nil
 		}
@@ -494,8 +517,14 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 // commitPartial commits what a failed add or del changed before its
 // error; retry says the generation changed.
 func (e *Engine) commitPartial(old, st *ipset.State, genid uint32, nm *nomatchSets) (retry bool, err error) {
+	lpre, lpost, err := e.relist(old, st)
+	if err != nil {
+		return false, err
+	}
 	b := kernel.NewBatch()
+	lpre(b)
 	diff(b, old, st, nm)
+	lpost(b)
 	if b.Len() == 0 {
 		return false, nil
 	}

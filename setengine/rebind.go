@@ -50,7 +50,9 @@ func (e *Engine) rebind(old, cur *ipset.State) (pre, post func(b *kernel.Batch),
 			if i == len(all)-1 || all[i+1].Chain != r.Chain {
 				next = 0
 			}
-			if !usesAny(r, sets) {
+			if !usesAny(r, sets) || kernel.IsBoundChainName(r.Chain) {
+				// (a bound chain's rules go with the rule it is bound
+				// to: those of -m set on a list:set are relist's)
 				next = r.Handle
 				continue
 			}

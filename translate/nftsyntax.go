@@ -239,6 +239,10 @@ func (p *printer) expr(e expr.Any) error {
 	case *expr.Lookup:
 		var keys []string
 		for _, r := range p.pending {
+			if o := p.regs[r]; o.text == "" && o.lit != nil {
+				// (a list:set's own counters: the member's element)
+				return fmt.Errorf("%w: lookup of a constant", ErrNoSyntax)
+			}
 			keys = append(keys, p.keyText(p.regs[r]))
 		}
 		p.pending = nil

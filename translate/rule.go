@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -61,7 +62,45 @@ func ExprsIn(table, chain string, r *compat.Rule) ([]expr.Any, error) {
 			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 2, Mask: []byte{0x1f, 0xff}, Xor: []byte{0, 0}},
 			&expr.Cmp{Op: op, Register: 1, Data: []byte{0, 0}})
 	}
-	for _, m := range r.Matches {
+	return appendMatches(out, table, ctx, r, r.Matches)
+}
+
+// appendMatches appends the expressions of ms, the rule's matches from
+// some point on, then its counter and target. A -m set on a list:set
+// (compat.SetMatch.NftListExprs) takes the rest of the rule into a chain
+// bound to it: "return" where the match fails, then the rest, counter
+// included (kernel.Rule.CounterValues finds it there). The rest runs
+// once, after the members' tests; -j RETURN and -g cannot be expressed
+// (from the bound chain they would return to the rule's chain).
+func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *compat.Rule, ms []compat.Match) ([]expr.Any, error) {
+	for i, m := range ms {
+		if sm, ok := m.(*compat.SetMatch); ok {
+			list, count, unless, err := sm.NftListExprs(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("match %q: %w", m.Name(), err)
+			}
+			if list {
+				if t, ok := r.Target.(*compat.ChainTarget); ok && (t.Goto || t.Chain == compat.VerdictReturn) {
+					// from the bound chain they would return to the
+					// rule's chain, not from it
+					return nil, fmt.Errorf("match %q: %w", m.Name(), compat.Errorf(compat.StatusParameter, "Set %s is a list:set: the nftables backend cannot match it in a rule with -j RETURN or -g.", sm.SetName))
+				}
+				rest, err := appendMatches(nil, table, ctx, r, ms[i+1:])
+				if err != nil {
+					return nil, err
+				}
+				if slices.ContainsFunc(rest, func(x expr.Any) bool { _, ok := x.(kernel.BoundChain); return ok }) {
+					// (the kernel takes no chain bound in a bound chain)
+					return nil, fmt.Errorf("match %q: %w", m.Name(), compat.Errorf(compat.StatusParameter, "Set %s is a list:set: the nftables backend cannot match it in a rule with another list:set match or a target that needs a chain of its own (TPROXY, ECN, SET).", sm.SetName))
+				}
+				rules := count
+				for _, c := range unless {
+					rules = append(rules, append(append([]expr.Any(nil), c...), &expr.Verdict{Kind: expr.VerdictReturn}))
+				}
+				rules = append(rules, rest)
+				return append(out, &compat.BoundJump{Verdict: &expr.Verdict{Kind: expr.VerdictJump}, Rules: rules}), nil
+			}
+		}
 		n, ok := m.(compat.NftExpresser)
 		if !ok {
 			return nil, fmt.Errorf("match %q: %w", m.Name(), ErrUnsupported)
@@ -404,6 +443,12 @@ func readRule(f compat.Family, table, chain string, kr *kernel.Rule) (r *compat.
 		return nil, false, ErrForeign
 	}
 	r, err = FromKernel(f, table, chain, kr.Exprs, kr.UserData)
+	if err == nil && r.Counters == nil {
+		// (kept in a chain bound to the rule: -m set on a list:set)
+		if c := kr.CounterValues(); c != nil {
+			r.Counters = &compat.Counters{Packets: c.Packets, Bytes: c.Bytes}
+		}
+	}
 	return r, false, err
 }
 

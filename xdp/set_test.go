@@ -204,3 +204,20 @@ func TestClassifierSetUpdates(t *testing.T) {
 	})
 	t.Logf("%d rebuilds", rebuilt)
 }
+
+// TestClassifierListSet: a -m set rule on a list:set ends the XDP run
+// (nftables alone tries its members: see ipset/doc.go), with or without !.
+func TestClassifierListSet(t *testing.T) {
+	l := ipset.NewSet("L", ipset.LookupType("list:set"))
+	src := func(string) *ipset.Set { return l }
+	for _, spec := range []string{"-m set --match-set L src -j DROP", "-m set ! --match-set L src -j ACCEPT"} {
+		rules := parseRules(t, compat.IPv4, "-s 198.18.0.0/16 -j DROP", spec, "-s 198.19.0.0/16 -j DROP")
+		c, err := CompileSets(rules, nil, nil, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Run4 != 1 || c.Stop4 == nil || c.Stop4.Pos != 1 || !strings.Contains(c.Stop4.Reason, "list:set") {
+			t.Errorf("%s: run %d stop %v", spec, c.Run4, c.Stop4)
+		}
+	}
+}

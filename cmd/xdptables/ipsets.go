@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"net/netip"
 	"strings"
@@ -20,25 +19,44 @@ import (
 func init() {
 	var mu sync.Mutex
 	cache := map[string]*ipset.Set{}
-	compat.LookupIPSet = func(name string) (compat.SetInfo, bool) {
-		// Only the set's header is read (not its elements), once per
-		// name and invocation.
-		mu.Lock()
-		s, seen := cache[name]
-		if !seen {
-			if conn, err := kernel.Open(); err == nil {
-				if st, err := (&setengine.Engine{Conn: conn}).Headers(name); err == nil {
-					s = st.Find(name)
-				}
-				conn.Close()
+	// read returns the named sets (from the kernel the first time);
+	// with mu held.
+	read := func(names ...string) {
+		var todo []string
+		for _, n := range names {
+			if _, seen := cache[n]; !seen {
+				todo = append(todo, n)
 			}
-			cache[name] = s
 		}
-		mu.Unlock()
+		if len(todo) == 0 {
+			return
+		}
+		var st *ipset.State
+		if conn, err := kernel.Open(); err == nil {
+			st, _ = (&setengine.Engine{Conn: conn}).Headers(todo...)
+			conn.Close()
+		}
+		for _, n := range todo {
+			if st != nil {
+				cache[n] = st.Find(n)
+			} else {
+				cache[n] = nil
+			}
+		}
+	}
+	compat.LookupIPSet = func(name string) (compat.SetInfo, bool) {
+		// Only the set's header is read (not its elements; a
+		// list:set's members and their headers), once per name and
+		// invocation.
+		mu.Lock()
+		defer mu.Unlock()
+		read(name)
+		s := cache[name]
 		if s == nil {
 			return compat.SetInfo{}, false
 		}
-		return setInfo(name, s), true
+		read(s.Members()...)
+		return setengine.SetInfo(name, s, func(n string) *ipset.Set { return cache[n] }), true
 	}
 }
 
@@ -68,48 +86,4 @@ func init() {
 		}
 		return strings.TrimSuffix(names[0], "."), true
 	}
-}
-
-// setInfo describes an ipset set the way -m set and -j SET need it.
-func setInfo(name string, s *ipset.Set) compat.SetInfo {
-	info := compat.SetInfo{NftName: ipset.LookupSetName(name), Family: compat.IPv4,
-		Updatable: !s.Type.Net() && !s.Type.List, HasTimeout: s.HasTimeout, Timeout: s.Timeout, Counters: s.Counters,
-		ElemData: s.Comment || s.SkbInfo, List: s.Type.List}
-	if s.Family == ipset.Inet6 {
-		info.Family = compat.IPv6
-	}
-	info.Netmask = s.Netmask
-	switch {
-	case s.Type.Bitmap && s.Type.Dims[0] == ipset.DimPort:
-		info.RangeLo = binary.BigEndian.AppendUint16(nil, s.PortLo)
-		info.RangeHi = binary.BigEndian.AppendUint16(nil, s.PortHi)
-	case s.Type.Bitmap && s.RangeLo.IsValid() && s.RangeHi.IsValid():
-		info.RangeLo, info.RangeHi = s.RangeLo.AsSlice(), s.RangeHi.AsSlice()
-	}
-	if s.Type.Net() {
-		n := s.NomatchNftSet()
-		info.Nomatch = &n
-	}
-	if s.ShardCopies() {
-		info.Copies = s.CopySetNames()
-	}
-	for _, d := range s.Type.Dims {
-		switch d {
-		case ipset.DimIP, ipset.DimNet:
-			info.Dims = append(info.Dims, compat.SetDimAddr)
-		case ipset.DimPort:
-			if s.Type.Bitmap {
-				info.Dims = append(info.Dims, compat.SetDimPortOnly)
-			} else {
-				info.Dims = append(info.Dims, compat.SetDimPort)
-			}
-		case ipset.DimIface:
-			info.Dims = append(info.Dims, compat.SetDimIface)
-		case ipset.DimMAC:
-			info.Dims = append(info.Dims, compat.SetDimMAC)
-		case ipset.DimMark:
-			info.Dims = append(info.Dims, compat.SetDimMark)
-		}
-	}
-	return info
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/xdptables/xdptables/ipset"
 	"github.com/xdptables/xdptables/kernel"
 	"github.com/xdptables/xdptables/ruleset"
+	"github.com/xdptables/xdptables/setengine"
 	"github.com/xdptables/xdptables/translate"
 	"github.com/xdptables/xdptables/xdp"
 )
@@ -156,7 +157,7 @@ func useIPSets(st *ipset.State) {
 		if s == nil {
 			return compat.SetInfo{}, false
 		}
-		return setInfo(name, s), true
+		return setengine.SetInfo(name, s, st.Find), true
 	}
 }
 
