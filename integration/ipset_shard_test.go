@@ -428,7 +428,7 @@ func TestIpsetShardSizes(t *testing.T) {
 
 	// Single adds, all to shard 0 of a second set, past its size.
 	p.run(shardBlocklist("sz2", 300, true), "ipset -exist restore")
-	hdr := &ipset.Set{Name: "sz2", Shards: 32}
+	hdr := &ipset.Set{Name: "sz2", Type: ipset.LookupType("hash:net"), Shards: 32}
 	added := 0
 	for a := 0; added < 300 && a < 1<<16; a++ {
 		key := []byte{10, 240, byte(a >> 8), byte(a), 0, 0, 0, 0}
