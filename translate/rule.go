@@ -196,14 +196,13 @@ func isFirstFragmentTest(es []expr.Any) bool {
 
 // readsRegister says whether x may read a register it did not load.
 func readsRegister(x expr.Any) bool {
-	switch x.(type) {
-	case *expr.Payload, *expr.Counter, *expr.Verdict, *expr.Match, *expr.Target, *expr.Numgen:
-		if p, ok := x.(*expr.Payload); ok {
-			return p.OperationType != expr.PayloadLoad
-		}
-		return false
+	switch v := x.(type) {
+	case *expr.Payload:
+		return v.OperationType != expr.PayloadLoad
 	case *expr.Meta:
-		return x.(*expr.Meta).SourceRegister
+		return v.SourceRegister
+	case *expr.Counter, *expr.Verdict, *expr.Match, *expr.Target, *expr.Numgen:
+		return false
 	}
 	return true
 }
