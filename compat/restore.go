@@ -287,14 +287,15 @@ func parseRestoreRule(line string, n int, table string, o RestoreOptions) (*Comm
 		start = line[end+1:]
 	}
 	words := RestoreWords(start)
-	var args []string
+	args := words
+	extra := 0
 	if o.Counters && pcnt != "" {
-		args = append(args, "--set-counters", pcnt, bcnt)
+		extra = 3
+		args = append([]string{"--set-counters", pcnt, bcnt}, words...)
 	}
-	if err := checkRestoreArgs(words, len(args)); err != nil {
+	if err := checkRestoreArgs(words, extra); err != nil {
 		return nil, err
 	}
-	args = append(args, words...)
 	return Parse(o.Family, args, ParseOptions{Restore: true, Prog: o.Prog, Table: table, Warn: o.Warn, Resolve: o.Resolve, LookupSets: o.LookupSets})
 }
 

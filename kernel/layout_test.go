@@ -79,7 +79,9 @@ func TestRuleEncodingMatchesLibrary(t *testing.T) {
 	exprs := []expr.Any{
 		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 12, Len: 4},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{10, 0, 0, 1}},
-		&expr.Counter{},
+		// a zero counter is shorter than the library's on purpose
+		// (TestCounterZeroValuesLeftOut)
+		&expr.Counter{Bytes: 64, Packets: 1},
 		&expr.Verdict{Kind: expr.VerdictDrop},
 	}
 	ud := []byte("comment")

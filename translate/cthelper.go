@@ -231,7 +231,8 @@ func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([]CTMi
 		}
 		m := *r
 		m.Target, m.Counters = nil, nil
-		es, err := ExprsIn("raw", chain, &m)
+		// unfolded: nft syntax sets a helper after an l4proto test
+		es, err := exprsIn("raw", chain, &m, false)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -3,6 +3,8 @@ package translate
 import (
 	"testing"
 
+	"github.com/google/nftables/expr"
+
 	"github.com/xdptables/xdptables/compat"
 )
 
@@ -20,8 +22,15 @@ func parseRule(t *testing.T, f compat.Family, args ...string) *compat.Rule {
 // iptables-nft 1.8.9 leaves it out, see DESIGN "Behaviour contracts").
 const firstFrag = "[ payload load 2b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff ) ^ 0x0000 ]\n[ cmp eq reg 1 0x0000 ]\n"
 
+// protoFrag is an IPv4 rule's -p test (protocol hex) folded with
+// firstFrag, as a rule with both has them (foldProtoFragment).
+func protoFrag(proto string) string {
+	return "[ payload load 4b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff00ff ) ^ 0x00000000 ]\n[ cmp eq reg 1 0x000000" + proto + " ]\n"
+}
+
 // Expected expressions follow iptables-nft 1.8.9's encoding (spec §2),
-// plus firstFrag in front of tcp/udp header tests.
+// plus firstFrag in front of tcp/udp header tests, folded with the
+// protocol test in IPv4 rules (protoFrag).
 func TestExprs(t *testing.T) {
 	for _, c := range []struct {
 		fam  compat.Family
@@ -42,24 +51,24 @@ func TestExprs(t *testing.T) {
 		{compat.IPv4, []string{"-A", "INPUT", "-i", "eth+", "-j", "web"},
 			"[ meta load iifname => reg 1 ]\n[ cmp eq reg 1 0x657468 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 jump -> filter.web ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "--sport", "1024:65535", "--dport", ":1023", "-c", "5", "6", "-g", "web"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag +
+			protoFrag("06") +
 				"[ payload load 2b @ transport header + 0 => reg 1 ]\n[ cmp gte reg 1 0x0400 ]\n" +
 				"[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp lte reg 1 0x03ff ]\n" +
 				"[ counter pkts 5 bytes 6 ]\n[ immediate reg 0 goto -> filter.web ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "udp", "!", "--dport", "10:20"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n" + firstFrag + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ range neq reg 1 0x000a 0x0014 ]\n[ counter pkts 0 bytes 0 ]\n"},
+			protoFrag("11") + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ range neq reg 1 0x000a 0x0014 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "--syn", "-j", "ACCEPT"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag + "[ payload load 1b @ transport header + 13 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x17 ) ^ 0x00 ]\n[ cmp eq reg 1 0x02 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 accept ]\n"},
+			protoFrag("06") + "[ payload load 1b @ transport header + 13 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x17 ) ^ 0x00 ]\n[ cmp eq reg 1 0x02 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 accept ]\n"},
 		{compat.IPv6, []string{"-A", "INPUT", "-s", "2001:db8::/32", "!", "-d", "2001:db8::1"},
 			"[ payload load 4b @ network header + 8 => reg 1 ]\n[ cmp eq reg 1 0x20010db8 ]\n[ payload load 16b @ network header + 24 => reg 1 ]\n[ cmp neq reg 1 0x20010db8000000000000000000000001 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "!", "-f", "-p", "tcp", "--dport", "80"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0050 ]\n[ counter pkts 0 bytes 0 ]\n"},
+			protoFrag("06") + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0050 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-f", "-p", "udp", "--dport", "53"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n" +
+			protoFrag("11") +
 				"[ payload load 2b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff ) ^ 0x0000 ]\n[ cmp neq reg 1 0x0000 ]\n" +
-				firstFrag + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
+				"[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "-m", "tcp"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n" + firstFrag + "[ counter pkts 0 bytes 0 ]\n"},
+			protoFrag("06") + "[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv6, []string{"-A", "INPUT", "-p", "udp", "--sport", "53"},
 			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n[ payload load 2b @ transport header + 0 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-i", "+"},
@@ -123,5 +132,75 @@ func TestLongRuleFitsUserdata(t *testing.T) {
 	text, ok := specText(ud)
 	if !ok || text != compat.ExactSpec(r) {
 		t.Fatalf("round trip: %q", text)
+	}
+}
+
+// TestFoldedAndUnfoldedReadBack: a rule is written with its protocol and
+// first-fragment tests folded, and read back from either form (rules
+// written before the fold have them apart), but not from a form with a
+// test missing or another protocol.
+func TestFoldedAndUnfoldedReadBack(t *testing.T) {
+	r := parseRule(t, compat.IPv4, "-A", "INPUT", "-d", "198.51.100.7/32", "-p", "tcp", "-m", "comment", "--comment", "web", "-m", "tcp", "--dport", "80", "-j", "ACCEPT")
+	folded, err := ExprsIn("filter", "INPUT", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unfolded, err := exprsIn("filter", "INPUT", r, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(folded) != len(unfolded)-2 {
+		t.Fatalf("folded %d expressions, unfolded %d:\n%s--\n%s", len(folded), len(unfolded), Debug(folded), Debug(unfolded))
+	}
+	ud, err := UserDataFor(compat.IPv4, "filter", "INPUT", r, folded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, es := range map[string][]expr.Any{"folded": folded, "unfolded": unfolded} {
+		back, err := FromKernel(compat.IPv4, "filter", "INPUT", es, ud)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, want := compat.ExactSpec(back), compat.ExactSpec(r); got != want {
+			t.Errorf("%s: read back %q, want %q", name, got, want)
+		}
+	}
+	// the unfolded form without its first-fragment test, and the folded
+	// form testing another protocol, are not this rule
+	noFrag := append(append([]expr.Any{}, unfolded[:4]...), unfolded[7:]...)
+	udp := append([]expr.Any{}, folded...)
+	udp[2] = &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0, 0, 0, 17}}
+	for name, es := range map[string][]expr.Any{"no fragment test": noFrag, "udp": udp} {
+		if _, err := FromKernel(compat.IPv4, "filter", "INPUT", es, ud); err != ErrForeign {
+			t.Errorf("%s: %v, want ErrForeign\n%s", name, err, Debug(es))
+		}
+	}
+}
+
+// TestFoldOnlyWhereNftSyntaxAllows: rules whose nft syntax needs the
+// l4proto test (icmp, DNAT with ports, REJECT) and IPv6 rules keep it.
+func TestFoldOnlyWhereNftSyntaxAllows(t *testing.T) {
+	for _, c := range []struct {
+		fam   compat.Family
+		table string
+		args  []string
+	}{
+		{compat.IPv4, "filter", []string{"-A", "INPUT", "-p", "icmp", "--icmp-type", "echo-request", "-j", "ACCEPT"}},
+		{compat.IPv4, "nat", []string{"-A", "PREROUTING", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", "192.0.2.1:8080"}},
+		{compat.IPv4, "filter", []string{"-A", "INPUT", "-p", "tcp", "--dport", "80", "-j", "REJECT", "--reject-with", "tcp-reset"}},
+		{compat.IPv4, "filter", []string{"-A", "INPUT", "!", "-p", "tcp", "-j", "DROP"}},
+		{compat.IPv6, "filter", []string{"-A", "INPUT", "-p", "tcp", "--dport", "80", "-j", "ACCEPT"}},
+	} {
+		cmd, err := compat.Parse(c.fam, c.args, compat.ParseOptions{Table: c.table})
+		if err != nil {
+			t.Fatalf("%v: %s", c.args, compat.Format(err, "iptables", -1))
+		}
+		es, err := ExprsIn(c.table, "", cmd.Rules[0])
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if m, ok := es[0].(*expr.Meta); !ok || m.Key != expr.MetaKeyL4PROTO {
+			t.Errorf("%v: starts with %s", c.args, Debug(es[:1]))
+		}
 	}
 }
