@@ -71,7 +71,11 @@ func exprsIn(table, chain string, r *compat.Rule, fold bool) ([]expr.Any, error)
 			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 2, Mask: []byte{0x1f, 0xff}, Xor: []byte{0, 0}},
 			&expr.Cmp{Op: op, Register: 1, Data: []byte{0, 0}})
 	}
-	return appendMatches(out, table, ctx, r, r.Matches)
+	foldAt := -1
+	if fold && protoAt >= 0 && r.Family == compat.IPv4 && !r.ProtoInv && foldable(r) {
+		foldAt = protoAt
+	}
+	return appendMatches(out, table, ctx, r, r.Matches, foldAt)
 }
 
 // appendMatches appends the expressions of ms, the rule's matches from
@@ -80,8 +84,10 @@ func exprsIn(table, chain string, r *compat.Rule, fold bool) ([]expr.Any, error)
 // bound to it: "return" where the match fails, then the rest, counter
 // included (kernel.Rule.CounterValues finds it there). The rest runs
 // once, after the members' tests; -j RETURN and -g cannot be expressed
-// (from the bound chain they would return to the rule's chain).
-func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *compat.Rule, ms []compat.Match) ([]expr.Any, error) {
+// (from the bound chain they would return to the rule's chain). foldAt
+// (-1: none) is where out's protocol test starts when it is to be folded
+// with the first-fragment test (foldProtoFragment).
+func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *compat.Rule, ms []compat.Match, foldAt int) ([]expr.Any, error) {
 	for i, m := range ms {
 		if sm, ok := m.(*compat.SetMatch); ok {
 			list, count, unless, err := sm.NftListExprs(ctx)
@@ -94,7 +100,7 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 					// rule's chain, not from it
 					return nil, fmt.Errorf("match %q: %w", m.Name(), compat.Errorf(compat.StatusParameter, "Set %s is a list:set: the nftables backend cannot match it in a rule with -j RETURN or -g.", sm.SetName))
 				}
-				rest, err := appendMatches(nil, table, ctx, r, ms[i+1:])
+				rest, err := appendMatches(nil, table, ctx, r, ms[i+1:], -1)
 				if err != nil {
 					return nil, err
 				}
@@ -123,8 +129,8 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 		}
 		out = append(out, es...)
 	}
-	if fold && protoAt >= 0 && r.Family == compat.IPv4 && !r.ProtoInv && foldable(r) {
-		out = foldProtoFragment(out, protoAt)
+	if foldAt >= 0 {
+		out = foldProtoFragment(out, foldAt)
 	}
 	c := &expr.Counter{}
 	if r.Counters != nil {
