@@ -431,6 +431,14 @@ type ExactSaver interface {
 	SaveExact(b *strings.Builder, r *Rule)
 }
 
+// CompareKeyer is implemented by matches whose -S text leaves out or
+// rounds fields of the xtables struct that iptables-nft compares when
+// -C and -D look for a rule: CompareKey holds them, so that two rules
+// with the same -S text but other structs are different rules.
+type CompareKeyer interface {
+	CompareKey() string
+}
+
 // Merger is implemented by matches that iptables-nft reads back merged
 // with an earlier match of the same kind: the native payload tests of all
 // tcp (udp) matches of a rule become one match, at the place of the first
