@@ -53,8 +53,18 @@ func ExactIsCanonical(r *Rule) bool {
 	if _, ok := r.Target.(*ChainTarget); ok {
 		return true // printed the same way in both forms
 	}
-	_, ok := r.Target.(ExactSaver)
-	return !ok
+	if _, ok := r.Target.(ExactSaver); ok {
+		c, ok := r.Target.(exactAsSave)
+		return ok && c.ExactIsSave()
+	}
+	return true
+}
+
+// exactAsSave is implemented by an ExactSaver whose exact form differs
+// from its -S form only for some instances: ExactIsSave says the two are
+// the same for this one.
+type exactAsSave interface {
+	ExactIsSave() bool
 }
 
 func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
