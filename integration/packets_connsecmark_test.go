@@ -118,4 +118,3 @@ func secmarkCounts(t *testing.T, c *nftables.Conn) []uint64 {
 	}
 	return out
 }
-
