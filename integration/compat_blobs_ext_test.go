@@ -13,13 +13,13 @@ import (
 	"github.com/xdptables/xdptables/translate"
 )
 
-// TestCompatBlobsRateest checks the struct xt_rateest_match_info of every
-// -m rateest rule of compat_ext.txt against the one the reference
+// TestCompatBlobsExt checks the info struct of every -m rateest and -m
+// ipcomp rule of compat_ext.txt against the one the reference
 // iptables-nft puts in the kernel for the same line (the estimators
-// the lines name are made first by RATEEST rules in INPUT): the -S text
-// alone would not see a misplaced rate, since -S rounds and leaves some
-// out.
-func TestCompatBlobsRateest(t *testing.T) {
+// the lines name are made first by RATEEST rules in OUTPUT): the -S text
+// alone would not see a misplaced field, since -S rounds rates and
+// leaves some values out.
+func TestCompatBlobsExt(t *testing.T) {
 	netns.RequireRoot(t)
 	if !netns.Have("iptables-nft") {
 		t.Skip("reference iptables-nft is not installed")
@@ -30,11 +30,11 @@ func TestCompatBlobsRateest(t *testing.T) {
 	}
 	ns := netns.New(t, "rblob")
 	for _, est := range []string{"eth0", "h19x"} {
-		if r := ns.Run("", "iptables-nft", "-A", "INPUT", "-j", "RATEEST", "--rateest-name", est, "--rateest-interval", "1s", "--rateest-ewmalog", "2s"); r.RC != 0 {
+		if r := ns.Run("", "iptables-nft", "-A", "OUTPUT", "-j", "RATEEST", "--rateest-name", est, "--rateest-interval", "1s", "--rateest-ewmalog", "2s"); r.RC != 0 {
 			t.Fatalf("RATEEST %s: %s", est, r.Stderr)
 		}
 	}
-	if r := ns.Run("", "ip6tables-nft", "-A", "INPUT", "-j", "RATEEST", "--rateest-name", "v6", "--rateest-interval", "1s", "--rateest-ewmalog", "2s"); r.RC != 0 {
+	if r := ns.Run("", "ip6tables-nft", "-A", "OUTPUT", "-j", "RATEEST", "--rateest-name", "v6", "--rateest-interval", "1s", "--rateest-ewmalog", "2s"); r.RC != 0 {
 		t.Fatalf("RATEEST v6: %s", r.Stderr)
 	}
 	fd, err := os.Open("/run/netns/" + ns.Name)
@@ -46,9 +46,11 @@ func TestCompatBlobsRateest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := 0
+	names := map[string]bool{"rateest": true, "ipcomp": true}
+	checked := map[string]int{}
 	for _, l := range lines {
-		if !strings.Contains(strings.Join(l.Args, " "), "-m rateest") {
+		line := strings.Join(l.Args, " ")
+		if !strings.Contains(line, "-m rateest") && !strings.Contains(line, "-m ipcomp") {
 			continue
 		}
 		f, fam, prog := compat.IPv4, nftables.TableFamilyIPv4, "iptables-nft"
@@ -73,30 +75,31 @@ func TestCompatBlobsRateest(t *testing.T) {
 			t.Errorf("line %d: reading the reference rule: %v (%d rules)", l.Line, err, len(rules))
 			continue
 		}
-		var ref *expr.Match
+		refs := map[string]*expr.Match{}
 		for _, e := range rules[0].Exprs {
-			if m, ok := e.(*expr.Match); ok && m.Name == "rateest" {
-				ref = m
+			if m, ok := e.(*expr.Match); ok {
+				refs[m.Name] = m
 			}
 		}
 		for _, e := range ours {
 			m, ok := e.(*expr.Match)
-			if !ok || m.Name != "rateest" {
+			if !ok || !names[m.Name] {
 				continue
 			}
+			ref := refs[m.Name]
 			if ref == nil {
-				t.Errorf("line %d: reference has no rateest match", l.Line)
+				t.Errorf("line %d: reference has no %s match", l.Line, m.Name)
 				continue
 			}
 			a, b := infoBytes(t, f, m), infoBytes(t, f, ref)
 			if m.Rev != ref.Rev || !bytes.Equal(a, b) {
-				t.Errorf("line %d %s: rateest rev %d\n ours %x\n ref  %x (rev %d)", l.Line, l.Args, m.Rev, a, b, ref.Rev)
+				t.Errorf("line %d %s: %s rev %d\n ours %x\n ref  %x (rev %d)", l.Line, l.Args, m.Name, m.Rev, a, b, ref.Rev)
 			}
-			checked++
+			checked[m.Name]++
 		}
 	}
-	if checked < 20 {
-		t.Errorf("only %d rateest rules compared", checked)
+	if checked["rateest"] < 20 || checked["ipcomp"] < 10 {
+		t.Errorf("too few rules compared: %v", checked)
 	}
-	t.Logf("%d rateest matches compared", checked)
+	t.Logf("matches compared: %v", checked)
 }
