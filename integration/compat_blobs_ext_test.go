@@ -13,8 +13,8 @@ import (
 	"github.com/xdptables/xdptables/translate"
 )
 
-// TestCompatBlobsExt checks the info struct of every -m rateest and -m
-// ipcomp rule of compat_ext.txt against the one the reference
+// TestCompatBlobsExt checks the info struct of every -m rateest, -m
+// ipcomp and -m srh rule of compat_ext.txt against the one the reference
 // iptables-nft puts in the kernel for the same line (the estimators
 // the lines name are made first by RATEEST rules in OUTPUT): the -S text
 // alone would not see a misplaced field, since -S rounds rates and
@@ -46,11 +46,11 @@ func TestCompatBlobsExt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]bool{"rateest": true, "ipcomp": true}
+	names := map[string]bool{"rateest": true, "ipcomp": true, "srh": true}
 	checked := map[string]int{}
 	for _, l := range lines {
 		line := strings.Join(l.Args, " ")
-		if !strings.Contains(line, "-m rateest") && !strings.Contains(line, "-m ipcomp") {
+		if !strings.Contains(line, "-m rateest") && !strings.Contains(line, "-m ipcomp") && !strings.Contains(line, "-m srh") {
 			continue
 		}
 		f, fam, prog := compat.IPv4, nftables.TableFamilyIPv4, "iptables-nft"
@@ -98,7 +98,7 @@ func TestCompatBlobsExt(t *testing.T) {
 			checked[m.Name]++
 		}
 	}
-	if checked["rateest"] < 20 || checked["ipcomp"] < 10 {
+	if checked["rateest"] < 20 || checked["ipcomp"] < 10 || checked["srh"] < 10 {
 		t.Errorf("too few rules compared: %v", checked)
 	}
 	t.Logf("matches compared: %v", checked)
