@@ -75,6 +75,10 @@ func init() {
 	}
 }
 
+// XtRevision: the revision iptables 1.8.9 loads, asked for in the kernel
+// (see xtProber).
+func (m *IpvsMatch) XtRevision() uint32 { return 0 }
+
 func (m *IpvsMatch) Name() string { return "ipvs" }
 
 func (m *IpvsMatch) Parse(p *OptArg) error {

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -795,6 +796,7 @@ func (p *parser) loadMatch(name string) error {
 
 func (p *parser) addMatch(spec *ExtSpec, name string) (*loadedExt, error) {
 	l := &loadedExt{spec: spec, name: spec.Name, match: spec.NewMatch(p.f)}
+	p.probeLoad(spec.Name, l.match, false)
 	p.exts = append(p.exts, l)
 	p.rule.Matches = append(p.rule.Matches, l.match)
 	p.mergeOptions(l)
@@ -850,10 +852,47 @@ func (p *parser) jump(name string) error {
 			p.warn(w.LoadWarning())
 		}
 	}
+	p.probeLoad(spec.Name, l.target, true)
 	p.target = l
 	p.rule.Target = l.target
 	p.mergeOptions(l)
 	return nil
+}
+
+// KernelHasXt, set by the binary, asks the running kernel whether it
+// has revision rev of the xtables match or target name for family f
+// (nft_compat's answer); ok is false when it could not ask (no
+// permission, no nf_tables), and then nothing is printed, as iptables
+// prints nothing when it cannot ask.
+var KernelHasXt func(f Family, name string, rev uint32, target bool) (has, ok bool)
+
+// xtProber is implemented by extensions that always run as their
+// xtables match or target: iptables asks the kernel for it as it loads
+// the extension and says so when the kernel lacks it (-m ipvs, -j LED
+// on kernels built without them); the kernel then refuses the rule.
+type xtProber interface {
+	XtRevision() uint32
+}
+
+// probeLoad prints xtables' notice for an extension the kernel lacks,
+// once per process as xtables loads an extension once.
+func (p *parser) probeLoad(name string, x any, target bool) {
+	pr, ok := x.(xtProber)
+	if !ok || KernelHasXt == nil {
+		return
+	}
+	key := name + "/" + strconv8(uint8(p.f))
+	if _, done := loadWarned.Load(key); done {
+		return
+	}
+	rev := pr.XtRevision()
+	has, ok := KernelHasXt(p.f, name, rev, target)
+	if !ok {
+		return
+	}
+	if _, done := loadWarned.LoadOrStore(key, true); !done && !has {
+		p.warn("Warning: Extension " + name + " revision " + strconv.FormatUint(uint64(rev), 10) + " not supported, missing kernel module?\n")
+	}
 }
 
 func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {

@@ -53,8 +53,18 @@ func ExactIsCanonical(r *Rule) bool {
 	if _, ok := r.Target.(*ChainTarget); ok {
 		return true // printed the same way in both forms
 	}
-	_, ok := r.Target.(ExactSaver)
-	return !ok
+	if _, ok := r.Target.(ExactSaver); ok {
+		c, ok := r.Target.(exactAsSave)
+		return ok && c.ExactIsSave()
+	}
+	return true
+}
+
+// exactAsSave is implemented by an ExactSaver whose exact form differs
+// from its -S form only for some instances: ExactIsSave says the two are
+// the same for this one.
+type exactAsSave interface {
+	ExactIsSave() bool
 }
 
 func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
@@ -429,6 +439,14 @@ func inetNetwork(s string) (uint32, bool) {
 // exactly the same match or target.
 type ExactSaver interface {
 	SaveExact(b *strings.Builder, r *Rule)
+}
+
+// CompareKeyer is implemented by matches whose -S text leaves out or
+// rounds fields of the xtables struct that iptables-nft compares when
+// -C and -D look for a rule: CompareKey holds them, so that two rules
+// with the same -S text but other structs are different rules.
+type CompareKeyer interface {
+	CompareKey() string
 }
 
 // Merger is implemented by matches that iptables-nft reads back merged

@@ -66,16 +66,37 @@ func (t *ConnsecmarkTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" CONNSECMARK " + t.mode())
 }
 
-// NftExprs: xt_CONNSECMARK runs only in the mangle and security tables
-// (its check compares the table name, and ours is "xdptables"), and
-// xdptables has no tested nftables form of its conditional copies (save
-// only when the packet has a mark and the connection none, restore only
-// when the packet has none). Outside those tables the rule carries the
-// xtables target (struct xt_connsecmark_target_info), which the kernel
-// refuses as it does iptables-nft's.
+// NftExprs: in the mangle and security tables, where xt_CONNSECMARK
+// runs, the copy with its conditions as nftables expressions: save puts
+// the packet's security mark on its connection when the packet has one
+// and the connection none, restore puts the connection's on a packet
+// that has none. A failed condition, or no connection (ct reads end the
+// rule then), leaves the rule as xt's target does, which always goes on
+// to the next rule; the counter before them has counted the packet.
+// Setting the connection's mark caches the same conntrack event as xt
+// does. Elsewhere the rule carries the xtables target (struct
+// xt_connsecmark_target_info), which the kernel refuses (it checks the
+// table name) as it does iptables-nft's.
 func (t *ConnsecmarkTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if ctx.Table != "mangle" && ctx.Table != "security" {
 		return tgRefused("CONNSECMARK", 0, 1), nil
 	}
-	return nil, tgNotInTable("CONNSECMARK", ctx.Table, "its conditional copies of the security mark")
+	zero := []byte{0, 0, 0, 0}
+	if t.Mode == connsecmarkRestore {
+		return []expr.Any{
+			metaLoad(expr.MetaKeySECMARK),
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: zero},
+			&expr.Ct{Key: expr.CtKeySECMARK, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: zero},
+			tgMetaSet(expr.MetaKeySECMARK),
+		}, nil
+	}
+	return []expr.Any{
+		metaLoad(expr.MetaKeySECMARK),
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: zero},
+		&expr.Ct{Key: expr.CtKeySECMARK, Register: 1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: zero},
+		metaLoad(expr.MetaKeySECMARK),
+		&expr.Ct{Key: expr.CtKeySECMARK, Register: 1, SourceRegister: true},
+	}, nil
 }

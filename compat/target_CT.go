@@ -212,12 +212,13 @@ func (t *CTTarget) ListName() string { return "CT" }
 // packet that has no conntrack yet and leaves other packets alone, and
 // the kernel allows it in the same hooks (PREROUTING, OUTPUT).
 //
-// --helper alone, in raw PREROUTING or OUTPUT, is assigned natively
-// after conntrack (see translate.CTHelperMirror).
+// --helper, alone or with such a zone, in raw PREROUTING or OUTPUT:
+// the zone template (zone 0 without --zone) here, and the helper
+// assigned natively after conntrack (see translate.CTHelperMirror).
 //
 // Every other CT form needs the xtables target, which the kernel binds
 // to a table named "raw" (not supported, see tgNotInTable): --helper in
-// a user chain or with other options, --timeout (nft would need named ct helper/timeout objects, whose
+// a user chain or with options other than a zone, --timeout (nft would need named ct helper/timeout objects, whose
 // template is not the same), --ctevents/--expevents (no nft
 // equivalent), a zone in one direction only (the library cannot send
 // the direction of a ct zone set) and --zone mark (xt takes the mark
@@ -231,22 +232,44 @@ func (t *CTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if t.Flags&CTNotrack != 0 {
 		return []expr.Any{&expr.Notrack{}}, nil
 	}
-	if t.Helper != "" && t.Flags == 0 && t.Zone == 0 && t.Timeout == "" && t.CtEvents == 0 && t.ExpEvents == 0 &&
-		(ctx.Chain == "" || ctx.Chain == "PREROUTING" || ctx.Chain == "OUTPUT") {
-		// --helper alone, in a built-in chain: the rule keeps its
-		// matches and counter here, and the helper is assigned after
+	dir := t.Flags & (CTZoneDirOrig | CTZoneDirRepl)
+	zoneOnly := t.Flags&^(CTZoneDirOrig|CTZoneDirRepl) == 0 && (dir == 0 || dir == CTZoneDirOrig|CTZoneDirRepl) &&
+		t.Timeout == "" && t.CtEvents == 0 && t.ExpEvents == 0
+	zoneSet := ctZoneSetExprs(t.Zone)
+	if t.Helper != "" && zoneOnly && (ctx.Chain == "" || ctx.Chain == "PREROUTING" || ctx.Chain == "OUTPUT") {
+		// --helper (with a zone or not), in a built-in chain: the rule
+		// attaches the zone template here (zone 0 without --zone),
+		// which, as xt's template does, makes later CT and NOTRACK
+		// rules leave the packet alone; the helper is assigned after
 		// conntrack by the chain's mirror (translate.CTHelperMirror),
 		// which the ruleset writes with the chain, or refuses with
 		// NotNative when it would not be exact
-		return nil, nil
+		return zoneSet, nil
 	}
-	dir := t.Flags & (CTZoneDirOrig | CTZoneDirRepl)
-	if t.Flags&^(CTZoneDirOrig|CTZoneDirRepl) == 0 && (dir == 0 || dir == CTZoneDirOrig|CTZoneDirRepl) &&
-		t.Helper == "" && t.Timeout == "" && t.CtEvents == 0 && t.ExpEvents == 0 {
-		return []expr.Any{tgImm(1, binary.NativeEndian.AppendUint16(nil, t.Zone)),
-			&expr.Ct{Key: expr.CtKeyZONE, Register: 1, SourceRegister: true}}, nil
+	if zoneOnly && t.Helper == "" {
+		return zoneSet, nil
 	}
 	return nil, tgNotInTable("CT", "raw", t.reason())
+}
+
+// ctStateUntracked is NF_CT_STATE_UNTRACKED_BIT, the ct state bit of a
+// packet NOTRACK made untracked.
+const ctStateUntracked = 1 << 6
+
+// ctZoneSetExprs attaches a conntrack template with zone to a packet
+// that has no conntrack yet, as xt's CT does. `ct zone set` alone also
+// attaches it to a packet an earlier NOTRACK left untracked (it tests
+// for an entry, where xt's CT tests for anything attached), so the
+// untracked state ends the rule first, leaving that packet alone.
+func ctZoneSetExprs(zone uint16) []expr.Any {
+	return []expr.Any{
+		&expr.Ct{Key: expr.CtKeySTATE, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
+			Mask: binary.NativeEndian.AppendUint32(nil, ctStateUntracked), Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: make([]byte, 4)},
+		tgImm(1, binary.NativeEndian.AppendUint16(nil, zone)),
+		&expr.Ct{Key: expr.CtKeyZONE, Register: 1, SourceRegister: true},
+	}
 }
 
 // NotNative is the error of a CT rule whose form has no exact native

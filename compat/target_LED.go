@@ -46,6 +46,10 @@ func init() {
 	}
 }
 
+// XtRevision: the revision iptables 1.8.9 loads, asked for in the kernel
+// (see xtProber).
+func (t *LedTarget) XtRevision() uint32 { return 0 }
+
 func (t *LedTarget) Name() string { return "LED" }
 
 func (t *LedTarget) Parse(p *OptArg) error {

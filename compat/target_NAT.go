@@ -17,6 +17,10 @@ type NATTarget struct {
 	Kind   string // "SNAT", "DNAT", "MASQUERADE", "REDIRECT"
 	Family Family
 	Range  NATRange
+	// givenBase is the base port given to a target that keeps none
+	// (iptables prints /0), for the rule's exact form: /0 would not
+	// parse back
+	givenBase uint16
 }
 
 // NATRange is nf_nat_range2.
@@ -118,7 +122,7 @@ func (t *NATTarget) Final(_ *Rule, seen OptSet) error {
 	// Only DNAT uses nf_nat_range2 (revision 2), which has room for the
 	// base port of a shifted port map; the others keep the flag only.
 	if t.Kind != "DNAT" {
-		t.Range.BasePort = 0
+		t.givenBase, t.Range.BasePort = t.Range.BasePort, 0
 	}
 	if t.Kind == "REDIRECT" && t.Range.Flags&NATProtoOffset != 0 {
 		return Paramf("Shifted portmap ranges not supported with this kernel")
@@ -309,6 +313,21 @@ func (t *NATTarget) Save(b *strings.Builder, _ *Rule) {
 	}
 }
 
+// SaveExact is Save with the base port given to SNAT or MASQUERADE,
+// which keep none and print /0 (a base port no parse accepts).
+func (t *NATTarget) SaveExact(b *strings.Builder, r *Rule) {
+	c := *t
+	if !t.ExactIsSave() {
+		c.Range.BasePort = t.givenBase
+	}
+	c.Save(b, r)
+}
+
+// ExactIsSave: the exact form differs only where a base port was dropped.
+func (t *NATTarget) ExactIsSave() bool {
+	return t.Kind == "DNAT" || t.Range.Flags&NATProtoOffset == 0
+}
+
 func (t *NATTarget) List(b *strings.Builder, _ *Rule, _ bool) {
 	switch t.Kind {
 	case "SNAT", "DNAT":
@@ -345,9 +364,20 @@ func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	ports := r.Flags&NATProtoSpecified != 0
 	var pmin, pmax uint32
 	switch {
+	case r.Flags&NATProtoOffset != 0 && t.Kind == "SNAT":
+		// xt SNAT's struct has no base port: the kernel runs the offset
+		// mode with base 0, as the nat expression does with the flag
+		pmin, pmax = 3, 3
+		out = append(out, tgImm(3, be16(r.MinPort)))
+		if r.MaxPort != r.MinPort {
+			pmax = 4
+			out = append(out, tgImm(4, be16(r.MaxPort)))
+		}
 	case r.Flags&NATProtoOffset != 0:
 		// nft nat has no base port: the port each destination port
-		// of the rule maps to comes from a constant map
+		// of the rule maps to comes from a constant map. MASQUERADE's
+		// xt target hands nf_nat a base port it never sets, which no
+		// expression can copy.
 		if t.Kind != "DNAT" {
 			return nil, tgNotInTable(t.Kind, "nat", "a shifted port map (/BASE)")
 		}
@@ -387,6 +417,10 @@ func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if t.Kind == "DNAT" {
 		n.Type = expr.NATTypeDestNAT
 	}
+	var nat expr.Any = n
+	if t.Kind == "SNAT" && r.Flags&NATProtoOffset != 0 {
+		nat = &offsetNAT{n}
+	}
 	if r.Flags&NATMapIPs != 0 {
 		var pre []expr.Any
 		n.RegAddrMin, n.RegAddrMax = 1, 1
@@ -397,8 +431,19 @@ func (t *NATTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		}
 		out = append(pre, out...)
 	}
-	return append(out, n), nil
+	return append(out, nat), nil
 }
+
+// offsetNAT is the nat expression of SNAT --to-source ...:MIN-MAX/BASE:
+// xt SNAT (revision 0, and 1 for IPv6) has no room for the base port and
+// runs nf_nat's offset mode (NF_NAT_RANGE_PROTO_OFFSET) with base 0: the
+// first port tried is MIN + sport % (MAX - MIN + 1), then the next ones
+// on a clash. The nat expression runs the same with the flag, which the
+// library cannot send (kernel.FlaggedNAT).
+type offsetNAT struct{ *expr.NAT }
+
+func (n *offsetNAT) NATExpr() *expr.NAT    { return n.NAT }
+func (n *offsetNAT) ExtraNATFlags() uint32 { return NATProtoOffset }
 
 // natShiftMaxPorts bounds the destination ports a shifted port map is
 // translated for: one map entry each, sent with the rule.

@@ -49,14 +49,58 @@ func init() {
 
 func (t *RateestTarget) Name() string { return "RATEEST" }
 
-// cStrtod is the length of the longest prefix of s that strtod reads
-// as a decimal number, and its value (0, 0 when there is none).
+// cStrtod is C strtod(s, &end): the value of the longest prefix of s
+// that it reads (after leading white space: a decimal or hexadecimal
+// number with optional fraction and exponent, inf, infinity or nan) and
+// the length of that prefix, 0 when there is none.
 func cStrtod(s string) (float64, int) {
 	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+	for i < len(s) && strings.IndexByte(" \t\n\v\f\r", s[i]) >= 0 {
 		i++
 	}
-	digits := 0
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	v, n := cStrtodUnsigned(s[i:])
+	if n == 0 {
+		return 0, 0
+	}
+	if neg {
+		v = -v
+	}
+	return v, i + n
+}
+
+func cStrtodUnsigned(s string) (float64, int) {
+	lower := strings.ToLower(s)
+	switch {
+	case strings.HasPrefix(lower, "infinity"):
+		return math.Inf(1), 8
+	case strings.HasPrefix(lower, "inf"):
+		return math.Inf(1), 3
+	case strings.HasPrefix(lower, "nan"):
+		n := 3
+		if j := strings.IndexByte(s[3:], ')'); len(s) > 3 && s[3] == '(' && j > 0 {
+			ok := true
+			for _, c := range s[4 : 3+j] {
+				if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+					ok = false
+				}
+			}
+			if ok {
+				n = 3 + j + 1
+			}
+		}
+		return math.NaN(), n
+	}
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		if v, n := cStrtodHex(s[2:]); n > 0 {
+			return v, n + 2
+		}
+	}
+	i, digits := 0, 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i, digits = i+1, digits+1
 	}
@@ -85,6 +129,58 @@ func cStrtod(s string) (float64, int) {
 	return v, i
 }
 
+// cStrtodHex reads the part of a hexadecimal float after "0x": digits,
+// an optional fraction and an optional binary exponent "p[+-]N".
+func cStrtodHex(s string) (float64, int) {
+	i, digits := 0, 0
+	v, scale := 0.0, 0
+	for ; i < len(s) && hexDigit(s[i]) >= 0; i++ {
+		v = v*16 + float64(hexDigit(s[i]))
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for ; i < len(s) && hexDigit(s[i]) >= 0; i++ {
+			v = v*16 + float64(hexDigit(s[i]))
+			scale -= 4
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, 0
+	}
+	if i < len(s) && (s[i] == 'p' || s[i] == 'P') {
+		j, neg, e := i+1, false, 0
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			neg = s[j] == '-'
+			j++
+		}
+		if j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			for ; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
+				if e < 100000 {
+					e = e*10 + int(s[j]-'0')
+				}
+			}
+			if neg {
+				e = -e
+			}
+			scale += e
+			i = j
+		}
+	}
+	return math.Ldexp(v, scale), i
+}
+
+// cDoubleToUint is the C conversion of a double to unsigned int on
+// x86_64: through a 64-bit integer, whose out-of-range value (also for
+// infinities and NaN) is 1<<63, so 0 once cut to 32 bits.
+func cDoubleToUint(v float64) uint32 {
+	if math.IsNaN(v) || v >= 1<<63 || v <= -(1<<63) {
+		return 0
+	}
+	return uint32(int64(v))
+}
+
 // rateestTime is libxt_RATEEST's time parser (tc's get_time): a
 // number, in microseconds unless followed by s/sec/secs, ms/msec/msecs
 // or us/usec/usecs.
@@ -100,9 +196,7 @@ func rateestTime(s string) (uint32, bool) {
 	default:
 		return 0, false
 	}
-	// the C conversion to unsigned int on x86_64 (through a 64-bit
-	// integer)
-	return uint32(int64(v)), true
+	return cDoubleToUint(v), true
 }
 
 func (t *RateestTarget) Parse(p *OptArg) error {

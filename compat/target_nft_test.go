@@ -73,9 +73,9 @@ func TestTargetNftExprs(t *testing.T) {
 			&expr.Masq{ToPorts: true, RegProtoMin: 3, RegProtoMax: 4, FullyRandom: true}}, false},
 		{IPv4, "raw", "-j CT --notrack", []expr.Any{&expr.Notrack{}}, false},
 		{IPv4, "raw", "-j NOTRACK", []expr.Any{&expr.Notrack{}}, false},
-		{IPv4, "raw", "-j CT --zone 5", []expr.Any{imm(1, binary.NativeEndian.AppendUint16(nil, 5)...), zoneSet}, false},
-		{IPv4, "raw", "-j CT", []expr.Any{imm(1, 0, 0), zoneSet}, false},
-		{IPv4, "raw", "-j CT --zone-orig 7 --zone-reply 8", []expr.Any{imm(1, binary.NativeEndian.AppendUint16(nil, 8)...), zoneSet}, false},
+		{IPv4, "raw", "-j CT --zone 5", append(notUntracked(), imm(1, binary.NativeEndian.AppendUint16(nil, 5)...), zoneSet), false},
+		{IPv4, "raw", "-j CT", append(notUntracked(), imm(1, 0, 0), zoneSet), false},
+		{IPv4, "raw", "-j CT --zone-orig 7 --zone-reply 8", append(notUntracked(), imm(1, binary.NativeEndian.AppendUint16(nil, 8)...), zoneSet), false},
 		{IPv4, "raw", "-j CT --zone-orig 7", nil, true},
 		{IPv4, "raw", "-j CT --zone mark", nil, true},
 		{IPv4, "raw", "-j CT --zone 1 --ctevents new", nil, true},
@@ -350,21 +350,36 @@ func TestSetMapRefused(t *testing.T) {
 	}
 }
 
-// TestCTHelperNftExprs: --helper alone in a built-in raw chain is the
-// rule's matches and counter (the helper is assigned after conntrack,
+// notUntracked is the test that leaves a packet NOTRACK made untracked
+// alone, in front of a ct zone set.
+func notUntracked() []expr.Any {
+	return []expr.Any{
+		&expr.Ct{Key: expr.CtKeySTATE, Register: 1},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: binary.NativeEndian.AppendUint32(nil, 1<<6), Xor: make([]byte, 4)},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: make([]byte, 4)},
+	}
+}
+
+// TestCTHelperNftExprs: --helper in a built-in raw chain, alone or with
+// a zone for both directions, is the zone template (zone 0 without
+// --zone; the helper is assigned after conntrack,
 // translate.CTHelperMirror); anywhere else, or with other options, it
 // has no native form.
 func TestCTHelperNftExprs(t *testing.T) {
 	for _, tc := range []struct {
 		chain, args string
 		native      bool
+		zone        uint16
 	}{
-		{"PREROUTING", "-p tcp --dport 21 -j CT --helper ftp", true},
-		{"OUTPUT", "-p udp -j CT --helper tftp", true},
-		{"X", "-p tcp -j CT --helper ftp", false},
-		{"PREROUTING", "-p tcp -j CT --helper ftp --zone 3", false},
-		{"PREROUTING", "-p tcp -j CT --helper ftp --ctevents new", false},
-		{"PREROUTING", "-p tcp -j CT --helper ftp --timeout x", false},
+		{"PREROUTING", "-p tcp --dport 21 -j CT --helper ftp", true, 0},
+		{"OUTPUT", "-p udp -j CT --helper tftp", true, 0},
+		{"PREROUTING", "-p tcp -j CT --helper ftp --zone 3", true, 3},
+		{"OUTPUT", "-p tcp -j CT --helper ftp --zone-orig 7 --zone-reply 7", true, 7},
+		{"X", "-p tcp -j CT --helper ftp", false, 0},
+		{"PREROUTING", "-p tcp -j CT --helper ftp --zone-orig 3", false, 0},
+		{"PREROUTING", "-p tcp -j CT --helper ftp --zone mark", false, 0},
+		{"PREROUTING", "-p tcp -j CT --helper ftp --ctevents new", false, 0},
+		{"PREROUTING", "-p tcp -j CT --helper ftp --timeout x", false, 0},
 	} {
 		cmd, err := Parse(IPv4, append([]string{"-A", tc.chain}, strings.Fields(tc.args)...), ParseOptions{Table: "raw"})
 		if err != nil {
@@ -372,8 +387,19 @@ func TestCTHelperNftExprs(t *testing.T) {
 		}
 		ct := cmd.Rules[0].Target.(*CTTarget)
 		got, err := ct.NftExprs(&NftContext{Family: IPv4, Rule: cmd.Rules[0], Table: "raw", Chain: tc.chain})
-		if tc.native && (err != nil || len(got) != 0) {
-			t.Errorf("%s in %s: %v %v, want no expressions", tc.args, tc.chain, got, err)
+		if tc.native {
+			var zone []byte
+			if n := len(got); n == 5 {
+				if imm, ok := got[n-2].(*expr.Immediate); ok {
+					zone = imm.Data
+				}
+				if c, ok := got[n-1].(*expr.Ct); !ok || c.Key != expr.CtKeyZONE || !c.SourceRegister {
+					zone = nil
+				}
+			}
+			if err != nil || len(zone) != 2 || binary.NativeEndian.Uint16(zone) != tc.zone {
+				t.Errorf("%s in %s: %v %v, want ct zone set %d", tc.args, tc.chain, got, err, tc.zone)
+			}
 		}
 		if !tc.native && !errors.Is(err, ErrNoNative) {
 			t.Errorf("%s in %s: %v %v, want unsupported", tc.args, tc.chain, got, err)

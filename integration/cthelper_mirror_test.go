@@ -21,8 +21,8 @@ import (
 // loadCTHelperMirror puts the rules of the raw chain (PREROUTING or
 // OUTPUT) into ns the way the
 // native emulation of CT --helper does: the raw chain at -300 with each
-// CT --helper rule reduced to its matches and counter (NOTRACK, zone
-// templates, ACCEPT and DROP act there), and translate.CTHelperMirror's
+// CT --helper rule reduced to its matches, counter and zone template
+// (NOTRACK, zone templates, ACCEPT and DROP act there), and translate.CTHelperMirror's
 // chain at -199 with the ct helper objects it uses.
 func loadCTHelperMirror(t *testing.T, ns *netns.NS, chain string, rules []string) {
 	t.Helper()
@@ -38,13 +38,7 @@ func loadCTHelperMirror(t *testing.T, ns *netns.NS, chain string, rules []string
 		}
 		r := cmd.Rules[0]
 		parsed = append(parsed, r)
-		at := r
-		if translate.IsCTHelper(r) {
-			m := *r
-			m.Target = nil
-			at = &m
-		}
-		es, err := translate.ExprsIn("raw", chain, at)
+		es, err := translate.ExprsIn("raw", chain, r)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}

@@ -39,7 +39,7 @@ func TestDigestMatchesKernelListing(t *testing.T) {
 	netns.RequireRoot(t)
 	dir := LinkDir(t)
 	ns := netns.New(t, "digest")
-	for _, name := range []string{"base", "matches_a", "matches_b", "matches_c", "targets", "targets_b", "u32", "sctp"} {
+	for _, name := range []string{"base", "matches_a", "matches_b", "matches_c", "matches_d", "compat_ext", "targets", "targets_b", "u32", "sctp"} {
 		lines, err := ReadCorpus(filepath.Join("..", "testdata", "corpus", name+".txt"))
 		if err != nil {
 			t.Fatal(err)

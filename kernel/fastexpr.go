@@ -20,6 +20,8 @@ import (
 // masq with ports) still see equal expressions.
 func (e *encoder) encodeExpr(x expr.Any) bool {
 	switch v := x.(type) {
+	case FlaggedNAT:
+		e.nat(v.NATExpr(), v.ExtraNATFlags())
 	case *expr.Masq:
 		e.masq(v)
 	case *expr.Payload:
@@ -134,6 +136,56 @@ func (e *encoder) masq(v *expr.Masq) {
 		if v.RegProtoMax != 0 {
 			e.u32(unix.NFTA_MASQ_REG_PROTO_MAX, v.RegProtoMax)
 		}
+	}
+	e.exprEnd(d)
+}
+
+// FlaggedNAT is a nat expression with NF_NAT_RANGE_* flags the library
+// cannot send (it encodes random, fully-random, persistent, netmap and
+// proto-specified only), such as NF_NAT_RANGE_PROTO_OFFSET. It is sent as
+// the library would send the nat expression, with the flags added; the
+// kernel lists them back.
+type FlaggedNAT interface {
+	expr.Any
+	NATExpr() *expr.NAT
+	ExtraNATFlags() uint32
+}
+
+// nat encodes v as the library does, with extra flags.
+func (e *encoder) nat(v *expr.NAT, extra uint32) {
+	d := e.exprStart("nat")
+	e.u32(unix.NFTA_NAT_TYPE, uint32(v.Type))
+	e.u32(unix.NFTA_NAT_FAMILY, v.Family)
+	if v.RegAddrMin != 0 {
+		e.u32(unix.NFTA_NAT_REG_ADDR_MIN, v.RegAddrMin)
+		if v.RegAddrMax != 0 {
+			e.u32(unix.NFTA_NAT_REG_ADDR_MAX, v.RegAddrMax)
+		}
+	}
+	if v.RegProtoMin != 0 {
+		e.u32(unix.NFTA_NAT_REG_PROTO_MIN, v.RegProtoMin)
+		if v.RegProtoMax != 0 {
+			e.u32(unix.NFTA_NAT_REG_PROTO_MAX, v.RegProtoMax)
+		}
+	}
+	flags := extra
+	if v.Random {
+		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM
+	}
+	if v.FullyRandom {
+		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM_FULLY
+	}
+	if v.Persistent {
+		flags |= unix.NF_NAT_RANGE_PERSISTENT
+	}
+	if v.Prefix {
+		flags |= unix.NF_NAT_RANGE_NETMAP
+	}
+	if v.Specified {
+		flags |= unix.NF_NAT_RANGE_PROTO_SPECIFIED
+	}
+	if flags != 0 {
+		e.u32(unix.NFTA_NAT_FLAGS, flags)
 	}
 	e.exprEnd(d)
 }

@@ -83,3 +83,67 @@ func TestCounterZeroValuesLeftOut(t *testing.T) {
 		}
 	}
 }
+
+// testFlaggedNAT is a FlaggedNAT with the extra flags given.
+type testFlaggedNAT struct {
+	*expr.NAT
+	extra uint32
+}
+
+func (n *testFlaggedNAT) NATExpr() *expr.NAT    { return n.NAT }
+func (n *testFlaggedNAT) ExtraNATFlags() uint32 { return n.extra }
+
+// TestFlaggedNATEncoding: a FlaggedNAT is the library's nat expression,
+// byte for byte, with its extra flags ORed into NFTA_NAT_FLAGS (added
+// when the library sends none).
+func TestFlaggedNATEncoding(t *testing.T) {
+	for _, n := range []*expr.NAT{
+		{Type: expr.NATTypeSourceNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegProtoMin: 3, RegProtoMax: 4, Specified: true},
+		{Type: expr.NATTypeSourceNAT, Family: unix.NFPROTO_IPV6, RegAddrMin: 1, RegAddrMax: 2, RegProtoMin: 3, Random: true, FullyRandom: true, Persistent: true, Specified: true},
+		{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegAddrMax: 2, Prefix: true},
+		{Type: expr.NATTypeSourceNAT, Family: unix.NFPROTO_IPV4},
+	} {
+		for _, extra := range []uint32{0, unix.NF_NAT_RANGE_PROTO_OFFSET} {
+			want := *n
+			lib, err := expr.Marshal(byte(IPv4), &want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got encoder
+			if !got.encodeExpr(&testFlaggedNAT{n, extra}) {
+				t.Fatal("FlaggedNAT not handled")
+			}
+			var w encoder
+			w.bytes(unix.NFTA_LIST_ELEM|unix.NLA_F_NESTED, lib)
+			if extra == 0 {
+				if !bytes.Equal(got.buf, w.buf) {
+					t.Errorf("%+v:\n ours %x\n lib  %x", n, got.buf, w.buf)
+				}
+				continue
+			}
+			if g, l := natFlagsIn(t, got.buf), natFlagsIn(t, w.buf); g != l|extra {
+				t.Errorf("%+v: flags 0x%x, want 0x%x", n, g, l|extra)
+			}
+		}
+	}
+}
+
+// natFlagsIn is NFTA_NAT_FLAGS of the encoded nat expression b (a list
+// element: name, then the data), 0 when absent.
+func natFlagsIn(t *testing.T, b []byte) uint32 {
+	t.Helper()
+	var flags uint32
+	eachAttr(b[4:], func(typ uint16, v []byte) bool {
+		if typ&^unix.NLA_F_NESTED != unix.NFTA_EXPR_DATA {
+			return true
+		}
+		eachAttr(v, func(typ uint16, v []byte) bool {
+			if typ == unix.NFTA_NAT_FLAGS {
+				flags = uint32(v[0])<<24 | uint32(v[1])<<16 | uint32(v[2])<<8 | uint32(v[3])
+			}
+			return true
+		})
+		return true
+	})
+	return flags
+}

@@ -89,7 +89,7 @@ func (c *Conn) request(msg int, dump bool, fam Family, attrs func(*encoder)) ([]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for attempt := 0; ; attempt++ {
-		msgs, retry, err := c.requestOnce(msg, dump, fam, attrs)
+		msgs, retry, err := c.requestOnce(nftType(msg), dump, fam, attrs)
 		if retry && attempt < 16 {
 			continue
 		}
@@ -100,13 +100,13 @@ func (c *Conn) request(msg int, dump bool, fam Family, attrs func(*encoder)) ([]
 	}
 }
 
-func (c *Conn) requestOnce(msg int, dump bool, fam Family, attrs func(*encoder)) (out []syscall.NetlinkMessage, retry bool, err error) {
+func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encoder)) (out []syscall.NetlinkMessage, retry bool, err error) {
 	var e encoder
 	flags := uint16(unix.NLM_F_ACK)
 	if dump {
 		flags = unix.NLM_F_DUMP
 	}
-	off := e.begin(nftType(msg), flags, fam, 0)
+	off := e.begin(typ, flags, fam, 0)
 	if attrs != nil {
 		attrs(&e)
 	}

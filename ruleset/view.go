@@ -245,6 +245,14 @@ func spec(r *compat.Rule) string {
 	for range recentDefaultMasks(r) {
 		b.WriteString("\x00recent: default mask")
 	}
+	// fields of xtables structs that -S leaves out, which iptables-nft
+	// compares (see compat.CompareKeyer)
+	for _, m := range r.Matches {
+		if k, ok := m.(compat.CompareKeyer); ok {
+			b.WriteString("\x00")
+			b.WriteString(k.CompareKey())
+		}
+	}
 	return b.String()
 }
 

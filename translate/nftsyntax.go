@@ -299,6 +299,8 @@ func (p *printer) expr(e expr.Any) error {
 		p.emit(logText(x))
 	case *expr.Limit:
 		p.emit(limitText(x))
+	case kernel.FlaggedNAT:
+		return fmt.Errorf("%w: nat with NF_NAT_RANGE flags 0x%x (nft has no syntax for a port offset)", ErrNoSyntax, x.ExtraNATFlags())
 	case *expr.NAT:
 		return p.nat(x)
 	case *expr.Masq:

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
+)
+
+// The iptables personalities ask the kernel for the xtables extensions
+// that run as such when they load them, as iptables does (compat prints
+// its notice when the kernel lacks one).
+func init() {
+	compat.KernelHasXt = func(f compat.Family, name string, rev uint32, target bool) (bool, bool) {
+		conn, err := kernel.Open()
+		if err != nil {
+			return false, false
+		}
+		defer conn.Close()
+		has, err := conn.HasXtExtension(kernel.Family(f), name, rev, target)
+		return has, err == nil
+	}
+}
