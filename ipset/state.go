@@ -17,12 +17,21 @@ type State struct {
 // first free kernel index. Every path that creates sets gives each new
 // set one (Exec's create does); a set without one lists after the rest.
 func (st *State) FreeSlot() int {
-	used := map[int]bool{}
+	// With k slots held the first free one is at most k+1: a slice of
+	// that size does, where a map cost an allocation per slot and made
+	// creating many sets slow.
+	k := len(st.Sets) + len(st.Reserved)
+	used := make([]bool, k+2)
+	mark := func(n int) {
+		if n > 0 && n <= k {
+			used[n] = true
+		}
+	}
 	for _, s := range st.Sets {
-		used[s.Slot] = true
+		mark(s.Slot)
 	}
 	for _, n := range st.Reserved {
-		used[n] = true
+		mark(n)
 	}
 	n := 1
 	for used[n] {

@@ -129,6 +129,14 @@ func (v *View) AddChain(c *ChainState) {
 	v.names = append(v.names, c.Name)
 }
 
+// ChainNames returns the names of the chains in the order they entered
+// the view (read, created, or renamed to). Every name that becomes a key
+// of Chains is appended, so a caller that remembers how many it has seen
+// finds the chains added since in the tail; a name can repeat.
+func (v *View) ChainNames() []string {
+	return v.names
+}
+
 // chain returns the chain, including absent built-ins (created lazily).
 func (v *View) chain(name string) *ChainState {
 	if c, ok := v.Chains[name]; ok && !c.deleted {

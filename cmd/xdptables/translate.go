@@ -218,7 +218,7 @@ func translateRestore(w *bufio.Writer, f compat.Family, prog string, args []stri
 // chains in the order the kernel gets them.
 func simulateRestore(f compat.Family, tables []*compat.RestoreTable) ([]*tchain, error) {
 	views := map[string]*ruleset.View{}
-	orders := map[string][]string{}
+	orders := map[string]*chainOrder{}
 	policies := map[string]map[string]string{}
 	for _, t := range tables {
 		v := views[t.Name]
@@ -226,21 +226,9 @@ func simulateRestore(f compat.Family, tables []*compat.RestoreTable) ([]*tchain,
 			v = ruleset.NewView(f, t.Name)
 			v.Complete = true
 			views[t.Name], policies[t.Name] = v, map[string]string{}
+			orders[t.Name] = &chainOrder{seen: map[string]bool{}}
 		}
-		note := func() {
-			var added []string
-			seen := map[string]bool{}
-			for _, n := range orders[t.Name] {
-				seen[n] = true
-			}
-			for n := range v.Chains {
-				if !seen[n] {
-					added = append(added, n)
-				}
-			}
-			sort.Strings(added)
-			orders[t.Name] = append(orders[t.Name], added...)
-		}
+		note := func() { orders[t.Name].note(v) }
 		for _, d := range t.Chains {
 			if compat.IsBuiltin(t.Name, d.Name) {
 				if d.Policy == "-" {
@@ -285,7 +273,7 @@ func simulateRestore(f compat.Family, tables []*compat.RestoreTable) ([]*tchain,
 		for _, c := range v.Sorted() {
 			live[c.Name] = c
 		}
-		for _, n := range orders[tn] {
+		for _, n := range orders[tn].names {
 			c := v.Chains[n]
 			if c == nil || live[n] != c {
 				continue // deleted, or a built-in never materialized
@@ -301,6 +289,31 @@ func simulateRestore(f compat.Family, tables []*compat.RestoreTable) ([]*tchain,
 		}
 	}
 	return out, nil
+}
+
+// chainOrder records the order in which chains first appear in a view,
+// as the kernel creates them: the chains new since the last note go in
+// byte order. It looks only at the names that entered the view since the
+// last note, so that noting after every command of a restore file stays
+// linear in the number of chains.
+type chainOrder struct {
+	names []string
+	seen  map[string]bool
+	read  int // how many of the view's ChainNames were looked at
+}
+
+func (o *chainOrder) note(v *ruleset.View) {
+	all := v.ChainNames()
+	var added []string
+	for _, n := range all[o.read:] {
+		if _, ok := v.Chains[n]; ok && !o.seen[n] {
+			o.seen[n] = true
+			added = append(added, n)
+		}
+	}
+	o.read = len(all)
+	sort.Strings(added)
+	o.names = append(o.names, added...)
 }
 
 func asKernelError(err error, ke **ruleset.KernelError) bool {
