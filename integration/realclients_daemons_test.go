@@ -206,10 +206,21 @@ func (s *dmSide) sh(stdin, script string) netns.Result {
 }
 
 // shFor is sh with another time limit.
+//
+// The script also runs in a PID namespace of its own, with its own
+// /proc: both sides run at the same time, and clients that find
+// processes by their command line (arno-iptables-firewall's `pgrep -f`
+// and `pkill -f` for its job processor) must see their side's
+// processes only, not the other side's pgrep of the same pattern, as
+// on two machines. The namespace ends with the script (--kill-child:
+// also when the limit kills unshare), so nothing of a step outlives it.
 func (s *dmSide) shFor(limit time.Duration, stdin, script string) netns.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "nsenter", "--net=/run/netns/"+s.ns.Name, "unshare", "-m", "sh", "-c", s.mountSetup()+script)
+	cmd := exec.CommandContext(ctx, "nsenter", "--net=/run/netns/"+s.ns.Name,
+		"unshare", "-m", "-p", "-f", "--kill-child", "--mount-proc", "sh", "-c", s.mountSetup()+script)
+	// output pipes a leftover process might hold do not keep Run waiting
+	cmd.WaitDelay = 10 * time.Second
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	if stdin != "" {
