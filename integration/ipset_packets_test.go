@@ -90,8 +90,10 @@ func TestIpsetPackets(t *testing.T) {
 			mustRun(t, p.server, append([]string{tool, "-A", "INPUT"}, args...)...)
 		}
 		// htmo's element, added last (setting up takes seconds on a
-		// loaded machine), expires 3 s later, before the second round.
-		mustRun(t, p.server, ipset, "add", "htmo", "198.18.0.1", "timeout", "3")
+		// loaded machine), expires 8 s later, before the second round:
+		// the first round (a ping process, under load a few seconds) must
+		// be sent within them.
+		mustRun(t, p.server, ipset, "add", "htmo", "198.18.0.1", "timeout", "8")
 		start := time.Now()
 		round := func() {
 			mustRun(t, p.client, "ping", "-c", "3", "-i", "0.2", "-W", "2", pktServer)
@@ -103,7 +105,7 @@ func TestIpsetPackets(t *testing.T) {
 		sendUDP(t, p.client, 9999)
 		time.Sleep(200 * time.Millisecond)
 		first := ruleCounters(t, p.server, tool, "filter", "INPUT")
-		if d := 4*time.Second - time.Since(start); d > 0 {
+		if d := 9*time.Second - time.Since(start); d > 0 {
 			time.Sleep(d)
 		}
 		mustRun(t, p.client, "ping", "-c", "3", "-i", "0.2", "-W", "2", pktServer)

@@ -158,12 +158,13 @@ func TestPacketsB(t *testing.T) {
 		// a TCP handshake with a payload to a listener on the server
 		if netns.Have("python3") {
 			srv := exec.Command("ip", "netns", "exec", s.server.Name, "python3", "-c",
-				"import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind(('198.18.0.2',5001))\ns.listen(1)\ns.settimeout(10)\nc,_=s.accept()\nc.recv(100)\nc.close()")
+				"import socket\ns=socket.socket()\ns.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind(('198.18.0.2',5001))\ns.listen(1)\ns.settimeout(120)\nc,_=s.accept()\nc.recv(100)\nc.close()")
 			if err := srv.Start(); err != nil {
 				t.Fatal(err)
 			}
 			// connect only once the listener is up, so that no SYN is
-			// refused and retried
+			// refused and retried (its accept waits up to 2 min: the
+			// client's python starts late on a loaded machine)
 			for i := 0; i < 100; i++ {
 				if r := s.server.Run("", "ss", "-Hltn", "sport = :5001"); strings.Contains(r.Stdout, "5001") {
 					break

@@ -83,12 +83,15 @@ func listenPorts(t *testing.T, ns *netns.NS, addr string, ports ...int) *portLog
 	return pl
 }
 
-// next is the port of the next connection accepted (0 after 3s without).
+// next is the port of the next connection accepted (0 after 30s
+// without). The connection was made before next is called: the bound is
+// for the listener's goroutine to run, which takes seconds on a loaded
+// machine.
 func (p *portLog) next(t *testing.T) int {
 	select {
 	case port := <-p.got:
 		return port
-	case <-time.After(3 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Error("no connection reached the server")
 		return 0
 	}

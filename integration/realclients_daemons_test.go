@@ -200,16 +200,36 @@ set +e
 `, s.wrap, s.dir, etc)
 }
 
+// dmStepLimit bounds a step of a real client, and dmDaemonWait a
+// daemon's start or stop. They catch a client or daemon that hangs; they
+// are no measure of speed: under load (CI shares two cores with other
+// work) a step takes ten times and more its time on a quiet machine.
+const (
+	dmStepLimit  = 5 * time.Minute
+	dmDaemonWait = 3 * time.Minute
+)
+
 // sh runs a shell script in the side's namespaces.
 func (s *dmSide) sh(stdin, script string) netns.Result {
-	return s.shFor(60*time.Second, stdin, script)
+	return s.shFor(dmStepLimit, stdin, script)
 }
 
 // shFor is sh with another time limit.
+//
+// The script also runs in a PID namespace of its own, with its own
+// /proc: both sides run at the same time, and clients that find
+// processes by their command line (arno-iptables-firewall's `pgrep -f`
+// and `pkill -f` for its job processor) must see their side's
+// processes only, not the other side's pgrep of the same pattern, as
+// on two machines. The namespace ends with the script (--kill-child:
+// also when the limit kills unshare), so nothing of a step outlives it.
 func (s *dmSide) shFor(limit time.Duration, stdin, script string) netns.Result {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "nsenter", "--net=/run/netns/"+s.ns.Name, "unshare", "-m", "sh", "-c", s.mountSetup()+script)
+	cmd := exec.CommandContext(ctx, "nsenter", "--net=/run/netns/"+s.ns.Name,
+		"unshare", "-m", "-p", "-f", "--kill-child", "--mount-proc", "sh", "-c", s.mountSetup()+script)
+	// output pipes a leftover process might hold do not keep Run waiting
+	cmd.WaitDelay = 10 * time.Second
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	if stdin != "" {
@@ -573,7 +593,9 @@ func (s *dmDocker) start(n int, args ...string) error {
 	s.daemon = cmd
 	s.waitErr = make(chan error, 1)
 	go func() { s.waitErr <- cmd.Wait() }()
-	for i := 0; i < 120; i++ {
+	// a bound for a daemon that hangs, not for a slow one: on a loaded
+	// machine its start takes many times its quiet second or two
+	for deadline := time.Now().Add(dmDaemonWait); time.Now().Before(deadline); {
 		select {
 		case err := <-s.waitErr:
 			s.daemon = nil
@@ -587,7 +609,7 @@ func (s *dmDocker) start(n int, args ...string) error {
 	}
 	s.stop()
 	data, _ := os.ReadFile(log)
-	return fmt.Errorf("dockerd did not answer within 60s:\n%s", dmTail(string(data), 20))
+	return fmt.Errorf("dockerd did not answer within %v:\n%s", dmDaemonWait, dmTail(string(data), 20))
 }
 
 // stop ends the daemon (SIGTERM, then SIGKILL for its process group).
@@ -598,7 +620,7 @@ func (s *dmDocker) stop() {
 	_ = s.daemon.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.waitErr:
-	case <-time.After(45 * time.Second):
+	case <-time.After(dmDaemonWait):
 		_ = syscall.Kill(-s.daemon.Process.Pid, syscall.SIGKILL)
 		<-s.waitErr
 	}
@@ -607,7 +629,7 @@ func (s *dmDocker) stop() {
 
 // docker runs the docker client against the side's daemon.
 func (s *dmDocker) docker(stdin string, args ...string) netns.Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), dmStepLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(s.root, "usr/bin/docker"), args...)
 	cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+s.dir+"/docker.sock", "DOCKER_CONFIG="+s.dir+"/cli")

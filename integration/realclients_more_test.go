@@ -236,7 +236,7 @@ AIF=%[2]s/usr/sbin/arno-iptables-firewall
 		})
 	}
 	// one full start (a restart runs as long again and writes the same
-	// rules): the time the test may take
+	// rules): the time the test may take (20 s on a quiet machine)
 	steps := []moreStep{
 		{name: "start with ipset blocklists", before: func(s *dmSide) error {
 			if err := netsets(s); err != nil {
@@ -258,7 +258,8 @@ AIF=%[2]s/usr/sbin/arno-iptables-firewall
 		text = arnoPolicyCounters.ReplaceAllString(text, "(policy $1 P packets, B bytes)")
 		return rcPolicyCnt.ReplaceAllString(text, ":$1 $2 [P:B]")
 	}
-	runMoreSteps(t, sides, true, 150*time.Second, prologue, counters, steps,
+	// start takes 20 s on a quiet machine, 90-320 s at load 15 on two cores
+	runMoreSteps(t, sides, true, 2*dmStepLimit, prologue, counters, steps,
 		"IPv4/IPv6 mixed mode selected", "add aif_blocklistv6 2001:db8:67::1",
 		"-A PREROUTING -i aext -p tcp -m tcp --dport 8080 -j DNAT --to-destination 198.18.10.5:80",
 		"add dropv6 2001:db8:bad::/48", "All firewall rules applied.", "FIREWALL DISABLED & BLOCKING ALL INTERNET TRAFFIC!",
@@ -357,7 +358,7 @@ func TestRealCNIPlugins(t *testing.T) {
 	prologue := func(s *dmSide) string {
 		return fmt.Sprintf("CTR_ctr1=%s\nCTR_ctr2=%s\n", state[s].ctr["ctr1"].Name, state[s].ctr["ctr2"].Name)
 	}
-	runMoreSteps(t, sides, false, 60*time.Second, prologue, func(s *dmSide, text string) string {
+	runMoreSteps(t, sides, false, dmStepLimit, prologue, func(s *dmSide, text string) string {
 		for id, ns := range state[s].ctr {
 			text = strings.ReplaceAll(text, ns.Name, "NETNS-"+id)
 		}
@@ -433,7 +434,7 @@ func TestRealNetavark(t *testing.T) {
 		}
 		return p
 	}
-	runMoreSteps(t, sides, false, 60*time.Second, prologue, func(s *dmSide, text string) string {
+	runMoreSteps(t, sides, false, dmStepLimit, prologue, func(s *dmSide, text string) string {
 		for c, ns := range ctrNS[s] {
 			text = strings.ReplaceAll(text, ns.Name, "NETNS-"+c)
 		}
@@ -501,7 +502,7 @@ NET=%s
 		{name: "start with IPv6 NAT", before: v6, script: "$NET start"},
 		{name: "stop with IPv6 NAT", script: "$NET stop"},
 	}
-	runMoreSteps(t, sides, false, 60*time.Second, prologue, nil, steps,
+	runMoreSteps(t, sides, false, dmStepLimit, prologue, nil, steps,
 		"-A POSTROUTING -o xlxcbr0 -p udp -m udp --dport 68 -j CHECKSUM --checksum-fill",
 		"-A POSTROUTING -s 198.18.40.0/24 ! -d 198.18.40.0/24 -j MASQUERADE",
 		"-A POSTROUTING -s 2001:db8:40::/64 ! -d 2001:db8:40::/64 -j MASQUERADE",
