@@ -75,8 +75,6 @@ const (
 	classifierMapCounters           = "counters"
 	classifierMapDports             = "dports"
 	classifierMapDst4               = "dst4"
-	classifierMapDst4Ch             = "dst4_ch"
-	classifierMapDst4L1             = "dst4_l1"
 	classifierMapDst6               = "dst6"
 	classifierMapIfaces             = "ifaces"
 	classifierMapLengths            = "lengths"
@@ -92,14 +90,14 @@ const (
 	classifierMapSet3Dir            = "set3_dir"
 	classifierMapSports             = "sports"
 	classifierMapSrc4               = "src4"
-	classifierMapSrc4Ch             = "src4_ch"
-	classifierMapSrc4L1             = "src4_l1"
 	classifierMapSrc6               = "src6"
 	classifierMapTcpflags           = "tcpflags"
 	classifierMapVecs               = "vecs"
 	classifierProgXdptablesClassify = "xdptables_classify"
 	classifierProgXdptablesDropAll  = "xdptables_drop_all"
 	classifierVarDir4               = "dir4"
+	classifierVarDst4Dir            = "dst4_dir"
+	classifierVarDst4Slots          = "dst4_slots"
 	classifierVarFamCls             = "fam_cls"
 	classifierVarFams               = "fams"
 	classifierVarFields             = "fields"
@@ -114,6 +112,8 @@ const (
 	classifierVarSetCfg             = "set_cfg"
 	classifierVarSetCls             = "set_cls"
 	classifierVarSingle             = "single"
+	classifierVarSrc4Dir            = "src4_dir"
+	classifierVarSrc4Slots          = "src4_slots"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -169,8 +169,6 @@ type classifierMapSpecs struct {
 	Counters *ebpf.MapSpec `ebpf:"counters"`
 	Dports   *ebpf.MapSpec `ebpf:"dports"`
 	Dst4     *ebpf.MapSpec `ebpf:"dst4"`
-	Dst4Ch   *ebpf.MapSpec `ebpf:"dst4_ch"`
-	Dst4L1   *ebpf.MapSpec `ebpf:"dst4_l1"`
 	Dst6     *ebpf.MapSpec `ebpf:"dst6"`
 	Ifaces   *ebpf.MapSpec `ebpf:"ifaces"`
 	Lengths  *ebpf.MapSpec `ebpf:"lengths"`
@@ -186,8 +184,6 @@ type classifierMapSpecs struct {
 	Set3Dir  *ebpf.MapSpec `ebpf:"set3_dir"`
 	Sports   *ebpf.MapSpec `ebpf:"sports"`
 	Src4     *ebpf.MapSpec `ebpf:"src4"`
-	Src4Ch   *ebpf.MapSpec `ebpf:"src4_ch"`
-	Src4L1   *ebpf.MapSpec `ebpf:"src4_l1"`
 	Src6     *ebpf.MapSpec `ebpf:"src6"`
 	Tcpflags *ebpf.MapSpec `ebpf:"tcpflags"`
 	Vecs     *ebpf.MapSpec `ebpf:"vecs"`
@@ -197,21 +193,25 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
-	Dir4     *ebpf.VariableSpec `ebpf:"dir4"`
-	FamCls   *ebpf.VariableSpec `ebpf:"fam_cls"`
-	Fams     *ebpf.VariableSpec `ebpf:"fams"`
-	Fields   *ebpf.VariableSpec `ebpf:"fields"`
-	Iftab    *ebpf.VariableSpec `ebpf:"iftab"`
-	More     *ebpf.VariableSpec `ebpf:"more"`
-	NeedL4   *ebpf.VariableSpec `ebpf:"need_l4"`
-	Niftab   *ebpf.VariableSpec `ebpf:"niftab"`
-	Nsets    *ebpf.VariableSpec `ebpf:"nsets"`
-	Nsummary *ebpf.VariableSpec `ebpf:"nsummary"`
-	Nvec     *ebpf.VariableSpec `ebpf:"nvec"`
-	Nwords   *ebpf.VariableSpec `ebpf:"nwords"`
-	SetCfg   *ebpf.VariableSpec `ebpf:"set_cfg"`
-	SetCls   *ebpf.VariableSpec `ebpf:"set_cls"`
-	Single   *ebpf.VariableSpec `ebpf:"single"`
+	Dir4      *ebpf.VariableSpec `ebpf:"dir4"`
+	Dst4Dir   *ebpf.VariableSpec `ebpf:"dst4_dir"`
+	Dst4Slots *ebpf.VariableSpec `ebpf:"dst4_slots"`
+	FamCls    *ebpf.VariableSpec `ebpf:"fam_cls"`
+	Fams      *ebpf.VariableSpec `ebpf:"fams"`
+	Fields    *ebpf.VariableSpec `ebpf:"fields"`
+	Iftab     *ebpf.VariableSpec `ebpf:"iftab"`
+	More      *ebpf.VariableSpec `ebpf:"more"`
+	NeedL4    *ebpf.VariableSpec `ebpf:"need_l4"`
+	Niftab    *ebpf.VariableSpec `ebpf:"niftab"`
+	Nsets     *ebpf.VariableSpec `ebpf:"nsets"`
+	Nsummary  *ebpf.VariableSpec `ebpf:"nsummary"`
+	Nvec      *ebpf.VariableSpec `ebpf:"nvec"`
+	Nwords    *ebpf.VariableSpec `ebpf:"nwords"`
+	SetCfg    *ebpf.VariableSpec `ebpf:"set_cfg"`
+	SetCls    *ebpf.VariableSpec `ebpf:"set_cls"`
+	Single    *ebpf.VariableSpec `ebpf:"single"`
+	Src4Dir   *ebpf.VariableSpec `ebpf:"src4_dir"`
+	Src4Slots *ebpf.VariableSpec `ebpf:"src4_slots"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -237,8 +237,6 @@ type classifierMaps struct {
 	Counters *ebpf.Map `ebpf:"counters"`
 	Dports   *ebpf.Map `ebpf:"dports"`
 	Dst4     *ebpf.Map `ebpf:"dst4"`
-	Dst4Ch   *ebpf.Map `ebpf:"dst4_ch"`
-	Dst4L1   *ebpf.Map `ebpf:"dst4_l1"`
 	Dst6     *ebpf.Map `ebpf:"dst6"`
 	Ifaces   *ebpf.Map `ebpf:"ifaces"`
 	Lengths  *ebpf.Map `ebpf:"lengths"`
@@ -254,8 +252,6 @@ type classifierMaps struct {
 	Set3Dir  *ebpf.Map `ebpf:"set3_dir"`
 	Sports   *ebpf.Map `ebpf:"sports"`
 	Src4     *ebpf.Map `ebpf:"src4"`
-	Src4Ch   *ebpf.Map `ebpf:"src4_ch"`
-	Src4L1   *ebpf.Map `ebpf:"src4_l1"`
 	Src6     *ebpf.Map `ebpf:"src6"`
 	Tcpflags *ebpf.Map `ebpf:"tcpflags"`
 	Vecs     *ebpf.Map `ebpf:"vecs"`
@@ -266,8 +262,6 @@ func (m *classifierMaps) Close() error {
 		m.Counters,
 		m.Dports,
 		m.Dst4,
-		m.Dst4Ch,
-		m.Dst4L1,
 		m.Dst6,
 		m.Ifaces,
 		m.Lengths,
@@ -283,8 +277,6 @@ func (m *classifierMaps) Close() error {
 		m.Set3Dir,
 		m.Sports,
 		m.Src4,
-		m.Src4Ch,
-		m.Src4L1,
 		m.Src6,
 		m.Tcpflags,
 		m.Vecs,
@@ -295,21 +287,25 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
-	Dir4     *ebpf.Variable `ebpf:"dir4"`
-	FamCls   *ebpf.Variable `ebpf:"fam_cls"`
-	Fams     *ebpf.Variable `ebpf:"fams"`
-	Fields   *ebpf.Variable `ebpf:"fields"`
-	Iftab    *ebpf.Variable `ebpf:"iftab"`
-	More     *ebpf.Variable `ebpf:"more"`
-	NeedL4   *ebpf.Variable `ebpf:"need_l4"`
-	Niftab   *ebpf.Variable `ebpf:"niftab"`
-	Nsets    *ebpf.Variable `ebpf:"nsets"`
-	Nsummary *ebpf.Variable `ebpf:"nsummary"`
-	Nvec     *ebpf.Variable `ebpf:"nvec"`
-	Nwords   *ebpf.Variable `ebpf:"nwords"`
-	SetCfg   *ebpf.Variable `ebpf:"set_cfg"`
-	SetCls   *ebpf.Variable `ebpf:"set_cls"`
-	Single   *ebpf.Variable `ebpf:"single"`
+	Dir4      *ebpf.Variable `ebpf:"dir4"`
+	Dst4Dir   *ebpf.Variable `ebpf:"dst4_dir"`
+	Dst4Slots *ebpf.Variable `ebpf:"dst4_slots"`
+	FamCls    *ebpf.Variable `ebpf:"fam_cls"`
+	Fams      *ebpf.Variable `ebpf:"fams"`
+	Fields    *ebpf.Variable `ebpf:"fields"`
+	Iftab     *ebpf.Variable `ebpf:"iftab"`
+	More      *ebpf.Variable `ebpf:"more"`
+	NeedL4    *ebpf.Variable `ebpf:"need_l4"`
+	Niftab    *ebpf.Variable `ebpf:"niftab"`
+	Nsets     *ebpf.Variable `ebpf:"nsets"`
+	Nsummary  *ebpf.Variable `ebpf:"nsummary"`
+	Nvec      *ebpf.Variable `ebpf:"nvec"`
+	Nwords    *ebpf.Variable `ebpf:"nwords"`
+	SetCfg    *ebpf.Variable `ebpf:"set_cfg"`
+	SetCls    *ebpf.Variable `ebpf:"set_cls"`
+	Single    *ebpf.Variable `ebpf:"single"`
+	Src4Dir   *ebpf.Variable `ebpf:"src4_dir"`
+	Src4Slots *ebpf.Variable `ebpf:"src4_slots"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.

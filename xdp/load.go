@@ -7,7 +7,6 @@ import (
 	"net/netip"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/xdptables/xdptables/ipset"
 )
@@ -45,7 +44,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	}
 	// IPv4 address fields as DIR-16-8-8 tables when they fit the
 	// budget (dir.go), their tries otherwise
-	var dirs [2]*dirTable
+	var dirs [2][]uint32
 	dir4 := uint32(0)
 	for i, f := range []struct {
 		name string
@@ -54,17 +53,16 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	}{{"src4", FSrc, c.Src4}, {"dst4", FDst, c.Dst4}} {
 		n := len(f.ps)
 		if c.Fields&f.bit != 0 && c.Fams&1 != 0 {
-			dirs[i] = buildDir4(f.ps, dirBudget)
+			if t := buildDir4(f.ps, dirBudget); t != nil {
+				dirs[i] = t.setLayout(t.nchunks())
+			}
 		}
 		if dirs[i] != nil {
 			dir4 |= 1 << i
 			n = 1
-			size(f.name+"_l1", dirL1Slots)
-			size(f.name+"_ch", len(dirs[i].chunks))
-			// filled through a memory mapping: a 65536-entry batch
-			// update costs ~30 ms, a copy microseconds
-			spec.Maps[f.name+"_l1"].Flags |= unix.BPF_F_MMAPABLE
-			spec.Maps[f.name+"_ch"].Flags |= unix.BPF_F_MMAPABLE
+			if err := setDirTable(spec, f.name, dirs[i]); err != nil {
+				return nil, err
+			}
 		}
 		size(f.name, n)
 	}
@@ -155,7 +153,29 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	return p, nil
 }
 
-func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2]*dirTable) error {
+// setDirTable makes the data section of field name (src4, dst4) an
+// array map whose one value is table t (bpf/classifier.c src4_dir),
+// written when the map is created, and tells the program its size.
+func setDirTable(spec *ebpf.CollectionSpec, name string, t []uint32) error {
+	ms := spec.Maps[".data."+name+"_dir"]
+	if ms == nil {
+		return fmt.Errorf("xdp: the program has no table for %s", name)
+	}
+	b := make([]byte, 4*len(t))
+	for i, v := range t {
+		binary.NativeEndian.PutUint32(b[4*i:], v)
+	}
+	ms.ValueSize = uint32(len(b))
+	ms.Contents = []ebpf.MapKV{{Key: uint32(0), Value: b}}
+	// the BTF type has the declared size
+	ms.Key, ms.Value = nil, nil
+	if err := spec.Variables[name+"_slots"].Set(uint32(len(t))); err != nil {
+		return fmt.Errorf("xdp: setting %s_slots: %w", name, err)
+	}
+	return nil
+}
+
+func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2][]uint32) error {
 	m := coll.Maps
 	put := func(name string, k, v any) error {
 		if err := m[name].Put(k, v); err != nil {
@@ -163,17 +183,7 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2]*dirTabl
 		}
 		return nil
 	}
-	for i, name := range []string{"src4", "dst4"} {
-		if dirs[i] == nil {
-			continue
-		}
-		if err := fillArray(m[name+"_l1"], dirs[i].l1); err != nil {
-			return err
-		}
-		if err := fillArray(m[name+"_ch"], dirs[i].chunks); err != nil {
-			return err
-		}
-	}
+
 	for i, v := range c.Vecs {
 		b := make([]byte, 8*len(v))
 		for j, x := range v {

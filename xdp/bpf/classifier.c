@@ -166,20 +166,34 @@ U32MAP(set3_dir);
 LPM(src4, struct lpm4);
 LPM(dst4, struct lpm4);
 
-/* IPv4 address fields as DIR-16-8-8 tables (xdp/dir.go): array lookups,
- * which the verifier inlines, where a trie lookup is a helper call that
- * walks nodes. A first-level entry per /16 holds a class or, with
- * DIR_CHUNK, a chunk of 256 entries for the next byte, whose entries
- * are classes or chunks for the last byte; chunk c's entry b is at
- * c << 8 | b. dir4 bit 0: src4 is a table, bit 1: dst4 (otherwise the
- * field's trie, when its table would be too large). */
+/* IPv4 address fields as DIR-16-8-8 tables (xdp/dir.go), where a trie
+ * lookup is a helper call that walks nodes. A first-level entry per /16
+ * (at 0-65535) holds a class or, with DIR_CHUNK, a chunk of 256 entries
+ * for the next byte, whose entries are classes or chunks for the last
+ * byte; chunk c's entry b is at c << 8 | b (chunk numbers from 256).
+ * dir4 bit 0: src4 is a table, bit 1: dst4 (otherwise the field's trie,
+ * when its table would be too large).
+ *
+ * Each table is the one value of an array map, a global of its own data
+ * section whose size the loader sets (src4_slots entries): the verifier
+ * turns the global into the value's address, so a level is a shift, an
+ * add and a load, where a map lookup also stores and reloads the key
+ * and tests it. */
 volatile const __u32 dir4 = 0;
 #define DIR_CHUNK 0x80000000U
+#define DIR_L1 65536
 
-U32MAP(src4_l1);
-U32MAP(src4_ch);
-U32MAP(dst4_l1);
-U32MAP(dst4_ch);
+__u32 src4_dir[1] SEC(".data.src4_dir");
+__u32 dst4_dir[1] SEC(".data.dst4_dir");
+volatile const __u32 src4_slots = DIR_L1;
+volatile const __u32 dst4_slots = DIR_L1;
+
+/* The table t, hidden from the compiler: it is larger than declared. */
+static __always_inline __u32 *dir_table(__u32 *t)
+{
+	asm volatile("" : "+r"(t));
+	return t;
+}
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
 /* Ports and lengths: value -> class, one entry per 16-bit value (an
@@ -254,6 +268,29 @@ static const __u8 debruijn64[64] = {
 static __always_inline __u32 ctz64(__u64 x)
 {
 	return debruijn64[((x & -x) * 0x022fdd63cc95386dULL) >> 58];
+}
+
+/* The value for host-order address a in DIR-16-8-8 table t of n
+ * entries (at least DIR_L1); 0 when a chunk falls outside it (the packet
+ * is then passed). */
+static __always_inline int dir_value(__u32 *t, __u32 n, __u32 a, __u32 *val)
+{
+	__u32 v = t[a >> 16], i;
+
+	if (v & DIR_CHUNK) {
+		i = (v & ~DIR_CHUNK) << 8 | (a >> 8 & 0xff);
+		if (i >= n)
+			return 0;
+		v = t[i];
+		if (v & DIR_CHUNK) {
+			i = (v & ~DIR_CHUNK) << 8 | (a & 0xff);
+			if (i >= n)
+				return 0;
+			v = t[i];
+		}
+	}
+	*val = v;
+	return 1;
 }
 
 /* The class of host-order address a in a DIR-16-8-8 table; 0 when a
@@ -688,7 +725,7 @@ int xdptables_classify(struct xdp_md *ctx)
 		if ((fields & F_SRC) && (dir4 & 1)) {
 			__u32 cls;
 
-			if (!dir_lookup(&src4_l1, &src4_ch, bpf_ntohl(ip->saddr), &cls))
+			if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &cls))
 				return XDP_PASS;
 			PUSH(vec_of(&sc, &cls));
 		} else if (fields & F_SRC) {
@@ -702,7 +739,7 @@ int xdptables_classify(struct xdp_md *ctx)
 		if ((fields & F_DST) && (dir4 & 2)) {
 			__u32 cls;
 
-			if (!dir_lookup(&dst4_l1, &dst4_ch, bpf_ntohl(ip->daddr), &cls))
+			if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &cls))
 				return XDP_PASS;
 			PUSH(vec_of(&sc, &cls));
 		} else if (fields & F_DST) {
