@@ -95,6 +95,8 @@ const (
 	classifierMapVecs               = "vecs"
 	classifierProgXdptablesClassify = "xdptables_classify"
 	classifierProgXdptablesDropAll  = "xdptables_drop_all"
+	classifierProgXdptablesFastDst  = "xdptables_fast_dst"
+	classifierProgXdptablesFastSrc  = "xdptables_fast_src"
 	classifierVarDir4               = "dir4"
 	classifierVarDst4Dir            = "dst4_dir"
 	classifierVarDst4Slots          = "dst4_slots"
@@ -160,6 +162,8 @@ type classifierSpecs struct {
 type classifierProgramSpecs struct {
 	XdptablesClassify *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
 	XdptablesDropAll  *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
+	XdptablesFastSrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
 }
 
 // classifierMapSpecs contains maps before they are loaded into the kernel.
@@ -314,12 +318,16 @@ type classifierVariables struct {
 type classifierPrograms struct {
 	XdptablesClassify *ebpf.Program `ebpf:"xdptables_classify"`
 	XdptablesDropAll  *ebpf.Program `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst  *ebpf.Program `ebpf:"xdptables_fast_dst"`
+	XdptablesFastSrc  *ebpf.Program `ebpf:"xdptables_fast_src"`
 }
 
 func (p *classifierPrograms) Close() error {
 	return _ClassifierClose(
 		p.XdptablesClassify,
 		p.XdptablesDropAll,
+		p.XdptablesFastDst,
+		p.XdptablesFastSrc,
 	)
 }
 

@@ -110,6 +110,22 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	// lookups besides the address fields: other fields, sets, or the
 	// family's vector (bpf/classifier.c "more")
 	more := c.Fields&^(FSrc|FDst) != 0 || len(c.Sets) > 0 || (c.Fields&(FSrc|FDst) == 0 && c.Fams == 3)
+	// one address field decides the run, on one interface: the program
+	// made for that (bpf/classifier.c xdptables_fast_src)
+	progName := "xdptables_classify"
+	if c.Single && !more && ntab == 1 {
+		switch {
+		case c.Fields == FSrc && dir4&1 != 0:
+			progName = "xdptables_fast_src"
+		case c.Fields == FDst && dir4&2 != 0:
+			progName = "xdptables_fast_dst"
+		}
+	}
+	for name := range spec.Programs {
+		if name != progName && name != "xdptables_drop_all" {
+			delete(spec.Programs, name)
+		}
+	}
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
@@ -145,7 +161,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		return nil, fmt.Errorf("xdp: loading the classifier: %w", err)
 	}
-	p := &program{coll: coll, prog: coll.Programs["xdptables_classify"]}
+	p := &program{coll: coll, prog: coll.Programs[progName]}
 	if err := fill(coll, c, slots, dirs); err != nil {
 		p.Close()
 		return nil, err

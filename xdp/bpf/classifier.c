@@ -355,6 +355,31 @@ static __always_inline int is_v6_ext(__u8 p)
 	return 0;
 }
 
+/* Whether the IPv6 packet at ip6 is one the program classifies: a
+ * whole header without extension headers, which ipv6_rcv does not drop
+ * before PREROUTING. */
+static __always_inline int v6_ok(struct ipv6hdr *ip6, void *end)
+{
+	if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		return 0;
+	if ((void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len) > end || is_v6_ext(ip6->nexthdr))
+		return 0;
+	/* ipv6_rcv drops these before PREROUTING */
+	if (ip6->saddr.in6_u.u6_addr8[0] == 0xff ||
+	    (ip6->daddr.in6_u.u6_addr8[0] == 0xff &&
+	     (ip6->daddr.in6_u.u6_addr8[1] & 0xf) <= 1))
+		return 0;
+	if ((ip6->saddr.in6_u.u6_addr32[0] | ip6->saddr.in6_u.u6_addr32[1] |
+	     ip6->saddr.in6_u.u6_addr32[2]) == 0 &&
+	    ip6->saddr.in6_u.u6_addr32[3] == bpf_htonl(1))
+		return 0;
+	if ((ip6->daddr.in6_u.u6_addr32[0] | ip6->daddr.in6_u.u6_addr32[1] |
+	     ip6->daddr.in6_u.u6_addr32[2]) == 0 &&
+	    ip6->daddr.in6_u.u6_addr32[3] == bpf_htonl(1))
+		return 0;
+	return 1;
+}
+
 static __always_inline int v4_csum_ok(struct iphdr *iph, __u32 ihl, void *end)
 {
 	__u32 *w = (__u32 *)iph;
@@ -623,11 +648,12 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *d
  * unless its IPv4 header checksum is bad: ip_rcv_core drops such a
  * packet before PREROUTING, so it is left to the kernel, uncounted, as
  * nftables never sees it. Checked only here, on the way to a drop. */
-static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, __u32 iplen)
+static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, __u32 iplen,
+				      __u32 ihl)
 {
 	struct counter *c;
 
-	if (ip4 && !v4_csum_ok(ip4, ip4->ihl, end))
+	if (ip4 && !v4_csum_ok(ip4, ihl, end))
 		return XDP_PASS;
 	c = bpf_map_lookup_elem(&counters, &slot);
 	if (c) {
@@ -638,11 +664,12 @@ static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, 
 }
 
 /* The verdict of a single-vector search from the class value. */
-static __always_inline int single_verdict(__u64 h, struct iphdr *ip4, void *end, __u32 iplen)
+static __always_inline int single_verdict(__u64 h, struct iphdr *ip4, void *end, __u32 iplen,
+					  __u32 ihl)
 {
 	if ((h & SINGLE_TAG) != SINGLE_DROP)
 		return XDP_PASS;
-	return count_drop(h & 0xffff, ip4, end, iplen);
+	return count_drop(h & 0xffff, ip4, end, iplen, ihl);
 }
 
 SEC("xdp")
@@ -753,30 +780,15 @@ int xdptables_classify(struct xdp_md *ctx)
 		/* one address field decides: the rest of the packet is not
 		 * looked at */
 		if (single && !more && (fields & (F_SRC | F_DST)))
-			return single_verdict(sc.hdr, ip, end, iplen);
+			return single_verdict(sc.hdr, ip, end, iplen, ip->ihl);
 	} else if (eth->proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
 		if (!(fams & 2))
 			return XDP_PASS;
-		if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		if (!v6_ok(ip6, end))
 			return XDP_PASS;
 		l3end = (void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len);
-		if (l3end > end || is_v6_ext(ip6->nexthdr))
-			return XDP_PASS;
-		/* ipv6_rcv drops these before PREROUTING */
-		if (ip6->saddr.in6_u.u6_addr8[0] == 0xff ||
-		    (ip6->daddr.in6_u.u6_addr8[0] == 0xff &&
-		     (ip6->daddr.in6_u.u6_addr8[1] & 0xf) <= 1))
-			return XDP_PASS;
-		if ((ip6->saddr.in6_u.u6_addr32[0] | ip6->saddr.in6_u.u6_addr32[1] |
-		     ip6->saddr.in6_u.u6_addr32[2]) == 0 &&
-		    ip6->saddr.in6_u.u6_addr32[3] == bpf_htonl(1))
-			return XDP_PASS;
-		if ((ip6->daddr.in6_u.u6_addr32[0] | ip6->daddr.in6_u.u6_addr32[1] |
-		     ip6->daddr.in6_u.u6_addr32[2]) == 0 &&
-		    ip6->daddr.in6_u.u6_addr32[3] == bpf_htonl(1))
-			return XDP_PASS;
 		iplen = (bpf_ntohs(ip6->payload_len) + 40) & 0xffff;
 		v6 = 1;
 		saddr = &ip6->saddr;
@@ -800,7 +812,7 @@ int xdptables_classify(struct xdp_md *ctx)
 			PUSH(vec_of(&sc, c));
 		}
 		if (single && !more && (fields & (F_SRC | F_DST)))
-			return single_verdict(sc.hdr, 0, end, iplen);
+			return single_verdict(sc.hdr, 0, end, iplen, 0);
 	} else {
 		return XDP_PASS;
 	}
@@ -882,7 +894,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 	if (single) {
 		/* the first rule of the one vector, from its header */
-		return single_verdict(sc.hdr, ip4, end, iplen);
+		return single_verdict(sc.hdr, ip4, end, iplen, ip4 ? ip4->ihl : 0);
 	} else if (nwords <= 4) {
 		/* up to 256 rules: the words in order, no summary walk */
 		__u64 x = conj(sc.v, nsummary);
@@ -927,7 +939,96 @@ int xdptables_classify(struct xdp_md *ctx)
 	r = bpf_map_lookup_elem(&rules, &idx);
 	if (!r || !r->drop)
 		return XDP_PASS;
-	return count_drop(r->slot, ip4, end, iplen);
+	return count_drop(r->slot, ip4, end, iplen, ip4 ? ip4->ihl : 0);
+}
+
+/* When one address field alone decides the run (single, no other field
+ * or lookup), its IPv4 side is a table and one interface is attached,
+ * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
+ * xdptables_classify: the same verdicts with only the work such a run
+ * needs, in programs of their own (no stack frame for the search, fewer
+ * registers to save, no test of constants the verifier would leave in).
+ *
+ * The interface is not looked up: the verdict does not depend on it (no
+ * -i), only the destination MAC test does, and a frame on another
+ * interface (while a second one is being attached) is then passed
+ * unless it is for the first one's address, and classified like
+ * anywhere else if it is broadcast or multicast. */
+
+/* bpfel: the EtherType's bytes 08 00 and the version and header length
+ * byte 45 of an IPv4 header without options, as one word reads them */
+#define ETH_IP_WORD 0x0008
+#define ETH_IP_IHL5 0x450008
+
+static __always_inline int fast_path(struct xdp_md *ctx, int src)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 *w = data;
+	struct iphdr *ip = data + sizeof(struct eth);
+	__u32 iplen, ihl, v, proto;
+
+	/* shorter frames hold no IPv4 or IPv6 header */
+	if ((void *)(ip + 1) > end)
+		return XDP_PASS;
+	/* ip_rcv drops frames for other hosts before PREROUTING */
+	if (!(*(__u8 *)data & 1) &&
+	    (w[0] != iftab[0].mac_hi || *(__u16 *)(data + 4) != iftab[0].mac_lo))
+		return XDP_PASS;
+	proto = w[3];
+	if ((proto & 0xffffff) == ETH_IP_IHL5) {
+		ihl = 5;
+	} else if ((proto & 0xffff) == ETH_IP_WORD) {
+		if (ip->version != 4 || ip->ihl < 5)
+			return XDP_PASS;
+		ihl = ip->ihl;
+	} else if ((fams & 2) && (proto & 0xffff) == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)ip;
+		struct lpm6 k = {.prefixlen = 128};
+		__u32 *c;
+
+		if (!v6_ok(ip6, end))
+			return XDP_PASS;
+		if (src) {
+			__builtin_memcpy(k.addr, &ip6->saddr, 16);
+			c = bpf_map_lookup_elem(&src6, &k);
+		} else {
+			__builtin_memcpy(k.addr, &ip6->daddr, 16);
+			c = bpf_map_lookup_elem(&dst6, &k);
+		}
+		if (!c)
+			return XDP_PASS;
+		return single_verdict(*c, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
+	} else {
+		return XDP_PASS;
+	}
+	iplen = bpf_ntohs(ip->tot_len);
+	if (iplen < ihl * 4 || (void *)ip + iplen > end)
+		return XDP_PASS;
+	/* fragments: see xdptables_classify */
+	if (ip->frag_off & bpf_htons(0x3fff))
+		return XDP_PASS;
+	if (src) {
+		if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &v))
+			return XDP_PASS;
+	} else {
+		if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
+			return XDP_PASS;
+	}
+	/* with single, the value is the answer */
+	return single_verdict(v, ip, end, iplen, ihl);
+}
+
+SEC("xdp")
+int xdptables_fast_src(struct xdp_md *ctx)
+{
+	return fast_path(ctx, 1);
+}
+
+SEC("xdp")
+int xdptables_fast_dst(struct xdp_md *ctx)
+{
+	return fast_path(ctx, 0);
 }
 
 /* The ceiling for benchmarks: drop everything. */

@@ -1,0 +1,185 @@
+package xdp
+
+import (
+	"fmt"
+	"math/rand"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/xdptables/xdptables/compat"
+)
+
+// strideBits are prefix lengths at and around the DIR-16-8-8 strides.
+// (/0 is in every compiled field; as a rule, -s 0.0.0.0/0 tests
+// nothing)
+var strideBits = []int{1, 8, 15, 16, 17, 22, 23, 24, 25, 30, 31, 32}
+
+// TestClassifierFastPrograms: runs decided by one address field (-s or
+// -d, negated or not) load xdptables_fast_src/_dst when the IPv4 side is
+// a table, and xdptables_classify when it keeps its trie (over budget);
+// verdicts and counters against the reference evaluator, with prefixes
+// of every length 1-32 (and the /0 of every field) overlapping at the
+// strides, addresses at their
+// edges, IPv6 rules beside them or not, and the frames the fast
+// programs must leave alone or pass (options, bad checksums, fragments,
+// truncation, other hosts, broadcast and multicast, other EtherTypes).
+func TestClassifierFastPrograms(t *testing.T) {
+	requireBPF(t)
+	for _, budget := range []int{dirBudget, 0} {
+		t.Run(fmt.Sprintf("budget%d", budget), func(t *testing.T) {
+			withDirBudget(t, budget)
+			rng := rand.New(rand.NewSource(int64(21 + budget)))
+			tables := 0
+			for round := 0; round < 24; round++ {
+				tables += fastRound(t, rng, round)
+			}
+			// both programs ran: tables within the budget, tries over it
+			if (budget > 0 && tables != 24) || (budget == 0 && (tables == 0 || tables == 24)) {
+				t.Fatalf("%d of 24 runs had a table", tables)
+			}
+		})
+	}
+}
+
+func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
+	field := []string{"-s", "-d"}[round%2]
+	size := []int{1, 2, 7, 40, 300, 3000}[round/2%6]
+	withV6 := round%3 == 0
+	// bases that nest: one /15, its /16s, /24s around the /16 edge
+	bases := []netip.Addr{a("198.18.0.0"), a("198.18.255.255"), a("198.19.0.0"), a("198.19.0.128"),
+		a("198.18.1.0"), a("198.18.0.255"), a("203.0.113.0"), a("203.0.113.127")}
+	var pfx []netip.Prefix
+	var s4, s6 []string
+	for i := 0; i < size; i++ {
+		base := bases[rng.Intn(len(bases))]
+		if i >= len(strideBits) && rng.Intn(2) == 0 {
+			base = netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(256)), byte(rng.Intn(256))})
+		}
+		bits := strideBits[i%len(strideBits)]
+		if i >= len(strideBits) {
+			bits = 1 + rng.Intn(32)
+		}
+		p, _ := base.Prefix(bits)
+		pfx = append(pfx, p)
+		neg := ""
+		if rng.Intn(4) == 0 {
+			neg = "! "
+		}
+		target := []string{"DROP", "DROP", "ACCEPT"}[rng.Intn(3)]
+		s4 = append(s4, fmt.Sprintf("%s%s %s -j %s", neg, field, p, target))
+		if withV6 {
+			p6 := []string{"2001:db8::/32", "2001:db8::7/128", "2001:db8:1::/48", "2000::/3"}[rng.Intn(4)]
+			s6 = append(s6, fmt.Sprintf("%s%s %s -j %s", neg, field, p6, target))
+		}
+	}
+	r4, r6 := parseRules(t, compat.IPv4, s4...), parseRules(t, compat.IPv6, s6...)
+	tb := newTestbed(t, r4, r6, "eth0")
+	if !tb.c.Single || tb.c.Stop4 != nil || tb.c.Stop6 != nil {
+		t.Fatalf("round %d: single %v, stops %v %v", round, tb.c.Single, tb.c.Stop4, tb.c.Stop6)
+	}
+	// the trie when the table is over budget (with a budget of 0, a
+	// table without chunks still fits)
+	f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
+	want := "xdptables_classify"
+	if tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4 {
+		want = map[string]string{"-s": "xdptables_fast_src", "-d": "xdptables_fast_dst"}[field]
+		tables++
+	}
+	if tb.prog.prog != tb.prog.coll.Programs[want] {
+		t.Fatalf("round %d: %s run on one interface does not run %s", round, field, want)
+	}
+	// addresses at the edges of every prefix, and around them
+	var addrs []netip.Addr
+	for _, p := range pfx {
+		first := p.Masked().Addr()
+		last := first
+		for i := p.Bits(); i < 32; i++ {
+			b := last.As4()
+			b[i/8] |= 0x80 >> (i % 8)
+			last = netip.AddrFrom4(b)
+		}
+		addrs = append(addrs, first, last, first.Prev(), last.Next())
+	}
+	counted := map[uint32][2]uint64{}
+	probe := func(p pkt, rules []*compat.Rule, base uint32, exp uint32) {
+		t.Helper()
+		got := tb.run(t, &p)
+		if got != exp {
+			t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+				round, strings.Join(s4, "\n"), p, got, exp, verdict(rules, &p)+1)
+		}
+		if got == xdpDrop {
+			slot := base + uint32(verdict(rules, &p))
+			c := counted[slot]
+			counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+		}
+	}
+	for k, ad := range addrs {
+		if !ad.IsValid() {
+			continue
+		}
+		p := randomPkt(rng, compat.IPv4)
+		if field == "-s" {
+			p.src = ad
+		} else {
+			p.dst = ad
+		}
+		exp := expect(r4, &p)
+		switch k % 9 {
+		case 1:
+			p.options = 1 + rng.Intn(10)
+		case 2:
+			p.badCsum = true
+			exp = xdpPass
+		case 3:
+			p.fragOff = []uint16{0x2000, 0x0001, 0x1fff}[rng.Intn(3)]
+			exp = xdpPass
+		case 4:
+			p.truncate = 1 + rng.Intn(8)
+			exp = xdpPass
+		case 5:
+			p.dstMAC = [6]byte{0x02, 0, 0, 0, 0, 9} // another host
+			exp = xdpPass
+		case 6:
+			p.dstMAC = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		case 7:
+			p.dstMAC = [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
+		}
+		probe(p, r4, 0, exp)
+	}
+	for k := 0; k < 60; k++ {
+		p := randomPkt(rng, compat.IPv6)
+		probe(p, r6, 1000, expect(r6, &p))
+	}
+	// frames that are neither IPv4 nor IPv6, or too short
+	for _, b := range [][]byte{arpFrame(), vlanFrame(), make([]byte, 33)} {
+		if ret, err := tb.prog.prog.Run(&ebpf.RunOptions{Data: b}); err != nil || ret != xdpPass {
+			t.Fatalf("round %d: frame %x: verdict %d (%v), want pass", round, b, ret, err)
+		}
+	}
+	for slot, w := range counted {
+		if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+			t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+		}
+	}
+	return tables
+}
+
+// arpFrame is an ARP request to testMAC, padded to 60 bytes.
+func arpFrame() []byte {
+	b := make([]byte, 60)
+	copy(b, testMAC[:])
+	b[12], b[13] = 0x08, 0x06
+	return b
+}
+
+// vlanFrame is an 802.1Q-tagged IPv4 frame to testMAC: XDP sees the tag,
+// raw PREROUTING the packet without it, so it is left to nftables.
+func vlanFrame() []byte {
+	p := pkt{src: a("198.18.0.1"), dst: a("203.0.113.1"), proto: 17, dstMAC: testMAC}
+	f := p.frame()
+	b := append(append(append([]byte{}, f[:12]...), 0x81, 0x00, 0x00, 0x05), f[12:]...)
+	return b
+}
