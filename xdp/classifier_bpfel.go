@@ -102,6 +102,7 @@ const (
 	classifierVarDst4Slots          = "dst4_slots"
 	classifierVarFamCls             = "fam_cls"
 	classifierVarFams               = "fams"
+	classifierVarFastMac            = "fast_mac"
 	classifierVarFields             = "fields"
 	classifierVarIftab              = "iftab"
 	classifierVarMore               = "more"
@@ -202,6 +203,7 @@ type classifierVariableSpecs struct {
 	Dst4Slots *ebpf.VariableSpec `ebpf:"dst4_slots"`
 	FamCls    *ebpf.VariableSpec `ebpf:"fam_cls"`
 	Fams      *ebpf.VariableSpec `ebpf:"fams"`
+	FastMac   *ebpf.VariableSpec `ebpf:"fast_mac"`
 	Fields    *ebpf.VariableSpec `ebpf:"fields"`
 	Iftab     *ebpf.VariableSpec `ebpf:"iftab"`
 	More      *ebpf.VariableSpec `ebpf:"more"`
@@ -296,6 +298,7 @@ type classifierVariables struct {
 	Dst4Slots *ebpf.Variable `ebpf:"dst4_slots"`
 	FamCls    *ebpf.Variable `ebpf:"fam_cls"`
 	Fams      *ebpf.Variable `ebpf:"fams"`
+	FastMac   *ebpf.Variable `ebpf:"fast_mac"`
 	Fields    *ebpf.Variable `ebpf:"fields"`
 	Iftab     *ebpf.Variable `ebpf:"iftab"`
 	More      *ebpf.Variable `ebpf:"more"`

@@ -126,11 +126,19 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			delete(spec.Programs, name)
 		}
 	}
+	// the fast programs' MAC test: the first 8 bytes of a frame to
+	// the interface, read as a word and shifted left 16 bits
+	var fastMAC uint64
+	if ntab == 1 {
+		var b [8]byte
+		copy(b[:], c.Ifaces[0].MAC[:])
+		fastMAC = binary.NativeEndian.Uint64(b[:]) << 16
+	}
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
 		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
-		"need_l4": boolU32(needL4), "more": boolU32(more),
+		"need_l4": boolU32(needL4), "more": boolU32(more), "fast_mac": fastMAC,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)

@@ -949,60 +949,27 @@ int xdptables_classify(struct xdp_md *ctx)
  * needs, in programs of their own (no stack frame for the search, fewer
  * registers to save, no test of constants the verifier would leave in).
  *
- * The interface is not looked up: the verdict does not depend on it (no
- * -i), only the destination MAC test does, and a frame on another
- * interface (while a second one is being attached) is then passed
- * unless it is for the first one's address, and classified like
- * anywhere else if it is broadcast or multicast. */
+ * The interface is not looked up: such a program runs on the one
+ * interface it is built for (attaching another builds a program for
+ * both first), and the verdict does not depend on it (no -i). */
 
 /* bpfel: the EtherType's bytes 08 00 and the version and header length
  * byte 45 of an IPv4 header without options, as one word reads them */
 #define ETH_IP_WORD 0x0008
 #define ETH_IP_IHL5 0x450008
 
-static __always_inline int fast_path(struct xdp_md *ctx, int src)
+/* The destination MAC of iftab[0] as the first 8 bytes of a frame read
+ * as one word hold it, shifted left 16 bits (the 2 bytes after it
+ * shifted out). */
+volatile const __u64 fast_mac;
+
+/* The IPv4 part of the fast programs: ip's header of ihl words is whole
+ * in the frame (ihl 5 is a constant in the common case, so that its
+ * tests fold). */
+static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int src)
 {
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	__u32 *w = data;
-	struct iphdr *ip = data + sizeof(struct eth);
-	__u32 iplen, ihl, v, proto;
+	__u32 iplen = bpf_ntohs(ip->tot_len), v;
 
-	/* shorter frames hold no IPv4 or IPv6 header */
-	if ((void *)(ip + 1) > end)
-		return XDP_PASS;
-	/* ip_rcv drops frames for other hosts before PREROUTING */
-	if (!(*(__u8 *)data & 1) &&
-	    (w[0] != iftab[0].mac_hi || *(__u16 *)(data + 4) != iftab[0].mac_lo))
-		return XDP_PASS;
-	proto = w[3];
-	if ((proto & 0xffffff) == ETH_IP_IHL5) {
-		ihl = 5;
-	} else if ((proto & 0xffff) == ETH_IP_WORD) {
-		if (ip->version != 4 || ip->ihl < 5)
-			return XDP_PASS;
-		ihl = ip->ihl;
-	} else if ((fams & 2) && (proto & 0xffff) == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = (void *)ip;
-		struct lpm6 k = {.prefixlen = 128};
-		__u32 *c;
-
-		if (!v6_ok(ip6, end))
-			return XDP_PASS;
-		if (src) {
-			__builtin_memcpy(k.addr, &ip6->saddr, 16);
-			c = bpf_map_lookup_elem(&src6, &k);
-		} else {
-			__builtin_memcpy(k.addr, &ip6->daddr, 16);
-			c = bpf_map_lookup_elem(&dst6, &k);
-		}
-		if (!c)
-			return XDP_PASS;
-		return single_verdict(*c, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
-	} else {
-		return XDP_PASS;
-	}
-	iplen = bpf_ntohs(ip->tot_len);
 	if (iplen < ihl * 4 || (void *)ip + iplen > end)
 		return XDP_PASS;
 	/* fragments: see xdptables_classify */
@@ -1017,6 +984,53 @@ static __always_inline int fast_path(struct xdp_md *ctx, int src)
 	}
 	/* with single, the value is the answer */
 	return single_verdict(v, ip, end, iplen, ihl);
+}
+
+static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int src)
+{
+	struct lpm6 k = {.prefixlen = 128};
+	__u32 *c;
+
+	if (!v6_ok(ip6, end))
+		return XDP_PASS;
+	if (src) {
+		__builtin_memcpy(k.addr, &ip6->saddr, 16);
+		c = bpf_map_lookup_elem(&src6, &k);
+	} else {
+		__builtin_memcpy(k.addr, &ip6->daddr, 16);
+		c = bpf_map_lookup_elem(&dst6, &k);
+	}
+	if (!c)
+		return XDP_PASS;
+	return single_verdict(*c, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
+}
+
+static __always_inline int fast_path(struct xdp_md *ctx, int src)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct iphdr *ip = data + sizeof(struct eth);
+	__u64 dst = *(__u64 *)data;
+	__u32 proto;
+
+	/* shorter frames hold no IPv4 or IPv6 header */
+	if ((void *)(ip + 1) > end)
+		return XDP_PASS;
+	/* ip_rcv drops frames for other hosts before PREROUTING (the
+	 * group bit: broadcast and multicast) */
+	if (!(dst & 1) && dst << 16 != fast_mac)
+		return XDP_PASS;
+	proto = ((__u32 *)data)[3];
+	if ((proto & 0xffffff) == ETH_IP_IHL5)
+		return fast_v4(ip, end, 5, src);
+	if ((proto & 0xffff) == ETH_IP_WORD) {
+		if (ip->version != 4 || ip->ihl < 5)
+			return XDP_PASS;
+		return fast_v4(ip, end, ip->ihl, src);
+	}
+	if ((fams & 2) && (proto & 0xffff) == bpf_htons(ETH_P_IPV6))
+		return fast_v6((void *)ip, end, src);
+	return XDP_PASS;
 }
 
 SEC("xdp")
