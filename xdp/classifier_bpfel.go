@@ -81,13 +81,9 @@ const (
 	classifierMapProtos             = "protos"
 	classifierMapRules              = "rules"
 	classifierMapSet0               = "set0"
-	classifierMapSet0Dir            = "set0_dir"
 	classifierMapSet1               = "set1"
-	classifierMapSet1Dir            = "set1_dir"
 	classifierMapSet2               = "set2"
-	classifierMapSet2Dir            = "set2_dir"
 	classifierMapSet3               = "set3"
-	classifierMapSet3Dir            = "set3_dir"
 	classifierMapSports             = "sports"
 	classifierMapSrc4               = "src4"
 	classifierMapSrc6               = "src6"
@@ -96,6 +92,7 @@ const (
 	classifierProgXdptablesClassify = "xdptables_classify"
 	classifierProgXdptablesDropAll  = "xdptables_drop_all"
 	classifierProgXdptablesFastDst  = "xdptables_fast_dst"
+	classifierProgXdptablesFastSet  = "xdptables_fast_set"
 	classifierProgXdptablesFastSrc  = "xdptables_fast_src"
 	classifierVarDir4               = "dir4"
 	classifierVarDst4Dir            = "dst4_dir"
@@ -112,8 +109,13 @@ const (
 	classifierVarNsummary           = "nsummary"
 	classifierVarNvec               = "nvec"
 	classifierVarNwords             = "nwords"
+	classifierVarSet0Tab            = "set0_tab"
+	classifierVarSet1Tab            = "set1_tab"
+	classifierVarSet2Tab            = "set2_tab"
+	classifierVarSet3Tab            = "set3_tab"
 	classifierVarSetCfg             = "set_cfg"
 	classifierVarSetCls             = "set_cls"
+	classifierVarSetSlots           = "set_slots"
 	classifierVarSingle             = "single"
 	classifierVarSrc4Dir            = "src4_dir"
 	classifierVarSrc4Slots          = "src4_slots"
@@ -164,6 +166,7 @@ type classifierProgramSpecs struct {
 	XdptablesClassify *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
 	XdptablesDropAll  *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
 	XdptablesFastDst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
+	XdptablesFastSet  *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
 	XdptablesFastSrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
 }
 
@@ -180,13 +183,9 @@ type classifierMapSpecs struct {
 	Protos   *ebpf.MapSpec `ebpf:"protos"`
 	Rules    *ebpf.MapSpec `ebpf:"rules"`
 	Set0     *ebpf.MapSpec `ebpf:"set0"`
-	Set0Dir  *ebpf.MapSpec `ebpf:"set0_dir"`
 	Set1     *ebpf.MapSpec `ebpf:"set1"`
-	Set1Dir  *ebpf.MapSpec `ebpf:"set1_dir"`
 	Set2     *ebpf.MapSpec `ebpf:"set2"`
-	Set2Dir  *ebpf.MapSpec `ebpf:"set2_dir"`
 	Set3     *ebpf.MapSpec `ebpf:"set3"`
-	Set3Dir  *ebpf.MapSpec `ebpf:"set3_dir"`
 	Sports   *ebpf.MapSpec `ebpf:"sports"`
 	Src4     *ebpf.MapSpec `ebpf:"src4"`
 	Src6     *ebpf.MapSpec `ebpf:"src6"`
@@ -213,8 +212,13 @@ type classifierVariableSpecs struct {
 	Nsummary  *ebpf.VariableSpec `ebpf:"nsummary"`
 	Nvec      *ebpf.VariableSpec `ebpf:"nvec"`
 	Nwords    *ebpf.VariableSpec `ebpf:"nwords"`
+	Set0Tab   *ebpf.VariableSpec `ebpf:"set0_tab"`
+	Set1Tab   *ebpf.VariableSpec `ebpf:"set1_tab"`
+	Set2Tab   *ebpf.VariableSpec `ebpf:"set2_tab"`
+	Set3Tab   *ebpf.VariableSpec `ebpf:"set3_tab"`
 	SetCfg    *ebpf.VariableSpec `ebpf:"set_cfg"`
 	SetCls    *ebpf.VariableSpec `ebpf:"set_cls"`
+	SetSlots  *ebpf.VariableSpec `ebpf:"set_slots"`
 	Single    *ebpf.VariableSpec `ebpf:"single"`
 	Src4Dir   *ebpf.VariableSpec `ebpf:"src4_dir"`
 	Src4Slots *ebpf.VariableSpec `ebpf:"src4_slots"`
@@ -249,13 +253,9 @@ type classifierMaps struct {
 	Protos   *ebpf.Map `ebpf:"protos"`
 	Rules    *ebpf.Map `ebpf:"rules"`
 	Set0     *ebpf.Map `ebpf:"set0"`
-	Set0Dir  *ebpf.Map `ebpf:"set0_dir"`
 	Set1     *ebpf.Map `ebpf:"set1"`
-	Set1Dir  *ebpf.Map `ebpf:"set1_dir"`
 	Set2     *ebpf.Map `ebpf:"set2"`
-	Set2Dir  *ebpf.Map `ebpf:"set2_dir"`
 	Set3     *ebpf.Map `ebpf:"set3"`
-	Set3Dir  *ebpf.Map `ebpf:"set3_dir"`
 	Sports   *ebpf.Map `ebpf:"sports"`
 	Src4     *ebpf.Map `ebpf:"src4"`
 	Src6     *ebpf.Map `ebpf:"src6"`
@@ -274,13 +274,9 @@ func (m *classifierMaps) Close() error {
 		m.Protos,
 		m.Rules,
 		m.Set0,
-		m.Set0Dir,
 		m.Set1,
-		m.Set1Dir,
 		m.Set2,
-		m.Set2Dir,
 		m.Set3,
-		m.Set3Dir,
 		m.Sports,
 		m.Src4,
 		m.Src6,
@@ -308,8 +304,13 @@ type classifierVariables struct {
 	Nsummary  *ebpf.Variable `ebpf:"nsummary"`
 	Nvec      *ebpf.Variable `ebpf:"nvec"`
 	Nwords    *ebpf.Variable `ebpf:"nwords"`
+	Set0Tab   *ebpf.Variable `ebpf:"set0_tab"`
+	Set1Tab   *ebpf.Variable `ebpf:"set1_tab"`
+	Set2Tab   *ebpf.Variable `ebpf:"set2_tab"`
+	Set3Tab   *ebpf.Variable `ebpf:"set3_tab"`
 	SetCfg    *ebpf.Variable `ebpf:"set_cfg"`
 	SetCls    *ebpf.Variable `ebpf:"set_cls"`
+	SetSlots  *ebpf.Variable `ebpf:"set_slots"`
 	Single    *ebpf.Variable `ebpf:"single"`
 	Src4Dir   *ebpf.Variable `ebpf:"src4_dir"`
 	Src4Slots *ebpf.Variable `ebpf:"src4_slots"`
@@ -322,6 +323,7 @@ type classifierPrograms struct {
 	XdptablesClassify *ebpf.Program `ebpf:"xdptables_classify"`
 	XdptablesDropAll  *ebpf.Program `ebpf:"xdptables_drop_all"`
 	XdptablesFastDst  *ebpf.Program `ebpf:"xdptables_fast_dst"`
+	XdptablesFastSet  *ebpf.Program `ebpf:"xdptables_fast_set"`
 	XdptablesFastSrc  *ebpf.Program `ebpf:"xdptables_fast_src"`
 }
 
@@ -330,6 +332,7 @@ func (p *classifierPrograms) Close() error {
 		p.XdptablesClassify,
 		p.XdptablesDropAll,
 		p.XdptablesFastDst,
+		p.XdptablesFastSet,
 		p.XdptablesFastSrc,
 	)
 }

@@ -98,12 +98,13 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		ntab = uint32(len(c.Ifaces))
 	}
-	var cfg [MaxSets]uint32
+	var cfg, setSlots [MaxSets]uint32
 	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
 		if m := sets[l.Set]; m != nil && m.Type() == ebpf.Array {
 			cfg[i] |= setDir
+			setSlots[i] = m.ValueSize() / 4
 		}
 		needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
 	}
@@ -113,12 +114,14 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	// one address field decides the run, on one interface: the program
 	// made for that (bpf/classifier.c xdptables_fast_src)
 	progName := "xdptables_classify"
-	if c.Single && !more && ntab == 1 {
+	if c.Single && ntab == 1 {
 		switch {
-		case c.Fields == FSrc && dir4&1 != 0:
+		case !more && c.Fields == FSrc && dir4&1 != 0:
 			progName = "xdptables_fast_src"
-		case c.Fields == FDst && dir4&2 != 0:
+		case !more && c.Fields == FDst && dir4&2 != 0:
 			progName = "xdptables_fast_dst"
+		case c.Fields == 0 && c.Fams == 1 && len(c.Sets) == 1 && cfg[0]&(setDir|setPortSrc|setPortDst|setV6) == setDir:
+			progName = "xdptables_fast_set"
 		}
 	}
 	for name := range spec.Programs {
@@ -139,6 +142,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
 		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
 		"need_l4": boolU32(needL4), "more": boolU32(more), "fast_mac": fastMAC,
+		"set_slots": setSlots,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -155,7 +159,11 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		name := fmt.Sprintf("set%d", i)
 		if m.Type() == ebpf.Array {
-			name += "_dir"
+			// the table, read in place as the program's global
+			name = fmt.Sprintf(".data.set%d_tab", i)
+			ms := spec.Maps[name]
+			ms.ValueSize = m.ValueSize()
+			ms.Contents, ms.Key, ms.Value = nil, nil, nil
 		}
 		opts.MapReplacements[name] = m
 		spec.Maps[name].MaxEntries = m.MaxEntries()
@@ -349,37 +357,6 @@ func boolU32(b bool) uint32 {
 		return 1
 	}
 	return 0
-}
-
-// fillArray writes vals at indexes 0… of array map m, which no program
-// reads yet: through its memory mapping when it has one.
-func fillArray(m *ebpf.Map, vals []uint32) error {
-	if len(vals) == 0 {
-		return nil
-	}
-	if mem, err := m.Memory(); err == nil && m.ValueSize() == 4 {
-		// (the kernel keeps array values 8-byte aligned)
-		b := make([]byte, 8*len(vals))
-		for i, v := range vals {
-			binary.NativeEndian.PutUint32(b[8*i:], v)
-		}
-		if _, err := mem.WriteAt(b, 0); err != nil {
-			return fmt.Errorf("xdp: filling %s: %w", m, err)
-		}
-		return nil
-	}
-	keys := make([]uint32, len(vals))
-	for i := range keys {
-		keys[i] = uint32(i)
-	}
-	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
-		for i := range keys {
-			if err := m.Put(keys[i], vals[i]); err != nil {
-				return fmt.Errorf("xdp: filling %s: %w", m, err)
-			}
-		}
-	}
-	return nil
 }
 
 // A class as the maps and constants hold it (bpf/classifier.c CLS_*):

@@ -63,8 +63,8 @@ volatile const __u32 more = 1;
 #define SET_PORT_DST (1 << 2)
 #define SET_V6 (1 << 3)
 /* The set is an IPv4 address-only set mirrored as a DIR-16-8-8 table in
- * setN_dir (values 1: match, 0: no match), the first level at 0-65535,
- * chunk c at c << 8 (chunk numbers from 256), instead of its trie. */
+ * setN_tab (values 1: match, 0: no match; set_slots[N] entries), laid
+ * out as the address fields' tables, instead of its trie. */
 #define SET_DIR (1 << 4)
 volatile const __u32 nsets = 0;
 volatile const __u32 set_cfg[MAX_SETS];
@@ -149,10 +149,13 @@ SETMAP(set3);
 		__type(value, __u32);                     \
 	} name SEC(".maps")
 
-U32MAP(set0_dir);
-U32MAP(set1_dir);
-U32MAP(set2_dir);
-U32MAP(set3_dir);
+/* The tables of mirrored sets (SET_DIR): one array value each, the
+ * set's map, read in place as src4_dir is */
+__u32 set0_tab[1] SEC(".data.set0_tab");
+__u32 set1_tab[1] SEC(".data.set1_tab");
+__u32 set2_tab[1] SEC(".data.set2_tab");
+__u32 set3_tab[1] SEC(".data.set3_tab");
+volatile const __u32 set_slots[MAX_SETS];
 
 #define LPM(name, keytype)                          \
 	struct {                                    \
@@ -290,35 +293,6 @@ static __always_inline int dir_value(__u32 *t, __u32 n, __u32 a, __u32 *val)
 		}
 	}
 	*val = v;
-	return 1;
-}
-
-/* The class of host-order address a in a DIR-16-8-8 table; 0 when a
- * lookup falls outside the maps (the packet is then passed). */
-static __always_inline int dir_lookup(void *l1, void *ch, __u32 a, __u32 *cls)
-{
-	__u32 k = a >> 16;
-	__u32 *e = bpf_map_lookup_elem(l1, &k);
-	__u32 v;
-
-	if (!e)
-		return 0;
-	v = *e;
-	if (v & DIR_CHUNK) {
-		k = (v & ~DIR_CHUNK) << 8 | (a >> 8 & 0xff);
-		e = bpf_map_lookup_elem(ch, &k);
-		if (!e)
-			return 0;
-		v = *e;
-		if (v & DIR_CHUNK) {
-			k = (v & ~DIR_CHUNK) << 8 | (a & 0xff);
-			e = bpf_map_lookup_elem(ch, &k);
-			if (!e)
-				return 0;
-			v = *e;
-		}
-	}
-	*cls = v;
 	return 1;
 }
 
@@ -597,7 +571,7 @@ static __always_inline int port_proto_ipset(__u8 p)
 }
 
 /* The vector of set slot i for this packet; 0 to pass the packet. */
-static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *dir, int v6,
+static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *tab, int v6,
 				      void *saddr, void *daddr, __u8 proto, __u8 *ports)
 {
 	__u32 cfg = set_cfg[i];
@@ -609,7 +583,7 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *d
 			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
 			__u32 val;
 
-			if (!dir_lookup(dir, dir, a, &val))
+			if (!dir_value(tab, set_slots[i], a, &val))
 				return 0;
 			m = val & 1;
 		}
@@ -872,16 +846,16 @@ int xdptables_classify(struct xdp_md *ctx)
 			PUSH(vec_of(&sc, &ifcls));
 		}
 		if (nsets > 0) {
-			PUSH(set_vec(&sc, 0, &set0, &set0_dir, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 0, &set0, dir_table(set0_tab), v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 1) {
-			PUSH(set_vec(&sc, 1, &set1, &set1_dir, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 1, &set1, dir_table(set1_tab), v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 2) {
-			PUSH(set_vec(&sc, 2, &set2, &set2_dir, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 2, &set2, dir_table(set2_tab), v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 3) {
-			PUSH(set_vec(&sc, 3, &set3, &set3_dir, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 3, &set3, dir_table(set3_tab), v6, saddr, daddr, protokey, ports));
 		}
 		/* the family's rules, unless an address field or the family test
 		 * at the start (one family in the run) has already chosen them */
@@ -945,7 +919,8 @@ int xdptables_classify(struct xdp_md *ctx)
 /* When one address field alone decides the run (single, no other field
  * or lookup), its IPv4 side is a table and one interface is attached,
  * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
- * xdptables_classify: the same verdicts with only the work such a run
+ * xdptables_classify; when one lookup of a set mirrored as a table does
+ * (IPv4 rules only), xdptables_fast_set: the same verdicts with only the work such a run
  * needs, in programs of their own (no stack frame for the search, fewer
  * registers to save, no test of constants the verifier would leave in).
  *
@@ -966,7 +941,11 @@ volatile const __u64 fast_mac;
 /* The IPv4 part of the fast programs: ip's header of ihl words is whole
  * in the frame (ihl 5 is a constant in the common case, so that its
  * tests fold). */
-static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int src)
+#define FAST_SRC 1
+#define FAST_DST 2
+#define FAST_SET 3
+
+static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int kind)
 {
 	__u32 iplen = bpf_ntohs(ip->tot_len), v;
 
@@ -975,12 +954,18 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int s
 	/* fragments: see xdptables_classify */
 	if (ip->frag_off & bpf_htons(0x3fff))
 		return XDP_PASS;
-	if (src) {
+	if (kind == FAST_SRC) {
 		if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &v))
 			return XDP_PASS;
-	} else {
+	} else if (kind == FAST_DST) {
 		if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
 			return XDP_PASS;
+	} else {
+		__u32 a = (set_cfg[0] & SET_ADDR_DST) ? ip->daddr : ip->saddr;
+
+		if (!dir_value(dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
+			return XDP_PASS;
+		v = set_cls[v & 1];
 	}
 	/* with single, the value is the answer */
 	return single_verdict(v, ip, end, iplen, ihl);
@@ -1005,7 +990,7 @@ static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int src)
 	return single_verdict(*c, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
 }
 
-static __always_inline int fast_path(struct xdp_md *ctx, int src)
+static __always_inline int fast_path(struct xdp_md *ctx, int kind)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -1022,27 +1007,33 @@ static __always_inline int fast_path(struct xdp_md *ctx, int src)
 		return XDP_PASS;
 	proto = ((__u32 *)data)[3];
 	if ((proto & 0xffffff) == ETH_IP_IHL5)
-		return fast_v4(ip, end, 5, src);
+		return fast_v4(ip, end, 5, kind);
 	if ((proto & 0xffff) == ETH_IP_WORD) {
 		if (ip->version != 4 || ip->ihl < 5)
 			return XDP_PASS;
-		return fast_v4(ip, end, ip->ihl, src);
+		return fast_v4(ip, end, ip->ihl, kind);
 	}
-	if ((fams & 2) && (proto & 0xffff) == bpf_htons(ETH_P_IPV6))
-		return fast_v6((void *)ip, end, src);
+	if (kind != FAST_SET && (fams & 2) && (proto & 0xffff) == bpf_htons(ETH_P_IPV6))
+		return fast_v6((void *)ip, end, kind == FAST_SRC);
 	return XDP_PASS;
 }
 
 SEC("xdp")
 int xdptables_fast_src(struct xdp_md *ctx)
 {
-	return fast_path(ctx, 1);
+	return fast_path(ctx, FAST_SRC);
 }
 
 SEC("xdp")
 int xdptables_fast_dst(struct xdp_md *ctx)
 {
-	return fast_path(ctx, 0);
+	return fast_path(ctx, FAST_DST);
+}
+
+SEC("xdp")
+int xdptables_fast_set(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_SET);
 }
 
 /* The ceiling for benchmarks: drop everything. */
