@@ -1,6 +1,7 @@
 package xdp
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 	"net/netip"
@@ -299,4 +300,117 @@ func edges(pfx []netip.Prefix) []netip.Addr {
 		}
 	}
 	return out
+}
+
+// TestClassifierFastPort: runs whose rules test the protocol and one
+// port (destination or source, ranges, negation, multiport, rules with
+// -p alone) load xdptables_fast_port, the two folded into one table;
+// verdicts and counters against the reference evaluator, also for
+// packets without ports, with options, bad checksums, fragments,
+// truncated transport headers and other hosts' frames.
+func TestClassifierFastPort(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(41))
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	for round := 0; round < 24; round++ {
+		dir := []string{"dport", "sport"}[round%2]
+		var s4 []string
+		for i := 0; i < []int{1, 3, 20, 90}[round/2%4]; i++ {
+			neg := pick("", "", "! ")
+			proto := pick("tcp", "udp", "udp")
+			var spec string
+			switch rng.Intn(5) {
+			case 0:
+				spec = pick("-p tcp", "-p udp", "-p icmp", "! -p udp")
+			case 1:
+				spec = fmt.Sprintf("-p %s -m multiport --%ss %s", proto, dir, pick("7,9:11", "53,80", "1000:2000,22"))
+			default:
+				spec = fmt.Sprintf("-p %s %s--%s %s", proto, neg, dir, pick("53", "80", "1000:2000", "7", "2001:65535", "0:22"))
+			}
+			if i == 0 {
+				spec = fmt.Sprintf("-p %s --%s %s", proto, dir, pick("53", "1000:2000"))
+			}
+			s4 = append(s4, spec+" -j "+pick("DROP", "DROP", "ACCEPT"))
+		}
+		r4 := parseRules(t, compat.IPv4, s4...)
+		tb := newTestbed(t, r4, nil, "eth0")
+		if tb.c.Stop4 != nil {
+			t.Fatalf("round %d: stop %v", round, tb.c.Stop4)
+		}
+		if tb.prog.prog != tb.prog.coll.Programs["xdptables_fast_port"] {
+			t.Fatalf("round %d: rules\n%s\ndo not run xdptables_fast_port (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Fields)
+		}
+		counted := map[uint32][2]uint64{}
+		for k := 0; k < 300; k++ {
+			p := randomPkt(rng, compat.IPv4)
+			exp := expect(r4, &p)
+			switch k % 9 {
+			case 1:
+				p.options = 1 + rng.Intn(10)
+			case 2:
+				p.badCsum, exp = true, xdpPass
+			case 3:
+				p.fragOff, exp = 0x2000, xdpPass
+			case 4:
+				p.truncate, exp = 1+rng.Intn(12), xdpPass
+			case 5:
+				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
+			case 6:
+				p.dstMAC = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+			}
+			got := tb.run(t, &p)
+			if got != exp {
+				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
+			}
+			if got == xdpDrop {
+				slot := uint32(verdict(r4, &p))
+				c := counted[slot]
+				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			}
+		}
+		for k := 0; k < 20; k++ {
+			p := randomPkt(rng, compat.IPv6)
+			if got := tb.run(t, &p); got != xdpPass {
+				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
+			}
+		}
+		// the IP total length ends within the transport header: left to
+		// nftables
+		for _, proto := range []uint8{6, 17} {
+			for _, l4 := range []int{0, 4, 7, 12, 19} {
+				if proto == 17 && l4 > 7 {
+					continue
+				}
+				p := randomPkt(rng, compat.IPv4)
+				p.proto = proto
+				f := shortTotLen(p.frame(), 20+l4)
+				if ret, err := tb.prog.prog.Run(&ebpf.RunOptions{Data: f}); err != nil || ret != xdpPass {
+					t.Fatalf("round %d: %+v with total length %d: verdict %d (%v), want pass", round, p, 20+l4, ret, err)
+				}
+			}
+		}
+		for slot, w := range counted {
+			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+			}
+		}
+	}
+}
+
+// shortTotLen sets the IPv4 total length of frame f (no options) to n
+// and its header checksum to match.
+func shortTotLen(f []byte, n int) []byte {
+	ip := f[14:]
+	binary.BigEndian.PutUint16(ip[2:], uint16(n))
+	ip[10], ip[11] = 0, 0
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+	return f
 }

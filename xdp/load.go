@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/netip"
 
 	"github.com/cilium/ebpf"
@@ -35,6 +36,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	if len(c.Vecs) > clsMask {
 		return nil, fmt.Errorf("xdp: %d classes, more than %d", len(c.Vecs), clsMask)
 	}
+	raw := c
 	c = c.encoded(slots)
 	size := func(name string, n int) {
 		if n < 1 {
@@ -122,6 +124,26 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			progName = "xdptables_fast_dst"
 		case c.Fields == 0 && c.Fams == 1 && len(c.Sets) == 1 && cfg[0]&(setDir|setPortSrc|setPortDst|setV6) == setDir:
 			progName = "xdptables_fast_set"
+		}
+	}
+	// the protocol and one port decide: both folded into one table
+	if ntab == 1 && c.Fams == 1 && len(c.Sets) == 0 && (c.Fields == FProto|FDport || c.Fields == FProto|FSport) {
+		dst := c.Fields&FDport != 0
+		if tab, pidx, ok := portTable(raw, slots, dst); ok {
+			progName = "xdptables_fast_port"
+			ms := spec.Maps[".data.port_tab"]
+			b := make([]byte, 4*len(tab))
+			for i, v := range tab {
+				binary.NativeEndian.PutUint32(b[4*i:], v)
+			}
+			ms.ValueSize = uint32(len(b))
+			ms.Contents = []ebpf.MapKV{{Key: uint32(0), Value: b}}
+			ms.Key, ms.Value = nil, nil
+			for name, v := range map[string]any{"port_slots": uint32(len(tab)), "port_proto": pidx, "fast_port_dst": boolU32(dst)} {
+				if err := spec.Variables[name].Set(v); err != nil {
+					return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
+				}
+			}
 		}
 	}
 	for name := range spec.Programs {
@@ -280,6 +302,69 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2][]uint32
 		}
 	}
 	return nil
+}
+
+// maxPortProtos is how many protocol classes a folded port table
+// (portTable) may have: 16 × 65537 entries, 4 MiB.
+const maxPortProtos = 16
+
+// portTable folds the protocol and the port (the destination's if dst)
+// of a run that tests only these into one table for
+// xdptables_fast_port (bpf/classifier.c port_tab): entry
+// pidx[protocol]*valueSlots + port (valueSlots-1: no ports) is the answer
+// of the first rule both let through, as a single run's class values
+// hold it (singleDrop | counter slot for a DROP, else 0). ok is false
+// when there are more than maxPortProtos protocol classes.
+func portTable(c *Classifier, slots []uint32, dst bool) (tab []uint32, pidx [256]uint8, ok bool) {
+	var pcls []uint32
+	seen := map[uint32]uint8{}
+	for p, cls := range c.Protos {
+		i, found := seen[cls]
+		if !found {
+			if len(pcls) == maxPortProtos {
+				return nil, pidx, false
+			}
+			i = uint8(len(pcls))
+			seen[cls] = i
+			pcls = append(pcls, cls)
+		}
+		pidx[p] = i
+	}
+	vs := c.Sports
+	if dst {
+		vs = c.Dports
+	}
+	_, xcls := valueTable(vs)
+	type pair struct{ p, x uint32 }
+	memo := map[pair]uint32{}
+	answer := func(pc, xc uint32) uint32 {
+		if int(pc) >= len(c.Vecs) || int(xc) >= len(c.Vecs) {
+			return 0 // no such class: pass
+		}
+		if v, ok := memo[pair{pc, xc}]; ok {
+			return v
+		}
+		v := uint32(0)
+		vp, vx := c.Vecs[pc][c.Summary:], c.Vecs[xc][c.Summary:]
+		for w := range vp {
+			if x := vp[w] & vx[w]; x != 0 {
+				r := w*64 + bits.TrailingZeros64(x)
+				if r < len(c.Rules) && c.Rules[r].Drop {
+					v = singleDrop | slots[r]&0xffff
+				}
+				break
+			}
+		}
+		memo[pair{pc, xc}] = v
+		return v
+	}
+	tab = make([]uint32, len(pcls)*valueSlots)
+	for i, pc := range pcls {
+		for x, xc := range xcls {
+			tab[i*valueSlots+x] = answer(pc, xc)
+		}
+	}
+	return tab, pidx, true
 }
 
 // valueSlots is the size of a 16-bit field's map: one entry per value,
