@@ -92,7 +92,9 @@ const (
 	classifierProgXdptablesClassify = "xdptables_classify"
 	classifierProgXdptablesDropAll  = "xdptables_drop_all"
 	classifierProgXdptablesFastDst  = "xdptables_fast_dst"
+	classifierProgXdptablesFastPdst = "xdptables_fast_pdst"
 	classifierProgXdptablesFastPort = "xdptables_fast_port"
+	classifierProgXdptablesFastPsrc = "xdptables_fast_psrc"
 	classifierProgXdptablesFastSet  = "xdptables_fast_set"
 	classifierProgXdptablesFastSrc  = "xdptables_fast_src"
 	classifierVarDir4               = "dir4"
@@ -101,8 +103,12 @@ const (
 	classifierVarFamCls             = "fam_cls"
 	classifierVarFams               = "fams"
 	classifierVarFastMac            = "fast_mac"
-	classifierVarFastPortDst        = "fast_port_dst"
 	classifierVarFields             = "fields"
+	classifierVarFoldDst            = "fold_dst"
+	classifierVarFoldProto          = "fold_proto"
+	classifierVarFoldSlots          = "fold_slots"
+	classifierVarFoldStride         = "fold_stride"
+	classifierVarFoldTab            = "fold_tab"
 	classifierVarIftab              = "iftab"
 	classifierVarMore               = "more"
 	classifierVarNeedL4             = "need_l4"
@@ -111,9 +117,6 @@ const (
 	classifierVarNsummary           = "nsummary"
 	classifierVarNvec               = "nvec"
 	classifierVarNwords             = "nwords"
-	classifierVarPortProto          = "port_proto"
-	classifierVarPortSlots          = "port_slots"
-	classifierVarPortTab            = "port_tab"
 	classifierVarSet0Tab            = "set0_tab"
 	classifierVarSet1Tab            = "set1_tab"
 	classifierVarSet2Tab            = "set2_tab"
@@ -171,7 +174,9 @@ type classifierProgramSpecs struct {
 	XdptablesClassify *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
 	XdptablesDropAll  *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
 	XdptablesFastDst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
+	XdptablesFastPdst *ebpf.ProgramSpec `ebpf:"xdptables_fast_pdst"`
 	XdptablesFastPort *ebpf.ProgramSpec `ebpf:"xdptables_fast_port"`
+	XdptablesFastPsrc *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
 	XdptablesFastSet  *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
 	XdptablesFastSrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
 }
@@ -203,35 +208,36 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
-	Dir4        *ebpf.VariableSpec `ebpf:"dir4"`
-	Dst4Dir     *ebpf.VariableSpec `ebpf:"dst4_dir"`
-	Dst4Slots   *ebpf.VariableSpec `ebpf:"dst4_slots"`
-	FamCls      *ebpf.VariableSpec `ebpf:"fam_cls"`
-	Fams        *ebpf.VariableSpec `ebpf:"fams"`
-	FastMac     *ebpf.VariableSpec `ebpf:"fast_mac"`
-	FastPortDst *ebpf.VariableSpec `ebpf:"fast_port_dst"`
-	Fields      *ebpf.VariableSpec `ebpf:"fields"`
-	Iftab       *ebpf.VariableSpec `ebpf:"iftab"`
-	More        *ebpf.VariableSpec `ebpf:"more"`
-	NeedL4      *ebpf.VariableSpec `ebpf:"need_l4"`
-	Niftab      *ebpf.VariableSpec `ebpf:"niftab"`
-	Nsets       *ebpf.VariableSpec `ebpf:"nsets"`
-	Nsummary    *ebpf.VariableSpec `ebpf:"nsummary"`
-	Nvec        *ebpf.VariableSpec `ebpf:"nvec"`
-	Nwords      *ebpf.VariableSpec `ebpf:"nwords"`
-	PortProto   *ebpf.VariableSpec `ebpf:"port_proto"`
-	PortSlots   *ebpf.VariableSpec `ebpf:"port_slots"`
-	PortTab     *ebpf.VariableSpec `ebpf:"port_tab"`
-	Set0Tab     *ebpf.VariableSpec `ebpf:"set0_tab"`
-	Set1Tab     *ebpf.VariableSpec `ebpf:"set1_tab"`
-	Set2Tab     *ebpf.VariableSpec `ebpf:"set2_tab"`
-	Set3Tab     *ebpf.VariableSpec `ebpf:"set3_tab"`
-	SetCfg      *ebpf.VariableSpec `ebpf:"set_cfg"`
-	SetCls      *ebpf.VariableSpec `ebpf:"set_cls"`
-	SetSlots    *ebpf.VariableSpec `ebpf:"set_slots"`
-	Single      *ebpf.VariableSpec `ebpf:"single"`
-	Src4Dir     *ebpf.VariableSpec `ebpf:"src4_dir"`
-	Src4Slots   *ebpf.VariableSpec `ebpf:"src4_slots"`
+	Dir4       *ebpf.VariableSpec `ebpf:"dir4"`
+	Dst4Dir    *ebpf.VariableSpec `ebpf:"dst4_dir"`
+	Dst4Slots  *ebpf.VariableSpec `ebpf:"dst4_slots"`
+	FamCls     *ebpf.VariableSpec `ebpf:"fam_cls"`
+	Fams       *ebpf.VariableSpec `ebpf:"fams"`
+	FastMac    *ebpf.VariableSpec `ebpf:"fast_mac"`
+	Fields     *ebpf.VariableSpec `ebpf:"fields"`
+	FoldDst    *ebpf.VariableSpec `ebpf:"fold_dst"`
+	FoldProto  *ebpf.VariableSpec `ebpf:"fold_proto"`
+	FoldSlots  *ebpf.VariableSpec `ebpf:"fold_slots"`
+	FoldStride *ebpf.VariableSpec `ebpf:"fold_stride"`
+	FoldTab    *ebpf.VariableSpec `ebpf:"fold_tab"`
+	Iftab      *ebpf.VariableSpec `ebpf:"iftab"`
+	More       *ebpf.VariableSpec `ebpf:"more"`
+	NeedL4     *ebpf.VariableSpec `ebpf:"need_l4"`
+	Niftab     *ebpf.VariableSpec `ebpf:"niftab"`
+	Nsets      *ebpf.VariableSpec `ebpf:"nsets"`
+	Nsummary   *ebpf.VariableSpec `ebpf:"nsummary"`
+	Nvec       *ebpf.VariableSpec `ebpf:"nvec"`
+	Nwords     *ebpf.VariableSpec `ebpf:"nwords"`
+	Set0Tab    *ebpf.VariableSpec `ebpf:"set0_tab"`
+	Set1Tab    *ebpf.VariableSpec `ebpf:"set1_tab"`
+	Set2Tab    *ebpf.VariableSpec `ebpf:"set2_tab"`
+	Set3Tab    *ebpf.VariableSpec `ebpf:"set3_tab"`
+	SetCfg     *ebpf.VariableSpec `ebpf:"set_cfg"`
+	SetCls     *ebpf.VariableSpec `ebpf:"set_cls"`
+	SetSlots   *ebpf.VariableSpec `ebpf:"set_slots"`
+	Single     *ebpf.VariableSpec `ebpf:"single"`
+	Src4Dir    *ebpf.VariableSpec `ebpf:"src4_dir"`
+	Src4Slots  *ebpf.VariableSpec `ebpf:"src4_slots"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -299,35 +305,36 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
-	Dir4        *ebpf.Variable `ebpf:"dir4"`
-	Dst4Dir     *ebpf.Variable `ebpf:"dst4_dir"`
-	Dst4Slots   *ebpf.Variable `ebpf:"dst4_slots"`
-	FamCls      *ebpf.Variable `ebpf:"fam_cls"`
-	Fams        *ebpf.Variable `ebpf:"fams"`
-	FastMac     *ebpf.Variable `ebpf:"fast_mac"`
-	FastPortDst *ebpf.Variable `ebpf:"fast_port_dst"`
-	Fields      *ebpf.Variable `ebpf:"fields"`
-	Iftab       *ebpf.Variable `ebpf:"iftab"`
-	More        *ebpf.Variable `ebpf:"more"`
-	NeedL4      *ebpf.Variable `ebpf:"need_l4"`
-	Niftab      *ebpf.Variable `ebpf:"niftab"`
-	Nsets       *ebpf.Variable `ebpf:"nsets"`
-	Nsummary    *ebpf.Variable `ebpf:"nsummary"`
-	Nvec        *ebpf.Variable `ebpf:"nvec"`
-	Nwords      *ebpf.Variable `ebpf:"nwords"`
-	PortProto   *ebpf.Variable `ebpf:"port_proto"`
-	PortSlots   *ebpf.Variable `ebpf:"port_slots"`
-	PortTab     *ebpf.Variable `ebpf:"port_tab"`
-	Set0Tab     *ebpf.Variable `ebpf:"set0_tab"`
-	Set1Tab     *ebpf.Variable `ebpf:"set1_tab"`
-	Set2Tab     *ebpf.Variable `ebpf:"set2_tab"`
-	Set3Tab     *ebpf.Variable `ebpf:"set3_tab"`
-	SetCfg      *ebpf.Variable `ebpf:"set_cfg"`
-	SetCls      *ebpf.Variable `ebpf:"set_cls"`
-	SetSlots    *ebpf.Variable `ebpf:"set_slots"`
-	Single      *ebpf.Variable `ebpf:"single"`
-	Src4Dir     *ebpf.Variable `ebpf:"src4_dir"`
-	Src4Slots   *ebpf.Variable `ebpf:"src4_slots"`
+	Dir4       *ebpf.Variable `ebpf:"dir4"`
+	Dst4Dir    *ebpf.Variable `ebpf:"dst4_dir"`
+	Dst4Slots  *ebpf.Variable `ebpf:"dst4_slots"`
+	FamCls     *ebpf.Variable `ebpf:"fam_cls"`
+	Fams       *ebpf.Variable `ebpf:"fams"`
+	FastMac    *ebpf.Variable `ebpf:"fast_mac"`
+	Fields     *ebpf.Variable `ebpf:"fields"`
+	FoldDst    *ebpf.Variable `ebpf:"fold_dst"`
+	FoldProto  *ebpf.Variable `ebpf:"fold_proto"`
+	FoldSlots  *ebpf.Variable `ebpf:"fold_slots"`
+	FoldStride *ebpf.Variable `ebpf:"fold_stride"`
+	FoldTab    *ebpf.Variable `ebpf:"fold_tab"`
+	Iftab      *ebpf.Variable `ebpf:"iftab"`
+	More       *ebpf.Variable `ebpf:"more"`
+	NeedL4     *ebpf.Variable `ebpf:"need_l4"`
+	Niftab     *ebpf.Variable `ebpf:"niftab"`
+	Nsets      *ebpf.Variable `ebpf:"nsets"`
+	Nsummary   *ebpf.Variable `ebpf:"nsummary"`
+	Nvec       *ebpf.Variable `ebpf:"nvec"`
+	Nwords     *ebpf.Variable `ebpf:"nwords"`
+	Set0Tab    *ebpf.Variable `ebpf:"set0_tab"`
+	Set1Tab    *ebpf.Variable `ebpf:"set1_tab"`
+	Set2Tab    *ebpf.Variable `ebpf:"set2_tab"`
+	Set3Tab    *ebpf.Variable `ebpf:"set3_tab"`
+	SetCfg     *ebpf.Variable `ebpf:"set_cfg"`
+	SetCls     *ebpf.Variable `ebpf:"set_cls"`
+	SetSlots   *ebpf.Variable `ebpf:"set_slots"`
+	Single     *ebpf.Variable `ebpf:"single"`
+	Src4Dir    *ebpf.Variable `ebpf:"src4_dir"`
+	Src4Slots  *ebpf.Variable `ebpf:"src4_slots"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.
@@ -337,7 +344,9 @@ type classifierPrograms struct {
 	XdptablesClassify *ebpf.Program `ebpf:"xdptables_classify"`
 	XdptablesDropAll  *ebpf.Program `ebpf:"xdptables_drop_all"`
 	XdptablesFastDst  *ebpf.Program `ebpf:"xdptables_fast_dst"`
+	XdptablesFastPdst *ebpf.Program `ebpf:"xdptables_fast_pdst"`
 	XdptablesFastPort *ebpf.Program `ebpf:"xdptables_fast_port"`
+	XdptablesFastPsrc *ebpf.Program `ebpf:"xdptables_fast_psrc"`
 	XdptablesFastSet  *ebpf.Program `ebpf:"xdptables_fast_set"`
 	XdptablesFastSrc  *ebpf.Program `ebpf:"xdptables_fast_src"`
 }
@@ -347,7 +356,9 @@ func (p *classifierPrograms) Close() error {
 		p.XdptablesClassify,
 		p.XdptablesDropAll,
 		p.XdptablesFastDst,
+		p.XdptablesFastPdst,
 		p.XdptablesFastPort,
+		p.XdptablesFastPsrc,
 		p.XdptablesFastSet,
 		p.XdptablesFastSrc,
 	)

@@ -51,7 +51,8 @@ func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
 	withV6 := round%3 == 0
 	// bases that nest: one /15, its /16s, /24s around the /16 edge
 	bases := []netip.Addr{a("198.18.0.0"), a("198.18.255.255"), a("198.19.0.0"), a("198.19.0.128"),
-		a("198.18.1.0"), a("198.18.0.255"), a("203.0.113.0"), a("203.0.113.127")}
+		a("198.18.1.0"), a("198.18.0.255"), a("203.0.113.0"), a("203.0.113.127"),
+		a("0.0.0.0"), a("0.0.1.7")}
 	var pfx []netip.Prefix
 	var s4, s6 []string
 	for i := 0; i < size; i++ {
@@ -413,4 +414,114 @@ func shortTotLen(f []byte, n int) []byte {
 	}
 	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
 	return f
+}
+
+// TestClassifierFastProtoAddr: runs whose rules test the protocol and
+// one address field (-p udp -s NET; also rules with one of the two, and
+// negations) load xdptables_fast_psrc/_pdst, the protocol folded with
+// the address table's classes; verdicts and counters against the
+// reference evaluator at the prefixes' edges, with the frames the
+// program must pass, and the general program when the table is over
+// budget.
+func TestClassifierFastProtoAddr(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(51))
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	budget, kinds := dirBudget, map[bool]int{}
+	defer func() { dirBudget = budget }()
+	for round := 0; round < 24; round++ {
+		field := []string{"-s", "-d"}[round%2]
+		// the general program when the address table is over budget
+		dirBudget = budget
+		if round%6 == 5 {
+			dirBudget = 0
+		}
+		var s4 []string
+		var pfx []netip.Prefix
+		for i := 0; i < []int{1, 4, 30, 1000}[round/2%4]; i++ {
+			base := netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(4) * 63), byte(rng.Intn(256))})
+			if rng.Intn(8) == 0 {
+				// the table's first entries
+				base = netip.AddrFrom4([4]byte{0, 0, byte(rng.Intn(2)), byte(rng.Intn(256))})
+			}
+			bits := strideBits[i%len(strideBits)]
+			if i >= len(strideBits) {
+				bits = 1 + rng.Intn(32)
+			}
+			p, _ := base.Prefix(bits)
+			pfx = append(pfx, p)
+			proto := pick("-p udp ", "-p tcp ", "-p icmp ", "! -p udp ", "")
+			addr := fmt.Sprintf("%s%s %s ", pick("", "", "! "), field, p)
+			if i > 0 && rng.Intn(6) == 0 {
+				addr = ""
+			}
+			if i == 0 {
+				proto, addr = "-p udp ", fmt.Sprintf("%s %s ", field, p)
+			}
+			s4 = append(s4, proto+addr+"-j "+pick("DROP", "DROP", "ACCEPT"))
+		}
+		r4 := parseRules(t, compat.IPv4, s4...)
+		tb := newTestbed(t, r4, nil, "eth0")
+		f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
+		want := "xdptables_classify"
+		table := tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4
+		if table {
+			want = map[string]string{"-s": "xdptables_fast_psrc", "-d": "xdptables_fast_pdst"}[field]
+		}
+		kinds[table]++
+		if tb.c.Stop4 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
+			t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
+		}
+		counted := map[uint32][2]uint64{}
+		for k, ad := range edges(pfx) {
+			if k > 600 {
+				break
+			}
+			p := randomPkt(rng, compat.IPv4)
+			if field == "-s" {
+				p.src = ad
+			} else {
+				p.dst = ad
+			}
+			exp := expect(r4, &p)
+			switch k % 9 {
+			case 1:
+				p.options = 1 + rng.Intn(10)
+			case 2:
+				p.badCsum, exp = true, xdpPass
+			case 3:
+				p.fragOff, exp = 0x2000, xdpPass
+			case 4:
+				p.truncate, exp = 1+rng.Intn(12), xdpPass
+			case 5:
+				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
+			case 6:
+				p.dstMAC = [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
+			}
+			got := tb.run(t, &p)
+			if got != exp {
+				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
+			}
+			if got == xdpDrop {
+				slot := uint32(verdict(r4, &p))
+				c := counted[slot]
+				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			}
+		}
+		for k := 0; k < 20; k++ {
+			p := randomPkt(rng, compat.IPv6)
+			if got := tb.run(t, &p); got != xdpPass {
+				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
+			}
+		}
+		for slot, w := range counted {
+			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+			}
+		}
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Fatalf("runs with and without a table: %v", kinds)
+	}
 }

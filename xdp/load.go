@@ -126,20 +126,37 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			progName = "xdptables_fast_set"
 		}
 	}
-	// the protocol and one port decide: both folded into one table
-	if ntab == 1 && c.Fams == 1 && len(c.Sets) == 0 && (c.Fields == FProto|FDport || c.Fields == FProto|FSport) {
-		dst := c.Fields&FDport != 0
-		if tab, pidx, ok := portTable(raw, slots, dst); ok {
-			progName = "xdptables_fast_port"
-			ms := spec.Maps[".data.port_tab"]
-			b := make([]byte, 4*len(tab))
-			for i, v := range tab {
-				binary.NativeEndian.PutUint32(b[4*i:], v)
+	// the protocol and one other field decide: both folded into one
+	// table (foldTable)
+	if ntab == 1 && c.Fams == 1 && len(c.Sets) == 0 && c.Fields&FProto != 0 {
+		var others []uint32
+		fold := ""
+		switch c.Fields &^ FProto {
+		case FDport, FSport:
+			vs := raw.Sports
+			if c.Fields&FDport != 0 {
+				vs = raw.Dports
 			}
-			ms.ValueSize = uint32(len(b))
-			ms.Contents = []ebpf.MapKV{{Key: uint32(0), Value: b}}
-			ms.Key, ms.Value = nil, nil
-			for name, v := range map[string]any{"port_slots": uint32(len(tab)), "port_proto": pidx, "fast_port_dst": boolU32(dst)} {
+			_, others = valueTable(vs)
+			fold = "xdptables_fast_port"
+		case FSrc, FDst:
+			// the address table's classes, which the program
+			// masks from its values
+			if bit := map[uint32]uint32{FSrc: 1, FDst: 2}[c.Fields&^FProto]; dir4&bit != 0 {
+				others = make([]uint32, len(raw.Vecs))
+				for i := range others {
+					others[i] = uint32(i)
+				}
+				fold = map[uint32]string{1: "xdptables_fast_psrc", 2: "xdptables_fast_pdst"}[bit]
+			}
+		}
+		if tab, pidx, ok := foldTable(raw, slots, others); fold != "" && ok {
+			progName = fold
+			if err := putTable(spec, "fold_tab", tab); err != nil {
+				return nil, err
+			}
+			for name, v := range map[string]any{"fold_slots": uint32(len(tab)), "fold_stride": uint32(len(others)),
+				"fold_proto": pidx, "fold_dst": boolU32(c.Fields&FSport == 0)} {
 				if err := spec.Variables[name].Set(v); err != nil {
 					return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
 				}
@@ -211,9 +228,21 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 // array map whose one value is table t (bpf/classifier.c src4_dir),
 // written when the map is created, and tells the program its size.
 func setDirTable(spec *ebpf.CollectionSpec, name string, t []uint32) error {
-	ms := spec.Maps[".data."+name+"_dir"]
+	if err := putTable(spec, name+"_dir", t); err != nil {
+		return err
+	}
+	if err := spec.Variables[name+"_slots"].Set(uint32(len(t))); err != nil {
+		return fmt.Errorf("xdp: setting %s_slots: %w", name, err)
+	}
+	return nil
+}
+
+// putTable makes the data section of global (a table the program reads
+// in place) an array map whose one value is t.
+func putTable(spec *ebpf.CollectionSpec, global string, t []uint32) error {
+	ms := spec.Maps[".data."+global]
 	if ms == nil {
-		return fmt.Errorf("xdp: the program has no table for %s", name)
+		return fmt.Errorf("xdp: the program has no table %s", global)
 	}
 	b := make([]byte, 4*len(t))
 	for i, v := range t {
@@ -223,9 +252,9 @@ func setDirTable(spec *ebpf.CollectionSpec, name string, t []uint32) error {
 	ms.Contents = []ebpf.MapKV{{Key: uint32(0), Value: b}}
 	// the BTF type has the declared size
 	ms.Key, ms.Value = nil, nil
-	if err := spec.Variables[name+"_slots"].Set(uint32(len(t))); err != nil {
-		return fmt.Errorf("xdp: setting %s_slots: %w", name, err)
-	}
+	// the loader would write the global's declared value (its first
+	// entry, 0) over the table's start
+	delete(spec.Variables, global)
 	return nil
 }
 
@@ -304,24 +333,27 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2][]uint32
 	return nil
 }
 
-// maxPortProtos is how many protocol classes a folded port table
-// (portTable) may have: 16 × 65537 entries, 4 MiB.
-const maxPortProtos = 16
+// maxFoldProtos and maxFoldSlots bound a folded table (foldTable): 16
+// protocol classes, 4 Mi entries (16 MiB).
+const (
+	maxFoldProtos = 16
+	maxFoldSlots  = 1 << 22
+)
 
-// portTable folds the protocol and the port (the destination's if dst)
-// of a run that tests only these into one table for
-// xdptables_fast_port (bpf/classifier.c port_tab): entry
-// pidx[protocol]*valueSlots + port (valueSlots-1: no ports) is the answer
-// of the first rule both let through, as a single run's class values
-// hold it (singleDrop | counter slot for a DROP, else 0). ok is false
-// when there are more than maxPortProtos protocol classes.
-func portTable(c *Classifier, slots []uint32, dst bool) (tab []uint32, pidx [256]uint8, ok bool) {
+// foldTable folds the protocol and one other field of a run that tests
+// only these into one table for the fast programs (bpf/classifier.c
+// fold_tab): entry pidx[protocol]*len(others) + j is the answer of the
+// first rule that protocol's class and class others[j] of the other
+// field both let through, as a single run's class values hold it
+// (singleDrop | counter slot for a DROP, else 0: pass). ok is false when
+// the table would be over the bounds.
+func foldTable(c *Classifier, slots []uint32, others []uint32) (tab []uint32, pidx [256]uint8, ok bool) {
 	var pcls []uint32
 	seen := map[uint32]uint8{}
 	for p, cls := range c.Protos {
 		i, found := seen[cls]
 		if !found {
-			if len(pcls) == maxPortProtos {
+			if len(pcls) == maxFoldProtos {
 				return nil, pidx, false
 			}
 			i = uint8(len(pcls))
@@ -330,11 +362,9 @@ func portTable(c *Classifier, slots []uint32, dst bool) (tab []uint32, pidx [256
 		}
 		pidx[p] = i
 	}
-	vs := c.Sports
-	if dst {
-		vs = c.Dports
+	if len(others) == 0 || len(pcls)*len(others) > maxFoldSlots {
+		return nil, pidx, false
 	}
-	_, xcls := valueTable(vs)
 	type pair struct{ p, x uint32 }
 	memo := map[pair]uint32{}
 	answer := func(pc, xc uint32) uint32 {
@@ -358,10 +388,10 @@ func portTable(c *Classifier, slots []uint32, dst bool) (tab []uint32, pidx [256
 		memo[pair{pc, xc}] = v
 		return v
 	}
-	tab = make([]uint32, len(pcls)*valueSlots)
+	tab = make([]uint32, len(pcls)*len(others))
 	for i, pc := range pcls {
-		for x, xc := range xcls {
-			tab[i*valueSlots+x] = answer(pc, xc)
+		for x, xc := range others {
+			tab[i*len(others)+x] = answer(pc, xc)
 		}
 	}
 	return tab, pidx, true

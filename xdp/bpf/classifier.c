@@ -921,7 +921,8 @@ int xdptables_classify(struct xdp_md *ctx)
  * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
  * xdptables_classify; when one lookup of a set mirrored as a table does
  * (IPv4 rules only), xdptables_fast_set; when the protocol and one port
- * do (IPv4 rules only), xdptables_fast_port: the same verdicts with only the work such a run
+ * do (IPv4 rules only), xdptables_fast_port, the protocol and an
+ * address field, xdptables_fast_psrc or _pdst: the same verdicts with only the work such a run
  * needs, in programs of their own (no stack frame for the search, fewer
  * registers to save, no test of constants the verifier would leave in).
  *
@@ -946,16 +947,21 @@ volatile const __u64 fast_mac;
 #define FAST_DST 2
 #define FAST_SET 3
 #define FAST_PORT 4
+#define FAST_PSRC 5
+#define FAST_PDST 6
 
-/* xdptables_fast_port: a run whose rules test the protocol and one port
- * (-p udp --dport 9, IPv4 only) folded into one table, the answers of
- * port_proto[protocol] * 65537 + port (NO_PORTS for packets without
- * ports), port_slots entries; fast_port_dst: 1 for the destination
- * port, 0 for the source port. */
-__u32 port_tab[1] SEC(".data.port_tab");
-volatile const __u32 port_slots = 1;
-volatile const __u8 port_proto[256];
-volatile const __u32 fast_port_dst = 1;
+/* Runs whose rules test the protocol and one other field (IPv4 only)
+ * fold the two into one table of answers, fold_slots entries, at
+ * fold_proto[protocol] * fold_stride + the other field's value:
+ * xdptables_fast_port for one port (-p udp --dport 9; the port, or
+ * NO_PORTS for packets without ports; fold_dst: 1 for the destination
+ * port, 0 for the source port), xdptables_fast_psrc and _pdst for an
+ * address (-p udp -s NET; the class its table gives). */
+__u32 fold_tab[1] SEC(".data.fold_tab");
+volatile const __u32 fold_slots = 1;
+volatile const __u32 fold_stride = 1;
+volatile const __u8 fold_proto[256];
+volatile const __u32 fold_dst = 1;
 
 static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int kind)
 {
@@ -978,7 +984,7 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 		if (!dir_value(dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
 			return XDP_PASS;
 		v = set_cls[v & 1];
-	} else {
+	} else if (kind == FAST_PORT) {
 		__u32 proto = ip->protocol, port = NO_PORTS, i;
 
 		/* as the general path reads ports (a truncated transport
@@ -990,12 +996,26 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 				return XDP_PASS;
 			if ((void *)(l4 + 8) > end)
 				return XDP_PASS;
-			port = fast_port_dst ? (__u32)l4[2] << 8 | l4[3] : (__u32)l4[0] << 8 | l4[1];
+			port = fold_dst ? (__u32)l4[2] << 8 | l4[3] : (__u32)l4[0] << 8 | l4[1];
 		}
-		i = port_proto[proto] * (NO_PORTS + 1) + port;
-		if (i >= port_slots)
+		i = fold_proto[proto] * (NO_PORTS + 1) + port;
+		if (i >= fold_slots)
 			return XDP_PASS;
-		v = dir_table(port_tab)[i];
+		v = dir_table(fold_tab)[i];
+	} else {
+		__u32 i;
+
+		if (kind == FAST_PSRC) {
+			if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &v))
+				return XDP_PASS;
+		} else {
+			if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
+				return XDP_PASS;
+		}
+		i = fold_proto[ip->protocol] * fold_stride + (v & CLS_MASK);
+		if (i >= fold_slots)
+			return XDP_PASS;
+		v = dir_table(fold_tab)[i];
 	}
 	/* with single, the value is the answer */
 	return single_verdict(v, ip, end, iplen, ihl);
@@ -1071,6 +1091,18 @@ SEC("xdp")
 int xdptables_fast_port(struct xdp_md *ctx)
 {
 	return fast_path(ctx, FAST_PORT);
+}
+
+SEC("xdp")
+int xdptables_fast_psrc(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PSRC);
+}
+
+SEC("xdp")
+int xdptables_fast_pdst(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PDST);
 }
 
 /* The ceiling for benchmarks: drop everything. */
