@@ -113,8 +113,9 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	// lookups besides the address fields: other fields, sets, or the
 	// family's vector (bpf/classifier.c "more")
 	more := c.Fields&^(FSrc|FDst) != 0 || len(c.Sets) > 0 || (c.Fields&(FSrc|FDst) == 0 && c.Fams == 3)
-	// one address field decides the run, on one interface: the program
-	// made for that (bpf/classifier.c xdptables_fast_src)
+	// one address field or one set table decides the run, on one
+	// interface: the program made for that (bpf/classifier.c
+	// xdptables_fast_src)
 	progName := "xdptables_classify"
 	if c.Single && ntab == 1 {
 		switch {
@@ -150,7 +151,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 				fold = map[uint32]string{1: "xdptables_fast_psrc", 2: "xdptables_fast_pdst"}[bit]
 			}
 		}
-		if tab, pidx, ok := foldTable(raw, slots, others); fold != "" && ok {
+		if tab, pidx, ok := foldTable(raw, slots, others); ok {
 			progName = fold
 			if err := putTable(spec, "fold_tab", tab); err != nil {
 				return nil, err
@@ -266,7 +267,6 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2][]uint32
 		}
 		return nil
 	}
-
 	for i, v := range c.Vecs {
 		b := make([]byte, 8*len(v))
 		for j, x := range v {
@@ -363,6 +363,7 @@ func foldTable(c *Classifier, slots []uint32, others []uint32) (tab []uint32, pi
 		pidx[p] = i
 	}
 	if len(others) == 0 || len(pcls)*len(others) > maxFoldSlots {
+		// (no other field to fold: not such a run)
 		return nil, pidx, false
 	}
 	type pair struct{ p, x uint32 }
