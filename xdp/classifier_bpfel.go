@@ -104,10 +104,9 @@ const (
 	classifierVarFams               = "fams"
 	classifierVarFastMac            = "fast_mac"
 	classifierVarFields             = "fields"
+	classifierVarFoldBase           = "fold_base"
 	classifierVarFoldDst            = "fold_dst"
-	classifierVarFoldProto          = "fold_proto"
 	classifierVarFoldSlots          = "fold_slots"
-	classifierVarFoldStride         = "fold_stride"
 	classifierVarFoldTab            = "fold_tab"
 	classifierVarIftab              = "iftab"
 	classifierVarMore               = "more"
@@ -208,36 +207,35 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
-	Dir4       *ebpf.VariableSpec `ebpf:"dir4"`
-	Dst4Dir    *ebpf.VariableSpec `ebpf:"dst4_dir"`
-	Dst4Slots  *ebpf.VariableSpec `ebpf:"dst4_slots"`
-	FamCls     *ebpf.VariableSpec `ebpf:"fam_cls"`
-	Fams       *ebpf.VariableSpec `ebpf:"fams"`
-	FastMac    *ebpf.VariableSpec `ebpf:"fast_mac"`
-	Fields     *ebpf.VariableSpec `ebpf:"fields"`
-	FoldDst    *ebpf.VariableSpec `ebpf:"fold_dst"`
-	FoldProto  *ebpf.VariableSpec `ebpf:"fold_proto"`
-	FoldSlots  *ebpf.VariableSpec `ebpf:"fold_slots"`
-	FoldStride *ebpf.VariableSpec `ebpf:"fold_stride"`
-	FoldTab    *ebpf.VariableSpec `ebpf:"fold_tab"`
-	Iftab      *ebpf.VariableSpec `ebpf:"iftab"`
-	More       *ebpf.VariableSpec `ebpf:"more"`
-	NeedL4     *ebpf.VariableSpec `ebpf:"need_l4"`
-	Niftab     *ebpf.VariableSpec `ebpf:"niftab"`
-	Nsets      *ebpf.VariableSpec `ebpf:"nsets"`
-	Nsummary   *ebpf.VariableSpec `ebpf:"nsummary"`
-	Nvec       *ebpf.VariableSpec `ebpf:"nvec"`
-	Nwords     *ebpf.VariableSpec `ebpf:"nwords"`
-	Set0Tab    *ebpf.VariableSpec `ebpf:"set0_tab"`
-	Set1Tab    *ebpf.VariableSpec `ebpf:"set1_tab"`
-	Set2Tab    *ebpf.VariableSpec `ebpf:"set2_tab"`
-	Set3Tab    *ebpf.VariableSpec `ebpf:"set3_tab"`
-	SetCfg     *ebpf.VariableSpec `ebpf:"set_cfg"`
-	SetCls     *ebpf.VariableSpec `ebpf:"set_cls"`
-	SetSlots   *ebpf.VariableSpec `ebpf:"set_slots"`
-	Single     *ebpf.VariableSpec `ebpf:"single"`
-	Src4Dir    *ebpf.VariableSpec `ebpf:"src4_dir"`
-	Src4Slots  *ebpf.VariableSpec `ebpf:"src4_slots"`
+	Dir4      *ebpf.VariableSpec `ebpf:"dir4"`
+	Dst4Dir   *ebpf.VariableSpec `ebpf:"dst4_dir"`
+	Dst4Slots *ebpf.VariableSpec `ebpf:"dst4_slots"`
+	FamCls    *ebpf.VariableSpec `ebpf:"fam_cls"`
+	Fams      *ebpf.VariableSpec `ebpf:"fams"`
+	FastMac   *ebpf.VariableSpec `ebpf:"fast_mac"`
+	Fields    *ebpf.VariableSpec `ebpf:"fields"`
+	FoldBase  *ebpf.VariableSpec `ebpf:"fold_base"`
+	FoldDst   *ebpf.VariableSpec `ebpf:"fold_dst"`
+	FoldSlots *ebpf.VariableSpec `ebpf:"fold_slots"`
+	FoldTab   *ebpf.VariableSpec `ebpf:"fold_tab"`
+	Iftab     *ebpf.VariableSpec `ebpf:"iftab"`
+	More      *ebpf.VariableSpec `ebpf:"more"`
+	NeedL4    *ebpf.VariableSpec `ebpf:"need_l4"`
+	Niftab    *ebpf.VariableSpec `ebpf:"niftab"`
+	Nsets     *ebpf.VariableSpec `ebpf:"nsets"`
+	Nsummary  *ebpf.VariableSpec `ebpf:"nsummary"`
+	Nvec      *ebpf.VariableSpec `ebpf:"nvec"`
+	Nwords    *ebpf.VariableSpec `ebpf:"nwords"`
+	Set0Tab   *ebpf.VariableSpec `ebpf:"set0_tab"`
+	Set1Tab   *ebpf.VariableSpec `ebpf:"set1_tab"`
+	Set2Tab   *ebpf.VariableSpec `ebpf:"set2_tab"`
+	Set3Tab   *ebpf.VariableSpec `ebpf:"set3_tab"`
+	SetCfg    *ebpf.VariableSpec `ebpf:"set_cfg"`
+	SetCls    *ebpf.VariableSpec `ebpf:"set_cls"`
+	SetSlots  *ebpf.VariableSpec `ebpf:"set_slots"`
+	Single    *ebpf.VariableSpec `ebpf:"single"`
+	Src4Dir   *ebpf.VariableSpec `ebpf:"src4_dir"`
+	Src4Slots *ebpf.VariableSpec `ebpf:"src4_slots"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -305,36 +303,35 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
-	Dir4       *ebpf.Variable `ebpf:"dir4"`
-	Dst4Dir    *ebpf.Variable `ebpf:"dst4_dir"`
-	Dst4Slots  *ebpf.Variable `ebpf:"dst4_slots"`
-	FamCls     *ebpf.Variable `ebpf:"fam_cls"`
-	Fams       *ebpf.Variable `ebpf:"fams"`
-	FastMac    *ebpf.Variable `ebpf:"fast_mac"`
-	Fields     *ebpf.Variable `ebpf:"fields"`
-	FoldDst    *ebpf.Variable `ebpf:"fold_dst"`
-	FoldProto  *ebpf.Variable `ebpf:"fold_proto"`
-	FoldSlots  *ebpf.Variable `ebpf:"fold_slots"`
-	FoldStride *ebpf.Variable `ebpf:"fold_stride"`
-	FoldTab    *ebpf.Variable `ebpf:"fold_tab"`
-	Iftab      *ebpf.Variable `ebpf:"iftab"`
-	More       *ebpf.Variable `ebpf:"more"`
-	NeedL4     *ebpf.Variable `ebpf:"need_l4"`
-	Niftab     *ebpf.Variable `ebpf:"niftab"`
-	Nsets      *ebpf.Variable `ebpf:"nsets"`
-	Nsummary   *ebpf.Variable `ebpf:"nsummary"`
-	Nvec       *ebpf.Variable `ebpf:"nvec"`
-	Nwords     *ebpf.Variable `ebpf:"nwords"`
-	Set0Tab    *ebpf.Variable `ebpf:"set0_tab"`
-	Set1Tab    *ebpf.Variable `ebpf:"set1_tab"`
-	Set2Tab    *ebpf.Variable `ebpf:"set2_tab"`
-	Set3Tab    *ebpf.Variable `ebpf:"set3_tab"`
-	SetCfg     *ebpf.Variable `ebpf:"set_cfg"`
-	SetCls     *ebpf.Variable `ebpf:"set_cls"`
-	SetSlots   *ebpf.Variable `ebpf:"set_slots"`
-	Single     *ebpf.Variable `ebpf:"single"`
-	Src4Dir    *ebpf.Variable `ebpf:"src4_dir"`
-	Src4Slots  *ebpf.Variable `ebpf:"src4_slots"`
+	Dir4      *ebpf.Variable `ebpf:"dir4"`
+	Dst4Dir   *ebpf.Variable `ebpf:"dst4_dir"`
+	Dst4Slots *ebpf.Variable `ebpf:"dst4_slots"`
+	FamCls    *ebpf.Variable `ebpf:"fam_cls"`
+	Fams      *ebpf.Variable `ebpf:"fams"`
+	FastMac   *ebpf.Variable `ebpf:"fast_mac"`
+	Fields    *ebpf.Variable `ebpf:"fields"`
+	FoldBase  *ebpf.Variable `ebpf:"fold_base"`
+	FoldDst   *ebpf.Variable `ebpf:"fold_dst"`
+	FoldSlots *ebpf.Variable `ebpf:"fold_slots"`
+	FoldTab   *ebpf.Variable `ebpf:"fold_tab"`
+	Iftab     *ebpf.Variable `ebpf:"iftab"`
+	More      *ebpf.Variable `ebpf:"more"`
+	NeedL4    *ebpf.Variable `ebpf:"need_l4"`
+	Niftab    *ebpf.Variable `ebpf:"niftab"`
+	Nsets     *ebpf.Variable `ebpf:"nsets"`
+	Nsummary  *ebpf.Variable `ebpf:"nsummary"`
+	Nvec      *ebpf.Variable `ebpf:"nvec"`
+	Nwords    *ebpf.Variable `ebpf:"nwords"`
+	Set0Tab   *ebpf.Variable `ebpf:"set0_tab"`
+	Set1Tab   *ebpf.Variable `ebpf:"set1_tab"`
+	Set2Tab   *ebpf.Variable `ebpf:"set2_tab"`
+	Set3Tab   *ebpf.Variable `ebpf:"set3_tab"`
+	SetCfg    *ebpf.Variable `ebpf:"set_cfg"`
+	SetCls    *ebpf.Variable `ebpf:"set_cls"`
+	SetSlots  *ebpf.Variable `ebpf:"set_slots"`
+	Single    *ebpf.Variable `ebpf:"single"`
+	Src4Dir   *ebpf.Variable `ebpf:"src4_dir"`
+	Src4Slots *ebpf.Variable `ebpf:"src4_slots"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.

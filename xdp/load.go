@@ -156,8 +156,12 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			if err := putTable(spec, "fold_tab", tab); err != nil {
 				return nil, err
 			}
-			for name, v := range map[string]any{"fold_slots": uint32(len(tab)), "fold_stride": uint32(len(others)),
-				"fold_proto": pidx, "fold_dst": boolU32(c.Fields&FSport == 0)} {
+			var base [256]uint32
+			for p, i := range pidx {
+				base[p] = uint32(i) * uint32(len(others))
+			}
+			for name, v := range map[string]any{"fold_slots": uint32(len(tab)), "fold_base": base,
+				"fold_dst": boolU32(c.Fields&FSport == 0)} {
 				if err := spec.Variables[name].Set(v); err != nil {
 					return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
 				}

@@ -952,15 +952,15 @@ volatile const __u64 fast_mac;
 
 /* Runs whose rules test the protocol and one other field (IPv4 only)
  * fold the two into one table of answers, fold_slots entries, at
- * fold_proto[protocol] * fold_stride + the other field's value:
+ * fold_base[protocol] (the protocol's class index times the row
+ * length) + the other field's value:
  * xdptables_fast_port for one port (-p udp --dport 9; the port, or
  * NO_PORTS for packets without ports; fold_dst: 1 for the destination
  * port, 0 for the source port), xdptables_fast_psrc and _pdst for an
  * address (-p udp -s NET; the class its table gives). */
 __u32 fold_tab[1] SEC(".data.fold_tab");
 volatile const __u32 fold_slots = 1;
-volatile const __u32 fold_stride = 1;
-volatile const __u8 fold_proto[256];
+volatile const __u32 fold_base[256];
 volatile const __u32 fold_dst = 1;
 
 static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int kind)
@@ -998,7 +998,7 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 				return XDP_PASS;
 			port = fold_dst ? (__u32)l4[2] << 8 | l4[3] : (__u32)l4[0] << 8 | l4[1];
 		}
-		i = fold_proto[proto] * (NO_PORTS + 1) + port;
+		i = fold_base[proto] + port;
 		if (i >= fold_slots)
 			return XDP_PASS;
 		v = dir_table(fold_tab)[i];
@@ -1012,7 +1012,7 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 			if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
 				return XDP_PASS;
 		}
-		i = fold_proto[ip->protocol] * fold_stride + (v & CLS_MASK);
+		i = fold_base[ip->protocol] + (v & CLS_MASK);
 		if (i >= fold_slots)
 			return XDP_PASS;
 		v = dir_table(fold_tab)[i];
