@@ -1,7 +1,8 @@
 #!/bin/bash
 # XDP classifier cost per packet with BPF_PROG_TEST_RUN (root): 1, 1k and
 # 10k "-s NET -j DROP" rules (one field: the precomputed first rule) and
-# "-p udp -s NET -j DROP" rules (two fields: the bit-vector search), a
+# "-p udp -s NET -j DROP" rules (two fields, folded into one table),
+# "-p udp -s NET --dport 9 -j DROP" rules (the bit-vector search), a
 # port rule, address fields and sets of up to a million entries as
 # DIR-16-8-8 tables and as LPM tries, against a program that drops
 # everything. Prints ns/packet medians of COUNT runs and ratios. The

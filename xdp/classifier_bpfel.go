@@ -75,34 +75,39 @@ const (
 	classifierMapCounters           = "counters"
 	classifierMapDports             = "dports"
 	classifierMapDst4               = "dst4"
-	classifierMapDst4Ch             = "dst4_ch"
-	classifierMapDst4L1             = "dst4_l1"
 	classifierMapDst6               = "dst6"
 	classifierMapIfaces             = "ifaces"
 	classifierMapLengths            = "lengths"
 	classifierMapProtos             = "protos"
 	classifierMapRules              = "rules"
 	classifierMapSet0               = "set0"
-	classifierMapSet0Dir            = "set0_dir"
 	classifierMapSet1               = "set1"
-	classifierMapSet1Dir            = "set1_dir"
 	classifierMapSet2               = "set2"
-	classifierMapSet2Dir            = "set2_dir"
 	classifierMapSet3               = "set3"
-	classifierMapSet3Dir            = "set3_dir"
 	classifierMapSports             = "sports"
 	classifierMapSrc4               = "src4"
-	classifierMapSrc4Ch             = "src4_ch"
-	classifierMapSrc4L1             = "src4_l1"
 	classifierMapSrc6               = "src6"
 	classifierMapTcpflags           = "tcpflags"
 	classifierMapVecs               = "vecs"
 	classifierProgXdptablesClassify = "xdptables_classify"
 	classifierProgXdptablesDropAll  = "xdptables_drop_all"
+	classifierProgXdptablesFastDst  = "xdptables_fast_dst"
+	classifierProgXdptablesFastPdst = "xdptables_fast_pdst"
+	classifierProgXdptablesFastPort = "xdptables_fast_port"
+	classifierProgXdptablesFastPsrc = "xdptables_fast_psrc"
+	classifierProgXdptablesFastSet  = "xdptables_fast_set"
+	classifierProgXdptablesFastSrc  = "xdptables_fast_src"
 	classifierVarDir4               = "dir4"
+	classifierVarDst4Dir            = "dst4_dir"
+	classifierVarDst4Slots          = "dst4_slots"
 	classifierVarFamCls             = "fam_cls"
 	classifierVarFams               = "fams"
+	classifierVarFastMac            = "fast_mac"
 	classifierVarFields             = "fields"
+	classifierVarFoldBase           = "fold_base"
+	classifierVarFoldDst            = "fold_dst"
+	classifierVarFoldSlots          = "fold_slots"
+	classifierVarFoldTab            = "fold_tab"
 	classifierVarIftab              = "iftab"
 	classifierVarMore               = "more"
 	classifierVarNeedL4             = "need_l4"
@@ -111,9 +116,16 @@ const (
 	classifierVarNsummary           = "nsummary"
 	classifierVarNvec               = "nvec"
 	classifierVarNwords             = "nwords"
+	classifierVarSet0Tab            = "set0_tab"
+	classifierVarSet1Tab            = "set1_tab"
+	classifierVarSet2Tab            = "set2_tab"
+	classifierVarSet3Tab            = "set3_tab"
 	classifierVarSetCfg             = "set_cfg"
 	classifierVarSetCls             = "set_cls"
+	classifierVarSetSlots           = "set_slots"
 	classifierVarSingle             = "single"
+	classifierVarSrc4Dir            = "src4_dir"
+	classifierVarSrc4Slots          = "src4_slots"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -160,6 +172,12 @@ type classifierSpecs struct {
 type classifierProgramSpecs struct {
 	XdptablesClassify *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
 	XdptablesDropAll  *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
+	XdptablesFastPdst *ebpf.ProgramSpec `ebpf:"xdptables_fast_pdst"`
+	XdptablesFastPort *ebpf.ProgramSpec `ebpf:"xdptables_fast_port"`
+	XdptablesFastPsrc *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
+	XdptablesFastSet  *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
+	XdptablesFastSrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
 }
 
 // classifierMapSpecs contains maps before they are loaded into the kernel.
@@ -169,25 +187,17 @@ type classifierMapSpecs struct {
 	Counters *ebpf.MapSpec `ebpf:"counters"`
 	Dports   *ebpf.MapSpec `ebpf:"dports"`
 	Dst4     *ebpf.MapSpec `ebpf:"dst4"`
-	Dst4Ch   *ebpf.MapSpec `ebpf:"dst4_ch"`
-	Dst4L1   *ebpf.MapSpec `ebpf:"dst4_l1"`
 	Dst6     *ebpf.MapSpec `ebpf:"dst6"`
 	Ifaces   *ebpf.MapSpec `ebpf:"ifaces"`
 	Lengths  *ebpf.MapSpec `ebpf:"lengths"`
 	Protos   *ebpf.MapSpec `ebpf:"protos"`
 	Rules    *ebpf.MapSpec `ebpf:"rules"`
 	Set0     *ebpf.MapSpec `ebpf:"set0"`
-	Set0Dir  *ebpf.MapSpec `ebpf:"set0_dir"`
 	Set1     *ebpf.MapSpec `ebpf:"set1"`
-	Set1Dir  *ebpf.MapSpec `ebpf:"set1_dir"`
 	Set2     *ebpf.MapSpec `ebpf:"set2"`
-	Set2Dir  *ebpf.MapSpec `ebpf:"set2_dir"`
 	Set3     *ebpf.MapSpec `ebpf:"set3"`
-	Set3Dir  *ebpf.MapSpec `ebpf:"set3_dir"`
 	Sports   *ebpf.MapSpec `ebpf:"sports"`
 	Src4     *ebpf.MapSpec `ebpf:"src4"`
-	Src4Ch   *ebpf.MapSpec `ebpf:"src4_ch"`
-	Src4L1   *ebpf.MapSpec `ebpf:"src4_l1"`
 	Src6     *ebpf.MapSpec `ebpf:"src6"`
 	Tcpflags *ebpf.MapSpec `ebpf:"tcpflags"`
 	Vecs     *ebpf.MapSpec `ebpf:"vecs"`
@@ -197,21 +207,35 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
-	Dir4     *ebpf.VariableSpec `ebpf:"dir4"`
-	FamCls   *ebpf.VariableSpec `ebpf:"fam_cls"`
-	Fams     *ebpf.VariableSpec `ebpf:"fams"`
-	Fields   *ebpf.VariableSpec `ebpf:"fields"`
-	Iftab    *ebpf.VariableSpec `ebpf:"iftab"`
-	More     *ebpf.VariableSpec `ebpf:"more"`
-	NeedL4   *ebpf.VariableSpec `ebpf:"need_l4"`
-	Niftab   *ebpf.VariableSpec `ebpf:"niftab"`
-	Nsets    *ebpf.VariableSpec `ebpf:"nsets"`
-	Nsummary *ebpf.VariableSpec `ebpf:"nsummary"`
-	Nvec     *ebpf.VariableSpec `ebpf:"nvec"`
-	Nwords   *ebpf.VariableSpec `ebpf:"nwords"`
-	SetCfg   *ebpf.VariableSpec `ebpf:"set_cfg"`
-	SetCls   *ebpf.VariableSpec `ebpf:"set_cls"`
-	Single   *ebpf.VariableSpec `ebpf:"single"`
+	Dir4      *ebpf.VariableSpec `ebpf:"dir4"`
+	Dst4Dir   *ebpf.VariableSpec `ebpf:"dst4_dir"`
+	Dst4Slots *ebpf.VariableSpec `ebpf:"dst4_slots"`
+	FamCls    *ebpf.VariableSpec `ebpf:"fam_cls"`
+	Fams      *ebpf.VariableSpec `ebpf:"fams"`
+	FastMac   *ebpf.VariableSpec `ebpf:"fast_mac"`
+	Fields    *ebpf.VariableSpec `ebpf:"fields"`
+	FoldBase  *ebpf.VariableSpec `ebpf:"fold_base"`
+	FoldDst   *ebpf.VariableSpec `ebpf:"fold_dst"`
+	FoldSlots *ebpf.VariableSpec `ebpf:"fold_slots"`
+	FoldTab   *ebpf.VariableSpec `ebpf:"fold_tab"`
+	Iftab     *ebpf.VariableSpec `ebpf:"iftab"`
+	More      *ebpf.VariableSpec `ebpf:"more"`
+	NeedL4    *ebpf.VariableSpec `ebpf:"need_l4"`
+	Niftab    *ebpf.VariableSpec `ebpf:"niftab"`
+	Nsets     *ebpf.VariableSpec `ebpf:"nsets"`
+	Nsummary  *ebpf.VariableSpec `ebpf:"nsummary"`
+	Nvec      *ebpf.VariableSpec `ebpf:"nvec"`
+	Nwords    *ebpf.VariableSpec `ebpf:"nwords"`
+	Set0Tab   *ebpf.VariableSpec `ebpf:"set0_tab"`
+	Set1Tab   *ebpf.VariableSpec `ebpf:"set1_tab"`
+	Set2Tab   *ebpf.VariableSpec `ebpf:"set2_tab"`
+	Set3Tab   *ebpf.VariableSpec `ebpf:"set3_tab"`
+	SetCfg    *ebpf.VariableSpec `ebpf:"set_cfg"`
+	SetCls    *ebpf.VariableSpec `ebpf:"set_cls"`
+	SetSlots  *ebpf.VariableSpec `ebpf:"set_slots"`
+	Single    *ebpf.VariableSpec `ebpf:"single"`
+	Src4Dir   *ebpf.VariableSpec `ebpf:"src4_dir"`
+	Src4Slots *ebpf.VariableSpec `ebpf:"src4_slots"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -237,25 +261,17 @@ type classifierMaps struct {
 	Counters *ebpf.Map `ebpf:"counters"`
 	Dports   *ebpf.Map `ebpf:"dports"`
 	Dst4     *ebpf.Map `ebpf:"dst4"`
-	Dst4Ch   *ebpf.Map `ebpf:"dst4_ch"`
-	Dst4L1   *ebpf.Map `ebpf:"dst4_l1"`
 	Dst6     *ebpf.Map `ebpf:"dst6"`
 	Ifaces   *ebpf.Map `ebpf:"ifaces"`
 	Lengths  *ebpf.Map `ebpf:"lengths"`
 	Protos   *ebpf.Map `ebpf:"protos"`
 	Rules    *ebpf.Map `ebpf:"rules"`
 	Set0     *ebpf.Map `ebpf:"set0"`
-	Set0Dir  *ebpf.Map `ebpf:"set0_dir"`
 	Set1     *ebpf.Map `ebpf:"set1"`
-	Set1Dir  *ebpf.Map `ebpf:"set1_dir"`
 	Set2     *ebpf.Map `ebpf:"set2"`
-	Set2Dir  *ebpf.Map `ebpf:"set2_dir"`
 	Set3     *ebpf.Map `ebpf:"set3"`
-	Set3Dir  *ebpf.Map `ebpf:"set3_dir"`
 	Sports   *ebpf.Map `ebpf:"sports"`
 	Src4     *ebpf.Map `ebpf:"src4"`
-	Src4Ch   *ebpf.Map `ebpf:"src4_ch"`
-	Src4L1   *ebpf.Map `ebpf:"src4_l1"`
 	Src6     *ebpf.Map `ebpf:"src6"`
 	Tcpflags *ebpf.Map `ebpf:"tcpflags"`
 	Vecs     *ebpf.Map `ebpf:"vecs"`
@@ -266,25 +282,17 @@ func (m *classifierMaps) Close() error {
 		m.Counters,
 		m.Dports,
 		m.Dst4,
-		m.Dst4Ch,
-		m.Dst4L1,
 		m.Dst6,
 		m.Ifaces,
 		m.Lengths,
 		m.Protos,
 		m.Rules,
 		m.Set0,
-		m.Set0Dir,
 		m.Set1,
-		m.Set1Dir,
 		m.Set2,
-		m.Set2Dir,
 		m.Set3,
-		m.Set3Dir,
 		m.Sports,
 		m.Src4,
-		m.Src4Ch,
-		m.Src4L1,
 		m.Src6,
 		m.Tcpflags,
 		m.Vecs,
@@ -295,21 +303,35 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
-	Dir4     *ebpf.Variable `ebpf:"dir4"`
-	FamCls   *ebpf.Variable `ebpf:"fam_cls"`
-	Fams     *ebpf.Variable `ebpf:"fams"`
-	Fields   *ebpf.Variable `ebpf:"fields"`
-	Iftab    *ebpf.Variable `ebpf:"iftab"`
-	More     *ebpf.Variable `ebpf:"more"`
-	NeedL4   *ebpf.Variable `ebpf:"need_l4"`
-	Niftab   *ebpf.Variable `ebpf:"niftab"`
-	Nsets    *ebpf.Variable `ebpf:"nsets"`
-	Nsummary *ebpf.Variable `ebpf:"nsummary"`
-	Nvec     *ebpf.Variable `ebpf:"nvec"`
-	Nwords   *ebpf.Variable `ebpf:"nwords"`
-	SetCfg   *ebpf.Variable `ebpf:"set_cfg"`
-	SetCls   *ebpf.Variable `ebpf:"set_cls"`
-	Single   *ebpf.Variable `ebpf:"single"`
+	Dir4      *ebpf.Variable `ebpf:"dir4"`
+	Dst4Dir   *ebpf.Variable `ebpf:"dst4_dir"`
+	Dst4Slots *ebpf.Variable `ebpf:"dst4_slots"`
+	FamCls    *ebpf.Variable `ebpf:"fam_cls"`
+	Fams      *ebpf.Variable `ebpf:"fams"`
+	FastMac   *ebpf.Variable `ebpf:"fast_mac"`
+	Fields    *ebpf.Variable `ebpf:"fields"`
+	FoldBase  *ebpf.Variable `ebpf:"fold_base"`
+	FoldDst   *ebpf.Variable `ebpf:"fold_dst"`
+	FoldSlots *ebpf.Variable `ebpf:"fold_slots"`
+	FoldTab   *ebpf.Variable `ebpf:"fold_tab"`
+	Iftab     *ebpf.Variable `ebpf:"iftab"`
+	More      *ebpf.Variable `ebpf:"more"`
+	NeedL4    *ebpf.Variable `ebpf:"need_l4"`
+	Niftab    *ebpf.Variable `ebpf:"niftab"`
+	Nsets     *ebpf.Variable `ebpf:"nsets"`
+	Nsummary  *ebpf.Variable `ebpf:"nsummary"`
+	Nvec      *ebpf.Variable `ebpf:"nvec"`
+	Nwords    *ebpf.Variable `ebpf:"nwords"`
+	Set0Tab   *ebpf.Variable `ebpf:"set0_tab"`
+	Set1Tab   *ebpf.Variable `ebpf:"set1_tab"`
+	Set2Tab   *ebpf.Variable `ebpf:"set2_tab"`
+	Set3Tab   *ebpf.Variable `ebpf:"set3_tab"`
+	SetCfg    *ebpf.Variable `ebpf:"set_cfg"`
+	SetCls    *ebpf.Variable `ebpf:"set_cls"`
+	SetSlots  *ebpf.Variable `ebpf:"set_slots"`
+	Single    *ebpf.Variable `ebpf:"single"`
+	Src4Dir   *ebpf.Variable `ebpf:"src4_dir"`
+	Src4Slots *ebpf.Variable `ebpf:"src4_slots"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.
@@ -318,12 +340,24 @@ type classifierVariables struct {
 type classifierPrograms struct {
 	XdptablesClassify *ebpf.Program `ebpf:"xdptables_classify"`
 	XdptablesDropAll  *ebpf.Program `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst  *ebpf.Program `ebpf:"xdptables_fast_dst"`
+	XdptablesFastPdst *ebpf.Program `ebpf:"xdptables_fast_pdst"`
+	XdptablesFastPort *ebpf.Program `ebpf:"xdptables_fast_port"`
+	XdptablesFastPsrc *ebpf.Program `ebpf:"xdptables_fast_psrc"`
+	XdptablesFastSet  *ebpf.Program `ebpf:"xdptables_fast_set"`
+	XdptablesFastSrc  *ebpf.Program `ebpf:"xdptables_fast_src"`
 }
 
 func (p *classifierPrograms) Close() error {
 	return _ClassifierClose(
 		p.XdptablesClassify,
 		p.XdptablesDropAll,
+		p.XdptablesFastDst,
+		p.XdptablesFastPdst,
+		p.XdptablesFastPort,
+		p.XdptablesFastPsrc,
+		p.XdptablesFastSet,
+		p.XdptablesFastSrc,
 	)
 }
 

@@ -15,10 +15,10 @@ import (
 // The first level has one entry per /16; an entry is either the class
 // of every address in it or, with dirChunk set, the number of a chunk
 // of 256 entries, one per next byte of the address; a chunk entry is a
-// class or the number of a further chunk (for the last byte). Chunk c's
-// entry b is at index c<<8|b of the chunk map (bpf/classifier.c
-// dir_lookup). A chunk whose entries are all the same class is not
-// kept: its parent holds the class.
+// class or the number of a further chunk (for the last byte). A chunk
+// whose entries are all the same class is not kept: its parent holds
+// the class. The program reads the table laid out as setLayout puts it
+// (bpf/classifier.c dir_value).
 const (
 	dirChunk   = uint32(1) << 31
 	dirL1Slots = 1 << 16
@@ -176,7 +176,11 @@ func dirSetSlots(n int) int { return (dirSetBase+n)*256 + 1 }
 // its table uses when built, for adds in place.
 func dirSetHeadroom(n int) int { return 256 + n/2 }
 
-// setLayout is t as a set map of room chunks (room >= t.nchunks()).
+// setLayout is t as the program reads it, with room for room chunks
+// (room >= t.nchunks()): the first level at 0-65535, chunk c at
+// c<<8 with chunk numbers from dirSetBase, and the chunk count last.
+// Address fields use it with no room to spare, set maps with room for
+// adds in place.
 func (t *dirTable) setLayout(room int) []uint32 {
 	out := make([]uint32, dirSetSlots(room))
 	rebase := func(v uint32) uint32 {

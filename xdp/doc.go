@@ -4,9 +4,12 @@
 // map contents (compile.go, pure), and the loader that pins, attaches and
 // atomically swaps generations while keeping per-CPU counters (load.go,
 // manager.go). IPv4 address fields and address-only IPv4 set mirrors are
-// DIR-16-8-8 tables of array maps (dir.go; lookups inlined by the
-// verifier) within a memory budget, LPM tries beyond it and for IPv6;
-// sets.go keeps the set mirrors in step with ipset add/del in place. It
+// DIR-16-8-8 tables (dir.go), each the one value of an array map that the
+// program reads in place as a global, within a memory budget; LPM tries
+// beyond it and for IPv6. Runs decided by one address field or one set
+// table load a program made for that (xdptables_fast_*) instead of the
+// general bit-vector search. sets.go keeps the set mirrors in step with
+// ipset add/del in place. It
 // decides no iptables semantics of its own: rules come as
 // compat ASTs, and a rule it cannot evaluate exactly ends the run.
 package xdp

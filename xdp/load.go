@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"net/netip"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/xdptables/xdptables/ipset"
 )
@@ -36,6 +36,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	if len(c.Vecs) > clsMask {
 		return nil, fmt.Errorf("xdp: %d classes, more than %d", len(c.Vecs), clsMask)
 	}
+	raw := c
 	c = c.encoded(slots)
 	size := func(name string, n int) {
 		if n < 1 {
@@ -45,7 +46,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	}
 	// IPv4 address fields as DIR-16-8-8 tables when they fit the
 	// budget (dir.go), their tries otherwise
-	var dirs [2]*dirTable
+	var dirs [2][]uint32
 	dir4 := uint32(0)
 	for i, f := range []struct {
 		name string
@@ -54,17 +55,16 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	}{{"src4", FSrc, c.Src4}, {"dst4", FDst, c.Dst4}} {
 		n := len(f.ps)
 		if c.Fields&f.bit != 0 && c.Fams&1 != 0 {
-			dirs[i] = buildDir4(f.ps, dirBudget)
+			if t := buildDir4(f.ps, dirBudget); t != nil {
+				dirs[i] = t.setLayout(t.nchunks())
+			}
 		}
 		if dirs[i] != nil {
 			dir4 |= 1 << i
 			n = 1
-			size(f.name+"_l1", dirL1Slots)
-			size(f.name+"_ch", len(dirs[i].chunks))
-			// filled through a memory mapping: a 65536-entry batch
-			// update costs ~30 ms, a copy microseconds
-			spec.Maps[f.name+"_l1"].Flags |= unix.BPF_F_MMAPABLE
-			spec.Maps[f.name+"_ch"].Flags |= unix.BPF_F_MMAPABLE
+			if err := setDirTable(spec, f.name, dirs[i]); err != nil {
+				return nil, err
+			}
 		}
 		size(f.name, n)
 	}
@@ -100,23 +100,93 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		ntab = uint32(len(c.Ifaces))
 	}
-	var cfg [MaxSets]uint32
+	var cfg, setSlots [MaxSets]uint32
 	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
 		if m := sets[l.Set]; m != nil && m.Type() == ebpf.Array {
 			cfg[i] |= setDir
+			setSlots[i] = m.ValueSize() / 4
 		}
 		needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
 	}
 	// lookups besides the address fields: other fields, sets, or the
 	// family's vector (bpf/classifier.c "more")
 	more := c.Fields&^(FSrc|FDst) != 0 || len(c.Sets) > 0 || (c.Fields&(FSrc|FDst) == 0 && c.Fams == 3)
+	// one address field or one set table decides the run, on one
+	// interface: the program made for that (bpf/classifier.c
+	// xdptables_fast_src)
+	progName := "xdptables_classify"
+	if c.Single && ntab == 1 {
+		switch {
+		case !more && c.Fields == FSrc && dir4&1 != 0:
+			progName = "xdptables_fast_src"
+		case !more && c.Fields == FDst && dir4&2 != 0:
+			progName = "xdptables_fast_dst"
+		case c.Fields == 0 && c.Fams == 1 && len(c.Sets) == 1 && cfg[0]&(setDir|setPortSrc|setPortDst|setV6) == setDir:
+			progName = "xdptables_fast_set"
+		}
+	}
+	// the protocol and one other field decide: both folded into one
+	// table (foldTable)
+	if ntab == 1 && c.Fams == 1 && len(c.Sets) == 0 && c.Fields&FProto != 0 {
+		var others []uint32
+		fold := ""
+		switch c.Fields &^ FProto {
+		case FDport, FSport:
+			vs := raw.Sports
+			if c.Fields&FDport != 0 {
+				vs = raw.Dports
+			}
+			_, others = valueTable(vs)
+			fold = "xdptables_fast_port"
+		case FSrc, FDst:
+			// the address table's classes, which the program
+			// masks from its values
+			if bit := map[uint32]uint32{FSrc: 1, FDst: 2}[c.Fields&^FProto]; dir4&bit != 0 {
+				others = make([]uint32, len(raw.Vecs))
+				for i := range others {
+					others[i] = uint32(i)
+				}
+				fold = map[uint32]string{1: "xdptables_fast_psrc", 2: "xdptables_fast_pdst"}[bit]
+			}
+		}
+		if tab, pidx, ok := foldTable(raw, slots, others); ok {
+			progName = fold
+			if err := putTable(spec, "fold_tab", tab); err != nil {
+				return nil, err
+			}
+			var base [256]uint32
+			for p, i := range pidx {
+				base[p] = uint32(i) * uint32(len(others))
+			}
+			for name, v := range map[string]any{"fold_slots": uint32(len(tab)), "fold_base": base,
+				"fold_dst": boolU32(c.Fields&FSport == 0)} {
+				if err := spec.Variables[name].Set(v); err != nil {
+					return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
+				}
+			}
+		}
+	}
+	for name := range spec.Programs {
+		if name != progName && name != "xdptables_drop_all" {
+			delete(spec.Programs, name)
+		}
+	}
+	// the fast programs' MAC test: the first 8 bytes of a frame to
+	// the interface, read as a word and shifted left 16 bits
+	var fastMAC uint64
+	if ntab == 1 {
+		var b [8]byte
+		copy(b[:], c.Ifaces[0].MAC[:])
+		fastMAC = binary.NativeEndian.Uint64(b[:]) << 16
+	}
 	for name, v := range map[string]any{
 		"nsummary": uint32(c.Summary), "fields": c.Fields, "fams": c.Fams,
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
 		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
-		"need_l4": boolU32(needL4), "more": boolU32(more),
+		"need_l4": boolU32(needL4), "more": boolU32(more), "fast_mac": fastMAC,
+		"set_slots": setSlots,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -133,7 +203,11 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		name := fmt.Sprintf("set%d", i)
 		if m.Type() == ebpf.Array {
-			name += "_dir"
+			// the table, read in place as the program's global
+			name = fmt.Sprintf(".data.set%d_tab", i)
+			ms := spec.Maps[name]
+			ms.ValueSize = m.ValueSize()
+			ms.Contents, ms.Key, ms.Value = nil, nil, nil
 		}
 		opts.MapReplacements[name] = m
 		spec.Maps[name].MaxEntries = m.MaxEntries()
@@ -147,7 +221,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		return nil, fmt.Errorf("xdp: loading the classifier: %w", err)
 	}
-	p := &program{coll: coll, prog: coll.Programs["xdptables_classify"]}
+	p := &program{coll: coll, prog: coll.Programs[progName]}
 	if err := fill(coll, c, slots, dirs); err != nil {
 		p.Close()
 		return nil, err
@@ -155,24 +229,47 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	return p, nil
 }
 
-func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2]*dirTable) error {
+// setDirTable makes the data section of field name (src4, dst4) an
+// array map whose one value is table t (bpf/classifier.c src4_dir),
+// written when the map is created, and tells the program its size.
+func setDirTable(spec *ebpf.CollectionSpec, name string, t []uint32) error {
+	if err := putTable(spec, name+"_dir", t); err != nil {
+		return err
+	}
+	if err := spec.Variables[name+"_slots"].Set(uint32(len(t))); err != nil {
+		return fmt.Errorf("xdp: setting %s_slots: %w", name, err)
+	}
+	return nil
+}
+
+// putTable makes the data section of global (a table the program reads
+// in place) an array map whose one value is t.
+func putTable(spec *ebpf.CollectionSpec, global string, t []uint32) error {
+	ms := spec.Maps[".data."+global]
+	if ms == nil {
+		return fmt.Errorf("xdp: the program has no table %s", global)
+	}
+	b := make([]byte, 4*len(t))
+	for i, v := range t {
+		binary.NativeEndian.PutUint32(b[4*i:], v)
+	}
+	ms.ValueSize = uint32(len(b))
+	ms.Contents = []ebpf.MapKV{{Key: uint32(0), Value: b}}
+	// the BTF type has the declared size
+	ms.Key, ms.Value = nil, nil
+	// the loader would write the global's declared value (its first
+	// entry, 0) over the table's start
+	delete(spec.Variables, global)
+	return nil
+}
+
+func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2][]uint32) error {
 	m := coll.Maps
 	put := func(name string, k, v any) error {
 		if err := m[name].Put(k, v); err != nil {
 			return fmt.Errorf("xdp: filling %s: %w", name, err)
 		}
 		return nil
-	}
-	for i, name := range []string{"src4", "dst4"} {
-		if dirs[i] == nil {
-			continue
-		}
-		if err := fillArray(m[name+"_l1"], dirs[i].l1); err != nil {
-			return err
-		}
-		if err := fillArray(m[name+"_ch"], dirs[i].chunks); err != nil {
-			return err
-		}
 	}
 	for i, v := range c.Vecs {
 		b := make([]byte, 8*len(v))
@@ -238,6 +335,71 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2]*dirTabl
 		}
 	}
 	return nil
+}
+
+// maxFoldProtos and maxFoldSlots bound a folded table (foldTable): 16
+// protocol classes, 4 Mi entries (16 MiB).
+const (
+	maxFoldProtos = 16
+	maxFoldSlots  = 1 << 22
+)
+
+// foldTable folds the protocol and one other field of a run that tests
+// only these into one table for the fast programs (bpf/classifier.c
+// fold_tab): entry pidx[protocol]*len(others) + j is the answer of the
+// first rule that protocol's class and class others[j] of the other
+// field both let through, as a single run's class values hold it
+// (singleDrop | counter slot for a DROP, else 0: pass). ok is false when
+// the table would be over the bounds.
+func foldTable(c *Classifier, slots []uint32, others []uint32) (tab []uint32, pidx [256]uint8, ok bool) {
+	var pcls []uint32
+	seen := map[uint32]uint8{}
+	for p, cls := range c.Protos {
+		i, found := seen[cls]
+		if !found {
+			if len(pcls) == maxFoldProtos {
+				return nil, pidx, false
+			}
+			i = uint8(len(pcls))
+			seen[cls] = i
+			pcls = append(pcls, cls)
+		}
+		pidx[p] = i
+	}
+	if len(others) == 0 || len(pcls)*len(others) > maxFoldSlots {
+		// (no other field to fold: not such a run)
+		return nil, pidx, false
+	}
+	type pair struct{ p, x uint32 }
+	memo := map[pair]uint32{}
+	answer := func(pc, xc uint32) uint32 {
+		if int(pc) >= len(c.Vecs) || int(xc) >= len(c.Vecs) {
+			return 0 // no such class: pass
+		}
+		if v, ok := memo[pair{pc, xc}]; ok {
+			return v
+		}
+		v := uint32(0)
+		vp, vx := c.Vecs[pc][c.Summary:], c.Vecs[xc][c.Summary:]
+		for w := range vp {
+			if x := vp[w] & vx[w]; x != 0 {
+				r := w*64 + bits.TrailingZeros64(x)
+				if r < len(c.Rules) && c.Rules[r].Drop {
+					v = singleDrop | slots[r]&0xffff
+				}
+				break
+			}
+		}
+		memo[pair{pc, xc}] = v
+		return v
+	}
+	tab = make([]uint32, len(pcls)*len(others))
+	for i, pc := range pcls {
+		for x, xc := range others {
+			tab[i*len(others)+x] = answer(pc, xc)
+		}
+	}
+	return tab, pidx, true
 }
 
 // valueSlots is the size of a 16-bit field's map: one entry per value,
@@ -315,37 +477,6 @@ func boolU32(b bool) uint32 {
 		return 1
 	}
 	return 0
-}
-
-// fillArray writes vals at indexes 0… of array map m, which no program
-// reads yet: through its memory mapping when it has one.
-func fillArray(m *ebpf.Map, vals []uint32) error {
-	if len(vals) == 0 {
-		return nil
-	}
-	if mem, err := m.Memory(); err == nil && m.ValueSize() == 4 {
-		// (the kernel keeps array values 8-byte aligned)
-		b := make([]byte, 8*len(vals))
-		for i, v := range vals {
-			binary.NativeEndian.PutUint32(b[8*i:], v)
-		}
-		if _, err := mem.WriteAt(b, 0); err != nil {
-			return fmt.Errorf("xdp: filling %s: %w", m, err)
-		}
-		return nil
-	}
-	keys := make([]uint32, len(vals))
-	for i := range keys {
-		keys[i] = uint32(i)
-	}
-	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
-		for i := range keys {
-			if err := m.Put(keys[i], vals[i]); err != nil {
-				return fmt.Errorf("xdp: filling %s: %w", m, err)
-			}
-		}
-	}
-	return nil
 }
 
 // A class as the maps and constants hold it (bpf/classifier.c CLS_*):

@@ -65,10 +65,18 @@ func TestClassifierSets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// one lookup of a table decides: the fast program
+		prog := "xdptables_classify"
+		if len(rs) == 1 && sm.Type() == ebpf.Array {
+			prog = "xdptables_fast_set"
+		}
 		p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
 		sm.Close()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if p.prog != p.coll.Programs[prog] {
+			t.Fatalf("case %d: not %s", i, prog)
 		}
 		tb := &testbed{c: c, prog: p}
 		for _, src := range []string{"198.18.0.1", "198.18.1.5", "198.18.1.7", "198.19.0.1", "203.0.113.9", "203.0.113.8"} {
@@ -174,11 +182,19 @@ func TestClassifierSetUpdates(t *testing.T) {
 		if p, err = load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm}); err != nil {
 			t.Fatal(err)
 		}
+		if p.prog != p.coll.Programs["xdptables_fast_set"] {
+			t.Fatal("not the fast program")
+		}
 	}
 	reload([]PrefixClass{{}})
 	rebuilt := 0
 	randomSetChanges(t, rng, 300, func(ps []PrefixClass, q netip.Prefix) bool {
-		err := dirSetUpdate(mapArray{sm}, ps, q)
+		tab, err := mapTable(sm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = dirSetUpdate(tab, ps, q)
+		tab.close()
 		if err == errDirFull {
 			rebuilt++
 			reload(ps)

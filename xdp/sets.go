@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
@@ -184,61 +186,82 @@ func dirSetPrefixes(s *ipset.Set) []PrefixClass {
 	return ps
 }
 
-// newDirSetMap creates the array map holding set s as a table, filled;
-// nil when the table is over budget.
+// newDirSetMap creates the map holding set s as a table, filled: an
+// array map of one memory-mappable value, the table (the program reads
+// it in place: bpf/classifier.c set0_tab); nil when the table is over
+// budget.
 func newDirSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	t := buildDir4(dirSetPrefixes(s), dirBudget)
 	if t == nil {
 		return nil, nil
 	}
 	room := t.nchunks() + dirSetHeadroom(t.nchunks())
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "xdpt_setdir", Type: ebpf.Array, KeySize: 4, ValueSize: 4,
-		MaxEntries: uint32(dirSetSlots(room)), Flags: unix.BPF_F_MMAPABLE})
+	vals := t.setLayout(room)
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "xdpt_setdir", Type: ebpf.Array, KeySize: 4,
+		ValueSize: uint32(4 * len(vals)), MaxEntries: 1, Flags: unix.BPF_F_MMAPABLE})
 	if err != nil {
 		return nil, fmt.Errorf("xdp: creating the map of set %s: %w", s.Name, err)
 	}
-	vals := t.setLayout(room)
-	// the chunks not yet in use stay zero
-	n := dirSetBase*256 + len(t.chunks)
-	if err := fillArray(m, vals[:n]); err != nil {
+	a, err := mapTable(m)
+	if err != nil {
 		m.Close()
 		return nil, err
 	}
-	if err := m.Put(uint32(len(vals)-1), vals[len(vals)-1]); err != nil {
+	defer a.close()
+	// the chunks not yet in use stay zero
+	n := dirSetBase*256 + len(t.chunks)
+	if err := a.put(0, vals[:n]); err != nil {
+		m.Close()
+		return nil, err
+	}
+	if err := a.put(uint32(len(vals)-1), vals[len(vals)-1:]); err != nil {
 		m.Close()
 		return nil, err
 	}
 	return m, nil
 }
 
-// mapArray is an array map as dirSetUpdate sees it.
-type mapArray struct{ m *ebpf.Map }
+// tableArray is a set's table (an array map of one value) mapped into
+// memory, as dirSetUpdate sees it. Single entries are read and written
+// with atomic 32-bit operations: packets read the table meanwhile.
+type tableArray struct{ mem []byte }
 
-func (a mapArray) get(i uint32) (uint32, error) {
-	var v uint32
-	err := a.m.Lookup(i, &v)
-	return v, err
+// mapTable maps the value of m, a set's table.
+func mapTable(m *ebpf.Map) (*tableArray, error) {
+	if m.Type() != ebpf.Array || m.MaxEntries() != 1 || m.ValueSize()%4 != 0 {
+		return nil, fmt.Errorf("xdp: %s is not a set's table", m)
+	}
+	mem, err := unix.Mmap(m.FD(), 0, int(m.ValueSize()), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("xdp: mapping %s: %w", m, err)
+	}
+	return &tableArray{mem: mem}, nil
 }
 
-func (a mapArray) put(i uint32, vs []uint32) error {
-	if len(vs) == 1 {
-		return a.m.Put(i, vs[0])
+func (a *tableArray) close() { unix.Munmap(a.mem) }
+
+func (a *tableArray) entry(i uint32) *uint32 {
+	return (*uint32)(unsafe.Pointer(&a.mem[4*i]))
+}
+
+func (a *tableArray) get(i uint32) (uint32, error) {
+	if i >= a.size() {
+		return 0, fmt.Errorf("xdp: table entry %d out of %d", i, a.size())
 	}
-	keys := make([]uint32, len(vs))
-	for k := range keys {
-		keys[k] = i + uint32(k)
+	return atomic.LoadUint32(a.entry(i)), nil
+}
+
+func (a *tableArray) put(i uint32, vs []uint32) error {
+	if uint64(i)+uint64(len(vs)) > uint64(a.size()) {
+		return fmt.Errorf("xdp: table entries %d+%d out of %d", i, len(vs), a.size())
 	}
-	if _, err := a.m.BatchUpdate(keys, vs, nil); err != nil {
-		for k := range keys {
-			if err := a.m.Put(keys[k], vs[k]); err != nil {
-				return err
-			}
-		}
+	for k, v := range vs {
+		atomic.StoreUint32(a.entry(i+uint32(k)), v)
 	}
 	return nil
 }
 
-func (a mapArray) size() uint32 { return a.m.MaxEntries() }
+func (a *tableArray) size() uint32 { return uint32(len(a.mem) / 4) }
 
 // setContents is the map contents of s.
 func setContents(s *ipset.Set) ([]setKey, []setVal) {
@@ -310,7 +333,12 @@ func (m *Manager) SetChanged(name string, old, cur *ipset.Set) (bool, error) {
 			return false, nil
 		}
 		p := entryPrefix(cur, ops[0].en)
-		if err := dirSetUpdate(mapArray{sm}, dirSetPrefixes(cur), p); err != nil {
+		a, err := mapTable(sm)
+		if err != nil {
+			return false, nil
+		}
+		defer a.close()
+		if err := dirSetUpdate(a, dirSetPrefixes(cur), p); err != nil {
 			return false, nil
 		}
 		return true, nil

@@ -63,8 +63,8 @@ volatile const __u32 more = 1;
 #define SET_PORT_DST (1 << 2)
 #define SET_V6 (1 << 3)
 /* The set is an IPv4 address-only set mirrored as a DIR-16-8-8 table in
- * setN_dir (values 1: match, 0: no match), the first level at 0-65535,
- * chunk c at c << 8 (chunk numbers from 256), instead of its trie. */
+ * setN_tab (values 1: match, 0: no match; set_slots[N] entries), laid
+ * out as the address fields' tables, instead of its trie. */
 #define SET_DIR (1 << 4)
 volatile const __u32 nsets = 0;
 volatile const __u32 set_cfg[MAX_SETS];
@@ -149,10 +149,13 @@ SETMAP(set3);
 		__type(value, __u32);                     \
 	} name SEC(".maps")
 
-U32MAP(set0_dir);
-U32MAP(set1_dir);
-U32MAP(set2_dir);
-U32MAP(set3_dir);
+/* The tables of mirrored sets (SET_DIR): one array value each, the
+ * set's map, read in place as src4_dir is */
+__u32 set0_tab[1] SEC(".data.set0_tab");
+__u32 set1_tab[1] SEC(".data.set1_tab");
+__u32 set2_tab[1] SEC(".data.set2_tab");
+__u32 set3_tab[1] SEC(".data.set3_tab");
+volatile const __u32 set_slots[MAX_SETS];
 
 #define LPM(name, keytype)                          \
 	struct {                                    \
@@ -166,20 +169,34 @@ U32MAP(set3_dir);
 LPM(src4, struct lpm4);
 LPM(dst4, struct lpm4);
 
-/* IPv4 address fields as DIR-16-8-8 tables (xdp/dir.go): array lookups,
- * which the verifier inlines, where a trie lookup is a helper call that
- * walks nodes. A first-level entry per /16 holds a class or, with
- * DIR_CHUNK, a chunk of 256 entries for the next byte, whose entries
- * are classes or chunks for the last byte; chunk c's entry b is at
- * c << 8 | b. dir4 bit 0: src4 is a table, bit 1: dst4 (otherwise the
- * field's trie, when its table would be too large). */
+/* IPv4 address fields as DIR-16-8-8 tables (xdp/dir.go), where a trie
+ * lookup is a helper call that walks nodes. A first-level entry per /16
+ * (at 0-65535) holds a class or, with DIR_CHUNK, a chunk of 256 entries
+ * for the next byte, whose entries are classes or chunks for the last
+ * byte; chunk c's entry b is at c << 8 | b (chunk numbers from 256).
+ * dir4 bit 0: src4 is a table, bit 1: dst4 (otherwise the field's trie,
+ * when its table would be too large).
+ *
+ * Each table is the one value of an array map, a global of its own data
+ * section whose size the loader sets (src4_slots entries): the verifier
+ * turns the global into the value's address, so a level is a shift, an
+ * add and a load, where a map lookup also stores and reloads the key
+ * and tests it. */
 volatile const __u32 dir4 = 0;
 #define DIR_CHUNK 0x80000000U
+#define DIR_L1 65536
 
-U32MAP(src4_l1);
-U32MAP(src4_ch);
-U32MAP(dst4_l1);
-U32MAP(dst4_ch);
+__u32 src4_dir[1] SEC(".data.src4_dir");
+__u32 dst4_dir[1] SEC(".data.dst4_dir");
+volatile const __u32 src4_slots = DIR_L1;
+volatile const __u32 dst4_slots = DIR_L1;
+
+/* The table t, hidden from the compiler: it is larger than declared. */
+static __always_inline __u32 *dir_table(__u32 *t)
+{
+	asm volatile("" : "+r"(t));
+	return t;
+}
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
 /* Ports and lengths: value -> class, one entry per 16-bit value (an
@@ -256,32 +273,26 @@ static __always_inline __u32 ctz64(__u64 x)
 	return debruijn64[((x & -x) * 0x022fdd63cc95386dULL) >> 58];
 }
 
-/* The class of host-order address a in a DIR-16-8-8 table; 0 when a
- * lookup falls outside the maps (the packet is then passed). */
-static __always_inline int dir_lookup(void *l1, void *ch, __u32 a, __u32 *cls)
+/* The value for host-order address a in DIR-16-8-8 table t of n
+ * entries (at least DIR_L1); 0 when a chunk falls outside it (the packet
+ * is then passed). */
+static __always_inline int dir_value(__u32 *t, __u32 n, __u32 a, __u32 *val)
 {
-	__u32 k = a >> 16;
-	__u32 *e = bpf_map_lookup_elem(l1, &k);
-	__u32 v;
+	__u32 v = t[a >> 16], i;
 
-	if (!e)
-		return 0;
-	v = *e;
 	if (v & DIR_CHUNK) {
-		k = (v & ~DIR_CHUNK) << 8 | (a >> 8 & 0xff);
-		e = bpf_map_lookup_elem(ch, &k);
-		if (!e)
+		i = (v & ~DIR_CHUNK) << 8 | (a >> 8 & 0xff);
+		if (i >= n)
 			return 0;
-		v = *e;
+		v = t[i];
 		if (v & DIR_CHUNK) {
-			k = (v & ~DIR_CHUNK) << 8 | (a & 0xff);
-			e = bpf_map_lookup_elem(ch, &k);
-			if (!e)
+			i = (v & ~DIR_CHUNK) << 8 | (a & 0xff);
+			if (i >= n)
 				return 0;
-			v = *e;
+			v = t[i];
 		}
 	}
-	*cls = v;
+	*val = v;
 	return 1;
 }
 
@@ -316,6 +327,31 @@ static __always_inline int is_v6_ext(__u8 p)
 		return 1;
 	}
 	return 0;
+}
+
+/* Whether the IPv6 packet at ip6 is one the program classifies: a
+ * whole header without extension headers, which ipv6_rcv does not drop
+ * before PREROUTING. */
+static __always_inline int v6_ok(struct ipv6hdr *ip6, void *end)
+{
+	if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		return 0;
+	if ((void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len) > end || is_v6_ext(ip6->nexthdr))
+		return 0;
+	/* ipv6_rcv drops these before PREROUTING */
+	if (ip6->saddr.in6_u.u6_addr8[0] == 0xff ||
+	    (ip6->daddr.in6_u.u6_addr8[0] == 0xff &&
+	     (ip6->daddr.in6_u.u6_addr8[1] & 0xf) <= 1))
+		return 0;
+	if ((ip6->saddr.in6_u.u6_addr32[0] | ip6->saddr.in6_u.u6_addr32[1] |
+	     ip6->saddr.in6_u.u6_addr32[2]) == 0 &&
+	    ip6->saddr.in6_u.u6_addr32[3] == bpf_htonl(1))
+		return 0;
+	if ((ip6->daddr.in6_u.u6_addr32[0] | ip6->daddr.in6_u.u6_addr32[1] |
+	     ip6->daddr.in6_u.u6_addr32[2]) == 0 &&
+	    ip6->daddr.in6_u.u6_addr32[3] == bpf_htonl(1))
+		return 0;
+	return 1;
 }
 
 static __always_inline int v4_csum_ok(struct iphdr *iph, __u32 ihl, void *end)
@@ -535,7 +571,7 @@ static __always_inline int port_proto_ipset(__u8 p)
 }
 
 /* The vector of set slot i for this packet; 0 to pass the packet. */
-static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *dir, int v6,
+static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *tab, int v6,
 				      void *saddr, void *daddr, __u8 proto, __u8 *ports)
 {
 	__u32 cfg = set_cfg[i];
@@ -547,7 +583,7 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *d
 			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
 			__u32 val;
 
-			if (!dir_lookup(dir, dir, a, &val))
+			if (!dir_value(tab, set_slots[i], a, &val))
 				return 0;
 			m = val & 1;
 		}
@@ -586,11 +622,12 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, void *d
  * unless its IPv4 header checksum is bad: ip_rcv_core drops such a
  * packet before PREROUTING, so it is left to the kernel, uncounted, as
  * nftables never sees it. Checked only here, on the way to a drop. */
-static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, __u32 iplen)
+static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, __u32 iplen,
+				      __u32 ihl)
 {
 	struct counter *c;
 
-	if (ip4 && !v4_csum_ok(ip4, ip4->ihl, end))
+	if (ip4 && !v4_csum_ok(ip4, ihl, end))
 		return XDP_PASS;
 	c = bpf_map_lookup_elem(&counters, &slot);
 	if (c) {
@@ -601,11 +638,12 @@ static __always_inline int count_drop(__u32 slot, struct iphdr *ip4, void *end, 
 }
 
 /* The verdict of a single-vector search from the class value. */
-static __always_inline int single_verdict(__u64 h, struct iphdr *ip4, void *end, __u32 iplen)
+static __always_inline int single_verdict(__u64 h, struct iphdr *ip4, void *end, __u32 iplen,
+					  __u32 ihl)
 {
 	if ((h & SINGLE_TAG) != SINGLE_DROP)
 		return XDP_PASS;
-	return count_drop(h & 0xffff, ip4, end, iplen);
+	return count_drop(h & 0xffff, ip4, end, iplen, ihl);
 }
 
 SEC("xdp")
@@ -688,7 +726,7 @@ int xdptables_classify(struct xdp_md *ctx)
 		if ((fields & F_SRC) && (dir4 & 1)) {
 			__u32 cls;
 
-			if (!dir_lookup(&src4_l1, &src4_ch, bpf_ntohl(ip->saddr), &cls))
+			if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &cls))
 				return XDP_PASS;
 			PUSH(vec_of(&sc, &cls));
 		} else if (fields & F_SRC) {
@@ -702,7 +740,7 @@ int xdptables_classify(struct xdp_md *ctx)
 		if ((fields & F_DST) && (dir4 & 2)) {
 			__u32 cls;
 
-			if (!dir_lookup(&dst4_l1, &dst4_ch, bpf_ntohl(ip->daddr), &cls))
+			if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &cls))
 				return XDP_PASS;
 			PUSH(vec_of(&sc, &cls));
 		} else if (fields & F_DST) {
@@ -716,30 +754,15 @@ int xdptables_classify(struct xdp_md *ctx)
 		/* one address field decides: the rest of the packet is not
 		 * looked at */
 		if (single && !more && (fields & (F_SRC | F_DST)))
-			return single_verdict(sc.hdr, ip, end, iplen);
+			return single_verdict(sc.hdr, ip, end, iplen, ip->ihl);
 	} else if (eth->proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
 		if (!(fams & 2))
 			return XDP_PASS;
-		if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		if (!v6_ok(ip6, end))
 			return XDP_PASS;
 		l3end = (void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len);
-		if (l3end > end || is_v6_ext(ip6->nexthdr))
-			return XDP_PASS;
-		/* ipv6_rcv drops these before PREROUTING */
-		if (ip6->saddr.in6_u.u6_addr8[0] == 0xff ||
-		    (ip6->daddr.in6_u.u6_addr8[0] == 0xff &&
-		     (ip6->daddr.in6_u.u6_addr8[1] & 0xf) <= 1))
-			return XDP_PASS;
-		if ((ip6->saddr.in6_u.u6_addr32[0] | ip6->saddr.in6_u.u6_addr32[1] |
-		     ip6->saddr.in6_u.u6_addr32[2]) == 0 &&
-		    ip6->saddr.in6_u.u6_addr32[3] == bpf_htonl(1))
-			return XDP_PASS;
-		if ((ip6->daddr.in6_u.u6_addr32[0] | ip6->daddr.in6_u.u6_addr32[1] |
-		     ip6->daddr.in6_u.u6_addr32[2]) == 0 &&
-		    ip6->daddr.in6_u.u6_addr32[3] == bpf_htonl(1))
-			return XDP_PASS;
 		iplen = (bpf_ntohs(ip6->payload_len) + 40) & 0xffff;
 		v6 = 1;
 		saddr = &ip6->saddr;
@@ -763,7 +786,7 @@ int xdptables_classify(struct xdp_md *ctx)
 			PUSH(vec_of(&sc, c));
 		}
 		if (single && !more && (fields & (F_SRC | F_DST)))
-			return single_verdict(sc.hdr, 0, end, iplen);
+			return single_verdict(sc.hdr, 0, end, iplen, 0);
 	} else {
 		return XDP_PASS;
 	}
@@ -823,16 +846,16 @@ int xdptables_classify(struct xdp_md *ctx)
 			PUSH(vec_of(&sc, &ifcls));
 		}
 		if (nsets > 0) {
-			PUSH(set_vec(&sc, 0, &set0, &set0_dir, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 0, &set0, dir_table(set0_tab), v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 1) {
-			PUSH(set_vec(&sc, 1, &set1, &set1_dir, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 1, &set1, dir_table(set1_tab), v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 2) {
-			PUSH(set_vec(&sc, 2, &set2, &set2_dir, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 2, &set2, dir_table(set2_tab), v6, saddr, daddr, protokey, ports));
 		}
 		if (nsets > 3) {
-			PUSH(set_vec(&sc, 3, &set3, &set3_dir, v6, saddr, daddr, protokey, ports));
+			PUSH(set_vec(&sc, 3, &set3, dir_table(set3_tab), v6, saddr, daddr, protokey, ports));
 		}
 		/* the family's rules, unless an address field or the family test
 		 * at the start (one family in the run) has already chosen them */
@@ -845,7 +868,7 @@ int xdptables_classify(struct xdp_md *ctx)
 
 	if (single) {
 		/* the first rule of the one vector, from its header */
-		return single_verdict(sc.hdr, ip4, end, iplen);
+		return single_verdict(sc.hdr, ip4, end, iplen, ip4 ? ip4->ihl : 0);
 	} else if (nwords <= 4) {
 		/* up to 256 rules: the words in order, no summary walk */
 		__u64 x = conj(sc.v, nsummary);
@@ -890,7 +913,196 @@ int xdptables_classify(struct xdp_md *ctx)
 	r = bpf_map_lookup_elem(&rules, &idx);
 	if (!r || !r->drop)
 		return XDP_PASS;
-	return count_drop(r->slot, ip4, end, iplen);
+	return count_drop(r->slot, ip4, end, iplen, ip4 ? ip4->ihl : 0);
+}
+
+/* When one address field alone decides the run (single, no other field
+ * or lookup), its IPv4 side is a table and one interface is attached,
+ * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
+ * xdptables_classify; when one lookup of a set mirrored as a table does
+ * (IPv4 rules only), xdptables_fast_set; when the protocol and one port
+ * do (IPv4 rules only), xdptables_fast_port, the protocol and an
+ * address field, xdptables_fast_psrc or _pdst: the same verdicts with only the work such a run
+ * needs, in programs of their own (no stack frame for the search, fewer
+ * registers to save, no test of constants the verifier would leave in).
+ *
+ * The interface is not looked up: such a program runs on the one
+ * interface it is built for (attaching another builds a program for
+ * both first), and the verdict does not depend on it (no -i). */
+
+/* bpfel: the EtherType's bytes 08 00 and the version and header length
+ * byte 45 of an IPv4 header without options, as one word reads them */
+#define ETH_IP_WORD 0x0008
+#define ETH_IP_IHL5 0x450008
+
+/* The destination MAC of iftab[0] as the first 8 bytes of a frame read
+ * as one word hold it, shifted left 16 bits (the 2 bytes after it
+ * shifted out). */
+volatile const __u64 fast_mac;
+
+/* The IPv4 part of the fast programs: ip's header of ihl words is whole
+ * in the frame (ihl 5 is a constant in the common case, so that its
+ * tests fold). */
+#define FAST_SRC 1
+#define FAST_DST 2
+#define FAST_SET 3
+#define FAST_PORT 4
+#define FAST_PSRC 5
+#define FAST_PDST 6
+
+/* Runs whose rules test the protocol and one other field (IPv4 only)
+ * fold the two into one table of answers, fold_slots entries, at
+ * fold_base[protocol] (the protocol's class index times the row
+ * length) + the other field's value:
+ * xdptables_fast_port for one port (-p udp --dport 9; the port, or
+ * NO_PORTS for packets without ports; fold_dst: 1 for the destination
+ * port, 0 for the source port), xdptables_fast_psrc and _pdst for an
+ * address (-p udp -s NET; the class its table gives). */
+__u32 fold_tab[1] SEC(".data.fold_tab");
+volatile const __u32 fold_slots = 1;
+volatile const __u32 fold_base[256];
+volatile const __u32 fold_dst = 1;
+
+static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int kind)
+{
+	__u32 iplen = bpf_ntohs(ip->tot_len), v;
+
+	if (iplen < ihl * 4 || (void *)ip + iplen > end)
+		return XDP_PASS;
+	/* fragments: see xdptables_classify */
+	if (ip->frag_off & bpf_htons(0x3fff))
+		return XDP_PASS;
+	if (kind == FAST_SRC) {
+		if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &v))
+			return XDP_PASS;
+	} else if (kind == FAST_DST) {
+		if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
+			return XDP_PASS;
+	} else if (kind == FAST_SET) {
+		__u32 a = (set_cfg[0] & SET_ADDR_DST) ? ip->daddr : ip->saddr;
+
+		if (!dir_value(dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
+			return XDP_PASS;
+		v = set_cls[v & 1];
+	} else if (kind == FAST_PORT) {
+		__u32 proto = ip->protocol, port = NO_PORTS, i;
+
+		/* as the general path reads ports (a truncated transport
+		 * header is left to nftables) */
+		if (is_port_proto(proto)) {
+			__u8 *l4 = (void *)ip + ihl * 4;
+
+			if ((void *)l4 + (proto == IPPROTO_TCP ? 20 : 8) > (void *)ip + iplen)
+				return XDP_PASS;
+			if ((void *)(l4 + 8) > end)
+				return XDP_PASS;
+			port = fold_dst ? (__u32)l4[2] << 8 | l4[3] : (__u32)l4[0] << 8 | l4[1];
+		}
+		i = fold_base[proto] + port;
+		if (i >= fold_slots)
+			return XDP_PASS;
+		v = dir_table(fold_tab)[i];
+	} else {
+		__u32 i;
+
+		if (kind == FAST_PSRC) {
+			if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &v))
+				return XDP_PASS;
+		} else {
+			if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
+				return XDP_PASS;
+		}
+		i = fold_base[ip->protocol] + (v & CLS_MASK);
+		if (i >= fold_slots)
+			return XDP_PASS;
+		v = dir_table(fold_tab)[i];
+	}
+	/* with single, the value is the answer */
+	return single_verdict(v, ip, end, iplen, ihl);
+}
+
+static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int src)
+{
+	struct lpm6 k = {.prefixlen = 128};
+	__u32 *c;
+
+	if (!v6_ok(ip6, end))
+		return XDP_PASS;
+	if (src) {
+		__builtin_memcpy(k.addr, &ip6->saddr, 16);
+		c = bpf_map_lookup_elem(&src6, &k);
+	} else {
+		__builtin_memcpy(k.addr, &ip6->daddr, 16);
+		c = bpf_map_lookup_elem(&dst6, &k);
+	}
+	if (!c)
+		return XDP_PASS;
+	return single_verdict(*c, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
+}
+
+static __always_inline int fast_path(struct xdp_md *ctx, int kind)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct iphdr *ip = data + sizeof(struct eth);
+	__u64 dst = *(__u64 *)data;
+	__u32 proto;
+
+	/* shorter frames hold no IPv4 or IPv6 header */
+	if ((void *)(ip + 1) > end)
+		return XDP_PASS;
+	/* ip_rcv drops frames for other hosts before PREROUTING (the
+	 * group bit: broadcast and multicast) */
+	if (!(dst & 1) && dst << 16 != fast_mac)
+		return XDP_PASS;
+	proto = ((__u32 *)data)[3];
+	if ((proto & 0xffffff) == ETH_IP_IHL5)
+		return fast_v4(ip, end, 5, kind);
+	if ((proto & 0xffff) == ETH_IP_WORD) {
+		if (ip->version != 4 || ip->ihl < 5)
+			return XDP_PASS;
+		return fast_v4(ip, end, ip->ihl, kind);
+	}
+	if ((kind == FAST_SRC || kind == FAST_DST) && (fams & 2) &&
+	    (proto & 0xffff) == bpf_htons(ETH_P_IPV6))
+		return fast_v6((void *)ip, end, kind == FAST_SRC);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int xdptables_fast_src(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_SRC);
+}
+
+SEC("xdp")
+int xdptables_fast_dst(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_DST);
+}
+
+SEC("xdp")
+int xdptables_fast_set(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_SET);
+}
+
+SEC("xdp")
+int xdptables_fast_port(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PORT);
+}
+
+SEC("xdp")
+int xdptables_fast_psrc(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PSRC);
+}
+
+SEC("xdp")
+int xdptables_fast_pdst(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PDST);
 }
 
 /* The ceiling for benchmarks: drop everything. */

@@ -1,0 +1,527 @@
+package xdp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/ipset"
+)
+
+// strideBits are prefix lengths at and around the DIR-16-8-8 strides.
+// (/0 is in every compiled field; as a rule, -s 0.0.0.0/0 tests
+// nothing)
+var strideBits = []int{1, 8, 15, 16, 17, 22, 23, 24, 25, 30, 31, 32}
+
+// TestClassifierFastPrograms: runs decided by one address field (-s or
+// -d, negated or not) load xdptables_fast_src/_dst when the IPv4 side is
+// a table, and xdptables_classify when it keeps its trie (over budget);
+// verdicts and counters against the reference evaluator, with prefixes
+// of every length 1-32 (and the /0 of every field) overlapping at the
+// strides, addresses at their
+// edges, IPv6 rules beside them or not, and the frames the fast
+// programs must leave alone or pass (options, bad checksums, fragments,
+// truncation, other hosts, broadcast and multicast, other EtherTypes).
+func TestClassifierFastPrograms(t *testing.T) {
+	requireBPF(t)
+	for _, budget := range []int{dirBudget, 0} {
+		t.Run(fmt.Sprintf("budget%d", budget), func(t *testing.T) {
+			withDirBudget(t, budget)
+			rng := rand.New(rand.NewSource(int64(21 + budget)))
+			tables := 0
+			for round := 0; round < 24; round++ {
+				tables += fastRound(t, rng, round)
+			}
+			// both programs ran: tables within the budget, tries over it
+			if (budget > 0 && tables != 24) || (budget == 0 && (tables == 0 || tables == 24)) {
+				t.Fatalf("%d of 24 runs had a table", tables)
+			}
+		})
+	}
+}
+
+func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
+	field := []string{"-s", "-d"}[round%2]
+	size := []int{1, 2, 7, 40, 300, 3000}[round/2%6]
+	withV6 := round%3 == 0
+	// bases that nest: one /15, its /16s, /24s around the /16 edge
+	bases := []netip.Addr{a("198.18.0.0"), a("198.18.255.255"), a("198.19.0.0"), a("198.19.0.128"),
+		a("198.18.1.0"), a("198.18.0.255"), a("203.0.113.0"), a("203.0.113.127"),
+		a("0.0.0.0"), a("0.0.1.7")}
+	var pfx []netip.Prefix
+	var s4, s6 []string
+	for i := 0; i < size; i++ {
+		base := bases[rng.Intn(len(bases))]
+		if i >= len(strideBits) && rng.Intn(2) == 0 {
+			base = netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(256)), byte(rng.Intn(256))})
+		}
+		bits := strideBits[i%len(strideBits)]
+		if i >= len(strideBits) {
+			bits = 1 + rng.Intn(32)
+		}
+		p, _ := base.Prefix(bits)
+		pfx = append(pfx, p)
+		neg := ""
+		if rng.Intn(4) == 0 {
+			neg = "! "
+		}
+		target := []string{"DROP", "DROP", "ACCEPT"}[rng.Intn(3)]
+		s4 = append(s4, fmt.Sprintf("%s%s %s -j %s", neg, field, p, target))
+		if withV6 {
+			p6 := []string{"2001:db8::/32", "2001:db8::7/128", "2001:db8:1::/48", "2000::/3"}[rng.Intn(4)]
+			s6 = append(s6, fmt.Sprintf("%s%s %s -j %s", neg, field, p6, target))
+		}
+	}
+	r4, r6 := parseRules(t, compat.IPv4, s4...), parseRules(t, compat.IPv6, s6...)
+	tb := newTestbed(t, r4, r6, "eth0")
+	if !tb.c.Single || tb.c.Stop4 != nil || tb.c.Stop6 != nil {
+		t.Fatalf("round %d: single %v, stops %v %v", round, tb.c.Single, tb.c.Stop4, tb.c.Stop6)
+	}
+	// the trie when the table is over budget (with a budget of 0, a
+	// table without chunks still fits)
+	f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
+	want := "xdptables_classify"
+	if tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4 {
+		want = map[string]string{"-s": "xdptables_fast_src", "-d": "xdptables_fast_dst"}[field]
+		tables++
+	}
+	if tb.prog.prog != tb.prog.coll.Programs[want] {
+		t.Fatalf("round %d: %s run on one interface does not run %s", round, field, want)
+	}
+	addrs := edges(pfx)
+	counted := map[uint32][2]uint64{}
+	probe := func(p pkt, rules []*compat.Rule, base uint32, exp uint32) {
+		t.Helper()
+		got := tb.run(t, &p)
+		if got != exp {
+			t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+				round, strings.Join(s4, "\n"), p, got, exp, verdict(rules, &p)+1)
+		}
+		if got == xdpDrop {
+			slot := base + uint32(verdict(rules, &p))
+			c := counted[slot]
+			counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+		}
+	}
+	for k, ad := range addrs {
+		p := randomPkt(rng, compat.IPv4)
+		if field == "-s" {
+			p.src = ad
+		} else {
+			p.dst = ad
+		}
+		exp := expect(r4, &p)
+		switch k % 9 {
+		case 1:
+			p.options = 1 + rng.Intn(10)
+		case 2:
+			p.badCsum = true
+			exp = xdpPass
+		case 3:
+			p.fragOff = []uint16{0x2000, 0x0001, 0x1fff}[rng.Intn(3)]
+			exp = xdpPass
+		case 4:
+			p.truncate = 1 + rng.Intn(8)
+			exp = xdpPass
+		case 5:
+			p.dstMAC = [6]byte{0x02, 0, 0, 0, 0, 9} // another host
+			exp = xdpPass
+		case 6:
+			p.dstMAC = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+		case 7:
+			p.dstMAC = [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
+		}
+		probe(p, r4, 0, exp)
+	}
+	for k := 0; k < 60; k++ {
+		p := randomPkt(rng, compat.IPv6)
+		probe(p, r6, 1000, expect(r6, &p))
+	}
+	// frames that are neither IPv4 nor IPv6, or too short
+	for _, b := range [][]byte{arpFrame(), vlanFrame(), make([]byte, 33)} {
+		if ret, err := tb.prog.prog.Run(&ebpf.RunOptions{Data: b}); err != nil || ret != xdpPass {
+			t.Fatalf("round %d: frame %x: verdict %d (%v), want pass", round, b, ret, err)
+		}
+	}
+	for slot, w := range counted {
+		if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+			t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+		}
+	}
+	return tables
+}
+
+// arpFrame is an ARP request to testMAC, padded to 60 bytes.
+func arpFrame() []byte {
+	b := make([]byte, 60)
+	copy(b, testMAC[:])
+	b[12], b[13] = 0x08, 0x06
+	return b
+}
+
+// vlanFrame is an 802.1Q-tagged IPv4 frame to testMAC: XDP sees the tag,
+// raw PREROUTING the packet without it, so it is left to nftables.
+func vlanFrame() []byte {
+	p := pkt{src: a("198.18.0.1"), dst: a("203.0.113.1"), proto: 17, dstMAC: testMAC}
+	f := p.frame()
+	b := append(append(append([]byte{}, f[:12]...), 0x81, 0x00, 0x00, 0x05), f[12:]...)
+	return b
+}
+
+// TestClassifierFastSet: a run of one -m set lookup (src or dst, negated
+// or not) of a hash:net set mirrored as a table loads xdptables_fast_set;
+// verdicts and counters against the set's longest-prefix answer, with
+// entries (some nomatch) of every length 1-32 overlapping at the strides,
+// addresses at their edges, and the frames the program must pass.
+func TestClassifierFastSet(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(31))
+	for round := 0; round < 16; round++ {
+		s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
+		s.MaxElem = 4096
+		var pfx []netip.Prefix
+		seen := map[netip.Prefix]bool{}
+		for i := 0; i < []int{1, 5, 40, 700}[round%4]; i++ {
+			base := netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(4) * 63), byte(rng.Intn(256))})
+			bits := strideBits[i%len(strideBits)]
+			if i >= len(strideBits) {
+				bits = 1 + rng.Intn(32)
+			}
+			p, _ := base.Prefix(bits)
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			pfx = append(pfx, p)
+			s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: p.Addr(), Bits: p.Bits()}}, Nomatch: i > 0 && rng.Intn(4) == 0})
+		}
+		in := func(ad netip.Addr) bool {
+			best, nomatch := -1, false
+			for _, e := range s.Entries {
+				p := netip.PrefixFrom(e.Elem[0].Addr, e.Elem[0].Bits)
+				if p.Contains(ad) && p.Bits() > best {
+					best, nomatch = p.Bits(), e.Nomatch
+				}
+			}
+			return best >= 0 && !nomatch
+		}
+		dir := []string{"src", "dst"}[round%2]
+		neg := round/2%2 == 1
+		drop := round%3 != 2
+		spec := fmt.Sprintf("-m set %s--match-set bl %s -j %s", map[bool]string{true: "! "}[neg], dir,
+			map[bool]string{true: "DROP", false: "ACCEPT"}[drop])
+		rules := parseRules(t, compat.IPv4, spec)
+		c, err := CompileSets(rules, nil, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
+			func(string) *ipset.Set { return s })
+		if err != nil || c.Run4 != 1 || !c.Single {
+			t.Fatalf("round %d: %v, run %d, single %v", round, err, c.Run4, c.Single)
+		}
+		sm, err := newSetMap(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := load(c, []uint32{7}, nil, map[string]*ebpf.Map{"bl": sm})
+		sm.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := &testbed{c: c, prog: p}
+		if p.prog != p.coll.Programs["xdptables_fast_set"] {
+			p.Close()
+			t.Fatalf("round %d: %s does not run xdptables_fast_set", round, spec)
+		}
+		var pk, by uint64
+		for k, ad := range edges(pfx) {
+			q := randomPkt(rng, compat.IPv4)
+			if dir == "src" {
+				q.src = ad
+			} else {
+				q.dst = ad
+			}
+			want := uint32(xdpPass)
+			if in(ad) != neg && drop {
+				want = xdpDrop
+			}
+			switch k % 7 {
+			case 1:
+				q.options = 1 + rng.Intn(10)
+			case 2:
+				q.badCsum, want = true, xdpPass
+			case 3:
+				q.fragOff, want = 0x2000, xdpPass
+			case 4:
+				q.dstMAC, want = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
+			case 5:
+				q.dstMAC = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+			}
+			if got := tb.run(t, &q); got != want {
+				p.Close()
+				t.Fatalf("round %d: %s: packet %+v: verdict %d, want %d", round, spec, q, got, want)
+			}
+			if want == xdpDrop {
+				pk, by = pk+1, by+uint64(q.length)
+			}
+		}
+		for k := 0; k < 20; k++ {
+			q := randomPkt(rng, compat.IPv6)
+			if got := tb.run(t, &q); got != xdpPass {
+				p.Close()
+				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, q, got)
+			}
+		}
+		if gp, gb := tb.count(t, 7); gp != pk || gb != by {
+			p.Close()
+			t.Fatalf("round %d: counted %d/%d, want %d/%d", round, gp, gb, pk, by)
+		}
+		p.Close()
+	}
+}
+
+// edges are the first and last addresses of every prefix and those just
+// outside it.
+func edges(pfx []netip.Prefix) []netip.Addr {
+	var out []netip.Addr
+	for _, p := range pfx {
+		first := p.Masked().Addr()
+		last := first
+		for i := p.Bits(); i < 32; i++ {
+			b := last.As4()
+			b[i/8] |= 0x80 >> (i % 8)
+			last = netip.AddrFrom4(b)
+		}
+		for _, ad := range []netip.Addr{first, last, first.Prev(), last.Next()} {
+			if ad.IsValid() {
+				out = append(out, ad)
+			}
+		}
+	}
+	return out
+}
+
+// TestClassifierFastPort: runs whose rules test the protocol and one
+// port (destination or source, ranges, negation, multiport, rules with
+// -p alone) load xdptables_fast_port, the two folded into one table;
+// verdicts and counters against the reference evaluator, also for
+// packets without ports, with options, bad checksums, fragments,
+// truncated transport headers and other hosts' frames.
+func TestClassifierFastPort(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(41))
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	for round := 0; round < 24; round++ {
+		dir := []string{"dport", "sport"}[round%2]
+		var s4 []string
+		for i := 0; i < []int{1, 3, 20, 90}[round/2%4]; i++ {
+			neg := pick("", "", "! ")
+			proto := pick("tcp", "udp", "udp")
+			var spec string
+			switch rng.Intn(5) {
+			case 0:
+				spec = pick("-p tcp", "-p udp", "-p icmp", "! -p udp")
+			case 1:
+				spec = fmt.Sprintf("-p %s -m multiport --%ss %s", proto, dir, pick("7,9:11", "53,80", "1000:2000,22"))
+			default:
+				spec = fmt.Sprintf("-p %s %s--%s %s", proto, neg, dir, pick("53", "80", "1000:2000", "7", "2001:65535", "0:22"))
+			}
+			if i == 0 {
+				spec = fmt.Sprintf("-p %s --%s %s", proto, dir, pick("53", "1000:2000"))
+			}
+			s4 = append(s4, spec+" -j "+pick("DROP", "DROP", "ACCEPT"))
+		}
+		r4 := parseRules(t, compat.IPv4, s4...)
+		tb := newTestbed(t, r4, nil, "eth0")
+		if tb.c.Stop4 != nil {
+			t.Fatalf("round %d: stop %v", round, tb.c.Stop4)
+		}
+		if tb.prog.prog != tb.prog.coll.Programs["xdptables_fast_port"] {
+			t.Fatalf("round %d: rules\n%s\ndo not run xdptables_fast_port (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Fields)
+		}
+		counted := map[uint32][2]uint64{}
+		for k := 0; k < 300; k++ {
+			p := randomPkt(rng, compat.IPv4)
+			exp := expect(r4, &p)
+			switch k % 9 {
+			case 1:
+				p.options = 1 + rng.Intn(10)
+			case 2:
+				p.badCsum, exp = true, xdpPass
+			case 3:
+				p.fragOff, exp = 0x2000, xdpPass
+			case 4:
+				p.truncate, exp = 1+rng.Intn(12), xdpPass
+			case 5:
+				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
+			case 6:
+				p.dstMAC = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+			}
+			got := tb.run(t, &p)
+			if got != exp {
+				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
+			}
+			if got == xdpDrop {
+				slot := uint32(verdict(r4, &p))
+				c := counted[slot]
+				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			}
+		}
+		for k := 0; k < 20; k++ {
+			p := randomPkt(rng, compat.IPv6)
+			if got := tb.run(t, &p); got != xdpPass {
+				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
+			}
+		}
+		// the IP total length ends within the transport header: left to
+		// nftables
+		for _, proto := range []uint8{6, 17} {
+			for _, l4 := range []int{0, 4, 7, 12, 19} {
+				if proto == 17 && l4 > 7 {
+					continue
+				}
+				p := randomPkt(rng, compat.IPv4)
+				p.proto = proto
+				f := shortTotLen(p.frame(), 20+l4)
+				if ret, err := tb.prog.prog.Run(&ebpf.RunOptions{Data: f}); err != nil || ret != xdpPass {
+					t.Fatalf("round %d: %+v with total length %d: verdict %d (%v), want pass", round, p, 20+l4, ret, err)
+				}
+			}
+		}
+		for slot, w := range counted {
+			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+			}
+		}
+	}
+}
+
+// shortTotLen sets the IPv4 total length of frame f (no options) to n
+// and its header checksum to match.
+func shortTotLen(f []byte, n int) []byte {
+	ip := f[14:]
+	binary.BigEndian.PutUint16(ip[2:], uint16(n))
+	ip[10], ip[11] = 0, 0
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+	return f
+}
+
+// TestClassifierFastProtoAddr: runs whose rules test the protocol and
+// one address field (-p udp -s NET; also rules with one of the two, and
+// negations) load xdptables_fast_psrc/_pdst, the protocol folded with
+// the address table's classes; verdicts and counters against the
+// reference evaluator at the prefixes' edges, with the frames the
+// program must pass, and the general program when the table is over
+// budget.
+func TestClassifierFastProtoAddr(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(51))
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	budget, kinds := dirBudget, map[bool]int{}
+	defer func() { dirBudget = budget }()
+	for round := 0; round < 24; round++ {
+		field := []string{"-s", "-d"}[round%2]
+		// the general program when the address table is over budget
+		dirBudget = budget
+		if round%6 == 5 {
+			dirBudget = 0
+		}
+		var s4 []string
+		var pfx []netip.Prefix
+		for i := 0; i < []int{1, 4, 30, 1000}[round/2%4]; i++ {
+			base := netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(4) * 63), byte(rng.Intn(256))})
+			if rng.Intn(8) == 0 {
+				// the table's first entries
+				base = netip.AddrFrom4([4]byte{0, 0, byte(rng.Intn(2)), byte(rng.Intn(256))})
+			}
+			bits := strideBits[i%len(strideBits)]
+			if i >= len(strideBits) {
+				bits = 1 + rng.Intn(32)
+			}
+			p, _ := base.Prefix(bits)
+			pfx = append(pfx, p)
+			proto := pick("-p udp ", "-p tcp ", "-p icmp ", "! -p udp ", "")
+			addr := fmt.Sprintf("%s%s %s ", pick("", "", "! "), field, p)
+			if i > 0 && rng.Intn(6) == 0 {
+				addr = ""
+			}
+			if i == 0 {
+				proto, addr = "-p udp ", fmt.Sprintf("%s %s ", field, p)
+			}
+			s4 = append(s4, proto+addr+"-j "+pick("DROP", "DROP", "ACCEPT"))
+		}
+		r4 := parseRules(t, compat.IPv4, s4...)
+		tb := newTestbed(t, r4, nil, "eth0")
+		f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
+		want := "xdptables_classify"
+		table := tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4
+		if table {
+			want = map[string]string{"-s": "xdptables_fast_psrc", "-d": "xdptables_fast_pdst"}[field]
+		}
+		kinds[table]++
+		if tb.c.Stop4 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
+			t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
+		}
+		counted := map[uint32][2]uint64{}
+		for k, ad := range edges(pfx) {
+			if k > 600 {
+				break
+			}
+			p := randomPkt(rng, compat.IPv4)
+			if field == "-s" {
+				p.src = ad
+			} else {
+				p.dst = ad
+			}
+			exp := expect(r4, &p)
+			switch k % 9 {
+			case 1:
+				p.options = 1 + rng.Intn(10)
+			case 2:
+				p.badCsum, exp = true, xdpPass
+			case 3:
+				p.fragOff, exp = 0x2000, xdpPass
+			case 4:
+				p.truncate, exp = 1+rng.Intn(12), xdpPass
+			case 5:
+				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
+			case 6:
+				p.dstMAC = [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
+			}
+			got := tb.run(t, &p)
+			if got != exp {
+				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
+			}
+			if got == xdpDrop {
+				slot := uint32(verdict(r4, &p))
+				c := counted[slot]
+				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			}
+		}
+		for k := 0; k < 20; k++ {
+			p := randomPkt(rng, compat.IPv6)
+			if got := tb.run(t, &p); got != xdpPass {
+				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
+			}
+		}
+		for slot, w := range counted {
+			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+			}
+		}
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Fatalf("runs with and without a table: %v", kinds)
+	}
+}
