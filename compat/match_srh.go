@@ -21,9 +21,10 @@ type SRHMatch struct {
 	Flags, InvFlags                      uint16
 }
 
-// IP6T_SRH_* flag bits, in option order.
+// Option indexes, in option order: option i sets flag bit 1<<i
+// (IP6T_SRH_*).
 const (
-	srhNextHdr = 1 << iota
+	srhNextHdr = iota
 	srhLenEq
 	srhLenGt
 	srhLenLt
@@ -69,13 +70,13 @@ func (m *SRHMatch) Name() string { return "srh" }
 // tag and the addresses).
 func (m *SRHMatch) field(id int) *uint8 {
 	switch {
-	case id == 0:
+	case id == srhNextHdr:
 		return &m.NextHdr
-	case id <= 3:
+	case id <= srhLenLt:
 		return &m.HdrLen
-	case id <= 6:
+	case id <= srhSegsLt:
 		return &m.SegsLeft
-	case id <= 9:
+	case id <= srhLastLt:
 		return &m.LastEntry
 	}
 	return nil
@@ -84,18 +85,18 @@ func (m *SRHMatch) field(id int) *uint8 {
 func (m *SRHMatch) Parse(p *OptArg) error {
 	id := p.Def.ID
 	switch {
-	case id == 10:
+	case id == srhTag:
 		v, err := x6Uint(p, 0, 0xffff)
 		if err != nil {
 			return err
 		}
 		m.Tag = uint16(v)
-	case id >= 11:
+	case id >= srhPSID:
 		hm, err := parseHostMask("srh", p.Def.Name, p.Arg, IPv6)
 		if err != nil {
 			return err
 		}
-		m.SID[id-11] = hm
+		m.SID[id-srhPSID] = hm
 	default:
 		v, err := x6Uint(p, 0, 0xff)
 		if err != nil {
@@ -115,10 +116,10 @@ func (m *SRHMatch) Final(*Rule, OptSet) error { return nil }
 // value is the text of the value the test with flag bit id compares.
 func (m *SRHMatch) value(id int) string {
 	switch {
-	case id == 10:
+	case id == srhTag:
 		return fmt.Sprint(m.Tag)
-	case id >= 11:
-		h := m.SID[id-11]
+	case id >= srhPSID:
+		h := m.SID[id-srhPSID]
 		return fmt.Sprintf("%s/%d", h.Addr, h.Bits)
 	}
 	return fmt.Sprint(*m.field(id))
@@ -144,7 +145,7 @@ func (m *SRHMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 		if m.InvFlags&(1<<id) != 0 {
 			inv = "!"
 		}
-		if id >= 11 {
+		if id >= srhPSID {
 			fmt.Fprintf(b, " %s %s %s", o.list, inv, m.value(id))
 		} else {
 			fmt.Fprintf(b, " %s:%s%s", o.list, inv, m.value(id))
