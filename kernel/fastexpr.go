@@ -115,19 +115,7 @@ func (e *encoder) encodeExpr(x expr.Any) bool {
 // the library when ports are given.
 func (e *encoder) masq(v *expr.Masq) {
 	d := e.exprStart("masq")
-	var flags uint32
-	if v.Random {
-		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM
-	}
-	if v.FullyRandom {
-		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM_FULLY
-	}
-	if v.Persistent {
-		flags |= unix.NF_NAT_RANGE_PERSISTENT
-	}
-	if v.ToPorts {
-		flags |= unix.NF_NAT_RANGE_PROTO_SPECIFIED
-	}
+	flags := natRangeFlags(v.Random, v.FullyRandom, v.Persistent, v.ToPorts)
 	if flags != 0 {
 		e.u32(unix.NFTA_MASQ_FLAGS, flags)
 	}
@@ -138,6 +126,24 @@ func (e *encoder) masq(v *expr.Masq) {
 		}
 	}
 	e.exprEnd(d)
+}
+
+// natRangeFlags are the NF_NAT_RANGE_* flags masq and nat share.
+func natRangeFlags(random, fullyRandom, persistent, specified bool) uint32 {
+	var flags uint32
+	if random {
+		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM
+	}
+	if fullyRandom {
+		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM_FULLY
+	}
+	if persistent {
+		flags |= unix.NF_NAT_RANGE_PERSISTENT
+	}
+	if specified {
+		flags |= unix.NF_NAT_RANGE_PROTO_SPECIFIED
+	}
+	return flags
 }
 
 // FlaggedNAT is a nat expression with NF_NAT_RANGE_* flags the library
@@ -168,21 +174,9 @@ func (e *encoder) nat(v *expr.NAT, extra uint32) {
 			e.u32(unix.NFTA_NAT_REG_PROTO_MAX, v.RegProtoMax)
 		}
 	}
-	flags := extra
-	if v.Random {
-		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM
-	}
-	if v.FullyRandom {
-		flags |= unix.NF_NAT_RANGE_PROTO_RANDOM_FULLY
-	}
-	if v.Persistent {
-		flags |= unix.NF_NAT_RANGE_PERSISTENT
-	}
+	flags := extra | natRangeFlags(v.Random, v.FullyRandom, v.Persistent, v.Specified)
 	if v.Prefix {
 		flags |= unix.NF_NAT_RANGE_NETMAP
-	}
-	if v.Specified {
-		flags |= unix.NF_NAT_RANGE_PROTO_SPECIFIED
 	}
 	if flags != 0 {
 		e.u32(unix.NFTA_NAT_FLAGS, flags)
