@@ -272,53 +272,7 @@ func TestIpsetShardOldLayout(t *testing.T) {
 	p.ref.Run(file, "ipset", "-exist", "restore")
 
 	// The old layout, written straight to the kernel.
-	st := &ipset.State{}
-	if err := ipset.EachRestoreCommand(file, func(c *ipset.Command) *ipset.Error {
-		c.Opts.Exist = true
-		_, err := st.Exec(c)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	s := st.Find("old")
-	if !s.Sharded() {
-		t.Fatalf("a new set of maxelem 200000 is not sharded")
-	}
-	s.Shards = 0
-	f, err := os.Open("/run/netns/" + p.me.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	conn, err := kernel.Open(kernel.WithNetNS(int(f.Fd())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	b := kernel.NewBatch()
-	b.AddTable(kernel.IPv4)
-	sets := s.NftSetsNoIDs()
-	if s.HasNomatch() {
-		sets = append(sets, s.Nomatch(false))
-	}
-	for _, ns := range sets {
-		set := ns.Set
-		b.AddSet(kernel.IPv4, &set, true)
-		var els []nftables.SetElement
-		for _, e := range ns.Elems {
-			els = append(els, e.Parts...)
-		}
-		if len(els) > 0 {
-			b.AddElements(kernel.IPv4, set.Name, set.HasTimeout, els, false)
-		}
-	}
-	gen, err := conn.GenID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.Commit(b, gen); err != nil {
-		t.Fatal(err)
-	}
+	p.writeUnsharded(file, "old", "a new set of maxelem 200000 is not sharded")
 	layout := func() {
 		t.Helper()
 		r := p.me.Run("", "nft", "list", "sets", "ip")
@@ -448,4 +402,60 @@ func TestIpsetShardSizes(t *testing.T) {
 	p.run("", "ipset -s save sz2")
 	p.run("", "ipset test sz2 10.240.0.1")
 	p.run("", "ipset destroy")
+}
+
+// writeUnsharded writes set name of the restore file straight to our
+// side's kernel as an earlier build stored it: one set whatever its
+// maxelem (no shards, no shard copies). notSharded is the failure when
+// this build would not have sharded it, which would make the test moot.
+func (p *ipsetPair) writeUnsharded(file, name, notSharded string) {
+	t := p.t
+	t.Helper()
+	st := &ipset.State{}
+	if err := ipset.EachRestoreCommand(file, func(c *ipset.Command) *ipset.Error {
+		c.Opts.Exist = true
+		_, err := st.Exec(c)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := st.Find(name)
+	if !s.Sharded() {
+		t.Fatal(notSharded)
+	}
+	s.Shards = 0
+	f, err := os.Open("/run/netns/" + p.me.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	conn, err := kernel.Open(kernel.WithNetNS(int(f.Fd())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	b := kernel.NewBatch()
+	b.AddTable(kernel.IPv4)
+	sets := s.NftSetsNoIDs()
+	if s.HasNomatch() {
+		sets = append(sets, s.Nomatch(false))
+	}
+	for _, ns := range sets {
+		set := ns.Set
+		b.AddSet(kernel.IPv4, &set, true)
+		var els []nftables.SetElement
+		for _, e := range ns.Elems {
+			els = append(els, e.Parts...)
+		}
+		if len(els) > 0 {
+			b.AddElements(kernel.IPv4, set.Name, set.HasTimeout, els, false)
+		}
+	}
+	gen, err := conn.GenID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Commit(b, gen); err != nil {
+		t.Fatal(err)
+	}
 }

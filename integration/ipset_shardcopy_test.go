@@ -2,18 +2,14 @@ package integration
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/nftables"
-
 	"github.com/xdptables/xdptables/integration/netns"
 	"github.com/xdptables/xdptables/ipset"
-	"github.com/xdptables/xdptables/kernel"
 )
 
 // plainBlocklist is a restore file of n hash:ip entries of set name
@@ -294,49 +290,7 @@ func TestIpsetShardCopiesOldLayout(t *testing.T) {
 	p := newShardPair(t, "ish21o")
 	file := plainBlocklist("old", 400, true)
 	p.ref.Run(file, "ipset", "-exist", "restore")
-	st := &ipset.State{}
-	if err := ipset.EachRestoreCommand(file, func(c *ipset.Command) *ipset.Error {
-		c.Opts.Exist = true
-		_, err := st.Exec(c)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	s := st.Find("old")
-	if !s.Sharded() {
-		t.Fatalf("a new hash:ip of maxelem 500000 has no shard copies")
-	}
-	s.Shards = 0
-	f, err := os.Open("/run/netns/" + p.me.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	conn, err := kernel.Open(kernel.WithNetNS(int(f.Fd())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	b := kernel.NewBatch()
-	b.AddTable(kernel.IPv4)
-	for _, ns := range s.NftSetsNoIDs() {
-		set := ns.Set
-		b.AddSet(kernel.IPv4, &set, true)
-		var els []nftables.SetElement
-		for _, e := range ns.Elems {
-			els = append(els, e.Parts...)
-		}
-		if len(els) > 0 {
-			b.AddElements(kernel.IPv4, set.Name, set.HasTimeout, els, false)
-		}
-	}
-	gen, err := conn.GenID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.Commit(b, gen); err != nil {
-		t.Fatal(err)
-	}
+	p.writeUnsharded(file, "old", "a new hash:ip of maxelem 500000 has no shard copies")
 	for _, l := range []string{
 		"ipset -s save", "ipset list old", "ipset add old 10.200.0.1", "ipset test old 10.200.0.1",
 		"ipset del old 10.200.0.1", "ipset -exist add old 10.100.0.0 comment q", "ipset -s save",
