@@ -10,13 +10,11 @@ import (
 	"github.com/xdptables/xdptables/integration/netns"
 )
 
-// TestIpsetReleaseKeeper: a single ipset command that deletes something
-// (the kernel frees it after an RCU grace period, and closing the netlink
-// socket would wait for that) hands its socket to a keeper process
-// (kernel.Conn.Release) instead of waiting itself; a command that deletes
-// nothing starts none. The change itself is done when the command ends.
-func TestIpsetReleaseKeeper(t *testing.T) {
-	netns.RequireRoot(t)
+// keepersStarted runs argv in ns under strace and returns how many
+// processes it started to keep its released netlink sockets
+// (kernel.Conn.Release).
+func keepersStarted(t *testing.T, ns *netns.NS, argv ...string) int {
+	t.Helper()
 	if !netns.Have("strace") {
 		cmd := exec.Command("apt-get", "install", "-y", "--no-install-recommends", "strace")
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
@@ -24,38 +22,71 @@ func TestIpsetReleaseKeeper(t *testing.T) {
 			t.Fatalf("strace is missing and apt-get install strace failed: %v\n%s", err, out)
 		}
 	}
+	log := filepath.Join(t.TempDir(), "trace")
+	full := append([]string{"strace", "-f", "-qq", "-e", "trace=execve", "-e", "signal=none", "-o", log}, argv...)
+	if r := ns.Run("", full...); r.RC != 0 {
+		t.Fatalf("%s: rc %d: %s", strings.Join(argv, " "), r.RC, r.Stderr)
+	}
+	trace, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(trace), "--netlink-release-keeper")
+}
+
+// TestIpsetReleaseKeeper: a single ipset command that deletes something
+// (the kernel frees it after an RCU grace period, and closing the netlink
+// socket would wait for that) hands its socket to a keeper process
+// (kernel.Conn.Release) instead of waiting itself; a command that deletes
+// nothing starts none. The change itself is done when the command ends.
+func TestIpsetReleaseKeeper(t *testing.T) {
+	netns.RequireRoot(t)
 	ipset := filepath.Join(LinkDir(t), "ipset")
 	ns := netns.New(t, "relk")
 	mustRun(t, ns, ipset, "create", "ip", "hash:ip")
 	mustRun(t, ns, ipset, "create", "net", "hash:net")
-	// keepers runs ipset ARGS and returns how many keepers it started.
-	keepers := func(args ...string) int {
-		t.Helper()
-		log := filepath.Join(t.TempDir(), "trace")
-		argv := append([]string{"strace", "-f", "-qq", "-e", "trace=execve", "-e", "signal=none", "-o", log, ipset}, args...)
-		if r := ns.Run("", argv...); r.RC != 0 {
-			t.Fatalf("ipset %s: rc %d: %s", strings.Join(args, " "), r.RC, r.Stderr)
-		}
-		trace, err := os.ReadFile(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Count(string(trace), "--netlink-release-keeper")
-	}
 	for _, c := range []struct {
 		set, elem string
 	}{{"ip", "198.18.7.7"}, {"net", "198.18.7.0/24"}} {
-		if n := keepers("add", c.set, c.elem); n != 0 {
+		if n := keepersStarted(t, ns, ipset, "add", c.set, c.elem); n != 0 {
 			t.Errorf("add %s %s started %d keepers, want none", c.set, c.elem, n)
 		}
-		if n := keepers("test", c.set, c.elem); n != 0 {
+		if n := keepersStarted(t, ns, ipset, "test", c.set, c.elem); n != 0 {
 			t.Errorf("test %s %s started %d keepers, want none", c.set, c.elem, n)
 		}
-		if n := keepers("del", c.set, c.elem); n != 1 {
+		if n := keepersStarted(t, ns, ipset, "del", c.set, c.elem); n != 1 {
 			t.Errorf("del %s %s started %d keepers, want 1", c.set, c.elem, n)
 		}
 		if r := ns.Run("", ipset, "test", c.set, c.elem); r.RC != 1 {
 			t.Errorf("test %s %s after its del: rc %d, want 1 (%s)", c.set, c.elem, r.RC, r.Stderr)
 		}
+	}
+}
+
+// TestIptablesReleaseKeeper: the same for iptables: -D (and a restore
+// that flushes) leave the wait to a keeper, -A starts none.
+func TestIptablesReleaseKeeper(t *testing.T) {
+	netns.RequireRoot(t)
+	dir := LinkDir(t)
+	iptables := filepath.Join(dir, "iptables")
+	ns := netns.New(t, "relki")
+	rule := []string{"INPUT", "-s", "198.51.100.7", "-j", "DROP"}
+	// (the first command creates the table and its chains)
+	mustRun(t, ns, append([]string{iptables, "-A"}, rule...)...)
+	if n := keepersStarted(t, ns, append([]string{iptables, "-D"}, rule...)...); n != 1 {
+		t.Errorf("-D started %d keepers, want 1", n)
+	}
+	if r := ns.Run("", append([]string{iptables, "-C"}, rule...)...); r.RC != 1 {
+		t.Errorf("-C after -D: rc %d, want 1 (%s)", r.RC, r.Stderr)
+	}
+	if n := keepersStarted(t, ns, append([]string{iptables, "-A"}, rule...)...); n != 0 {
+		t.Errorf("-A started %d keepers, want none", n)
+	}
+	restore := filepath.Join(t.TempDir(), "rules")
+	if err := os.WriteFile(restore, []byte("*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := keepersStarted(t, ns, filepath.Join(dir, "iptables-restore"), restore); n != 1 {
+		t.Errorf("iptables-restore flushing a rule started %d keepers, want 1", n)
 	}
 }

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -33,11 +34,17 @@ const membarrierCmdGlobal = 1
 
 // leavesWork reports whether committing b leaves the kernel work that
 // waits for a grace period: anything but creating tables, sets, rules and
-// elements (a create-if-absent of an existing chain leaves some).
+// elements (a create-if-absent of an existing chain leaves some). The
+// rule index's destroys of keys are left out, as in frees: most of those
+// keys are absent, which frees nothing.
 func (b *Batch) leavesWork() bool {
-	for _, r := range b.ops {
+	for i, r := range b.ops {
 		switch r.kind {
 		case OpTableAdd, OpSetAdd, OpSetElemAdd, OpRuleAppend, OpRuleInsert, OpChainUserAdd:
+		case OpSetElemDel:
+			if !strings.HasPrefix(b.Op(i).Set, IndexSet("")) {
+				return true
+			}
 		default:
 			return true
 		}

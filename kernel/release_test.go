@@ -34,6 +34,11 @@ func TestLeavesWork(t *testing.T) {
 		{"set delete", func(b *Batch) { b.DelSet(IPv4, "ipset.s") }, true},
 		{"rule delete", func(b *Batch) { b.DelRule(IPv4, "filter.INPUT", 7) }, true},
 		{"chain re-created", func(b *Batch) { b.AddChain(IPv4, "filter", ChainSpec{}) }, true},
+		{"rule and its index entry", func(b *Batch) {
+			b.AppendRule(IPv4, "filter.INPUT", RuleSpec{})
+			b.DestroyIndex(IPv4, "filter", []IndexKey{{1}})
+		}, false},
+		{"index state flushed", func(b *Batch) { b.FlushSet(IPv4, IndexStateSet) }, true},
 	}
 	for _, c := range cases {
 		b := NewBatch()
