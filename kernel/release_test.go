@@ -1,9 +1,12 @@
 package kernel
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/google/nftables"
+	"golang.org/x/sys/unix"
 )
 
 // Only batches that delete or replace something leave the kernel memory to
@@ -61,5 +64,49 @@ func TestIsReleaseKeeper(t *testing.T) {
 	}
 	if !IsReleaseKeeper([]string{"xdptables", keeperArg}) {
 		t.Error("IsReleaseKeeper of Release's arguments: false")
+	}
+}
+
+// A keeper takes the sockets that commands hand it while it waits, and
+// waits once more for them; without any it ends after one wait. A
+// process without a keeper gets a refusal (and closes its sockets itself).
+func TestKeeperTakesSockets(t *testing.T) {
+	keeperAddr = "\x00xdptables-test-keeper-" + strconv.Itoa(os.Getpid())
+	if handToKeeper([]int{0}) {
+		t.Fatal("handToKeeper with no keeper: true")
+	}
+	ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Bind(ln, &unix.SockaddrUnix{Name: keeperAddr}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(ln, 8); err != nil {
+		t.Fatal(err)
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	taken := keep(ln, func() {
+		waits++
+		if waits == 1 {
+			// a command ending during the first grace period
+			if !handToKeeper([]int{p[0], p[1]}) {
+				t.Error("handToKeeper with a keeper listening: false")
+			}
+		}
+	})
+	unix.Close(ln)
+	if taken != 2 || waits != 2 {
+		t.Errorf("keeper took %d sockets in %d waits, want 2 in 2", taken, waits)
+	}
+	if handToKeeper([]int{0}) {
+		t.Error("handToKeeper after the keeper closed: true")
+	}
+	if n := keep(-1, func() { waits++ }); n != 0 || waits != 3 {
+		t.Errorf("keeper without a listening socket: took %d, %d waits; want 0, 3", n, waits)
 	}
 }
