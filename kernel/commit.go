@@ -237,5 +237,6 @@ func (c *Conn) Commit(b *Batch, genid uint32) error {
 		sort.SliceStable(opErrs, func(i, j int) bool { return opErrs[i].Index < opErrs[j].Index })
 		return &CommitError{Errors: opErrs, Lost: lost}
 	}
+	c.pending = c.pending || b.leavesWork()
 	return nil
 }

@@ -21,6 +21,9 @@ type Conn struct {
 	rbuf   []byte
 	sndbuf int
 	rcvbuf int
+	// pending says a committed transaction left the kernel memory to
+	// free after a grace period (see Release)
+	pending bool
 	// auxc is a second socket, for reads asked for during a dump of
 	// this one (boundcounter.go)
 	auxMu sync.Mutex

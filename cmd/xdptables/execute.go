@@ -21,7 +21,9 @@ func openEngine(f compat.Family) (*ruleset.Engine, error) {
 func execute(f compat.Family, cmd *compat.Command) int {
 	e, err := openEngine(f)
 	if err == nil {
-		defer e.Conn.Close()
+		// (no wait for the kernel to free what the command deleted:
+		// see kernel.Conn.Release)
+		defer e.Conn.Release()
 		var out string
 		if cmd.Op == compat.OpList || cmd.Op == compat.OpListRules {
 			// extensions' notices while they print rules (libxt_connlabel)
@@ -47,7 +49,7 @@ func execute(f compat.Family, cmd *compat.Command) int {
 func applyRestore(f compat.Family, prog string, input ruleset.RestoreSource, ro compat.RestoreOptions, a restoreArgs) int {
 	e, err := openEngine(f)
 	if err == nil {
-		defer e.Conn.Close()
+		defer e.Conn.Release()
 		err = e.RestoreInput(input, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters, Verbose: a.verbose}, ro)
 	}
 	if err != nil {

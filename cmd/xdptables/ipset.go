@@ -147,7 +147,9 @@ func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int
 		}
 		return fail(&ipset.Error{Msg: "Kernel error received: Operation not permitted", Status: ipset.StatusError})
 	}
-	defer conn.Close()
+	// (the command ends without waiting for the kernel to free what it
+	// deleted: see kernel.Conn.Release)
+	defer conn.Release()
 	e := &setengine.Engine{Conn: conn}
 	out := stdout
 	if (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/xdptables/xdptables/kernel"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -39,6 +41,11 @@ func personality(name string) string {
 }
 
 func main() {
+	if kernel.IsReleaseKeeper(os.Args) {
+		// started by kernel.Conn.Release of a command that just ended
+		kernel.KeepReleased()
+		return
+	}
 	os.Exit(run(os.Args))
 }
 

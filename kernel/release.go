@@ -1,0 +1,177 @@
+package kernel
+
+import (
+	"os"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// What a committed transaction deleted (elements, rules, sets, chains) is
+// freed by the kernel after an RCU grace period, from a work item. Closing
+// the last reference to a netlink socket that has talked to nf_tables
+// waits for that work: nf_tables' NETLINK_URELEASE notifier flushes it,
+// holding the commit mutex. A grace period is 10-20 ms (more on a loaded
+// machine), so a command that deleted something would end that much after
+// its change was done: `ipset del` took three times as long as `ipset add`,
+// all of it in close(2). The wait is for the namespace's pending work, not
+// only the closing command's: a command that starts within a grace period
+// of another one's delete waits for the rest of it at its close.
+//
+// Release lets a process that is about to exit leave that wait to a keeper
+// instead: a child (this binary again, see IsReleaseKeeper) that inherits
+// the sockets, waits for a grace period of its own (membarrier), by when
+// the kernel's work is done or nearly, and exits, closing them. The commit
+// mutex is then held only briefly, so a next command is not kept waiting
+// either. While it waits, the keeper takes the sockets of the commands that
+// end meanwhile in its network namespace (over an abstract unix socket,
+// which is per namespace), and waits one more grace period for them, so
+// that those do not wait for the rest of its grace period, nor start a
+// keeper of their own. Nothing about the ruleset is pending: the change is
+// committed and visible before Release; only the freeing of memory is.
+
+// keeperArg is the argument by which the binary started by Release knows
+// its task.
+const keeperArg = "--netlink-release-keeper"
+
+// membarrierCmdGlobal is MEMBARRIER_CMD_GLOBAL: returns after an RCU grace
+// period (synchronize_rcu).
+const membarrierCmdGlobal = 1
+
+// leavesWork reports whether committing b leaves the kernel work that
+// waits for a grace period: anything but creating tables, sets, rules and
+// elements (a create-if-absent of an existing chain leaves some). The
+// rule index's destroys of keys are left out, as in frees: most of those
+// keys are absent, which frees nothing.
+func (b *Batch) leavesWork() bool {
+	for i, r := range b.ops {
+		switch r.kind {
+		case OpTableAdd, OpSetAdd, OpSetElemAdd, OpRuleAppend, OpRuleInsert, OpChainUserAdd:
+		case OpSetElemDel:
+			if !strings.HasPrefix(b.Op(i).Set, IndexSet("")) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// keeperAddr is the abstract unix socket a keeper takes sockets on.
+var keeperAddr = "\x00xdptables-netlink-keeper"
+
+// Release closes c like Close, without waiting for the kernel's work: when
+// a keeper is alive in the namespace it takes the sockets; otherwise, when
+// a transaction committed on c left the kernel memory to free after a
+// grace period, a keeper is started for them. Release is for a process
+// that exits right after it (a keeper it started is reaped when it has).
+// When no keeper can take the sockets, Release is Close.
+func (c *Conn) Release() error {
+	c.mu.Lock()
+	pending, fd := c.pending, c.fd
+	c.mu.Unlock()
+	if fd < 0 {
+		return nil
+	}
+	fds := []int{fd}
+	c.auxMu.Lock()
+	if a := c.auxc; a != nil && a.c != nil && a.c.fd >= 0 {
+		fds = append(fds, a.c.fd)
+	}
+	c.auxMu.Unlock()
+	if !handToKeeper(fds) && pending {
+		// (-1: closed in the child; the sockets become its 3 and 4)
+		files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
+		for _, f := range fds {
+			files = append(files, uintptr(f))
+		}
+		_, _ = syscall.ForkExec("/proc/self/exe", []string{"xdptables", keeperArg}, &syscall.ProcAttr{Env: []string{}, Files: files})
+	}
+	return c.Close()
+}
+
+// handToKeeper passes fds to a keeper of this namespace run by our own
+// user (a socket of root's must not go to a process that merely took the
+// name), reporting whether one took them.
+func handToKeeper(fds []int) bool {
+	// (non-blocking: a keeper whose backlog is full is no keeper)
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(s)
+	if unix.Connect(s, &unix.SockaddrUnix{Name: keeperAddr}) != nil {
+		return false
+	}
+	cred, err := unix.GetsockoptUcred(s, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil || int(cred.Uid) != os.Geteuid() {
+		return false
+	}
+	return unix.Sendmsg(s, []byte{1}, unix.UnixRights(fds...), nil, 0) == nil
+}
+
+// IsReleaseKeeper reports whether args (os.Args) are those Release starts
+// this binary with; the program should then call KeepReleased and exit.
+func IsReleaseKeeper(args []string) bool {
+	return len(args) == 2 && args[1] == keeperArg
+}
+
+// KeepReleased waits for an RCU grace period, taking meanwhile the sockets
+// of other commands that end (handToKeeper), and then one more grace
+// period for those; the sockets close when the process exits.
+func KeepReleased() {
+	ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err == nil && (unix.Bind(ln, &unix.SockaddrUnix{Name: keeperAddr}) != nil || unix.Listen(ln, 64) != nil) {
+		// (another keeper has the name: it takes the others' sockets)
+		unix.Close(ln)
+		err = syscall.EADDRINUSE
+	}
+	if err != nil {
+		ln = -1
+	}
+	keep(ln, func() {
+		// (an error, e.g. with nohz_full, leaves the wait to the close)
+		_, _, _ = unix.Syscall(unix.SYS_MEMBARRIER, membarrierCmdGlobal, 0, 0)
+	})
+}
+
+// keep runs the keeper's rounds on listening socket ln (-1: none): a
+// grace period (wait), then the sockets that arrived meanwhile are taken;
+// when there were any, another round. The connections stay open until the
+// process exits, and with them what they carried and was not read.
+func keep(ln int, wait func()) (taken int) {
+	var conns []int
+	oob := make([]byte, unix.CmsgSpace(4*8))
+	for {
+		wait()
+		if ln < 0 {
+			return taken
+		}
+		before := taken
+		for {
+			c, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK)
+			if err != nil {
+				break
+			}
+			conns = append(conns, c)
+		}
+		for _, c := range conns {
+			for {
+				n, oobn, _, _, err := unix.Recvmsg(c, make([]byte, 1), oob, 0)
+				if err != nil || n == 0 && oobn == 0 { // (nothing more, or the sender has gone)
+					break
+				}
+				msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+				for _, m := range msgs {
+					fds, _ := unix.ParseUnixRights(&m)
+					taken += len(fds)
+				}
+			}
+		}
+		if taken == before {
+			return taken
+		}
+	}
+}

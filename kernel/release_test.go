@@ -1,0 +1,112 @@
+package kernel
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/google/nftables"
+	"golang.org/x/sys/unix"
+)
+
+// Only batches that delete or replace something leave the kernel memory to
+// free after a grace period: those are the ones whose socket Release hands
+// to a keeper (a batch of creates must not cost a process start).
+func TestLeavesWork(t *testing.T) {
+	el := []nftables.SetElement{{Key: []byte{198, 18, 7, 0}}}
+	set := &nftables.Set{Name: "ipset.s", KeyType: nftables.TypeIPAddr}
+	cases := []struct {
+		name  string
+		build func(b *Batch)
+		want  bool
+	}{
+		{"element adds", func(b *Batch) {
+			b.AddTable(IPv4)
+			b.AddElements(IPv4, "ipset.s", false, el, true)
+		}, false},
+		{"new set", func(b *Batch) { b.AddSet(IPv4, set, true) }, false},
+		{"new rule and chain", func(b *Batch) {
+			b.AddChain(IPv4, "filter.X", ChainSpec{Exclusive: true})
+			b.AppendRule(IPv4, "filter.X", RuleSpec{})
+		}, false},
+		{"element delete", func(b *Batch) {
+			b.AddElements(IPv4, "ipset.s", false, el, false)
+			b.DelElements(IPv4, "ipset.s", el)
+		}, true},
+		{"set flush", func(b *Batch) { b.FlushSet(IPv4, "ipset-count.s") }, true},
+		{"set delete", func(b *Batch) { b.DelSet(IPv4, "ipset.s") }, true},
+		{"rule delete", func(b *Batch) { b.DelRule(IPv4, "filter.INPUT", 7) }, true},
+		{"chain re-created", func(b *Batch) { b.AddChain(IPv4, "filter", ChainSpec{}) }, true},
+		{"rule and its index entry", func(b *Batch) {
+			b.AppendRule(IPv4, "filter.INPUT", RuleSpec{})
+			b.DestroyIndex(IPv4, "filter", []IndexKey{{1}})
+		}, false},
+		{"index state flushed", func(b *Batch) { b.FlushSet(IPv4, IndexStateSet) }, true},
+	}
+	for _, c := range cases {
+		b := NewBatch()
+		c.build(b)
+		if got := b.leavesWork(); got != c.want {
+			t.Errorf("%s: leavesWork %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestIsReleaseKeeper(t *testing.T) {
+	for _, args := range [][]string{
+		{"xdptables"},
+		{"ipset", "del", "s", "198.18.7.0"},
+		{"xdptables", keeperArg, "x"},
+	} {
+		if IsReleaseKeeper(args) {
+			t.Errorf("IsReleaseKeeper(%q): true", args)
+		}
+	}
+	if !IsReleaseKeeper([]string{"xdptables", keeperArg}) {
+		t.Error("IsReleaseKeeper of Release's arguments: false")
+	}
+}
+
+// A keeper takes the sockets that commands hand it while it waits, and
+// waits once more for them; without any it ends after one wait. A
+// process without a keeper gets a refusal (and closes its sockets itself).
+func TestKeeperTakesSockets(t *testing.T) {
+	keeperAddr = "\x00xdptables-test-keeper-" + strconv.Itoa(os.Getpid())
+	if handToKeeper([]int{0}) {
+		t.Fatal("handToKeeper with no keeper: true")
+	}
+	ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Bind(ln, &unix.SockaddrUnix{Name: keeperAddr}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(ln, 8); err != nil {
+		t.Fatal(err)
+	}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	taken := keep(ln, func() {
+		waits++
+		if waits == 1 {
+			// a command ending during the first grace period
+			if !handToKeeper([]int{p[0], p[1]}) {
+				t.Error("handToKeeper with a keeper listening: false")
+			}
+		}
+	})
+	unix.Close(ln)
+	if taken != 2 || waits != 2 {
+		t.Errorf("keeper took %d sockets in %d waits, want 2 in 2", taken, waits)
+	}
+	if handToKeeper([]int{0}) {
+		t.Error("handToKeeper after the keeper closed: true")
+	}
+	if n := keep(-1, func() { waits++ }); n != 0 || waits != 3 {
+		t.Errorf("keeper without a listening socket: took %d, %d waits; want 0, 3", n, waits)
+	}
+}
