@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/google/nftables/expr"
@@ -1056,14 +1057,82 @@ func ruleCompat(r *compat.Rule) *kernel.RuleCompat {
 	return &kernel.RuleCompat{Proto: uint32(r.Proto), Invert: r.ProtoInv}
 }
 
-// commitError turns a refused batch into iptables' message.
+// commitError turns a refused batch into iptables' message: that of its
+// first refused operation.
 func (bl *builder) commitError(err error, _ int) error {
 	var oe *kernel.OpError
 	if !errors.As(err, &oe) {
 		return compat.Errorf(compat.StatusResource, "%v", err)
 	}
+	line, ke, other := bl.opError(oe)
+	if other != nil {
+		return lineErr(line, other)
+	}
+	if line > 0 {
+		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
+	}
+	return ke.AsCompat()
+}
+
+// restoreCommitError turns a refused restore batch into iptables-nft-restore's
+// message. iptables-nft-restore commits each table section at its COMMIT and
+// stops at the first section the kernel refuses, naming every line of it the
+// kernel refused, one per line after the program's name, in file order:
+//
+//	iptables-restore v1.8.9 (nf_tables):
+//	line 4: RULE_APPEND failed (Invalid argument): rule in chain INPUT
+//	line 6: RULE_APPEND failed (Invalid argument): rule in chain INPUT
+//
+// The whole file is one batch here, so the kernel reports the refusals of
+// all sections: those of the first section with one are reported.
+func (bl *builder) restoreCommitError(err error, sections []*compat.RestoreTable) error {
+	var ce *kernel.CommitError
+	if !errors.As(err, &ce) || len(ce.Errors) < 2 {
+		return bl.commitError(err, 0)
+	}
+	type refusal struct {
+		line int
+		ke   *KernelError
+	}
+	var all []refusal
+	for _, oe := range ce.Errors {
+		line, ke, other := bl.opError(oe)
+		if other != nil || line <= 0 {
+			return bl.commitError(&kernel.CommitError{Errors: []*kernel.OpError{oe}}, 0)
+		}
+		all = append(all, refusal{line, ke})
+	}
+	sectionOf := func(line int) int {
+		i := sort.Search(len(sections), func(i int) bool { return sections[i].Line > line })
+		return i - 1
+	}
+	first := sectionOf(all[0].line)
+	for _, r := range all[1:] {
+		first = min(first, sectionOf(r.line))
+	}
+	var mine []refusal
+	for _, r := range all {
+		if sectionOf(r.line) == first {
+			mine = append(mine, r)
+		}
+	}
+	sort.SliceStable(mine, func(i, j int) bool { return mine[i].line < mine[j].line })
+	var b strings.Builder
+	last := 0
+	for _, r := range mine {
+		if r.line == last {
+			continue // one line, several operations (a rule and what goes with it)
+		}
+		last = r.line
+		fmt.Fprintf(&b, "\nline %d: %s", r.line, r.ke.Error())
+	}
+	return &compat.RestoreError{Line: mine[0].line, Err: compat.Errorf(compat.StatusResource, "%s", b.String())}
+}
+
+// opError gives the line and iptables' error for a refused operation, or
+// other for one the batch could not encode.
+func (bl *builder) opError(oe *kernel.OpError) (line int, ke *KernelError, other error) {
 	var chain string
-	var line int
 	if oe.Index >= 0 && oe.Index < len(bl.opLine) {
 		chain, line = bl.chainOf(oe.Index), int(bl.opLine[oe.Index])
 	}
@@ -1076,7 +1145,7 @@ func (bl *builder) commitError(err error, _ int) error {
 		object = "rule in chain " + chain
 	}
 	if oe.Errno == 0 {
-		return lineErr(line, compat.Errorf(compat.StatusResource, "%v", oe.Err))
+		return line, nil, compat.Errorf(compat.StatusResource, "%v", oe.Err)
 	}
 	errno := oe.Errno
 	if errno == unix.EOPNOTSUPP && strings.HasPrefix(kind.String(), "RULE_") {
@@ -1086,11 +1155,7 @@ func (bl *builder) commitError(err error, _ int) error {
 		// answers EINVAL ("RULE_APPEND failed (Invalid argument)").
 		errno = unix.EINVAL
 	}
-	ke := &KernelError{Op: kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}
-	if line > 0 {
-		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
-	}
-	return ke.AsCompat()
+	return line, &KernelError{Op: kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}, nil
 }
 
 // String describes a view briefly (for debugging).
