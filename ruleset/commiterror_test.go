@@ -66,3 +66,50 @@ func TestRestoreCommitError(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestRefusalsWithCommitErrors: rules refused before the batch is sent
+// (compat.KernelRefusal: left out of the batch) are reported with the
+// kernel's refusals of the rest of the batch, in file order, with the
+// operation each would have been.
+func TestRefusalsWithCommitErrors(t *testing.T) {
+	var bl builder
+	sections := []*compat.RestoreTable{{Name: "mangle", Line: 1, CommitLine: 7}, {Name: "filter", Line: 8, CommitLine: 11}}
+	kr := &compat.KernelRefusal{Errno: unix.ENOENT}
+	r4, r6 := &RuleState{Line: 4}, &RuleState{Line: 6, replace: true}
+	if !bl.refuse(kr, r6, "INPUT", kernel.OpRuleAppend) || !bl.refuse(kr, r4, "INPUT", kernel.OpRuleAppend) {
+		t.Fatal("a KernelRefusal not taken")
+	}
+	if bl.refuse(compat.Errorf(compat.StatusOther, "other"), r4, "INPUT", kernel.OpRuleAppend) || bl.refuse(nil, r4, "INPUT", kernel.OpRuleAppend) {
+		t.Fatal("another error taken as the kernel's refusal")
+	}
+	bl.note(0, "INPUT", 5)
+	bl.note(1, "INPUT", 10)
+	ce := &kernel.CommitError{Errors: []*kernel.OpError{
+		{Index: 0, Op: kernel.Op{Kind: kernel.OpRuleAppend}, Errno: unix.EINVAL},
+		{Index: 1, Op: kernel.Op{Kind: kernel.OpRuleAppend}, Errno: unix.EINVAL},
+	}}
+	want := "iptables-restore v1.8.9 (nf_tables): \n" +
+		"line 4: RULE_APPEND failed (No such file or directory): rule in chain INPUT\n" +
+		"line 5: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n" +
+		"line 6: RULE_REPLACE failed (No such file or directory): rule in chain INPUT\n"
+	if got := compat.FormatRestore(bl.refusals(ce, sections), "iptables-restore"); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	// the batch passes the kernel's check: the refused rules alone
+	want = "iptables-restore v1.8.9 (nf_tables): \n" +
+		"line 4: RULE_APPEND failed (No such file or directory): rule in chain INPUT\n" +
+		"line 6: RULE_REPLACE failed (No such file or directory): rule in chain INPUT\n"
+	if got := compat.FormatRestore(bl.refusals(nil, sections), "iptables-restore"); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	// a command
+	var one builder
+	one.refuse(kr, &RuleState{}, "INPUT", kernel.OpRuleInsert)
+	err := one.refusals(nil, nil)
+	if got, want := compat.Format(err, "iptables", -1), "iptables v1.8.9 (nf_tables):  RULE_INSERT failed (No such file or directory): rule in chain INPUT\n"; got != want {
+		t.Errorf("command: got %q, want %q", got, want)
+	}
+	if compat.StatusOf(err) != 4 {
+		t.Errorf("command: status %d, want 4", compat.StatusOf(err))
+	}
+}

@@ -91,6 +91,13 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 				}
 			}
 		}
+		if len(h.bl.refused) > 0 {
+			// the rest of the batch as the kernel would take it, for
+			// its own refusals in the same section
+			err := h.bl.refusals(e.Conn.Check(h.bl.b), h.sections)
+			h.bl.b.Release()
+			return err
+		}
 		if gen, err = e.finishIndex(h.bl, gen); err != nil {
 			h.bl.b.Release()
 			if errors.Is(err, kernel.ErrGenerationChanged) && attempt < MaxRetries {
@@ -482,6 +489,9 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
 	exact := compat.ExactSpec(rs.Rule)
 	rspec, err := ruleSpecText(h.section.Name, chain, rs, exact)
+	if h.bl.refuse(err, rs, chain, kernel.OpRuleAppend) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

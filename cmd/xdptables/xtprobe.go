@@ -19,3 +19,17 @@ func init() {
 		return has, err == nil
 	}
 }
+
+// -j SECMARK asks the kernel whether it maps the security context, as
+// xt_SECMARK's check does for iptables-nft (see compat.KernelMapsSecctx).
+func init() {
+	compat.KernelMapsSecctx = func(f compat.Family, ctx string) (bool, bool) {
+		conn, err := kernel.Open()
+		if err != nil {
+			return false, false
+		}
+		defer conn.Close()
+		maps, err := conn.MapsSecctx(kernel.Family(f), ctx)
+		return maps, err == nil
+	}
+}
