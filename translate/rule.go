@@ -122,8 +122,8 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 		}
 		es, err := n.NftExprs(ctx)
 		if err != nil {
-			if errors.Is(err, compat.ErrNoNative) {
-				err = ErrUnsupported
+			if err == compat.ErrNoNative {
+				err = ErrUnsupported // a refusal that says why keeps its words
 			}
 			return nil, fmt.Errorf("match %q: %w", m.Name(), err)
 		}
