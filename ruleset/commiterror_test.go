@@ -113,3 +113,28 @@ func TestRefusalsWithCommitErrors(t *testing.T) {
 		t.Errorf("command: status %d, want 4", compat.StatusOf(err))
 	}
 }
+
+// TestRefusalsBefore: only refusals before the given line count (those of
+// the sections iptables-nft-restore would have committed before the line
+// that fails); none gives nil.
+func TestRefusalsBefore(t *testing.T) {
+	var bl builder
+	sections := []*compat.RestoreTable{{Name: "filter", Line: 1, CommitLine: 5}, {Name: "nat", Line: 6, CommitLine: 9}}
+	bl.refuse(&compat.KernelRefusal{Errno: unix.ENOENT}, &RuleState{Line: 7}, "POSTROUTING", kernel.OpRuleAppend)
+	bl.note(0, "INPUT", 3)
+	bl.note(1, "POSTROUTING", 8)
+	ce := &kernel.CommitError{Errors: []*kernel.OpError{
+		{Index: 0, Op: kernel.Op{Kind: kernel.OpRuleAppend}, Errno: unix.EINVAL},
+		{Index: 1, Op: kernel.Op{Kind: kernel.OpRuleAppend}, Errno: unix.EINVAL},
+	}}
+	want := "iptables-restore v1.8.9 (nf_tables): \nline 3: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n"
+	if got := compat.FormatRestore(bl.refusalsBefore(ce, sections, 6), "iptables-restore"); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if err := bl.refusalsBefore(ce, sections, 3); err != nil {
+		t.Errorf("nothing before line 3: %v", err)
+	}
+	if err := bl.refusalsBefore(nil, sections, 6); err != nil {
+		t.Errorf("the check passed: %v", err)
+	}
+}

@@ -1137,6 +1137,31 @@ func (bl *builder) refusals(err error, sections []*compat.RestoreTable) error {
 	return refusalsIn(all, sections)
 }
 
+// refusalsBefore is the error of the kernel's refusals (err from Check,
+// and the rules left out of the batch) at lines before line, reported as
+// restoreCommitError does; nil when there is none.
+func (bl *builder) refusalsBefore(err error, sections []*compat.RestoreTable, line int) error {
+	var all []refusal
+	for _, r := range bl.refused {
+		if r.line > 0 && r.line < line {
+			all = append(all, r)
+		}
+	}
+	var ce *kernel.CommitError
+	if errors.As(err, &ce) {
+		for _, oe := range ce.Errors {
+			l, ke, other := bl.opError(oe)
+			if other == nil && l > 0 && l < line {
+				all = append(all, refusal{l, ke})
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return refusalsIn(all, sections)
+}
+
 // commitError turns a refused batch into iptables' message: that of its
 // first refused operation.
 func (bl *builder) commitError(err error, _ int) error {

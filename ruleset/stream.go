@@ -82,12 +82,12 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 			return err
 		}
 		if err := parseAhead(in, ro, h); err != nil {
-			return err
+			return h.earlierRefusals(err)
 		}
 		for _, t := range compat.Tables {
 			if v := h.views[t]; v != nil {
 				if err := h.bl.add(v); err != nil {
-					return err
+					return h.earlierRefusals(err)
 				}
 			}
 		}
@@ -130,6 +130,46 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		e.afterRestore(h.sections)
 		return nil
 	}
+}
+
+// earlierRefusals returns the kernel's refusals of the sections before
+// the one that err (an error at a line of the file: a parse error, a rule
+// with no translation) is in, or err when it refuses none of them.
+// iptables-nft-restore commits each section at its COMMIT, so a section
+// the kernel refuses ends the restore before a later section is read: the
+// kernel is asked about the sections before (Check, which applies
+// nothing), as the builder has them.
+func (h *restoreHandler) earlierRefusals(err error) error {
+	var re *compat.RestoreError
+	if !errors.As(err, &re) || re.Line <= 0 {
+		return err
+	}
+	start := 0 // the first line of the section of the error
+	for _, t := range h.sections {
+		if t.Line <= re.Line {
+			start = t.Line
+		}
+	}
+	done := false
+	for _, t := range h.sections {
+		done = done || (t.Line < start && t.CommitLine > 0)
+	}
+	if !done {
+		return err
+	}
+	for _, t := range compat.Tables {
+		v := h.views[t]
+		if v == nil || (h.section != nil && h.section.Line == start && h.section.Name == t) {
+			continue // the section of the error, which iptables-nft never sends
+		}
+		if h.bl.add(v) != nil {
+			return err
+		}
+	}
+	if refused := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), h.sections, start); refused != nil {
+		return refused
+	}
+	return err
 }
 
 // restoreScan is what one pass over a restore file tells before it is
