@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
+	"golang.org/x/sys/unix"
 )
 
 // The iptables personalities ask the kernel for the xtables extensions
@@ -31,5 +32,18 @@ func init() {
 		defer conn.Close()
 		maps, err := conn.MapsSecctx(kernel.Family(f), ctx)
 		return maps, err == nil
+	}
+}
+
+// -m bpf --object-pinned asks the kernel for the pinned object, as
+// libxt_bpf does (see compat.KernelGetsPinnedBPF).
+func init() {
+	compat.KernelGetsPinnedBPF = func(path string) bool {
+		fd, err := kernel.GetPinnedBPF(path)
+		if err != nil {
+			return false
+		}
+		unix.Close(fd)
+		return true
 	}
 }
