@@ -49,7 +49,10 @@ func (m *BPFMatch) Name() string { return "bpf" }
 
 // KernelGetsPinnedBPF, set by the binary, asks the kernel for the BPF
 // object pinned at path (BPF_OBJ_GET, read-only), as libxt_bpf does when
-// it parses --object-pinned; false when the kernel gives none.
+// it parses --object-pinned; false when the kernel gives none. It is
+// asked when the parse looks sets up (ParseOptions.LookupSets: commands
+// and restore files), not for rules read back, which iptables lists
+// from the kernel's struct without opening the object.
 var KernelGetsPinnedBPF func(path string) bool
 
 // bpfPathMax is XT_BPF_PATH_MAX, the size of the path field.
@@ -61,7 +64,7 @@ func (m *BPFMatch) Parse(p *OptArg) error {
 		if len(m.Pinned) >= bpfPathMax {
 			m.Pinned = m.Pinned[:bpfPathMax-1] // libxt_bpf's strncpy
 		}
-		if KernelGetsPinnedBPF != nil && !KernelGetsPinnedBPF(p.Arg) {
+		if p.lookupSets && KernelGetsPinnedBPF != nil && !KernelGetsPinnedBPF(p.Arg) {
 			return Paramf("bpf: failed to get bpf object")
 		}
 		return nil

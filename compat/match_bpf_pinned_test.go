@@ -18,16 +18,20 @@ func TestBPFPinned(t *testing.T) {
 	defer func() { KernelGetsPinnedBPF = saved }()
 	var asked []string
 	KernelGetsPinnedBPF = func(path string) bool { asked = append(asked, path); return path == "/sys/fs/bpf/prog" }
-	_, err := Parse(IPv4, strings.Fields("-A INPUT -m bpf --object-pinned /sys/fs/bpf/none"), ParseOptions{})
+	_, err := Parse(IPv4, strings.Fields("-A INPUT -m bpf --object-pinned /sys/fs/bpf/none"), ParseOptions{LookupSets: true})
 	if StatusOf(err) != StatusParameter || err.Error() != "bpf: failed to get bpf object" {
 		t.Errorf("no object: %v", err)
 	}
-	cmd, err := Parse(IPv4, strings.Fields("-A INPUT -m bpf --object-pinned /sys/fs/bpf/prog"), ParseOptions{})
+	cmd, err := Parse(IPv4, strings.Fields("-A INPUT -m bpf --object-pinned /sys/fs/bpf/prog"), ParseOptions{LookupSets: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(asked) != 2 || asked[1] != "/sys/fs/bpf/prog" {
 		t.Errorf("asked for %q", asked)
+	}
+	// a rule read back is not checked again (its object may be gone)
+	if _, err := Parse(IPv4, strings.Fields("-A INPUT -m bpf --object-pinned /sys/fs/bpf/none"), ParseOptions{}); err != nil || len(asked) != 2 {
+		t.Errorf("read back: %v, asked %q", err, asked)
 	}
 	es, err := cmd.Rules[0].Matches[0].(*BPFMatch).NftExprs(&NftContext{Family: IPv4, Table: "filter", Chain: "INPUT"})
 	if err != nil || len(es) != 1 {
