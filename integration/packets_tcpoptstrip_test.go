@@ -180,3 +180,131 @@ func tcpRawReceiver(t *testing.T, ns *netns.NS) func(sport int, none bool) strin
 		}
 	}
 }
+
+const (
+	optClient6 = "2001:db8:33::1"
+	optServer6 = "2001:db8:33::2"
+)
+
+// TestPacketsTcpoptstrip6: the same for ip6tables, whose bound chain
+// tells non-first fragments by the fragment header.
+func TestPacketsTcpoptstrip6(t *testing.T) {
+	tools := pktTools(t)
+	rules := []string{
+		"-t mangle -A POSTROUTING -p tcp -d " + optServer6 + " -j TCPOPTSTRIP --strip-options mss,sack-permitted",
+		"-t mangle -A POSTROUTING -p tcp -d " + optServer6,
+	}
+	got := map[string][]string{}
+	counters := map[string]string{}
+	for _, label := range []string{"ref", "ours"} {
+		tool := strings.Replace(tools[label], "iptables", "ip6tables", 1)
+		p := newPktPair(t, "h33s"+label[:1])
+		mustRun(t, p.client, "ip", "addr", "add", optClient6+"/64", "dev", p.clientDev, "nodad")
+		mustRun(t, p.server, "ip", "addr", "add", optServer6+"/64", "dev", p.serverDev, "nodad")
+		loadRules(t, p.client, tool, rules)
+		recv := tcpRawReceiver6(t, p.server)
+		for i, c := range tcpoptCases {
+			sent := sendTCPOpts6(t, p.client, 42000+i, c)
+			got[label] = append(got[label], fmt.Sprintf("%s: sent %v, received %s", c.label, sent, recv(42000+i, !sent || c.frag)))
+		}
+		counters[label] = fmt.Sprint(ruleCounters(t, p.client, tool, "mangle", "POSTROUTING"))
+	}
+	for i := range tcpoptCases {
+		if got["ref"][i] != got["ours"][i] {
+			t.Errorf("reference: %s\nxdptables: %s", got["ref"][i], got["ours"][i])
+		}
+	}
+	if counters["ref"] != counters["ours"] || counters["ours"] != "[12 9]" {
+		t.Errorf("counters: reference %s, xdptables %s, want [12 9]", counters["ref"], counters["ours"])
+	}
+	if r := got["ref"][0]; !strings.Contains(r, "010101010101010101010101") {
+		t.Errorf("reference did not strip: %s", r)
+	}
+}
+
+// sendTCPOpts6 is sendTCPOpts over IPv6 (a non-first fragment carries a
+// fragment header with offset 24).
+func sendTCPOpts6(t *testing.T, ns *netns.NS, sport int, c tcpoptCase) bool {
+	t.Helper()
+	opts, err := hex.DecodeString(c.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := true
+	inNS(t, ns, func() {
+		fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_RAW, unix.IPPROTO_RAW)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		src, dst := net.ParseIP(optClient6).To16(), net.ParseIP(optServer6).To16()
+		doff := c.doff
+		if doff == 0 {
+			doff = (20 + len(opts)) / 4
+		}
+		tcp := make([]byte, 20, 20+len(opts))
+		binary.BigEndian.PutUint16(tcp[0:], uint16(sport))
+		binary.BigEndian.PutUint16(tcp[2:], 7001)
+		binary.BigEndian.PutUint32(tcp[4:], 1)
+		tcp[12] = byte(doff << 4)
+		tcp[13] = 0x02 // SYN
+		binary.BigEndian.PutUint16(tcp[14:], 8192)
+		tcp = append(tcp, opts...)
+		tcp = tcp[:len(tcp)-c.cut]
+		pseudo := append(append(append([]byte{}, src...), dst...), 0, 0, byte(len(tcp)>>8), byte(len(tcp)), 0, 0, 0, unix.IPPROTO_TCP)
+		binary.BigEndian.PutUint16(tcp[16:], inetChecksum(append(pseudo, tcp...)))
+		payload, next := tcp, byte(unix.IPPROTO_TCP)
+		if c.frag {
+			frag := []byte{unix.IPPROTO_TCP, 0, 0, 24, 0, 0, byte(sport >> 8), byte(sport)} // offset 3 x 8, last
+			payload, next = append(frag, tcp...), unix.IPPROTO_FRAGMENT
+		}
+		pkt := make([]byte, 40, 40+len(payload))
+		pkt[0] = 0x60
+		binary.BigEndian.PutUint16(pkt[4:], uint16(len(payload)))
+		pkt[6], pkt[7] = next, 64
+		copy(pkt[8:], src)
+		copy(pkt[24:], dst)
+		pkt = append(pkt, payload...)
+		sa := &unix.SockaddrInet6{}
+		copy(sa.Addr[:], dst)
+		if err := unix.Sendto(fd, pkt, 0, sa); errors.Is(err, unix.EPERM) {
+			sent = false
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	})
+	return sent
+}
+
+// tcpRawReceiver6 is tcpRawReceiver over IPv6 (raw IPv6 sockets deliver
+// the TCP segment without the IP header).
+func tcpRawReceiver6(t *testing.T, ns *netns.NS) func(sport int, none bool) string {
+	var fd int
+	inNS(t, ns, func() {
+		var err error
+		if fd, err = unix.Socket(unix.AF_INET6, unix.SOCK_RAW, unix.IPPROTO_TCP); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Cleanup(func() { unix.Close(fd) })
+	tv := unix.NsecToTimeval((300 * time.Millisecond).Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2048)
+	return func(sport int, none bool) string {
+		if none {
+			return "none"
+		}
+		for {
+			n, _, err := unix.Recvfrom(fd, buf, 0)
+			if err != nil {
+				return "none"
+			}
+			if n < 4 || int(binary.BigEndian.Uint16(buf)) != sport {
+				continue
+			}
+			return hex.EncodeToString(buf[:n])
+		}
+	}
+}
