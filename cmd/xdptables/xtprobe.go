@@ -47,3 +47,17 @@ func init() {
 		return true
 	}
 }
+
+// -j CT --timeout asks the kernel for the timeout policy, as xt CT's
+// check does for iptables-nft (see compat.KernelHasCtTimeout).
+func init() {
+	compat.KernelHasCtTimeout = func(f compat.Family, name string) (bool, bool) {
+		conn, err := kernel.Open()
+		if err != nil {
+			return false, false
+		}
+		defer conn.Close()
+		has, err := conn.HasCtTimeout(kernel.Family(f), name)
+		return has, err == nil
+	}
+}
