@@ -1121,7 +1121,7 @@ func (bl *builder) refusals(err error, sections []*compat.RestoreTable) error {
 		}
 		for _, oe := range ce.Errors {
 			line, ke, other := bl.opError(oe)
-			if other != nil || line <= 0 && len(all) > 0 {
+			if other != nil || line <= 0 {
 				return bl.commitError(&kernel.CommitError{Errors: []*kernel.OpError{oe}}, 0)
 			}
 			all = append(all, refusal{line, ke})
