@@ -70,7 +70,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, gc: gc,
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
 		// a rule line becomes about five times its size in the batch
 		// (and the index and flushes add a few operations to the lines)
@@ -86,6 +86,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		}
 		for _, t := range compat.Tables {
 			if v := h.views[t]; v != nil {
+				h.viewAdded[t] = true // (in part, on an error)
 				if err := h.bl.add(v); err != nil {
 					return h.earlierRefusals(err)
 				}
@@ -159,8 +160,8 @@ func (h *restoreHandler) earlierRefusals(err error) error {
 	}
 	for _, t := range compat.Tables {
 		v := h.views[t]
-		if v == nil || (h.section != nil && h.section.Line == start && h.section.Name == t) {
-			continue // the section of the error, which iptables-nft never sends
+		if v == nil || h.viewAdded[t] || (h.section != nil && h.section.Line == start && h.section.Name == t) {
+			continue // in the batch already, or the section of the error, which iptables-nft never sends
 		}
 		if h.bl.add(v) != nil {
 			return err
@@ -319,6 +320,7 @@ type restoreHandler struct {
 	bl         *builder
 	gc         *gcPacer         // nil: leave the collector alone
 	views      map[string]*View // sections that go through a View
+	viewAdded  map[string]bool  // views the builder has added to the batch
 	s          *streamState     // the section being streamed
 	section    *compat.RestoreTable
 	sections   []*compat.RestoreTable
