@@ -116,7 +116,7 @@ func TestRefusalsWithCommitErrors(t *testing.T) {
 
 // TestRefusalsBefore: only refusals before the given line count (those of
 // the sections iptables-nft-restore would have committed before the line
-// that fails); none gives nil.
+// that fails).
 func TestRefusalsBefore(t *testing.T) {
 	var bl builder
 	sections := []*compat.RestoreTable{{Name: "filter", Line: 1, CommitLine: 5}, {Name: "nat", Line: 6, CommitLine: 9}}
@@ -128,13 +128,13 @@ func TestRefusalsBefore(t *testing.T) {
 		{Index: 1, Op: kernel.Op{Kind: kernel.OpRuleAppend}, Errno: unix.EINVAL},
 	}}
 	want := "iptables-restore v1.8.9 (nf_tables): \nline 3: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n"
-	if got := compat.FormatRestore(bl.refusalsBefore(ce, sections, 6), "iptables-restore"); got != want {
+	if got := compat.FormatRestore(refusalsIn(bl.refusalsBefore(ce, 6), sections), "iptables-restore"); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if err := bl.refusalsBefore(ce, sections, 3); err != nil {
-		t.Errorf("nothing before line 3: %v", err)
+	if got := bl.refusalsBefore(ce, 3); len(got) != 0 {
+		t.Errorf("nothing before line 3: %v", got)
 	}
-	if err := bl.refusalsBefore(nil, sections, 6); err != nil {
-		t.Errorf("the check passed: %v", err)
+	if got := bl.refusalsBefore(nil, 8); len(got) != 1 || got[0].line != 7 {
+		t.Errorf("the check passed: %v, want the refused rule of line 7", got)
 	}
 }

@@ -1137,10 +1137,9 @@ func (bl *builder) refusals(err error, sections []*compat.RestoreTable) error {
 	return refusalsIn(all, sections)
 }
 
-// refusalsBefore is the error of the kernel's refusals (err from Check,
-// and the rules left out of the batch) at lines before line, reported as
-// restoreCommitError does; nil when there is none.
-func (bl *builder) refusalsBefore(err error, sections []*compat.RestoreTable, line int) error {
+// refusalsBefore lists the kernel's refusals (err from Check, and the
+// rules left out of the batch) at lines before line.
+func (bl *builder) refusalsBefore(err error, line int) []refusal {
 	var all []refusal
 	for _, r := range bl.refused {
 		if r.line > 0 && r.line < line {
@@ -1156,10 +1155,7 @@ func (bl *builder) refusalsBefore(err error, sections []*compat.RestoreTable, li
 			}
 		}
 	}
-	if len(all) == 0 {
-		return nil
-	}
-	return refusalsIn(all, sections)
+	return all
 }
 
 // commitError turns a refused batch into iptables' message: that of its

@@ -158,19 +158,37 @@ func (h *restoreHandler) earlierRefusals(err error) error {
 	if !done {
 		return err
 	}
-	for _, t := range compat.Tables {
-		v := h.views[t]
-		if v == nil || h.viewAdded[t] || (h.section != nil && h.section.Line == start && h.section.Name == t) {
-			continue // in the batch already, or the section of the error, which iptables-nft never sends
-		}
-		if h.bl.add(v) != nil {
-			return err
-		}
+	skip := ""
+	if h.section != nil && h.section.Line == start {
+		skip = h.section.Name // the section of the error, which iptables-nft never sends
 	}
-	if refused := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), h.sections, start); refused != nil {
+	if refused := h.checkBefore(start, skip); refused != nil {
 		return refused
 	}
 	return err
+}
+
+// checkBefore asks the kernel about the restore so far (the streamed
+// sections' batch, and the views but that of table skip in a batch of
+// their own, which stays out of the restore's) and returns its refusals
+// of lines before start as restoreCommitError reports them; nil when it
+// refuses none.
+func (h *restoreHandler) checkBefore(start int, skip string) error {
+	vb := &builder{b: kernel.NewBatch(), fam: h.bl.fam, family: h.bl.family}
+	defer vb.b.Release()
+	for _, t := range compat.Tables {
+		if v := h.views[t]; v != nil && t != skip && !h.viewAdded[t] {
+			if vb.add(v) != nil {
+				return nil // the views' own errors come later, in order
+			}
+		}
+	}
+	all := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), start)
+	all = append(all, vb.refusalsBefore(h.e.Conn.Check(vb.b), start)...)
+	if len(all) == 0 {
+		return nil
+	}
+	return refusalsIn(all, h.sections)
 }
 
 // restoreScan is what one pass over a restore file tells before it is
@@ -358,6 +376,17 @@ const (
 )
 
 func (h *restoreHandler) Table(t *compat.RestoreTable) error {
+	for _, done := range h.sections {
+		if done.Name == t.Name {
+			// iptables-nft-restore has committed the sections so far: a
+			// refusal there ends it before this section (whose flush
+			// would take the refused rules out of our one batch)
+			if err := h.checkBefore(t.Line, ""); err != nil {
+				return err
+			}
+			break
+		}
+	}
 	h.section = t
 	h.sections = append(h.sections, t)
 	if t.Name == "raw" && h.streamable[t.Line] {
