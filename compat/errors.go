@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"strings"
+	"syscall"
 )
 
 // Exit statuses of iptables (xtables_exittype).
@@ -124,3 +125,15 @@ func StatusOf(err error) int {
 	}
 	return StatusOther
 }
+
+// KernelRefusal is what the kernel answers the rule of an extension that
+// iptables-nft sends as its xtables form, known before the rule is sent
+// (for example -j SECMARK with a security context the kernel cannot map:
+// ENOENT). The command fails as the kernel's refusal of the rule's
+// operation does: "RULE_APPEND failed (No such file or directory): rule
+// in chain INPUT", status 4.
+type KernelRefusal struct {
+	Errno syscall.Errno
+}
+
+func (e *KernelRefusal) Error() string { return "the kernel refuses the rule: " + e.Errno.Error() }

@@ -14,7 +14,7 @@ import (
 type BPFMatch struct {
 	Program []BPFInstruction
 	// Pinned is the path of --object-pinned (an eBPF program pinned in
-	// bpffs), which needs a file descriptor in the rule.
+	// bpffs), which the kernel opens itself when it checks the rule.
 	Pinned string
 }
 
@@ -47,9 +47,26 @@ func init() {
 
 func (m *BPFMatch) Name() string { return "bpf" }
 
+// KernelGetsPinnedBPF, set by the binary, asks the kernel for the BPF
+// object pinned at path (BPF_OBJ_GET, read-only), as libxt_bpf does when
+// it parses --object-pinned; false when the kernel gives none. It is
+// asked when the parse looks sets up (ParseOptions.LookupSets: commands
+// and restore files), not for rules read back, which iptables lists
+// from the kernel's struct without opening the object.
+var KernelGetsPinnedBPF func(path string) bool
+
+// bpfPathMax is XT_BPF_PATH_MAX, the size of the path field.
+const bpfPathMax = bpfMaxInstructions * 8
+
 func (m *BPFMatch) Parse(p *OptArg) error {
 	if p.Def.ID == bpfOptPinned {
 		m.Pinned = p.Arg
+		if len(m.Pinned) >= bpfPathMax {
+			m.Pinned = m.Pinned[:bpfPathMax-1] // libxt_bpf's strncpy
+		}
+		if p.lookupSets && KernelGetsPinnedBPF != nil && !KernelGetsPinnedBPF(p.Arg) {
+			return Paramf("bpf: failed to get bpf object")
+		}
 		return nil
 	}
 	prog, err := parseBPFProgram(p.Arg)
@@ -172,15 +189,23 @@ func (m *BPFMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	m.code(b, "\x00")
 }
 
-// NftExprs: the xtables match, revision 1 (struct xt_bpf_info_v1 in
-// bytecode mode); nftables has no classic BPF expression. A pinned
-// object needs the program's file descriptor in the rule, which
-// xdptables does not open.
+// NftExprs: the xtables match, revision 1 (struct xt_bpf_info_v1);
+// nftables has no classic BPF expression, nor one that runs a pinned
+// socket filter program. With --object-pinned the struct holds the path
+// (XT_BPF_MODE_PATH_PINNED): the kernel opens the pinned program itself
+// when it checks the rule (ENOENT without one, EINVAL when it is not a
+// socket filter program); the descriptor libxt_bpf also sends is not
+// read in that mode, and is sent as -1.
 func (m *BPFMatch) NftExprs(*NftContext) ([]expr.Any, error) {
-	if m.Pinned != "" {
-		return nil, ErrNoNative
-	}
 	x := &xtBlob{}
+	if m.Pinned != "" {
+		x.u16(1) // XT_BPF_MODE_FD_PINNED, alias XT_BPF_MODE_PATH_PINNED
+		x.u16(0)
+		x.u32(math.MaxUint32) // fd -1
+		x.raw([]byte(m.Pinned), bpfPathMax)
+		x.u64(0) // the kernel's struct bpf_prog pointer
+		return []expr.Any{compatMatch("bpf", 1, x)}, nil
+	}
 	x.u16(0) // XT_BPF_MODE_BYTECODE
 	x.u16(uint16(len(m.Program)))
 	x.u32(0) // fd

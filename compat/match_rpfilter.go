@@ -70,7 +70,11 @@ func (m *RpfilterMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 // broadcast (a source that is a local subnet's broadcast address),
 // where fib finds the interface (docs/extensions.md lists the
 // differences). --accept-local has no such form (fib never accepts a
-// local source) and is refused. Where xt_rpfilter is not allowed
+// local source; passing a local source that arrives on the interface
+// that holds it would need a second fib lookup ORed with the first, in a
+// chain bound to the rule that holds the rest of it) and is refused
+// (status 1, as other extensions without an exact form; iptables-nft
+// runs xt_rpfilter in its table named raw or mangle). Where xt_rpfilter is not allowed
 // (other tables, built-in chains other than PREROUTING) the rule keeps
 // the xtables match, which the kernel refuses as it does iptables-nft's.
 func (m *RpfilterMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
@@ -81,7 +85,7 @@ func (m *RpfilterMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		return []expr.Any{compatMatch("rpfilter", 0, x)}, nil
 	}
 	if m.Flags&rpfAcceptLocal != 0 {
-		return nil, Errorf(StatusParameter, "rpfilter: --accept-local is not supported by the nftables backend.")
+		return nil, mtAcceptLocal{}
 	}
 	fib := &expr.Fib{Register: 1, ResultOIF: true, FlagSADDR: true,
 		FlagMARK: m.Flags&rpfValidMark != 0, FlagIIF: m.Flags&rpfLoose == 0}
@@ -91,3 +95,13 @@ func (m *RpfilterMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	}
 	return []expr.Any{fib, &expr.Cmp{Op: op, Register: 1, Data: []byte{0, 0, 0, 0}}}, nil
 }
+
+// mtAcceptLocal is the refusal of rpfilter --accept-local where
+// xt_rpfilter could run for iptables-nft.
+type mtAcceptLocal struct{}
+
+func (mtAcceptLocal) Error() string {
+	return "cannot run in the xdptables table: the kernel runs the xtables rpfilter match only in tables named \"raw\" and \"mangle\", and nftables has no exact equivalent of --accept-local (its fib lookup never accepts a local source address) (see docs/extensions.md)"
+}
+
+func (mtAcceptLocal) Unwrap() error { return ErrNoNative }

@@ -139,7 +139,8 @@ type ParseOptions struct {
 	// LookupSets makes -m set and -j SET look their set up (LookupIPSet)
 	// when they read its name, as libxt_set does while parsing: a missing
 	// set fails there, before later options, the chain checks and -C/-D.
-	// Commands and restore files set it; rules read back do not.
+	// Commands and restore files set it; rules read back do not. -m bpf
+	// --object-pinned asks for its object under the same condition.
 	LookupSets bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"syscall"
 
 	"github.com/google/nftables/expr"
 )
@@ -249,8 +250,21 @@ func (t *CTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if zoneOnly && t.Helper == "" {
 		return zoneSet, nil
 	}
+	if t.Timeout != "" && KernelHasCtTimeout != nil {
+		// xt CT looks the policy up as the kernel checks the rule, and
+		// fails with ENOENT without one, whatever else the rule holds
+		// (a helper it cannot find fails with ENOENT too)
+		if has, ok := KernelHasCtTimeout(ctx.Family, t.Timeout); ok && !has {
+			return nil, &KernelRefusal{Errno: syscall.ENOENT}
+		}
+	}
 	return nil, tgNotInTable("CT", "raw", t.reason())
 }
+
+// KernelHasCtTimeout, set by the binary, asks the running kernel whether
+// the conntrack timeout policy name exists (kernel.Conn.HasCtTimeout); ok
+// is false when it could not ask.
+var KernelHasCtTimeout func(f Family, name string) (has, ok bool)
 
 // ctStateUntracked is NF_CT_STATE_UNTRACKED_BIT, the ct state bit of a
 // packet NOTRACK made untracked.

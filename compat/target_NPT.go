@@ -90,10 +90,15 @@ func nptPrefixOK(a netip.Addr, bits uint8) bool {
 
 // NftExprs: the xtables targets are bound to the mangle table (DNPT to
 // PREROUTING and OUTPUT, SNPT to INPUT and POSTROUTING), so the kernel
-// will not run them in ours, and nftables has no exact equivalent: the
-// checksum-neutral word adjustment is a one's complement sum over the
-// packet's own address. Where the kernel refuses them anyway (another
-// table, another built-in chain, a prefix it does not take) the rule carries the xtables target
+// will not run them in ours (iptables-nft's run, through nft_compat in
+// its table named mangle), and nftables has no exact equivalent: the
+// checksum-neutral adjustment adds a constant to one 16-bit word of the
+// address in one's complement (a word chosen by the packet when the prefix
+// is longer than 48 bits), which nftables could only look up in a
+// 65536-entry map per rule, and an address with no word to adjust is
+// answered with an ICMPv6 parameter problem, which nftables cannot send.
+// Where the kernel refuses them anyway (another table, another built-in
+// chain, a prefix it does not take) the rule carries the xtables target
 // (struct ip6t_npt_tginfo), so that the refusal is the kernel's own, as
 // for iptables-nft.
 func (t *NPTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
@@ -105,5 +110,5 @@ func (t *NPTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if ctx.Table != "mangle" || (builtin && !ctx.InHooks(hooks)) || !nptPrefixOK(t.Src, t.SrcLen) || !nptPrefixOK(t.Dst, t.DstLen) {
 		return tgRefused(t.Name(), 0, 40), nil
 	}
-	return nil, tgNotInTable(t.Name(), "mangle", "RFC 6296 checksum-neutral prefix translation")
+	return nil, tgNotInTable(t.Name(), "mangle", "RFC 6296 prefix translation (a one's complement word adjustment and an ICMPv6 parameter problem for an address it cannot translate)")
 }

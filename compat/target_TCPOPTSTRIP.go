@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
 )
 
 // TcpoptstripTarget is -j TCPOPTSTRIP: it overwrites the TCP options
@@ -114,17 +115,83 @@ func (t *TcpoptstripTarget) List(b *strings.Builder, _ *Rule, numeric bool) {
 	t.list(b, numeric)
 }
 
+// tcpOptionsMax is how many options of one kind a TCP header can hold:
+// xt_TCPOPTSTRIP and nft's exthdr walk look for options at offsets 20 to
+// 58 (the last byte of a 60-byte header starts none), and an option whose
+// length byte is 0 or 1 takes one byte.
+const tcpOptionsMax = 39
+
+// tcpOptionReset is `reset tcp option KIND` (kernel.TCPOptionReset).
+type tcpOptionReset struct{ *expr.Exthdr }
+
+func (r *tcpOptionReset) ResetKind() uint8 { return r.Type }
+
 // NftExprs: TCPOPTSTRIP is bound to the mangle table and needs -p tcp;
 // elsewhere we hand the kernel the xtables target, which it refuses as
-// it does iptables-nft's. In mangle there is no exact nftables form:
-// nft's `reset tcp option` NOPs only the first option of a kind, ends
-// the rule when there is none, and drops a packet whose option of that
-// kind overruns the header, where xt TCPOPTSTRIP NOPs every option of
-// the kinds and leaves an overrunning one alone (and drops a packet
-// whose TCP header is cut short, which nft's exthdr walk skips).
+// it does iptables-nft's. In mangle the rule jumps to a chain bound to it
+// that does what xt TCPOPTSTRIP does, with nft's `reset tcp option`
+// (which NOPs the first option of a kind and drops the packet when that
+// option runs past the header):
+//
+//   - a non-first fragment returns untouched (xt: no TCP header);
+//   - one rule per kind: `tcp option K exists reset tcp option K`, 39
+//     times, the most a header can hold. `exists` finds the first option
+//     of the kind and is false when there is none left or it runs past
+//     the header (then the rule ends, as xt's walk stops there and leaves
+//     it alone), so every whole option of the kind is NOPed, the
+//     checksum updated as xt does;
+//   - a packet whose TCP header is whole (data offset d from 5 to 15 and
+//     the header's last byte, 4d-1, in the packet) returns; any other is
+//     dropped, as xt drops it (nft's exthdr walk skips it).
+//
+// Packets with options of every shape, truncated headers and bad data
+// offsets: TestPacketsTcpoptstrip, against xt TCPOPTSTRIP.
 func (t *TcpoptstripTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if ctx.Table != "mangle" || !ruleProtoIs(ctx.Rule, 6) {
 		return tgRefused("TCPOPTSTRIP", 0, 32), nil
 	}
-	return nil, tgNotInTable("TCPOPTSTRIP", "mangle", "stripping every option of the kinds and leaving malformed option lists alone")
+	ret := &expr.Verdict{Kind: expr.VerdictReturn}
+	var rules [][]expr.Any
+	if ctx.Family == IPv6 {
+		rules = append(rules, []expr.Any{
+			&expr.Exthdr{Op: expr.ExthdrOpIpv6, Type: 44, Offset: 2, Len: 2, DestRegister: 1},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 2, Mask: []byte{0xff, 0xf8}, Xor: []byte{0, 0}},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0}},
+			ret,
+		})
+	} else {
+		rules = append(rules, []expr.Any{
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 6, Len: 2},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 2, Mask: []byte{0x1f, 0xff}, Xor: []byte{0, 0}},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: []byte{0, 0}},
+			ret,
+		})
+	}
+	for k := 0; k < 256; k++ {
+		if !t.has(uint8(k)) {
+			continue
+		}
+		var strip []expr.Any
+		for range tcpOptionsMax {
+			strip = append(strip,
+				&expr.Exthdr{Op: expr.ExthdrOpTcpopt, Type: uint8(k), Len: 1, DestRegister: 1, Flags: unix.NFT_EXTHDR_F_PRESENT},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{1}},
+				&tcpOptionReset{&expr.Exthdr{Op: expr.ExthdrOpTcpopt, Type: uint8(k)}})
+		}
+		rules = append(rules, strip)
+	}
+	th := expr.PayloadBaseTransportHeader
+	for d := uint32(5); d <= 15; d++ {
+		rules = append(rules, []expr.Any{
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: th, Offset: 12, Len: 1},
+			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{0xf0}, Xor: []byte{0}},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{byte(d << 4)}},
+			// a test that only loading can fail (nft has no lone load)
+			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: th, Offset: 4*d - 1, Len: 1},
+			&expr.Cmp{Op: expr.CmpOpLte, Register: 1, Data: []byte{0xff}},
+			ret,
+		})
+	}
+	rules = append(rules, []expr.Any{&expr.Verdict{Kind: expr.VerdictDrop}})
+	return []expr.Any{&BoundJump{Verdict: &expr.Verdict{Kind: expr.VerdictJump}, Rules: rules}}, nil
 }

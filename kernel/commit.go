@@ -102,6 +102,18 @@ func Strerror(errno unix.Errno) string {
 // batch sends nothing. The batch can be committed again (on another
 // generation, for example) but is normally rebuilt after a re-read.
 func (c *Conn) Commit(b *Batch, genid uint32) error {
+	return c.commit(b, genid, true)
+}
+
+// Check sends the batch without its end: the kernel checks every
+// operation as for a commit, reports the ones it refuses, and then
+// aborts the transaction (nft --check). Nothing is ever applied; errors
+// are those of Commit.
+func (c *Conn) Check(b *Batch) error {
+	return c.commit(b, 0, false)
+}
+
+func (c *Conn) commit(b *Batch, genid uint32, apply bool) error {
 	if b.e.err != nil {
 		return &CommitError{Errors: []*OpError{{Index: b.errOp, Op: b.Op(b.errOp), Err: b.e.err}}}
 	}
@@ -137,8 +149,11 @@ func (c *Conn) Commit(b *Batch, genid uint32) error {
 	binary.NativeEndian.PutUint16(end[6:8], unix.NLM_F_REQUEST)
 	binary.NativeEndian.PutUint32(end[8:12], endSeq)
 	binary.BigEndian.PutUint16(end[18:20], unix.NFNL_SUBSYS_NFTABLES)
-	msg := append(buf, end[:]...)
-	b.e.buf = msg[:len(buf)] // keep the batch reusable; end is past its length
+	msg := buf
+	if apply {
+		msg = append(buf, end[:]...)
+		b.e.buf = msg[:len(buf)] // keep the batch reusable; end is past its length
+	}
 
 	// Every refused message is answered with an error; size the receive
 	// buffer so that even a batch that fails everywhere reports it all.

@@ -22,6 +22,13 @@ func (e *encoder) encodeExpr(x expr.Any) bool {
 	switch v := x.(type) {
 	case FlaggedNAT:
 		e.nat(v.NATExpr(), v.ExtraNATFlags())
+	case TCPOptionReset:
+		// neither register: the kernel's "reset tcp option" (strip ops),
+		// which takes no offset, length or flags either
+		d := e.exprStart("exthdr")
+		e.bytes(unix.NFTA_EXTHDR_TYPE, []byte{v.ResetKind()})
+		e.u32(unix.NFTA_EXTHDR_OP, unix.NFT_EXTHDR_OP_TCPOPT)
+		e.exprEnd(d)
 	case *expr.Masq:
 		e.masq(v)
 	case *expr.Payload:
@@ -155,6 +162,19 @@ type FlaggedNAT interface {
 	expr.Any
 	NATExpr() *expr.NAT
 	ExtraNATFlags() uint32
+}
+
+// TCPOptionReset is nft's `reset tcp option KIND`: an exthdr expression
+// with neither source nor destination register, which overwrites the
+// first option of the kind in the TCP header with NOPs (updating the
+// checksum) and drops the packet when that option runs past the header.
+// The library cannot send it (it always sends a destination register);
+// the kernel lists it back as an exthdr of the kind with op tcpopt and
+// nothing else, which the library decodes as an expr.Exthdr without
+// registers, and the embedded Exthdr (Type, Op) marshals as that.
+type TCPOptionReset interface {
+	expr.Any
+	ResetKind() uint8
 }
 
 // nat encodes v as the library does, with extra flags.

@@ -147,3 +147,38 @@ func natFlagsIn(t *testing.T, b []byte) uint32 {
 	})
 	return flags
 }
+
+// testReset is a TCPOptionReset.
+type testReset struct{ *expr.Exthdr }
+
+func (r *testReset) ResetKind() uint8 { return r.Type }
+
+// TestTCPOptionResetEncoding: a TCPOptionReset is an exthdr expression
+// with its kind and op tcpopt only (the kernel's strip operation takes
+// neither register, nor offset, length or flags), and it decodes back as
+// the library's Exthdr of that kind.
+func TestTCPOptionResetEncoding(t *testing.T) {
+	var e encoder
+	if !e.encodeExpr(&testReset{&expr.Exthdr{Op: expr.ExthdrOpTcpopt, Type: 30}}) {
+		t.Fatal("TCPOptionReset not handled")
+	}
+	b := e.buf
+	var name string
+	attrs := map[uint16][]byte{}
+	eachAttr(b[4:], func(typ uint16, v []byte) bool {
+		switch typ &^ unix.NLA_F_NESTED {
+		case unix.NFTA_EXPR_NAME:
+			name = string(bytes.TrimRight(v, "\x00"))
+		case unix.NFTA_EXPR_DATA:
+			eachAttr(v, func(typ uint16, v []byte) bool {
+				attrs[typ] = v
+				return true
+			})
+		}
+		return true
+	})
+	if name != "exthdr" || len(attrs) != 2 || !bytes.Equal(attrs[unix.NFTA_EXTHDR_TYPE], []byte{30}) ||
+		!bytes.Equal(attrs[unix.NFTA_EXTHDR_OP], []byte{0, 0, 0, unix.NFT_EXTHDR_OP_TCPOPT}) {
+		t.Errorf("encoded %s %x", name, attrs)
+	}
+}

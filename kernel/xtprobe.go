@@ -31,3 +31,27 @@ func (c *Conn) HasXtExtension(fam Family, name string, rev uint32, target bool) 
 
 // nfnlMsgCompatGet is NFNL_MSG_COMPAT_GET (linux/netfilter/nf_tables_compat.h).
 const nfnlMsgCompatGet = 0
+
+// HasCtTimeout asks nfnetlink_cttimeout whether the namespace has the
+// conntrack timeout policy name (made with `nfct add timeout`), which xt
+// CT --timeout looks up when the kernel checks the rule. false means the
+// kernel answered ENOENT (also when it has no timeout policies at all,
+// as xt CT then answers); other failures are returned.
+func (c *Conn) HasCtTimeout(fam Family, name string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, _, err := c.requestOnce(uint16(unix.NFNL_SUBSYS_CTNETLINK_TIMEOUT<<8|ipctnlMsgTimeoutGet), false, fam, func(e *encoder) {
+		e.str(ctaTimeoutName, name)
+	})
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EOPNOTSUPP) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// IPCTNL_MSG_TIMEOUT_GET and CTA_TIMEOUT_NAME
+// (linux/netfilter/nfnetlink_cttimeout.h).
+const (
+	ipctnlMsgTimeoutGet = 1
+	ctaTimeoutName      = 1
+)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/google/nftables/expr"
@@ -511,6 +512,9 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		if err := bld.add(v); err != nil {
 			return "", err
 		}
+		if len(bld.refused) > 0 {
+			return "", bld.refusals(nil, nil)
+		}
 		if gen, err = e.finishIndex(bld, gen); err != nil {
 			if errors.Is(err, kernel.ErrGenerationChanged) && attempt < MaxRetries {
 				continue
@@ -574,6 +578,9 @@ type builder struct {
 	// iptables-nft reports the CT target's refusal).
 	ruleOp   map[*RuleState]int
 	opKindAs map[int]kernel.OpKind
+	// refused: rules the kernel would refuse, left out of the batch
+	// (refuse)
+	refused []refusal
 }
 
 func (bl *builder) note(idx int, chain string, line int) {
@@ -806,6 +813,9 @@ func (bl *builder) add(v *View) error {
 		for i := len(c.Rules) - 1; i >= 0; i-- {
 			if r := c.Rules[i]; r.prepend {
 				spec, err := ruleSpec(v.Table, c.Name, r)
+				if bl.refuse(err, r, c.Name, kernel.OpRuleInsert) {
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -841,6 +851,13 @@ func (bl *builder) add(v *View) error {
 				continue
 			}
 			spec, err := ruleSpec(v.Table, c.Name, r)
+			kind := kernel.OpRuleAppend
+			if next[i] != 0 || r.insert {
+				kind = kernel.OpRuleInsert
+			}
+			if bl.refuse(err, r, c.Name, kind) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -864,6 +881,9 @@ func (bl *builder) add(v *View) error {
 // noteRule notes operation idx, which adds rule r to chain.
 func (bl *builder) noteRule(v *View, r *RuleState, idx int, chain string) {
 	bl.note(idx, chain, r.Line)
+	if r.replace {
+		bl.kindAs(idx, kernel.OpRuleReplace)
+	}
 	if v.Table == "raw" && translate.IsCTHelper(r.Rule) {
 		if bl.ruleOp == nil {
 			bl.ruleOp = map[*RuleState]int{}
@@ -1003,6 +1023,9 @@ func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
 // at hand.
 func ruleSpecText(table, chain string, r *RuleState, exact string) (kernel.RuleSpec, error) {
 	es, err := translate.ExprsIn(table, chain, r.Rule)
+	if kr := (*compat.KernelRefusal)(nil); errors.As(err, &kr) {
+		return kernel.RuleSpec{}, kr // reported with the kernel's refusals (builder.refuse)
+	}
 	if err != nil {
 		// An extension's own error (e.g. -m set's "Set X doesn't
 		// exist.") prints as the extension words it.
@@ -1056,14 +1079,162 @@ func ruleCompat(r *compat.Rule) *kernel.RuleCompat {
 	return &kernel.RuleCompat{Proto: uint32(r.Proto), Invert: r.ProtoInv}
 }
 
-// commitError turns a refused batch into iptables' message.
+// kindAs reports an error of operation idx as one of kind.
+func (bl *builder) kindAs(idx int, kind kernel.OpKind) {
+	if bl.opKindAs == nil {
+		bl.opKindAs = map[int]kernel.OpKind{}
+	}
+	bl.opKindAs[idx] = kind
+}
+
+// refuse notes, when err is a compat.KernelRefusal, that the kernel would
+// refuse the operation of kind that adds rule r to chain: the rule is
+// left out of the batch, and the refusal is reported with the batch's
+// (refusals).
+func (bl *builder) refuse(err error, r *RuleState, chain string, kind kernel.OpKind) bool {
+	var kr *compat.KernelRefusal
+	if !errors.As(err, &kr) {
+		return false
+	}
+	if r.replace {
+		kind = kernel.OpRuleReplace
+	}
+	bl.refused = append(bl.refused, refusal{line: r.Line, ke: &KernelError{Op: kind.String(), Errno: kernel.Strerror(kr.Errno), Object: "rule in chain " + chain, Line: r.Line}})
+	return true
+}
+
+// refusal is an operation the kernel refuses, with its restore line.
+type refusal struct {
+	line int
+	ke   *KernelError
+}
+
+// refusals gives the error for the rules left out of the batch (refuse)
+// and, when the batch was sent, the kernel's refusals (err from Commit
+// or Check): as commitError and restoreCommitError do.
+func (bl *builder) refusals(err error, sections []*compat.RestoreTable) error {
+	all := slices.Clone(bl.refused)
+	var ce *kernel.CommitError
+	if err != nil {
+		if !errors.As(err, &ce) {
+			return bl.commitError(err, 0)
+		}
+		for _, oe := range ce.Errors {
+			line, ke, other := bl.opError(oe)
+			if other != nil || line <= 0 {
+				return bl.commitError(&kernel.CommitError{Errors: []*kernel.OpError{oe}}, 0)
+			}
+			all = append(all, refusal{line, ke})
+		}
+	}
+	if len(all) == 1 || sections == nil {
+		r := all[0]
+		if r.line > 0 {
+			return &compat.RestoreError{Line: r.line, Err: r.ke.AsCompat()}
+		}
+		return r.ke.AsCompat()
+	}
+	return refusalsIn(all, sections)
+}
+
+// refusalsBefore lists the kernel's refusals (err from Check, and the
+// rules left out of the batch) at lines before line.
+func (bl *builder) refusalsBefore(err error, line int) []refusal {
+	var all []refusal
+	for _, r := range bl.refused {
+		if r.line > 0 && r.line < line {
+			all = append(all, r)
+		}
+	}
+	var ce *kernel.CommitError
+	if errors.As(err, &ce) {
+		for _, oe := range ce.Errors {
+			l, ke, other := bl.opError(oe)
+			if other == nil && l > 0 && l < line {
+				all = append(all, refusal{l, ke})
+			}
+		}
+	}
+	return all
+}
+
+// commitError turns a refused batch into iptables' message: that of its
+// first refused operation.
 func (bl *builder) commitError(err error, _ int) error {
 	var oe *kernel.OpError
 	if !errors.As(err, &oe) {
 		return compat.Errorf(compat.StatusResource, "%v", err)
 	}
+	line, ke, other := bl.opError(oe)
+	if other != nil {
+		return lineErr(line, other)
+	}
+	if line > 0 {
+		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
+	}
+	return ke.AsCompat()
+}
+
+// restoreCommitError turns a refused restore batch into iptables-nft-restore's
+// message. iptables-nft-restore commits each table section at its COMMIT and
+// stops at the first section the kernel refuses, naming every line of it the
+// kernel refused, one per line after the program's name, in file order:
+//
+//	iptables-restore v1.8.9 (nf_tables):
+//	line 4: RULE_APPEND failed (Invalid argument): rule in chain INPUT
+//	line 6: RULE_APPEND failed (Invalid argument): rule in chain INPUT
+//
+// The whole file is one batch here, so the kernel reports the refusals of
+// all sections: those of the first section with one are reported.
+func (bl *builder) restoreCommitError(err error, sections []*compat.RestoreTable) error {
+	var ce *kernel.CommitError
+	if !errors.As(err, &ce) || len(ce.Errors) < 2 {
+		return bl.commitError(err, 0)
+	}
+	var all []refusal
+	for _, oe := range ce.Errors {
+		line, ke, other := bl.opError(oe)
+		if other != nil || line <= 0 {
+			return bl.commitError(&kernel.CommitError{Errors: []*kernel.OpError{oe}}, 0)
+		}
+		all = append(all, refusal{line, ke})
+	}
+	return refusalsIn(all, sections)
+}
+
+// refusalsIn reports the refusals of the first section that has one.
+func refusalsIn(all []refusal, sections []*compat.RestoreTable) error {
+	sectionOf := func(line int) int {
+		i := sort.Search(len(sections), func(i int) bool { return sections[i].Line > line })
+		return i - 1
+	}
+	first := sectionOf(all[0].line)
+	for _, r := range all[1:] {
+		first = min(first, sectionOf(r.line))
+	}
+	var mine []refusal
+	for _, r := range all {
+		if sectionOf(r.line) == first {
+			mine = append(mine, r)
+		}
+	}
+	sort.SliceStable(mine, func(i, j int) bool { return mine[i].line < mine[j].line })
+	var b strings.Builder
+	last := 0
+	for _, r := range mine {
+		if r.line == last {
+			continue // one line, several operations (a rule and what goes with it)
+		}
+		last = r.line
+		fmt.Fprintf(&b, "\nline %d: %s", r.line, r.ke.Error())
+	}
+	return &compat.RestoreError{Line: mine[0].line, Err: compat.Errorf(compat.StatusResource, "%s", b.String())}
+}
+
+// opError gives the line and iptables' error for a refused operation, or
+// other for one the batch could not encode.
+func (bl *builder) opError(oe *kernel.OpError) (line int, ke *KernelError, other error) {
 	var chain string
-	var line int
 	if oe.Index >= 0 && oe.Index < len(bl.opLine) {
 		chain, line = bl.chainOf(oe.Index), int(bl.opLine[oe.Index])
 	}
@@ -1076,7 +1247,7 @@ func (bl *builder) commitError(err error, _ int) error {
 		object = "rule in chain " + chain
 	}
 	if oe.Errno == 0 {
-		return lineErr(line, compat.Errorf(compat.StatusResource, "%v", oe.Err))
+		return line, nil, compat.Errorf(compat.StatusResource, "%v", oe.Err)
 	}
 	errno := oe.Errno
 	if errno == unix.EOPNOTSUPP && strings.HasPrefix(kind.String(), "RULE_") {
@@ -1086,11 +1257,7 @@ func (bl *builder) commitError(err error, _ int) error {
 		// answers EINVAL ("RULE_APPEND failed (Invalid argument)").
 		errno = unix.EINVAL
 	}
-	ke := &KernelError{Op: kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}
-	if line > 0 {
-		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
-	}
-	return ke.AsCompat()
+	return line, &KernelError{Op: kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}, nil
 }
 
 // String describes a view briefly (for debugging).

@@ -70,7 +70,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, gc: gc,
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
 		// a rule line becomes about five times its size in the batch
 		// (and the index and flushes add a few operations to the lines)
@@ -82,14 +82,22 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 			return err
 		}
 		if err := parseAhead(in, ro, h); err != nil {
-			return err
+			return h.earlierRefusals(err)
 		}
 		for _, t := range compat.Tables {
 			if v := h.views[t]; v != nil {
+				h.viewAdded[t] = true // (in part, on an error)
 				if err := h.bl.add(v); err != nil {
-					return err
+					return h.earlierRefusals(err)
 				}
 			}
+		}
+		if len(h.bl.refused) > 0 {
+			// the rest of the batch as the kernel would take it, for
+			// its own refusals in the same section
+			err := h.bl.refusals(e.Conn.Check(h.bl.b), h.sections)
+			h.bl.b.Release()
+			return err
 		}
 		if gen, err = e.finishIndex(h.bl, gen); err != nil {
 			h.bl.b.Release()
@@ -105,7 +113,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		}
 		err = e.Conn.Commit(h.bl.b, gen)
 		if err != nil && !errors.Is(err, kernel.ErrGenerationChanged) {
-			err = h.bl.commitError(err, 0)
+			err = h.bl.restoreCommitError(err, h.sections)
 		}
 		if err == nil {
 			e.repairHints(h.bl, gen)
@@ -123,6 +131,64 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		e.afterRestore(h.sections)
 		return nil
 	}
+}
+
+// earlierRefusals returns the kernel's refusals of the sections before
+// the one that err (an error at a line of the file: a parse error, a rule
+// with no translation) is in, or err when it refuses none of them.
+// iptables-nft-restore commits each section at its COMMIT, so a section
+// the kernel refuses ends the restore before a later section is read: the
+// kernel is asked about the sections before (Check, which applies
+// nothing), as the builder has them.
+func (h *restoreHandler) earlierRefusals(err error) error {
+	var re *compat.RestoreError
+	if !errors.As(err, &re) || re.Line <= 0 {
+		return err
+	}
+	start := 0 // the first line of the section of the error
+	for _, t := range h.sections {
+		if t.Line <= re.Line {
+			start = t.Line
+		}
+	}
+	done := false
+	for _, t := range h.sections {
+		done = done || (t.Line < start && t.CommitLine > 0)
+	}
+	if !done {
+		return err
+	}
+	skip := ""
+	if h.section != nil && h.section.Line == start {
+		skip = h.section.Name // the section of the error, which iptables-nft never sends
+	}
+	if refused := h.checkBefore(start, skip); refused != nil {
+		return refused
+	}
+	return err
+}
+
+// checkBefore asks the kernel about the restore so far (the streamed
+// sections' batch, and the views but that of table skip in a batch of
+// their own, which stays out of the restore's) and returns its refusals
+// of lines before start as restoreCommitError reports them; nil when it
+// refuses none.
+func (h *restoreHandler) checkBefore(start int, skip string) error {
+	vb := &builder{b: kernel.NewBatch(), fam: h.bl.fam, family: h.bl.family}
+	defer vb.b.Release()
+	for _, t := range compat.Tables {
+		if v := h.views[t]; v != nil && t != skip && !h.viewAdded[t] {
+			if vb.add(v) != nil {
+				return nil // the views' own errors come later, in order
+			}
+		}
+	}
+	all := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), start)
+	all = append(all, vb.refusalsBefore(h.e.Conn.Check(vb.b), start)...)
+	if len(all) == 0 {
+		return nil
+	}
+	return refusalsIn(all, h.sections)
 }
 
 // restoreScan is what one pass over a restore file tells before it is
@@ -272,6 +338,7 @@ type restoreHandler struct {
 	bl         *builder
 	gc         *gcPacer         // nil: leave the collector alone
 	views      map[string]*View // sections that go through a View
+	viewAdded  map[string]bool  // views the builder has added to the batch
 	s          *streamState     // the section being streamed
 	section    *compat.RestoreTable
 	sections   []*compat.RestoreTable
@@ -309,6 +376,17 @@ const (
 )
 
 func (h *restoreHandler) Table(t *compat.RestoreTable) error {
+	for _, done := range h.sections {
+		if done.Name == t.Name {
+			// iptables-nft-restore has committed the sections so far: a
+			// refusal there ends it before this section (whose flush
+			// would take the refused rules out of our one batch)
+			if err := h.checkBefore(t.Line, ""); err != nil {
+				return err
+			}
+			break
+		}
+	}
 	h.section = t
 	h.sections = append(h.sections, t)
 	if t.Name == "raw" && h.streamable[t.Line] {
@@ -482,6 +560,9 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
 	exact := compat.ExactSpec(rs.Rule)
 	rspec, err := ruleSpecText(h.section.Name, chain, rs, exact)
+	if h.bl.refuse(err, rs, chain, kernel.OpRuleAppend) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ type RuleState struct {
 	// hint is, for a new rule, Batch.Handles right after the builder
 	// added it (see indexWriter).
 	hint uint64
+	// replace marks the rule of -R (RULE_REPLACE in iptables-nft's
+	// errors, though it is sent as a delete and an insert).
+	replace bool
 }
 
 // ChainState is one chain of an iptables table in a view.
@@ -410,6 +413,9 @@ func (v *View) Apply(cmd *compat.Command) error {
 			}
 			if err := v.builtinJump(cmd); err != nil {
 				return err
+			}
+			for _, r := range rs {
+				r.replace = true
 			}
 			v.removeAt(c, cmd.RuleNum-1)
 			v.insertAt(c, cmd.RuleNum-1, rs)

@@ -119,7 +119,7 @@ func TestListSetExprs(t *testing.T) {
 		{"-A INPUT -m set --match-set L src -g USER", "Set L is a list:set: the nftables backend cannot match it in a rule with -j RETURN or -g."},
 		{"-A INPUT -m set --match-set U src -j DROP", "Set U is a list:set: the nftables backend cannot match it yet."},
 		// the kernel takes no chain bound in a bound chain
-		{"-A INPUT -m set --match-set E src -p tcp -m set ! --match-set P dst -j ACCEPT", "Set E is a list:set: the nftables backend cannot match it in a rule with another list:set match or a target that needs a chain of its own (TPROXY, ECN, SET)."},
+		{"-A INPUT -m set --match-set E src -p tcp -m set ! --match-set P dst -j ACCEPT", "Set E is a list:set: the nftables backend cannot match it in a rule with another list:set match or a target that needs a chain of its own (TPROXY, ECN, SET, TCPOPTSTRIP)."},
 		{"-A INPUT -m set --match-set Lctrs src --packets-gt 3 -j DROP", "--packets-*/--bytes-* are not supported by the nftables backend for a set with counters."},
 	} {
 		_, err := ruleSyntax(t, c.rule)

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -56,6 +57,8 @@ const (
 	kindHostHex                  // host-order integer, printed in hex (marks)
 	kindCtState
 	kindEther
+	kindExists  // an exthdr presence test: 1 or 0
+	kindFragOff // the IPv6 fragment header's offset word (frag frag-off)
 )
 
 // NftSyntax renders the expressions of one rule of family f as nft rule
@@ -172,6 +175,17 @@ func (p *printer) expr(e expr.Any) error {
 		p.load(x.Register, &operand{text: s, kind: kindHost, size: 4})
 	case *expr.Fib:
 		p.load(x.Register, fibOperand(x))
+	case kernel.TCPOptionReset:
+		p.emit(fmt.Sprintf("reset tcp option %d", x.ResetKind()))
+	case *expr.Exthdr:
+		switch {
+		case x.Op == expr.ExthdrOpTcpopt && x.Flags == unix.NFT_EXTHDR_F_PRESENT && x.Offset == 0 && x.Len == 1:
+			p.load(x.DestRegister, &operand{text: fmt.Sprintf("tcp option %d", x.Type), kind: kindExists, size: 1})
+		case x.Op == expr.ExthdrOpIpv6 && x.Type == unix.IPPROTO_FRAGMENT && x.Flags == 0 && x.Offset == 2 && x.Len == 2:
+			p.load(x.DestRegister, &operand{text: "frag frag-off", kind: kindFragOff, size: 2})
+		default:
+			return fmt.Errorf("%w: exthdr op %d type %d offset %d len %d flags %#x", ErrNoSyntax, x.Op, x.Type, x.Offset, x.Len, x.Flags)
+		}
 	case *expr.Immediate:
 		p.load(x.Register, &operand{lit: x.Data, size: len(x.Data)})
 	case *expr.Bitwise:
@@ -189,6 +203,24 @@ func (p *printer) expr(e expr.Any) error {
 		o, err := p.use(x.Register)
 		if err != nil {
 			return err
+		}
+		switch o.kind {
+		case kindExists:
+			// "exists" is == 1, "missing" == 0
+			if o.mask != nil || len(x.Data) != 1 || x.Data[0] > 1 || (x.Op != expr.CmpOpEq && x.Op != expr.CmpOpNeq) {
+				return fmt.Errorf("%w: %s compared with %x", ErrNoSyntax, o.text, x.Data)
+			}
+			word := map[bool]string{true: "exists", false: "missing"}[(x.Data[0] == 1) == (x.Op == expr.CmpOpEq)]
+			p.emit(o.text + " " + word)
+			return nil
+		case kindFragOff:
+			// nft's 13-bit field: the word under mask 0xfff8, shifted
+			if !bytes.Equal(o.mask, []byte{0xff, 0xf8}) || !allZero(o.xor) || len(x.Data) != 2 || x.Data[1]&7 != 0 {
+				return fmt.Errorf("%w: %s under mask %x compared with %x", ErrNoSyntax, o.text, o.mask, x.Data)
+			}
+			ops := map[expr.CmpOp]string{expr.CmpOpEq: "", expr.CmpOpNeq: "!= ", expr.CmpOpLt: "< ", expr.CmpOpLte: "<= ", expr.CmpOpGt: "> ", expr.CmpOpGte: ">= "}[x.Op]
+			p.emit(fmt.Sprintf("%s %s%d", o.text, ops, binary.BigEndian.Uint16(x.Data)>>3))
+			return nil
 		}
 		p.emit(p.relation(o, x.Op, x.Data))
 	case *expr.Range:

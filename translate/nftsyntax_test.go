@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -123,6 +124,48 @@ func TestNftSyntaxSetKeys(t *testing.T) {
 		st, err := NftSyntax(compat.IPv4, es)
 		if err != nil || st.Text != c.want {
 			t.Errorf("%s: %q, %v; want %q", c.rule, st.Text, err, c.want)
+		}
+	}
+}
+
+// TestNftSyntaxTcpoptstrip: TCPOPTSTRIP's bound chain (see
+// compat.TcpoptstripTarget.NftExprs) in nft syntax: a fragment returns,
+// then per kind 39 times `tcp option K exists reset tcp option K`, then
+// a return for each whole header and a drop.
+func TestNftSyntaxTcpoptstrip(t *testing.T) {
+	tail := ""
+	for d := 5; d <= 15; d++ {
+		tail += fmt.Sprintf(" @th,96,8 & 0xf0 == 0x%x @th,%d,8 <= 0xff return;", d<<4, (4*d-1)*8)
+	}
+	tail += " drop; }"
+	strip := func(k int) string {
+		return strings.TrimSpace(strings.Repeat(fmt.Sprintf("tcp option %d exists reset tcp option %d ", k, k), 39)) + ";"
+	}
+	for _, c := range []struct {
+		f          compat.Family
+		rule, want string
+	}{
+		{compat.IPv4, "-A POSTROUTING -p tcp -j TCPOPTSTRIP --strip-options mss,sack-permitted",
+			"meta l4proto 6 counter jump { @nh,48,16 & 0x1fff != 0x0 return; " + strip(2) + " " + strip(4) + tail},
+		{compat.IPv6, "-A FORWARD -p tcp -j TCPOPTSTRIP --strip-options 255",
+			"meta l4proto 6 counter jump { frag frag-off != 0 return; " + strip(255) + tail},
+		{compat.IPv4, "-A POSTROUTING -p tcp -j TCPOPTSTRIP",
+			"meta l4proto 6 counter jump { @nh,48,16 & 0x1fff != 0x0 return;" + tail},
+	} {
+		cmd, err := compat.Parse(c.f, compat.RestoreWords(c.rule), compat.ParseOptions{Table: "mangle", Restore: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.rule, err)
+		}
+		es, err := ExprsIn("mangle", cmd.Chain, cmd.Rules[0])
+		if err != nil {
+			t.Fatalf("%s: %v", c.rule, err)
+		}
+		st, err := NftSyntax(c.f, es)
+		if err != nil {
+			t.Fatalf("%s: %v", c.rule, err)
+		}
+		if st.Text != c.want {
+			t.Errorf("%s\n got %s\nwant %s", c.rule, st.Text, c.want)
 		}
 	}
 }

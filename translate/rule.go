@@ -106,7 +106,7 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 				}
 				if slices.ContainsFunc(rest, func(x expr.Any) bool { _, ok := x.(kernel.BoundChain); return ok }) {
 					// (the kernel takes no chain bound in a bound chain)
-					return nil, fmt.Errorf("match %q: %w", m.Name(), compat.Errorf(compat.StatusParameter, "Set %s is a list:set: the nftables backend cannot match it in a rule with another list:set match or a target that needs a chain of its own (TPROXY, ECN, SET).", sm.SetName))
+					return nil, fmt.Errorf("match %q: %w", m.Name(), compat.Errorf(compat.StatusParameter, "Set %s is a list:set: the nftables backend cannot match it in a rule with another list:set match or a target that needs a chain of its own (TPROXY, ECN, SET, TCPOPTSTRIP).", sm.SetName))
 				}
 				rules := count
 				for _, c := range unless {
@@ -122,8 +122,8 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 		}
 		es, err := n.NftExprs(ctx)
 		if err != nil {
-			if errors.Is(err, compat.ErrNoNative) {
-				err = ErrUnsupported
+			if err == compat.ErrNoNative {
+				err = ErrUnsupported // a refusal that says why keeps its words
 			}
 			return nil, fmt.Errorf("match %q: %w", m.Name(), err)
 		}
