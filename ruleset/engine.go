@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/google/nftables/expr"
@@ -526,7 +527,7 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			continue
 		}
 		if err != nil {
-			return "", bld.commitError(err, 0)
+			return "", bld.commitError(err, nil)
 		}
 		e.repairHints(bld, gen)
 		e.afterCommand(cmd, v)
@@ -1056,12 +1057,35 @@ func ruleCompat(r *compat.Rule) *kernel.RuleCompat {
 	return &kernel.RuleCompat{Proto: uint32(r.Proto), Invert: r.ProtoInv}
 }
 
-// commitError turns a refused batch into iptables' message.
-func (bl *builder) commitError(err error, _ int) error {
+// commitError turns a refused batch into iptables' message. For a
+// restore (sections not nil) it is every refused operation of the first
+// section, in the file, that has one (iptables-nft commits section by
+// section and stops at the first refused batch, listing each operation the
+// kernel refused; see restoreErrors).
+func (bl *builder) commitError(err error, sections []*compat.RestoreTable) error {
 	var oe *kernel.OpError
 	if !errors.As(err, &oe) {
 		return compat.Errorf(compat.StatusResource, "%v", err)
 	}
+	var ce *kernel.CommitError
+	if sections != nil && errors.As(err, &ce) {
+		if e := bl.restoreErrors(ce.Errors, sections); e != nil {
+			return e
+		}
+	}
+	line, ke := bl.opError(oe)
+	if ke == nil {
+		return lineErr(line, compat.Errorf(compat.StatusResource, "%v", oe.Err))
+	}
+	if line > 0 {
+		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
+	}
+	return ke.AsCompat()
+}
+
+// opError is the restore line of a refused operation and the kernel's
+// refusal as iptables-nft names it (nil: not a refusal with an errno).
+func (bl *builder) opError(oe *kernel.OpError) (int, *KernelError) {
 	var chain string
 	var line int
 	if oe.Index >= 0 && oe.Index < len(bl.opLine) {
@@ -1076,7 +1100,7 @@ func (bl *builder) commitError(err error, _ int) error {
 		object = "rule in chain " + chain
 	}
 	if oe.Errno == 0 {
-		return lineErr(line, compat.Errorf(compat.StatusResource, "%v", oe.Err))
+		return line, nil
 	}
 	errno := oe.Errno
 	if errno == unix.EOPNOTSUPP && strings.HasPrefix(kind.String(), "RULE_") {
@@ -1086,11 +1110,76 @@ func (bl *builder) commitError(err error, _ int) error {
 		// answers EINVAL ("RULE_APPEND failed (Invalid argument)").
 		errno = unix.EINVAL
 	}
-	ke := &KernelError{Op: kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}
-	if line > 0 {
-		return &compat.RestoreError{Line: line, Err: ke.AsCompat()}
+	return line, &KernelError{Op: kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}
+}
+
+// nftErrmsgSize is the size of iptables-nft's buffer for the refusals of
+// one batch (char errmsg[1024] in nft_action).
+const nftErrmsgSize = 1024
+
+// restoreErrors renders the refused operations of a restore as
+// iptables-nft-restore 1.8.9 does: only those of the first section (by
+// file position) with a refused operation, since it commits each section
+// on its own and stops at the first refusal; each as "\nline N: OP failed
+// (ERR): OBJECT", in line order, appended to a buffer of 1024 bytes the C
+// way: a refusal that does not fit is written truncated and the next one
+// overwrites it. It returns nil when a refusal has no line or no errno
+// (then the first refusal is reported alone, as before).
+func (bl *builder) restoreErrors(errs []*kernel.OpError, sections []*compat.RestoreTable) error {
+	type refusal struct {
+		line, section int
+		ke            *KernelError
 	}
-	return ke.AsCompat()
+	sectionOf := func(line int) int {
+		for i, s := range sections {
+			if line > s.Line && (s.CommitLine == 0 || line <= s.CommitLine) {
+				return i
+			}
+		}
+		return -1
+	}
+	var rs []refusal
+	first := -1
+	for _, oe := range errs {
+		line, ke := bl.opError(oe)
+		if ke == nil || line <= 0 {
+			return nil
+		}
+		s := sectionOf(line)
+		if s < 0 {
+			return nil
+		}
+		rs = append(rs, refusal{line, s, ke})
+		if first < 0 || sections[s].Line < sections[first].Line {
+			first = s
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	var mine []refusal
+	for _, r := range rs {
+		if r.section == first {
+			mine = append(mine, r)
+		}
+	}
+	sort.SliceStable(mine, func(i, j int) bool { return mine[i].line < mine[j].line })
+	var buf []byte
+	pos, room := 0, nftErrmsgSize
+	for _, r := range mine {
+		if room == 0 {
+			break // snprintf into no room writes nothing
+		}
+		msg := fmt.Sprintf("\nline %d: %s", r.line, r.ke.Error())
+		// snprintf(errmsg + pos, room, ...) writes at most room-1 bytes
+		// and a NUL; pos moves on only when it returned at most room
+		buf = append(buf[:pos], msg[:min(len(msg), room-1)]...)
+		if len(msg) <= room {
+			pos += len(msg)
+			room -= len(msg)
+		}
+	}
+	return &compat.RestoreError{Line: mine[0].line, Err: compat.Errorf(compat.StatusResource, "%s", buf)}
 }
 
 // String describes a view briefly (for debugging).

@@ -105,7 +105,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		}
 		err = e.Conn.Commit(h.bl.b, gen)
 		if err != nil && !errors.Is(err, kernel.ErrGenerationChanged) {
-			err = h.bl.commitError(err, 0)
+			err = h.bl.commitError(err, h.sections)
 		}
 		if err == nil {
 			e.repairHints(h.bl, gen)

@@ -1,0 +1,97 @@
+package ruleset
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/kernel"
+	"golang.org/x/sys/unix"
+)
+
+// refusedBuilder is a builder whose operation i adds a rule of chain
+// chains[i] from restore line lines[i].
+func refusedBuilder(lines []int, chains []string) *builder {
+	bl := &builder{}
+	for i := range lines {
+		bl.note(i, chains[i], lines[i])
+	}
+	return bl
+}
+
+func refusals(idx ...int) *kernel.CommitError {
+	ce := &kernel.CommitError{}
+	for _, i := range idx {
+		ce.Errors = append(ce.Errors, &kernel.OpError{Index: i, Op: kernel.Op{Kind: kernel.OpRuleAppend}, Errno: unix.EINVAL})
+	}
+	return ce
+}
+
+// iptables-nft-restore lists every refused operation of the batch, not only
+// the first, each on its own line.
+func TestCommitErrorListsEveryRefusal(t *testing.T) {
+	bl := refusedBuilder([]int{2, 3, 4, 5}, []string{"INPUT", "INPUT", "OUTPUT", "FORWARD"})
+	sections := []*compat.RestoreTable{{Name: "filter", Line: 1, CommitLine: 6}}
+	err := bl.commitError(refusals(0, 2, 3), sections)
+	got := compat.FormatRestore(err, "iptables-restore")
+	want := "iptables-restore v1.8.9 (nf_tables): \n" +
+		"line 2: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n" +
+		"line 4: RULE_APPEND failed (Invalid argument): rule in chain OUTPUT\n" +
+		"line 5: RULE_APPEND failed (Invalid argument): rule in chain FORWARD\n"
+	if got != want {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+	if st := compat.StatusOfRestore(err); st != 4 {
+		t.Errorf("status %d, want 4", st)
+	}
+}
+
+// Only the first section (in the file) with a refusal is reported: the
+// reference stops at its COMMIT. Our batch holds the tables in another
+// order (nat before the file's filter here).
+func TestCommitErrorFirstSectionOnly(t *testing.T) {
+	bl := refusedBuilder([]int{5, 2}, []string{"INPUT", "INPUT"})
+	sections := []*compat.RestoreTable{{Name: "filter", Line: 1, CommitLine: 3}, {Name: "nat", Line: 4, CommitLine: 6}}
+	got := compat.FormatRestore(bl.commitError(refusals(0, 1), sections), "iptables-restore")
+	want := "iptables-restore v1.8.9 (nf_tables): \nline 2: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n"
+	if got != want {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// The reference's message buffer holds 1024 bytes: a refusal that does not
+// fit is cut short and each later one is written over it.
+func TestCommitErrorBufferTruncation(t *testing.T) {
+	var lines []int
+	var chains []string
+	var idx []int
+	for i := 0; i < 60; i++ {
+		lines = append(lines, i+2)
+		chains = append(chains, "INPUT")
+		idx = append(idx, i)
+	}
+	bl := refusedBuilder(lines, chains)
+	sections := []*compat.RestoreTable{{Name: "filter", Line: 1, CommitLine: 62}}
+	got := compat.FormatRestore(bl.commitError(refusals(idx...), sections), "iptables-restore")
+	var b strings.Builder
+	b.WriteString("iptables-restore v1.8.9 (nf_tables): ")
+	for l := 2; l <= 16; l++ {
+		fmt.Fprintf(&b, "\nline %d: RULE_APPEND failed (Invalid argument): rule in chain INPUT", l)
+	}
+	// 1012 bytes used: 11 of "\nline 17: ..." fit, and so of each later
+	b.WriteString("\nline 61: R\n")
+	if got != b.String() {
+		t.Errorf("got:\n%q\nwant:\n%q", got, b.String())
+	}
+}
+
+// A command (no sections) reports the first refusal, as iptables-nft does.
+func TestCommitErrorCommandFirstOnly(t *testing.T) {
+	bl := refusedBuilder([]int{0, 0}, []string{"INPUT", "INPUT"})
+	got := compat.Format(bl.commitError(refusals(0, 1), nil), "iptables", -1)
+	want := "iptables v1.8.9 (nf_tables):  RULE_APPEND failed (Invalid argument): rule in chain INPUT\n"
+	if got != want {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+}
