@@ -47,16 +47,33 @@ func TestCommitErrorListsEveryRefusal(t *testing.T) {
 	}
 }
 
-// Only the first section (in the file) with a refusal is reported: the
-// reference stops at its COMMIT. Our batch holds the tables in another
-// order (nat before the file's filter here).
-func TestCommitErrorFirstSectionOnly(t *testing.T) {
-	bl := refusedBuilder([]int{5, 2}, []string{"INPUT", "INPUT"})
-	sections := []*compat.RestoreTable{{Name: "filter", Line: 1, CommitLine: 3}, {Name: "nat", Line: 4, CommitLine: 6}}
-	got := compat.FormatRestore(bl.commitError(refusals(0, 1), sections), "iptables-restore")
-	want := "iptables-restore v1.8.9 (nf_tables): \nline 2: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n"
-	if got != want {
-		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+// Only one section's refusals are listed: the reference stops at the
+// COMMIT of the first refused batch. In ours, every table is one nftables
+// table, so a rule the kernel's validation refuses makes every rule added
+// after it fail too, in whatever section: the first refusal in the batch
+// names the section. Operations without a line (the rule index) are left
+// out.
+func TestCommitErrorOneSection(t *testing.T) {
+	sections := []*compat.RestoreTable{{Name: "filter", Line: 1, CommitLine: 3}, {Name: "mangle", Line: 4, CommitLine: 7}}
+	for _, c := range []struct {
+		lines  []int
+		chains []string
+		want   string
+	}{
+		{[]int{2, 5, 0}, []string{"INPUT", "QOS", ""}, "\nline 2: RULE_APPEND failed (Invalid argument): rule in chain INPUT"},
+		// mangle's rules went into the batch first: filter's failed after
+		{[]int{5, 6, 2, 0}, []string{"QOS", "OUTPUT", "INPUT", ""}, "\nline 5: RULE_APPEND failed (Invalid argument): rule in chain QOS" +
+			"\nline 6: RULE_APPEND failed (Invalid argument): rule in chain OUTPUT"},
+	} {
+		bl := refusedBuilder(c.lines, c.chains)
+		idx := make([]int, len(c.lines))
+		for i := range idx {
+			idx[i] = i
+		}
+		got := compat.FormatRestore(bl.commitError(refusals(idx...), sections), "iptables-restore")
+		if want := "iptables-restore v1.8.9 (nf_tables): " + c.want + "\n"; got != want {
+			t.Errorf("got:\n%q\nwant:\n%q", got, want)
+		}
 	}
 }
 

@@ -1118,13 +1118,17 @@ func (bl *builder) opError(oe *kernel.OpError) (int, *KernelError) {
 const nftErrmsgSize = 1024
 
 // restoreErrors renders the refused operations of a restore as
-// iptables-nft-restore 1.8.9 does: only those of the first section (by
-// file position) with a refused operation, since it commits each section
-// on its own and stops at the first refusal; each as "\nline N: OP failed
-// (ERR): OBJECT", in line order, appended to a buffer of 1024 bytes the C
-// way: a refusal that does not fit is written truncated and the next one
-// overwrites it. It returns nil when a refusal has no line or no errno
-// (then the first refusal is reported alone, as before).
+// iptables-nft-restore 1.8.9 does. It commits section by section and stops
+// at the first refused batch, so only one section's refusals are listed:
+// here that of the first refusal in our batch (with one nftables table for
+// every iptables table, a rule the kernel's validation of the table refuses
+// makes it refuse every rule added after it, in any section; those added
+// before it are fine). Each refusal is "\nline N: OP failed (ERR): OBJECT",
+// in line order, appended to a buffer of 1024 bytes the C way: a refusal
+// that does not fit is written truncated and the next one overwrites it.
+// Operations without a line (the rule index) have no counterpart in the
+// reference and are left out. It returns nil when a refusal has no errno or
+// none has a line (then the first refusal is reported alone).
 func (bl *builder) restoreErrors(errs []*kernel.OpError, sections []*compat.RestoreTable) error {
 	type refusal struct {
 		line, section int
@@ -1139,24 +1143,19 @@ func (bl *builder) restoreErrors(errs []*kernel.OpError, sections []*compat.Rest
 		return -1
 	}
 	var rs []refusal
-	first := -1
 	for _, oe := range errs {
 		line, ke := bl.opError(oe)
-		if ke == nil || line <= 0 {
+		if ke == nil {
 			return nil
 		}
-		s := sectionOf(line)
-		if s < 0 {
-			return nil
-		}
-		rs = append(rs, refusal{line, s, ke})
-		if first < 0 || sections[s].Line < sections[first].Line {
-			first = s
+		if s := sectionOf(line); line > 0 && s >= 0 {
+			rs = append(rs, refusal{line, s, ke})
 		}
 	}
 	if len(rs) == 0 {
 		return nil
 	}
+	first := rs[0].section
 	var mine []refusal
 	for _, r := range rs {
 		if r.section == first {
