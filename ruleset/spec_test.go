@@ -22,6 +22,10 @@ func TestSpecComparesHiddenFields(t *testing.T) {
 			"-A INPUT -p tcp -m connlimit --connlimit-above 111 --connlimit-mask 32 --connlimit-saddr -j DROP"},
 		{compat.IPv4, "-A INPUT -p tcp -m connlimit --connlimit-upto 5 --connlimit-daddr -j DROP",
 			"-A INPUT -p tcp -m connlimit --connlimit-upto 5 --connlimit-mask 255.255.255.255 --connlimit-daddr -j DROP"},
+		// --fragid and --rt-segsleft set their flag even for the full
+		// range, which -S prints as nothing
+		{compat.IPv6, "-A INPUT -m frag -j DROP", "-A INPUT -m frag --fragid 0:4294967295 -j DROP"},
+		{compat.IPv6, "-A INPUT -m rt --rt-type 0 -j DROP", "-A INPUT -m rt --rt-type 0 --rt-segsleft 0:4294967295 -j DROP"},
 	} {
 		ra, rb := parseFamRule(t, c.f, c.a), parseFamRule(t, c.f, c.b)
 		if saveText(ra) != saveText(rb) {
