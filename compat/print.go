@@ -47,7 +47,9 @@ func ExactIsCanonical(r *Rule) bool {
 	}
 	for _, m := range r.Matches {
 		if _, ok := m.(ExactSaver); ok {
-			return false
+			if c, ok := m.(exactAsSave); !ok || !c.ExactIsSave() {
+				return false
+			}
 		}
 	}
 	if mergesAny(r.Matches) {
@@ -77,9 +79,21 @@ func writeIface(b *strings.Builder, name string, canonical bool) {
 
 func ifaceNeedsQuote(name string) bool { return strings.ContainsAny(name, " \t\n\"'\\") }
 
-// exactAsSave is implemented by an ExactSaver whose exact form differs
-// from its -S form only for some instances: ExactIsSave says the two are
-// the same for this one.
+// exactWord is a name (interface, set) as the exact text keeps it: quoted
+// when it holds what splits or quotes a restore line, as is otherwise
+// (where -S prints it as is either way).
+func exactWord(name string) string {
+	if !ifaceNeedsQuote(name) {
+		return name
+	}
+	var b strings.Builder
+	writeSaveQuote(&b, name)
+	return b.String()
+}
+
+// exactAsSave is implemented by an ExactSaver (match or target) whose
+// exact form differs from its -S form only for some instances:
+// ExactIsSave says the two are the same for this one.
 type exactAsSave interface {
 	ExactIsSave() bool
 }

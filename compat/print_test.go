@@ -127,3 +127,34 @@ func TestExactSpecIfaceReadsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestExactSpecNamesReadBack: bridge port and set names with a space or a
+// quote, as -i above.
+func TestExactSpecNamesReadBack(t *testing.T) {
+	for _, name := range []string{"eth 0", `a"b`, "x'y", `b\c`, "plain"} {
+		for _, args := range [][]string{
+			{"-m", "physdev", "--physdev-in", name, "!", "--physdev-out", name, "-j", "ACCEPT"},
+			{"-m", "set", "!", "--match-set", name, "src,dst", "-j", "ACCEPT"},
+		} {
+			cmd, err := Parse(IPv4, append([]string{"-A", "FORWARD"}, args...), ParseOptions{Table: "filter"})
+			if err != nil {
+				t.Fatalf("%q: %v", args, err)
+			}
+			r := cmd.Rules[0]
+			var save strings.Builder
+			WriteRuleSpec(&save, r, false)
+			back, err := Parse(IPv4, append([]string{"-A", "FORWARD"}, RestoreWords(ExactSpec(r))...), ParseOptions{Table: "filter"})
+			if err != nil {
+				t.Fatalf("%q: exact text %q: %v", args, ExactSpec(r), err)
+			}
+			var again strings.Builder
+			WriteRuleSpec(&again, back.Rules[0], false)
+			if again.String() != save.String() {
+				t.Errorf("%q: exact text %q reads back as %q, want %q", args, ExactSpec(r), again.String(), save.String())
+			}
+			if ExactIsCanonical(r) != (name == "plain") {
+				t.Errorf("%q: ExactIsCanonical %v", args, ExactIsCanonical(r))
+			}
+		}
+	}
+}
