@@ -128,13 +128,15 @@ func TestExactSpecIfaceReadsBack(t *testing.T) {
 	}
 }
 
-// TestExactSpecNamesReadBack: bridge port and set names with a space or a
-// quote, as -i above.
+// TestExactSpecNamesReadBack: bridge port, set and TEE device names with a
+// space or a quote, as -i above.
 func TestExactSpecNamesReadBack(t *testing.T) {
 	for _, name := range []string{"eth 0", `a"b`, "x'y", `b\c`, "plain"} {
 		for _, args := range [][]string{
 			{"-m", "physdev", "--physdev-in", name, "!", "--physdev-out", name, "-j", "ACCEPT"},
 			{"-m", "set", "!", "--match-set", name, "src,dst", "-j", "ACCEPT"},
+			{"-j", "SET", "--add-set", name, "src", "--del-set", name, "dst"},
+			{"-j", "TEE", "--gateway", "198.51.100.1", "--oif", name},
 		} {
 			cmd, err := Parse(IPv4, append([]string{"-A", "FORWARD"}, args...), ParseOptions{Table: "filter"})
 			if err != nil {
