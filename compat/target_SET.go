@@ -159,7 +159,9 @@ func (t *SetTarget) Final(_ *Rule, seen OptSet) error {
 	return nil
 }
 
-func tgWriteSetRef(b *strings.Builder, opt string, ref SetRef) { tgWriteSetRefAs(b, opt, ref, ref.Name) }
+func tgWriteSetRef(b *strings.Builder, opt string, ref SetRef) {
+	tgWriteSetRefAs(b, opt, ref, ref.Name)
+}
 
 func tgWriteSetRefAs(b *strings.Builder, opt string, ref SetRef, name string) {
 	if len(ref.Dirs) == 0 {
