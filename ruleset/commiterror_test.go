@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/nftables/expr"
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/kernel"
+	"github.com/xdptables/xdptables/translate"
 	"golang.org/x/sys/unix"
 )
 
@@ -108,6 +110,57 @@ func TestCommitErrorCommandFirstOnly(t *testing.T) {
 	bl := refusedBuilder([]int{0, 0}, []string{"INPUT", "INPUT"})
 	got := compat.Format(bl.commitError(refusals(0, 1), nil), "iptables", -1)
 	want := "iptables v1.8.9 (nf_tables):  RULE_APPEND failed (Invalid argument): rule in chain INPUT\n"
+	if got != want {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// cascadeBuilder is a builder whose batch adds, in order, a rule of each
+// (nft chain, line).
+func cascadeBuilder(t *testing.T, ops []struct {
+	chain string
+	line  int
+}) *builder {
+	t.Helper()
+	bl := &builder{b: kernel.NewBatch()}
+	for _, o := range ops {
+		idx := bl.b.AppendRule(kernel.IPv4, o.chain, kernel.RuleSpec{Exprs: []expr.Any{&expr.Counter{}}})
+		_, chain, _ := translate.SplitChainName(o.chain)
+		bl.note(idx, chain, o.line)
+	}
+	return bl
+}
+
+// A rule the kernel's validation of the table refuses (a MAC match in a
+// chain OUTPUT reaches) makes it refuse every rule added after it. Our
+// batch holds a section's rules chain by chain; the reference adds them
+// in file order, so it refuses that rule and every rule of the section
+// after it, including those we added before it.
+func TestCommitErrorValidationCascade(t *testing.T) {
+	sections := []*compat.RestoreTable{{Name: "mangle", Line: 1, CommitLine: 9}, {Name: "filter", Line: 10, CommitLine: 12}}
+	type op = struct {
+		chain string
+		line  int
+	}
+	// file: 4 -A OUTPUT -j QOS, 5 -A QOS -m mac, 6 -A QOS, 7 -A QOS,
+	// 8 -A OUTPUT ...; 11 a filter rule. Batch: OUTPUT's rules first.
+	bl := cascadeBuilder(t, []op{{"mangle.OUTPUT", 4}, {"mangle.OUTPUT", 8}, {"mangle.QOS", 5}, {"mangle.QOS", 6}, {"mangle.QOS", 7}, {"filter.INPUT", 11}})
+	got := compat.FormatRestore(bl.commitError(refusals(2, 3, 4, 5), sections), "iptables-restore")
+	want := "iptables-restore v1.8.9 (nf_tables): " +
+		"\nline 5: RULE_APPEND failed (Invalid argument): rule in chain QOS" +
+		"\nline 6: RULE_APPEND failed (Invalid argument): rule in chain QOS" +
+		"\nline 7: RULE_APPEND failed (Invalid argument): rule in chain QOS" +
+		"\nline 8: RULE_APPEND failed (Invalid argument): rule in chain OUTPUT\n"
+	if got != want {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+	// a rule refused by its own checks (MASQUERADE in filter): the rules
+	// after it go in, only the refused ones are listed
+	bl = cascadeBuilder(t, []op{{"mangle.OUTPUT", 4}, {"mangle.QOS", 5}, {"mangle.QOS", 6}, {"mangle.OUTPUT", 8}})
+	got = compat.FormatRestore(bl.commitError(refusals(1, 3), sections), "iptables-restore")
+	want = "iptables-restore v1.8.9 (nf_tables): " +
+		"\nline 5: RULE_APPEND failed (Invalid argument): rule in chain QOS" +
+		"\nline 8: RULE_APPEND failed (Invalid argument): rule in chain OUTPUT\n"
 	if got != want {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)
 	}

@@ -1113,6 +1113,62 @@ func (bl *builder) opError(oe *kernel.OpError) (int, *KernelError) {
 	return line, &KernelError{Op: kind.String(), Errno: kernel.Strerror(errno), Object: object, Line: line}
 }
 
+// cascade tells a refusal by the kernel's validation of the table (a
+// hook-restricted match or target in a chain that a hook it does not
+// allow reaches) from one by the rule's own checks: after the former the
+// kernel refuses every rule added to the table, so every rule operation
+// of the batch after the first refused one, firstOp, is refused too (at
+// least one). Then the reference, adding the rules of the section in file
+// order, refuses the rule of line and every rule of the section after it,
+// whatever order our batch had them in: cascade returns those operations
+// (rule operations of the section's table from line on). It returns nil
+// for any other refusal.
+func (bl *builder) cascade(errs []*kernel.OpError, firstOp, line int, sec *compat.RestoreTable) []int {
+	if bl.b == nil || firstOp < 0 {
+		return nil
+	}
+	refused := make(map[int]bool, len(errs))
+	for _, oe := range errs {
+		refused[oe.Index] = true
+		if oe.Index == firstOp && oe.Errno != unix.EINVAL && oe.Errno != unix.EOPNOTSUPP {
+			return nil
+		}
+	}
+	isRule := func(op kernel.Op) bool {
+		switch op.Kind {
+		case kernel.OpRuleAppend, kernel.OpRuleInsert, kernel.OpRuleReplace:
+			return true
+		}
+		return false
+	}
+	later := 0
+	for idx := firstOp + 1; idx < bl.b.Len(); idx++ {
+		if !isRule(bl.b.Op(idx)) {
+			continue
+		}
+		if !refused[idx] {
+			return nil
+		}
+		later++
+	}
+	if later == 0 {
+		return nil
+	}
+	var out []int
+	for idx := 0; idx < bl.b.Len() && idx < len(bl.opLine); idx++ {
+		op := bl.b.Op(idx)
+		l := int(bl.opLine[idx])
+		if !isRule(op) || l < line || l > sec.CommitLine && sec.CommitLine != 0 {
+			continue
+		}
+		if t, _, ok := translate.SplitChainName(op.Chain); !ok || t != sec.Name {
+			continue
+		}
+		out = append(out, idx)
+	}
+	return out
+}
+
 // nftErrmsgSize is the size of iptables-nft's buffer for the refusals of
 // one batch (char errmsg[1024] in nft_action).
 const nftErrmsgSize = 1024
@@ -1127,7 +1183,8 @@ const nftErrmsgSize = 1024
 // in line order, appended to a buffer of 1024 bytes the C way: a refusal
 // that does not fit is written truncated and the next one overwrites it.
 // Operations without a line (the rule index) have no counterpart in the
-// reference and are left out. It returns nil when a refusal has no errno or
+// reference and are left out. A refusal by the kernel's validation of the
+// table is listed as the reference would list it (see cascade). It returns nil when a refusal has no errno or
 // none has a line (then the first refusal is reported alone).
 func (bl *builder) restoreErrors(errs []*kernel.OpError, sections []*compat.RestoreTable) error {
 	type refusal struct {
@@ -1143,6 +1200,7 @@ func (bl *builder) restoreErrors(errs []*kernel.OpError, sections []*compat.Rest
 		return -1
 	}
 	var rs []refusal
+	firstOp := -1
 	for _, oe := range errs {
 		line, ke := bl.opError(oe)
 		if ke == nil {
@@ -1150,6 +1208,9 @@ func (bl *builder) restoreErrors(errs []*kernel.OpError, sections []*compat.Rest
 		}
 		if s := sectionOf(line); line > 0 && s >= 0 {
 			rs = append(rs, refusal{line, s, ke})
+			if firstOp < 0 {
+				firstOp = oe.Index
+			}
 		}
 	}
 	if len(rs) == 0 {
@@ -1157,9 +1218,24 @@ func (bl *builder) restoreErrors(errs []*kernel.OpError, sections []*compat.Rest
 	}
 	first := rs[0].section
 	var mine []refusal
-	for _, r := range rs {
-		if r.section == first {
-			mine = append(mine, r)
+	if lines := bl.cascade(errs, firstOp, rs[0].line, sections[first]); lines != nil {
+		// the reference adds the rules in file order: the refused rule
+		// and every rule of its section after it
+		errno := errs[0].Errno
+		for _, oe := range errs {
+			if oe.Index == firstOp {
+				errno = oe.Errno
+			}
+		}
+		for _, idx := range lines {
+			line, ke := bl.opError(&kernel.OpError{Index: idx, Op: bl.b.Op(idx), Errno: errno})
+			mine = append(mine, refusal{line, first, ke})
+		}
+	} else {
+		for _, r := range rs {
+			if r.section == first {
+				mine = append(mine, r)
+			}
 		}
 	}
 	sort.SliceStable(mine, func(i, j int) bool { return mine[i].line < mine[j].line })
