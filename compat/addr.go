@@ -61,7 +61,15 @@ func ParseNet(item string, f Family, resolve func(string, Family) ([]string, err
 		return []Net{{Addr: applyMask(a, mask), Mask: mask}}, nil
 	} else {
 		var names []string
-		if resolve != nil && host != "" {
+		if resolve != nil && f == IPv4 {
+			// what iptables' parser refuses, getaddrinfo still takes
+			// as a number when inet_aton does ("3325256705",
+			// "0xc6336401", "198.51.25601")
+			if a, ok := inetAton(host); ok {
+				names = []string{a.String()}
+			}
+		}
+		if resolve != nil && host != "" && names == nil {
 			names, _ = resolve(host, f)
 		}
 		for _, n := range names {

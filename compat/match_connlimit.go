@@ -181,6 +181,14 @@ func (m *ConnlimitMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
 // all 16 bytes set, while --connlimit-mask 32 zeroes the IPv6 words.
 func (m *ConnlimitMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
 
+// CompareKey holds the mask's 16 bytes: -S prints the default mask (all
+// ones) and --connlimit-mask 32 alike, but the kernel's structs differ (the
+// given mask zeroes the IPv6 words), so iptables-nft's -C and -D tell the
+// two rules apart.
+func (m *ConnlimitMatch) CompareKey() string {
+	return fmt.Sprintf("connlimit mask %x", m.Mask)
+}
+
 func (m *ConnlimitMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	dir, op := "src", ">"
 	if m.Daddr {

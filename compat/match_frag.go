@@ -104,12 +104,20 @@ func (m *FragMatch) idsShown(list bool) bool {
 
 func (m *FragMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
 
-// SaveExact is Save that keeps an inverted full id range, which -S drops
-// but which still never matches (for the rule's userdata).
+// SaveExact is Save that keeps a given full id range, which -S drops:
+// inverted it never matches, and given at all it sets the flag
+// (for the rule's userdata).
 func (m *FragMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
 
+// CompareKey: -S prints a given full id range as nothing, like none, but
+// the flag it sets makes another struct ip6t_frag, which iptables-nft's
+// -C and -D tell apart.
+func (m *FragMatch) CompareKey() string {
+	return fmt.Sprintf("frag ids given %v", m.Flags&fragFlagIDs != 0)
+}
+
 func (m *FragMatch) save(b *strings.Builder, exact bool) {
-	if m.idsShown(exact) {
+	if m.idsShown(exact) || exact && m.Flags&fragFlagIDs != 0 {
 		fmt.Fprintf(b, "%s --fragid %d", invMark(m.InvFlag&fragFlagIDs != 0), m.IDs[0])
 		if m.IDs[0] != m.IDs[1] {
 			fmt.Fprintf(b, ":%d", m.IDs[1])
@@ -163,13 +171,8 @@ func (m *FragMatch) NftExprs(*NftContext) ([]expr.Any, error) {
 	x.u32(m.IDs[0])
 	x.u32(m.IDs[1])
 	x.u32(m.HdrLen)
-	// the kernel tests the id range whatever the flag says; -S drops the
-	// uninverted full range, so the flag goes too to read back the same
-	flags := m.Flags
-	if !m.idsShown(true) {
-		flags &^= fragFlagIDs
-	}
-	x.u8(flags)
+	// as libxt_frag: --fragid sets the flag, even for the full range
+	x.u8(m.Flags)
 	x.u8(m.InvFlag)
 	return []expr.Any{compatMatch("frag", 0, x)}, nil
 }

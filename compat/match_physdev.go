@@ -53,6 +53,10 @@ func (m *PhysdevMatch) Parse(p *OptArg) error {
 		if len(p.Arg) >= 16 {
 			return Paramf("interface name `%s' must be shorter than IFNAMSIZ (%d)", p.Arg, 15)
 		}
+		if strings.ContainsAny(p.Arg, "/ ") {
+			// xtables_parse_interface, as for -i and -o
+			p.Warn("Warning: weird character in interface `" + p.Arg + "' ('/' and ' ' are not allowed by the kernel).\n")
+		}
 		if p.Def.ID == physdevOptIn {
 			m.In = p.Arg
 		} else {
@@ -73,24 +77,37 @@ func (m *PhysdevMatch) Final(_ *Rule, seen OptSet) error {
 	return nil
 }
 
-func (m *PhysdevMatch) write(b *strings.Builder) {
+func (m *PhysdevMatch) write(b *strings.Builder, exact bool) {
 	flag := func(f uint8, s string) {
 		if m.Bitmask&f != 0 {
 			b.WriteString(invMark(m.Inv&f != 0) + s)
 		}
 	}
+	in, out := m.In, m.Out
+	if exact {
+		in, out = exactWord(in), exactWord(out)
+	}
 	flag(physdevIsIn, " --physdev-is-in")
-	flag(physdevIn, " --physdev-in "+m.In)
+	flag(physdevIn, " --physdev-in "+in)
 	flag(physdevIsOut, " --physdev-is-out")
-	flag(physdevOut, " --physdev-out "+m.Out)
+	flag(physdevOut, " --physdev-out "+out)
 	flag(physdevBridged, " --physdev-is-bridged")
 }
 
-func (m *PhysdevMatch) Save(b *strings.Builder, _ *Rule) { m.write(b) }
+func (m *PhysdevMatch) Save(b *strings.Builder, _ *Rule) { m.write(b, false) }
+
+// SaveExact quotes a port name with a space or a quote (-S prints it as
+// is), so that the rule's kept text reads back as the same rule.
+func (m *PhysdevMatch) SaveExact(b *strings.Builder, _ *Rule) { m.write(b, true) }
+
+// ExactIsSave: the names need no quotes.
+func (m *PhysdevMatch) ExactIsSave() bool {
+	return !ifaceNeedsQuote(m.In) && !ifaceNeedsQuote(m.Out)
+}
 
 func (m *PhysdevMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	b.WriteString(" PHYSDEV match")
-	m.write(b)
+	m.write(b, false)
 }
 
 // NftExprs: nftables cannot see the bridge ports of br_netfilter, so

@@ -136,15 +136,23 @@ func (m *RTMatch) addrList(b *strings.Builder) {
 
 func (m *RTMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
 
-// SaveExact is Save that keeps an inverted full segsleft range, which
-// -S drops but which still never matches (for the rule's userdata).
+// SaveExact is Save that keeps a given full segsleft range, which -S
+// drops: inverted it never matches, and given at all it sets the flag
+// (for the rule's userdata).
 func (m *RTMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
+
+// CompareKey: -S prints a given full segsleft range as nothing, like none,
+// but the flag it sets makes another struct ip6t_rt, which iptables-nft's
+// -C and -D tell apart.
+func (m *RTMatch) CompareKey() string {
+	return fmt.Sprintf("rt segsleft given %v", m.Flags&rtFlagSegs != 0)
+}
 
 func (m *RTMatch) save(b *strings.Builder, exact bool) {
 	if m.Flags&rtFlagType != 0 {
 		fmt.Fprintf(b, "%s --rt-type %d", invMark(m.InvFlag&rtFlagType != 0), m.Type)
 	}
-	if m.segsShown(exact) {
+	if m.segsShown(exact) || exact && m.Flags&rtFlagSegs != 0 {
 		fmt.Fprintf(b, "%s --rt-segsleft %d", invMark(m.InvFlag&rtFlagSegs != 0), m.SegsLeft[0])
 		if m.SegsLeft[0] != m.SegsLeft[1] {
 			fmt.Fprintf(b, ":%d", m.SegsLeft[1])
@@ -213,13 +221,8 @@ func (m *RTMatch) NftExprs(*NftContext) ([]expr.Any, error) {
 	x.u32(m.SegsLeft[0])
 	x.u32(m.SegsLeft[1])
 	x.u32(m.HdrLen)
-	// the kernel tests segsleft whatever the flag says; -S drops the
-	// uninverted full range, so the flag goes too to read back the same
-	flags := m.Flags
-	if !m.segsShown(true) {
-		flags &^= rtFlagSegs
-	}
-	x.u8(flags)
+	// as libxt_rt: --rt-segsleft sets the flag, even for the full range
+	x.u8(m.Flags)
 	x.u8(m.InvFlag)
 	x.align(4)
 	for i := 0; i < 16; i++ {

@@ -144,8 +144,10 @@ func (m *SetMatch) Final(*Rule, OptSet) error {
 	return nil
 }
 
-func (m *SetMatch) write(b *strings.Builder, dashes string) {
-	b.WriteString(bang(m.Invert) + " " + dashes + "match-set " + m.SetName + " " + strings.Join(m.Dirs, ","))
+func (m *SetMatch) write(b *strings.Builder, dashes string) { m.writeName(b, dashes, m.SetName) }
+
+func (m *SetMatch) writeName(b *strings.Builder, dashes, name string) {
+	b.WriteString(bang(m.Invert) + " " + dashes + "match-set " + name + " " + strings.Join(m.Dirs, ","))
 	if m.ReturnNomatch {
 		b.WriteString(" " + dashes + "return-nomatch")
 	}
@@ -166,6 +168,15 @@ func (m *SetMatch) write(b *strings.Builder, dashes string) {
 }
 
 func (m *SetMatch) Save(b *strings.Builder, _ *Rule) { m.write(b, "--") }
+
+// SaveExact quotes a set name with a space or a quote (-S prints it as
+// is), so that the rule's kept text reads back as the same rule.
+func (m *SetMatch) SaveExact(b *strings.Builder, _ *Rule) {
+	m.writeName(b, "--", exactWord(m.SetName))
+}
+
+// ExactIsSave: the set's name needs no quotes.
+func (m *SetMatch) ExactIsSave() bool { return !ifaceNeedsQuote(m.SetName) }
 
 func (m *SetMatch) List(b *strings.Builder, _ *Rule, _ bool) { m.write(b, "") }
 

@@ -42,9 +42,14 @@ func ExactIsCanonical(r *Rule) bool {
 	if r.InIface == "+" && !r.InInv || r.OutIface == "+" && !r.OutInv {
 		return false
 	}
+	if ifaceNeedsQuote(r.InIface) || ifaceNeedsQuote(r.OutIface) {
+		return false
+	}
 	for _, m := range r.Matches {
 		if _, ok := m.(ExactSaver); ok {
-			return false
+			if c, ok := m.(exactAsSave); !ok || !c.ExactIsSave() {
+				return false
+			}
 		}
 	}
 	if mergesAny(r.Matches) {
@@ -60,9 +65,35 @@ func ExactIsCanonical(r *Rule) bool {
 	return true
 }
 
-// exactAsSave is implemented by an ExactSaver whose exact form differs
-// from its -S form only for some instances: ExactIsSave says the two are
-// the same for this one.
+// writeIface writes an interface name: as is for -S (iptables-nft prints
+// "-i eth 0" for the name "eth 0", which it takes with a warning), quoted
+// in the exact form when it holds what splits or quotes a restore line, so
+// that the rule's text reads back as the same rule.
+func writeIface(b *strings.Builder, name string, canonical bool) {
+	if canonical || !ifaceNeedsQuote(name) {
+		b.WriteString(name)
+		return
+	}
+	writeSaveQuote(b, name)
+}
+
+func ifaceNeedsQuote(name string) bool { return strings.ContainsAny(name, " \t\n\"'\\") }
+
+// exactWord is a name (interface, set) as the exact text keeps it: quoted
+// when it holds what splits or quotes a restore line, as is otherwise
+// (where -S prints it as is either way).
+func exactWord(name string) string {
+	if !ifaceNeedsQuote(name) {
+		return name
+	}
+	var b strings.Builder
+	writeSaveQuote(&b, name)
+	return b.String()
+}
+
+// exactAsSave is implemented by an ExactSaver (match or target) whose
+// exact form differs from its -S form only for some instances:
+// ExactIsSave says the two are the same for this one.
 type exactAsSave interface {
 	ExactIsSave() bool
 }
@@ -86,12 +117,12 @@ func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 	if r.InIface != "" && (r.InIface != "+" || r.InInv || !canonical) {
 		neg(r.InInv)
 		b.WriteString(" -i ")
-		b.WriteString(r.InIface)
+		writeIface(b, r.InIface, canonical)
 	}
 	if r.OutIface != "" && (r.OutIface != "+" || r.OutInv || !canonical) {
 		neg(r.OutInv)
 		b.WriteString(" -o ")
-		b.WriteString(r.OutIface)
+		writeIface(b, r.OutIface, canonical)
 	}
 	if r.ProtoSet {
 		neg(r.ProtoInv)

@@ -1,6 +1,9 @@
 package compat
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Expected strings below are what iptables-nft 1.8.9 printed (spec §3).
 
@@ -91,6 +94,69 @@ func TestListRule(t *testing.T) {
 		r.Counters = &c.cnt
 		if got := c.f.ListRule(r, 1); got != c.want {
 			t.Errorf("%v:\ngot  %q\nwant %q", c.args, got, c.want)
+		}
+	}
+}
+
+// TestExactSpecIfaceReadsBack: an interface name with a space or a quote
+// (iptables-nft takes it with a warning) prints as is in -S but quoted in
+// the exact text kept with the rule, which must parse back to the same
+// interfaces.
+func TestExactSpecIfaceReadsBack(t *testing.T) {
+	for _, name := range []string{"eth 0", `a"b`, "x'y", `b\c`, "tab\tx", "eth0", "br-lan+"} {
+		args := []string{"-A", "FORWARD", "-i", name, "-o", name, "-j", "ACCEPT"}
+		cmd, err := Parse(IPv4, args, ParseOptions{Table: "filter"})
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		r := cmd.Rules[0]
+		var save strings.Builder
+		WriteRuleSpec(&save, r, false)
+		if want := " -i " + name + " -o " + name + " -j ACCEPT"; save.String() != want {
+			t.Errorf("-S %q, want %q", save.String(), want)
+		}
+		back, err := Parse(IPv4, append([]string{"-A", "FORWARD"}, RestoreWords(ExactSpec(r))...), ParseOptions{Table: "filter"})
+		if err != nil {
+			t.Fatalf("%q: exact text %q: %v", name, ExactSpec(r), err)
+		}
+		if got := back.Rules[0]; got.InIface != name || got.OutIface != name {
+			t.Errorf("%q: exact text %q reads back as -i %q -o %q", name, ExactSpec(r), got.InIface, got.OutIface)
+		}
+		if ExactIsCanonical(r) && ExactSpec(r) != save.String() {
+			t.Errorf("%q: ExactIsCanonical but %q != %q", name, ExactSpec(r), save.String())
+		}
+	}
+}
+
+// TestExactSpecNamesReadBack: bridge port, set and TEE device names with a
+// space or a quote, as -i above.
+func TestExactSpecNamesReadBack(t *testing.T) {
+	for _, name := range []string{"eth 0", `a"b`, "x'y", `b\c`, "plain"} {
+		for _, args := range [][]string{
+			{"-m", "physdev", "--physdev-in", name, "!", "--physdev-out", name, "-j", "ACCEPT"},
+			{"-m", "set", "!", "--match-set", name, "src,dst", "-j", "ACCEPT"},
+			{"-j", "SET", "--add-set", name, "src", "--del-set", name, "dst"},
+			{"-j", "TEE", "--gateway", "198.51.100.1", "--oif", name},
+		} {
+			cmd, err := Parse(IPv4, append([]string{"-A", "FORWARD"}, args...), ParseOptions{Table: "filter"})
+			if err != nil {
+				t.Fatalf("%q: %v", args, err)
+			}
+			r := cmd.Rules[0]
+			var save strings.Builder
+			WriteRuleSpec(&save, r, false)
+			back, err := Parse(IPv4, append([]string{"-A", "FORWARD"}, RestoreWords(ExactSpec(r))...), ParseOptions{Table: "filter"})
+			if err != nil {
+				t.Fatalf("%q: exact text %q: %v", args, ExactSpec(r), err)
+			}
+			var again strings.Builder
+			WriteRuleSpec(&again, back.Rules[0], false)
+			if again.String() != save.String() {
+				t.Errorf("%q: exact text %q reads back as %q, want %q", args, ExactSpec(r), again.String(), save.String())
+			}
+			if ExactIsCanonical(r) != (name == "plain") {
+				t.Errorf("%q: ExactIsCanonical %v", args, ExactIsCanonical(r))
+			}
 		}
 	}
 }

@@ -160,10 +160,14 @@ func (t *SetTarget) Final(_ *Rule, seen OptSet) error {
 }
 
 func tgWriteSetRef(b *strings.Builder, opt string, ref SetRef) {
+	tgWriteSetRefAs(b, opt, ref, ref.Name)
+}
+
+func tgWriteSetRefAs(b *strings.Builder, opt string, ref SetRef, name string) {
 	if len(ref.Dirs) == 0 {
 		return
 	}
-	b.WriteString(" " + opt + " " + ref.Name)
+	b.WriteString(" " + opt + " " + name)
 	for i, src := range ref.Dirs {
 		if i == 0 {
 			b.WriteByte(' ')
@@ -178,16 +182,25 @@ func tgWriteSetRef(b *strings.Builder, opt string, ref SetRef) {
 	}
 }
 
-func (t *SetTarget) write(b *strings.Builder, pfx string) {
-	tgWriteSetRef(b, pfx+"add-set", t.Add)
+func (t *SetTarget) write(b *strings.Builder, pfx string) { t.writeNames(b, pfx, false) }
+
+func (t *SetTarget) writeNames(b *strings.Builder, pfx string, exact bool) {
+	ref := func(opt string, r SetRef) {
+		name := r.Name
+		if exact {
+			name = exactWord(name)
+		}
+		tgWriteSetRefAs(b, opt, r, name)
+	}
+	ref(pfx+"add-set", t.Add)
 	if t.Exist {
 		b.WriteString(" " + pfx + "exist")
 	}
 	if t.Timeout != tgSetNoTimeout {
 		fmt.Fprintf(b, " %stimeout %d", pfx, t.Timeout)
 	}
-	tgWriteSetRef(b, pfx+"del-set", t.Del)
-	tgWriteSetRef(b, pfx+"map-set", t.Map)
+	ref(pfx+"del-set", t.Del)
+	ref(pfx+"map-set", t.Map)
 	if t.MapMark {
 		b.WriteString(" " + pfx + "map-mark")
 	}
@@ -250,6 +263,15 @@ func (t *SetTarget) xtInfo() []byte {
 }
 
 func (t *SetTarget) Save(b *strings.Builder, _ *Rule) { t.write(b, "--") }
+
+// SaveExact quotes set names with a space or a quote (-S prints them as
+// they are), so that the rule's kept text reads back as the same rule.
+func (t *SetTarget) SaveExact(b *strings.Builder, _ *Rule) { t.writeNames(b, "--", true) }
+
+// ExactIsSave: no set name needs quotes.
+func (t *SetTarget) ExactIsSave() bool {
+	return !ifaceNeedsQuote(t.Add.Name) && !ifaceNeedsQuote(t.Del.Name) && !ifaceNeedsQuote(t.Map.Name)
+}
 
 func (t *SetTarget) List(b *strings.Builder, _ *Rule, _ bool) { t.write(b, "") }
 

@@ -70,12 +70,21 @@ func (t *TeeTarget) gateway() string {
 	return t.Gateway.String()
 }
 
-func (t *TeeTarget) Save(b *strings.Builder, _ *Rule) {
+func (t *TeeTarget) Save(b *strings.Builder, _ *Rule) { t.save(b, t.Oif) }
+
+func (t *TeeTarget) save(b *strings.Builder, oif string) {
 	b.WriteString(" --gateway " + t.gateway())
 	if t.Oif != "" {
-		b.WriteString(" --oif " + t.Oif)
+		b.WriteString(" --oif " + oif)
 	}
 }
+
+// SaveExact quotes an --oif name with a space or a quote (-S prints it as
+// is), so that the rule's kept text reads back as the same rule.
+func (t *TeeTarget) SaveExact(b *strings.Builder, _ *Rule) { t.save(b, exactWord(t.Oif)) }
+
+// ExactIsSave: the --oif name needs no quotes.
+func (t *TeeTarget) ExactIsSave() bool { return !ifaceNeedsQuote(t.Oif) }
 
 func (t *TeeTarget) List(b *strings.Builder, _ *Rule, numeric bool) {
 	gw := t.gateway()

@@ -67,7 +67,7 @@ const nftTypeIP6Addr = 8
 
 const (
 	indexDataLen = 16
-	indexVersion = 2 // the key layout of ruleset.indexKey (1: jumps with their targets)
+	indexVersion = 3 // the key layout of ruleset.indexKey (1: jumps with their targets; 2: before the connlimit mask and the frag/rt range flags were part of -C/-D comparisons)
 )
 
 // nftMsgDestroySetElem deletes set elements without failing on absent ones

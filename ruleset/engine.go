@@ -530,7 +530,7 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			continue
 		}
 		if err != nil {
-			return "", bld.commitError(err, 0)
+			return "", bld.commitError(err)
 		}
 		e.repairHints(bld, gen)
 		e.afterCommand(cmd, v)
@@ -1117,15 +1117,16 @@ func (bl *builder) refusals(err error, sections []*compat.RestoreTable) error {
 	var ce *kernel.CommitError
 	if err != nil {
 		if !errors.As(err, &ce) {
-			return bl.commitError(err, 0)
+			return bl.commitError(err)
 		}
-		for _, oe := range ce.Errors {
-			line, ke, other := bl.opError(oe)
-			if other != nil || line <= 0 {
-				return bl.commitError(&kernel.CommitError{Errors: []*kernel.OpError{oe}}, 0)
-			}
-			all = append(all, refusal{line, ke})
+		got, other := bl.restoreRefusals(ce, sections)
+		if other != nil {
+			return other
 		}
+		all = append(all, got...)
+	}
+	if len(all) == 0 {
+		return bl.commitError(err)
 	}
 	if len(all) == 1 || sections == nil {
 		r := all[0]
@@ -1160,7 +1161,7 @@ func (bl *builder) refusalsBefore(err error, line int) []refusal {
 
 // commitError turns a refused batch into iptables' message: that of its
 // first refused operation.
-func (bl *builder) commitError(err error, _ int) error {
+func (bl *builder) commitError(err error) error {
 	var oe *kernel.OpError
 	if !errors.As(err, &oe) {
 		return compat.Errorf(compat.StatusResource, "%v", err)
@@ -1189,46 +1190,170 @@ func (bl *builder) commitError(err error, _ int) error {
 func (bl *builder) restoreCommitError(err error, sections []*compat.RestoreTable) error {
 	var ce *kernel.CommitError
 	if !errors.As(err, &ce) || len(ce.Errors) < 2 {
-		return bl.commitError(err, 0)
+		return bl.commitError(err)
 	}
-	var all []refusal
-	for _, oe := range ce.Errors {
-		line, ke, other := bl.opError(oe)
-		if other != nil || line <= 0 {
-			return bl.commitError(&kernel.CommitError{Errors: []*kernel.OpError{oe}}, 0)
-		}
-		all = append(all, refusal{line, ke})
+	all, other := bl.restoreRefusals(ce, sections)
+	if other != nil {
+		return other
+	}
+	if len(all) == 0 {
+		return bl.commitError(err)
 	}
 	return refusalsIn(all, sections)
 }
 
+// restoreRefusals are the kernel's refusals in ce of operations with a
+// restore line, as the reference lists them (see cascade), or other
+// (the error to report instead) when one is not a refusal with an errno,
+// or has no line outside a restore (sections nil). In a restore, the
+// operations without a line (the rule index) have no counterpart in the
+// reference and are left out.
+func (bl *builder) restoreRefusals(ce *kernel.CommitError, sections []*compat.RestoreTable) (all []refusal, other error) {
+	firstOp := -1
+	for _, oe := range ce.Errors {
+		line, ke, o := bl.opError(oe)
+		if o != nil || line <= 0 && sections == nil {
+			return nil, bl.commitError(&kernel.CommitError{Errors: []*kernel.OpError{oe}})
+		}
+		if line <= 0 {
+			continue
+		}
+		if firstOp < 0 {
+			firstOp = oe.Index
+		}
+		all = append(all, refusal{line, ke})
+	}
+	if len(all) == 0 || sections == nil {
+		return all, nil
+	}
+	sec := sectionOf(sections, all[0].line)
+	if sec < 0 {
+		return all, nil
+	}
+	lines := bl.cascade(ce.Errors, firstOp, all[0].line, sections[sec])
+	if lines == nil {
+		return all, nil
+	}
+	// the reference adds the rules in file order: the refused rule and
+	// every rule of its section after it
+	var errno unix.Errno
+	for _, oe := range ce.Errors {
+		if oe.Index == firstOp {
+			errno = oe.Errno
+		}
+	}
+	all = all[:0]
+	for _, idx := range lines {
+		line, ke, o := bl.opError(&kernel.OpError{Index: idx, Op: bl.b.Op(idx), Errno: errno})
+		if o == nil && ke != nil {
+			all = append(all, refusal{line, ke})
+		}
+	}
+	return all, nil
+}
+
+// sectionOf is the index of the section of sections (in file order) that
+// line is in, -1 before the first.
+func sectionOf(sections []*compat.RestoreTable, line int) int {
+	return sort.Search(len(sections), func(i int) bool { return sections[i].Line > line }) - 1
+}
+
+// cascade tells a refusal by the kernel's validation of the table (a
+// hook-restricted match or target in a chain that a hook it does not
+// allow reaches) from one by the rule's own checks: after the former the
+// kernel refuses every rule added to the table, so every rule operation
+// of the batch after the first refused one, firstOp, is refused too (at
+// least one). Then the reference, adding the rules of the section in file
+// order, refuses the rule of line and every rule of the section after it,
+// whatever order our batch had them in: cascade returns those operations
+// (rule operations of the section's table from line on). It returns nil
+// for any other refusal.
+func (bl *builder) cascade(errs []*kernel.OpError, firstOp, line int, sec *compat.RestoreTable) []int {
+	if bl.b == nil || firstOp < 0 {
+		return nil
+	}
+	refused := make(map[int]bool, len(errs))
+	for _, oe := range errs {
+		refused[oe.Index] = true
+		if oe.Index == firstOp && oe.Errno != unix.EINVAL && oe.Errno != unix.EOPNOTSUPP {
+			return nil
+		}
+	}
+	isRule := func(op kernel.Op) bool {
+		switch op.Kind {
+		case kernel.OpRuleAppend, kernel.OpRuleInsert, kernel.OpRuleReplace:
+			return true
+		}
+		return false
+	}
+	later := 0
+	for idx := firstOp + 1; idx < bl.b.Len(); idx++ {
+		if !isRule(bl.b.Op(idx)) {
+			continue
+		}
+		if !refused[idx] {
+			return nil
+		}
+		later++
+	}
+	if later == 0 {
+		return nil
+	}
+	var out []int
+	for idx := 0; idx < bl.b.Len() && idx < len(bl.opLine); idx++ {
+		op := bl.b.Op(idx)
+		l := int(bl.opLine[idx])
+		if !isRule(op) || l < line || l > sec.CommitLine && sec.CommitLine != 0 {
+			continue
+		}
+		if t, _, ok := translate.SplitChainName(op.Chain); !ok || t != sec.Name {
+			continue
+		}
+		out = append(out, idx)
+	}
+	return out
+}
+
+// nftErrmsgSize is the size of iptables-nft's buffer for the refusals of
+// one batch (char errmsg[1024] in nft_action).
+const nftErrmsgSize = 1024
+
 // refusalsIn reports the refusals of the first section that has one.
 func refusalsIn(all []refusal, sections []*compat.RestoreTable) error {
-	sectionOf := func(line int) int {
-		i := sort.Search(len(sections), func(i int) bool { return sections[i].Line > line })
-		return i - 1
-	}
-	first := sectionOf(all[0].line)
+	first := sectionOf(sections, all[0].line)
 	for _, r := range all[1:] {
-		first = min(first, sectionOf(r.line))
+		first = min(first, sectionOf(sections, r.line))
 	}
 	var mine []refusal
 	for _, r := range all {
-		if sectionOf(r.line) == first {
+		if sectionOf(sections, r.line) == first {
 			mine = append(mine, r)
 		}
 	}
 	sort.SliceStable(mine, func(i, j int) bool { return mine[i].line < mine[j].line })
-	var b strings.Builder
-	last := 0
+	// Each refusal is "\nline N: OP failed (ERR): OBJECT", appended to a
+	// buffer of nftErrmsgSize bytes the C way: one that does not fit is
+	// written truncated and the next one overwrites it.
+	var buf []byte
+	pos, room, last := 0, nftErrmsgSize, 0
 	for _, r := range mine {
 		if r.line == last {
 			continue // one line, several operations (a rule and what goes with it)
 		}
 		last = r.line
-		fmt.Fprintf(&b, "\nline %d: %s", r.line, r.ke.Error())
+		if room == 0 {
+			break // snprintf into no room writes nothing
+		}
+		msg := fmt.Sprintf("\nline %d: %s", r.line, r.ke.Error())
+		// snprintf(errmsg + pos, room, ...) writes at most room-1 bytes
+		// and a NUL; pos moves on only when it returned at most room
+		buf = append(buf[:pos], msg[:min(len(msg), room-1)]...)
+		if len(msg) <= room {
+			pos += len(msg)
+			room -= len(msg)
+		}
 	}
-	return &compat.RestoreError{Line: mine[0].line, Err: compat.Errorf(compat.StatusResource, "%s", b.String())}
+	return &compat.RestoreError{Line: mine[0].line, Err: compat.Errorf(compat.StatusResource, "%s", buf)}
 }
 
 // opError gives the line and iptables' error for a refused operation, or

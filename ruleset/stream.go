@@ -72,6 +72,9 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		}
 		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
+		if ro.Echo != nil {
+			h.echoLen, h.echoAt = echoed.Len, map[int]int{}
+		}
 		// a rule line becomes about five times its size in the batch
 		// (and the index and flushes add a few operations to the lines)
 		h.bl.b.Grow(int(scan.size)*6, scan.lines+1024)
@@ -114,6 +117,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		err = e.Conn.Commit(h.bl.b, gen)
 		if err != nil && !errors.Is(err, kernel.ErrGenerationChanged) {
 			err = h.bl.restoreCommitError(err, h.sections)
+			h.cutEcho(err, &echoed)
 		}
 		if err == nil {
 			e.repairHints(h.bl, gen)
@@ -189,6 +193,27 @@ func (h *restoreHandler) checkBefore(start int, skip string) error {
 		return nil
 	}
 	return refusalsIn(all, h.sections)
+}
+
+// cutEcho ends the --verbose output at the COMMIT of the section a
+// refusal names: iptables-nft-restore prints as it reads and stops at the
+// first section whose commit fails, so what follows that COMMIT line
+// (later sections, comment lines) never shows.
+func (h *restoreHandler) cutEcho(err error, echoed *strings.Builder) {
+	var re *compat.RestoreError
+	if h.echoLen == nil || !errors.As(err, &re) {
+		return
+	}
+	for _, t := range h.sections {
+		if re.Line > t.Line && re.Line <= t.CommitLine {
+			if n, ok := h.echoAt[t.CommitLine]; ok && n < echoed.Len() {
+				s := echoed.String()[:n]
+				echoed.Reset()
+				echoed.WriteString(s)
+			}
+			return
+		}
+	}
 }
 
 // restoreScan is what one pass over a restore file tells before it is
@@ -343,6 +368,10 @@ type restoreHandler struct {
 	section    *compat.RestoreTable
 	sections   []*compat.RestoreTable
 	last       chainNamesOf // see chainNames
+	// echoLen is the length of the --verbose output so far (nil without
+	// it), echoAt that length at each section's COMMIT line
+	echoLen func() int
+	echoAt  map[int]int
 }
 
 // chainNamesOf are the names chainNames shares for chain of section.
@@ -587,6 +616,14 @@ func (h *restoreHandler) chainNames(chain string) (string, string) {
 }
 
 func (h *restoreHandler) Commit(t *compat.RestoreTable) error {
+	err := h.commit(t)
+	if h.echoLen != nil {
+		h.echoAt[t.CommitLine] = h.echoLen()
+	}
+	return err
+}
+
+func (h *restoreHandler) commit(t *compat.RestoreTable) error {
 	if h.s == nil {
 		v := h.views[t.Name]
 		if v == nil {

@@ -388,6 +388,11 @@ func (p *printer) expr(e expr.Any) error {
 			s += fmt.Sprintf(":%d", beUint(o.lit))
 		}
 		p.emit(s)
+	case *expr.Objref:
+		if x.Type != unix.NFT_OBJECT_CT_HELPER {
+			return fmt.Errorf("%w: object reference of type %d", ErrNoSyntax, x.Type)
+		}
+		p.emit(fmt.Sprintf("ct helper set %q", x.Name))
 	case *expr.Match:
 		p.compat = append(p.compat, "match "+x.Name)
 		p.pending = nil
@@ -495,6 +500,8 @@ func ctField(k expr.CtKey) (string, valueKind, int) {
 		return "ct expiration", kindHost, 4
 	case expr.CtKeyHELPER:
 		return "ct helper", kindIface, 16
+	case expr.CtKeyZONE:
+		return "ct zone", kindHost, 2
 	}
 	return "", 0, 0
 }
@@ -634,13 +641,9 @@ func (p *printer) value(o *operand, data []byte) string {
 	case kindHostHex, kindCtState:
 		return fmt.Sprintf("0x%0*x", 2*len(data), hostUint(data))
 	case kindEther:
-		if len(data) == 6 {
-			var parts []string
-			for _, b := range data {
-				parts = append(parts, fmt.Sprintf("%02x", b))
-			}
-			return strings.Join(parts, ":")
-		}
+		// a raw @ll payload takes an integer, not a MAC address
+		// ("@ll,48,48 00:11:22:aa:bb:cc": "Could not parse integer")
+		return fmt.Sprintf("0x%0*x", 2*len(data), new(big.Int).SetBytes(data))
 	}
 	return "0x" + fmt.Sprintf("%x", new(big.Int).SetBytes(data))
 }

@@ -63,6 +63,12 @@ func TestNftSyntaxRules(t *testing.T) {
 			`counter notrack`},
 		{compat.IPv4, "nat", "-A x -m statistic --mode nth --every 3 --packet 1 -j ACCEPT",
 			`numgen inc mod 3 1 counter accept`},
+		// a raw link-layer payload takes an integer (nft lists it back
+		// as "ether saddr 00:11:22:aa:bb:cc")
+		{compat.IPv4, "mangle", "-A PREROUTING -m mac --mac-source 00:11:22:AA:BB:CC -j ACCEPT",
+			`meta iiftype 1 @ll,48,48 0x001122aabbcc counter accept`},
+		{compat.IPv6, "filter", "-A INPUT -m mac ! --mac-source 02:00:5e:10:00:01 -j DROP",
+			`meta iiftype 1 @ll,48,48 != 0x02005e100001 counter drop`},
 	}
 	for _, c := range cases {
 		cmd, err := compat.Parse(c.f, compat.RestoreWords(c.rule), compat.ParseOptions{Table: c.table, Restore: true})

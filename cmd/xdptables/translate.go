@@ -23,6 +23,7 @@ import (
 	"github.com/xdptables/xdptables/setengine"
 	"github.com/xdptables/xdptables/translate"
 	"github.com/xdptables/xdptables/xdp"
+	"golang.org/x/sys/unix"
 )
 
 const translateUsage = `Usage: xdptables translate [--ipsets FILE] iptables|ip6tables COMMAND...
@@ -371,7 +372,18 @@ func xdpNotes(f compat.Family, chains []*tchain) map[*compat.Rule]string {
 func writeRuleset(w *bufio.Writer, f compat.Family, chains []*tchain) error {
 	fam := nftFamily(f)
 	notes := xdpNotes(f, chains)
+	mirrors, err := ctHelperMirrors(f, chains)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "table %s %s {\n", fam, kernel.TableName)
+	for _, m := range mirrors {
+		for _, o := range m.objs {
+			if err := writeCTHelperObj(w, f, o); err != nil {
+				return err
+			}
+		}
+	}
 	marked := map[string]bool{}
 	for _, c := range chains {
 		if !marked[c.table] {
@@ -387,6 +399,11 @@ func writeRuleset(w *bufio.Writer, f compat.Family, chains []*tchain) error {
 			}
 			fmt.Fprintf(w, "\t\ttype %s hook %s priority %d; policy %s;\n", base.Type, base.Hook, base.Priority, pol)
 		}
+		fmt.Fprintf(w, "\t}\n")
+	}
+	for _, m := range mirrors {
+		fmt.Fprintf(w, "\tchain %s {\n", quoteNft(translate.CTHelperChain(m.chain)))
+		fmt.Fprintf(w, "\t\ttype filter hook %s priority %d; policy accept;\n", strings.ToLower(m.chain), translate.CTHelperPriority)
 		fmt.Fprintf(w, "\t}\n")
 	}
 	fmt.Fprintf(w, "}\n")
@@ -409,9 +426,78 @@ func writeRuleset(w *bufio.Writer, f compat.Family, chains []*tchain) error {
 		}
 		fmt.Fprintf(w, "\t}\n")
 	}
+	for _, m := range mirrors {
+		if !opened {
+			fmt.Fprintf(w, "table %s %s {\n", fam, kernel.TableName)
+			opened = true
+		}
+		fmt.Fprintf(w, "\tchain %s {\n", quoteNft(translate.CTHelperChain(m.chain)))
+		for _, r := range m.rules {
+			comments := []string{"helpers of raw " + m.chain + " after conntrack (CT --helper)"}
+			if r.From != nil {
+				comments[0] = "-A " + m.chain + " " + strings.TrimSpace(compat.ExactSpec(r.From)) + ", after conntrack"
+			}
+			st, err := translate.NftSyntax(f, r.Exprs)
+			if err != nil {
+				return fmt.Errorf("%s: %w", comments[0], err)
+			}
+			text, comments := statementText(&compat.Rule{}, st, comments)
+			for _, c := range comments {
+				fmt.Fprintf(w, "\t\t# %s\n", strings.ReplaceAll(c, "\n", " "))
+			}
+			fmt.Fprintf(w, "\t\t%s\n", text)
+		}
+		fmt.Fprintf(w, "\t}\n")
+	}
 	if opened {
 		fmt.Fprintf(w, "}\n")
 	}
+	return nil
+}
+
+// ctMirror is the chain that assigns the helpers of the CT --helper rules
+// of a built-in raw chain after conntrack, as xdptables' restore writes it
+// (translate.CTHelperMirror), with the helper objects it uses.
+type ctMirror struct {
+	chain string
+	rules []translate.CTMirrorRule
+	objs  []translate.CTHelperObj
+}
+
+func ctHelperMirrors(f compat.Family, chains []*tchain) ([]ctMirror, error) {
+	var out []ctMirror
+	for _, c := range chains {
+		if c.table != "raw" || !c.builtin {
+			continue
+		}
+		rules, objs, err := translate.CTHelperMirror(f, c.name, c.rules)
+		if err != nil {
+			return nil, err
+		}
+		if len(rules) > 0 {
+			out = append(out, ctMirror{chain: c.name, rules: rules, objs: objs})
+		}
+	}
+	return out, nil
+}
+
+// writeCTHelperObj declares a ct helper object for the family's table.
+func writeCTHelperObj(w *bufio.Writer, f compat.Family, o translate.CTHelperObj) error {
+	var proto string
+	switch o.Proto {
+	case unix.IPPROTO_TCP:
+		proto = "tcp"
+	case unix.IPPROTO_UDP:
+		proto = "udp"
+	default:
+		// the kernel has no helper without one (restore fails: ENOENT)
+		return fmt.Errorf("CT --helper %s: no helper for protocol %d", o.Helper, o.Proto)
+	}
+	l3 := "ip"
+	if f == compat.IPv6 {
+		l3 = "ip6"
+	}
+	fmt.Fprintf(w, "\tct helper %s {\n\t\ttype %q protocol %s\n\t\tl3proto %s\n\t}\n", quoteNft(o.Name()), o.Helper, proto, l3)
 	return nil
 }
 
