@@ -30,9 +30,10 @@ func TestRestoreCommitError(t *testing.T) {
 		{"PREROUTING", 3},
 		{"FORWARD", 14}, // 1: refused
 		{"FORWARD", 15},
-		{"INPUT", 10}, // 3: refused
-		{"INPUT", 10}, // 4: refused, the same line
-		{"foo", 8},    // 5: refused
+		{"INPUT", 10},  // 3: refused
+		{"hidden", 10}, // 4: refused, what goes with line 10's rule
+		{"INPUT", 10},  // 5: refused, line 10's second rule (-s A,B)
+		{"foo", 8},     // 6: refused
 		{"INPUT", 9},
 	}
 	for i, n := range notes {
@@ -42,11 +43,12 @@ func TestRestoreCommitError(t *testing.T) {
 		return &kernel.OpError{Index: idx, Op: kernel.Op{Kind: kernel.OpRuleAppend}, Errno: errno}
 	}
 	err := bl.restoreCommitError(&kernel.CommitError{Errors: []*kernel.OpError{
-		refused(1, unix.EINVAL), refused(3, unix.EOPNOTSUPP), refused(4, unix.EINVAL), refused(5, unix.EINVAL),
+		refused(1, unix.EINVAL), refused(3, unix.EOPNOTSUPP), refused(4, unix.EINVAL), refused(5, unix.EINVAL), refused(6, unix.EINVAL),
 	}}, sections)
 	got := compat.FormatRestore(err, "iptables-restore")
 	want := "iptables-restore v1.8.9 (nf_tables): \n" +
 		"line 8: RULE_APPEND failed (Invalid argument): rule in chain foo\n" +
+		"line 10: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n" +
 		"line 10: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n"
 	if got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)

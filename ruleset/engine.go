@@ -1335,12 +1335,17 @@ func refusalsIn(all []refusal, sections []*compat.RestoreTable) error {
 	// buffer of nftErrmsgSize bytes the C way: one that does not fit is
 	// written truncated and the next one overwrites it.
 	var buf []byte
-	pos, room, last := 0, nftErrmsgSize, 0
-	for _, r := range mine {
-		if r.line == last {
-			continue // one line, several operations (a rule and what goes with it)
+	pos, room := 0, nftErrmsgSize
+	var head *KernelError // the first refusal of the line
+	for i, r := range mine {
+		if i == 0 || r.line != mine[i-1].line {
+			head = r.ke
+		} else if r.ke.Op != head.Op || r.ke.Object != head.Object {
+			// what goes with the line's rule (a chain or rule of ours
+			// elsewhere), which the reference does not have; a line's
+			// rules (-s A,B) are each listed, as the reference does
+			continue
 		}
-		last = r.line
 		if room == 0 {
 			break // snprintf into no room writes nothing
 		}
