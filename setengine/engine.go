@@ -105,7 +105,7 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 			}
 			if o.names != nil && !o.names[s.Name] && !s.Type.List {
 				if s.Slot > 0 {
-					st.Reserved = append(st.Reserved, s.Slot)
+					st.Reserve(s.Slot)
 				}
 				continue
 			}
@@ -117,7 +117,7 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 				}
 				s.SortLoaded()
 			}
-			st.Sets = append(st.Sets, s)
+			st.Add(s)
 		}
 	}
 	if o.refs {
