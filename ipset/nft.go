@@ -677,13 +677,20 @@ func (s *Set) nftSets(ids bool) []NftSet {
 	// the lookup set's pieces).
 	eset.Counter = s.Counters
 	eset.Size = s.MaxElem
+	// A set with a size and without timeouts would get the kernel's
+	// fixed-size hash, its buckets allocated for maxelem entries at once
+	// (1 MiB at the default 65536, whatever the set holds) and walked
+	// whole by every dump: a thousand small sets took seconds to restore
+	// and to list. The resizable hash starts small; the size stays the
+	// limit ("Hash is full" at maxelem).
+	eset.Dynamic = true
 	shards := make([]NftSet, max(s.Shards, 1))
 	for i := range shards {
 		shards[i] = NftSet{Set: eset, Role: RoleEntries}
 		if s.Sharded() {
 			// Sized after its elements (ShardSize); maxelem is checked
 			// against the count set.
-			shards[i].Set.Name, shards[i].Set.Size = ShardSetName(s.Name, i), 0
+			shards[i].Set.Name, shards[i].Set.Size, shards[i].Set.Dynamic = ShardSetName(s.Name, i), 0, false
 		} else {
 			shards[i].Elems = make([]NftElem, 0, len(s.Entries))
 		}
