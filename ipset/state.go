@@ -181,6 +181,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		}
 		s.Slot = st.FreeSlot()
 		s.Shards = shardsFor(s)
+		s.noShardsMade()
 		s.TopLayout = TopEligible(s)
 		st.Add(s)
 	case OpAdd, OpDel, OpTest:
@@ -327,7 +328,10 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		xs, ys := x.Slot, y.Slot
 		xd, yd := x.InitVal == defaultInitval(x.Name), y.InitVal == defaultInitval(y.Name)
 		xsh, ysh := x.Shards, y.Shards
+		// (the kernel's sets stay with the names)
+		xg, yg := x.shardGone, y.shardGone
 		*x, *y = *y, *x
+		x.shardGone, y.shardGone = xg, yg
 		x.Name, y.Name = y.Name, x.Name
 		x.References, y.References = xr, yr
 		x.Slot, y.Slot = xs, ys

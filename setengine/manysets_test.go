@@ -76,3 +76,73 @@ func TestBulkRestoreManySetsScalesLinearly(t *testing.T) {
 		t.Errorf("restoring 4x the sets allocated %.1fx the bytes (%d → %d): more than linear", ratio, small, large)
 	}
 }
+
+// setsMade counts the nftables sets b creates.
+func setsMade(b *kernel.Batch) int {
+	n := 0
+	for i := range b.Len() {
+		if b.Op(i).Kind == kernel.OpSetAdd {
+			n++
+		}
+	}
+	return n
+}
+
+// Sets of a large maxelem with few entries (Calico creates every set
+// with maxelem 1048576: 128 shards) make only the shards that get
+// entries: the kernel looks a set up by name through all the sets of
+// the table, so that a hundred such sets made 13000 nftables sets and
+// took seconds to restore and to list.
+func TestShardsMadeWithEntries(t *testing.T) {
+	text := strings.ReplaceAll(manySetsFile("cali", 20), "maxelem 65536", "maxelem 1048576")
+	// the bulk restore
+	r := newBulkRestore(nil, &ipset.State{})
+	if err := ipset.EachRestoreCommand(text, r.exec); err != nil {
+		t.Fatalf("line %d: %s", err.Line, ipset.Format(err))
+	}
+	b := kernel.NewBatch()
+	bulkBatch(b, r.st, r.bulks, r.replaced, r.loaded, r.hadNomatch, func(*ipset.Set) bool { return false })
+	// per set: the lookup set, the count, at most three shards (and a
+	// hash:net's entries live in shards only)
+	if n := setsMade(b); n > 20*5 {
+		t.Errorf("bulk restore of 20 sets of 3 entries made %d nftables sets", n)
+	}
+	// the general path (diff) from an empty state
+	cmds, perr := ipset.ParseRestore(text)
+	if perr != nil {
+		t.Fatal(ipset.Format(perr))
+	}
+	st := &ipset.State{}
+	for _, c := range cmds {
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(ipset.Format(err))
+		}
+	}
+	b = kernel.NewBatch()
+	diff(b, &ipset.State{}, st, nil)
+	if n := setsMade(b); n > 20*5 {
+		t.Errorf("general path: 20 sets of 3 entries made %d nftables sets", n)
+	}
+	// adding to a set read back: the shard that gets the entry is made
+	// (not exclusively), the others are not touched
+	old := st.Clone()
+	for _, s := range old.Sets {
+		s.NoteShards(func(name string) bool {
+			for _, ns := range s.NftSets() {
+				if ns.Set.Name == name {
+					return len(ns.Elems) > 0
+				}
+			}
+			return false
+		})
+	}
+	cur := old.Clone()
+	if _, err := cur.Exec(&ipset.Command{Op: ipset.OpAdd, Args: []string{"cali000000", "203.0.113.9"}}); err != nil {
+		t.Fatal(ipset.Format(err))
+	}
+	b = kernel.NewBatch()
+	diff(b, old, cur, nil)
+	if n := setsMade(b); n > 1 {
+		t.Errorf("an add made %d nftables sets", n)
+	}
+}

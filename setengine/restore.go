@@ -112,10 +112,12 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 	}
 	// What happens to each nftables set before its elements change.
 	// changes: only the elements that differ from the loaded ones change.
+	// unmade: a shard not made yet, made here if it gets elements.
 	type target struct {
 		set     nftables.Set
 		prep    bulkPrep
 		changes bool
+		unmade  bool
 	}
 	targets := map[string][]target{}
 	for _, s := range st.Sets {
@@ -131,21 +133,25 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 			case replaced[s.Name]:
 				prep = bulkFlush
 			}
-			if i, ok := s.ShardIndex(ns.Set.Name); ok && prep == bulkCreate {
+			i, shard := s.ShardIndex(ns.Set.Name)
+			unmade := shard && ns.Lazy && (prep == bulkCreate || !s.ShardMayExist(i))
+			if unmade {
+				// (a set that exists had no element in this shard)
+				prep, changes = bulkCreate, false
 				ns.Set.Size = s.ShardSize(bulks[s.Name].ShardLen(i))
 			}
-			ts = append(ts, target{ns.Set, prep, changes})
+			ts = append(ts, target{ns.Set, prep, changes, unmade})
 		}
 		if s.Type.Net() {
 			had, has := hadNomatch[s.Name], bulks[s.Name].HasNomatch()
 			n := s.NomatchNftSet()
 			switch {
 			case had && !has && !inUse(s):
-				ts = append(ts, target{n, bulkDelete, false})
+				ts = append(ts, target{n, bulkDelete, false, false})
 			case !had && has:
-				ts = append(ts, target{n, bulkEnsure, loaded[s.Name]})
+				ts = append(ts, target{n, bulkEnsure, loaded[s.Name], false})
 			case had:
-				ts = append(ts, target{n, ts[0].prep, loaded[s.Name]})
+				ts = append(ts, target{n, ts[0].prep, loaded[s.Name], false})
 			}
 		}
 		targets[s.Name] = ts
@@ -194,6 +200,9 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 		bk := bulks[s.Name]
 		for _, t := range targets[s.Name] {
 			set := t.set
+			if t.unmade && count[key{set.Name, false}] == 0 {
+				continue
+			}
 			switch t.prep {
 			case bulkFlush:
 				b.FlushSet(famOf(s), set.Name)

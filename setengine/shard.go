@@ -38,7 +38,7 @@ import (
 // changed while the shards were read, all are read again.
 func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn func(*nftables.SetElement) error) error {
 	names := s.EntriesSets()
-	if len(names) == 1 {
+	if !s.Sharded() {
 		return e.Conn.SetElements(fam, names[0], restart, fn)
 	}
 	var held []nftables.SetElement
@@ -70,7 +70,10 @@ func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn f
 				held = append(held, c)
 				return nil
 			})
-			if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				// a shard not made yet (see ipset.Set.ShardMayExist)
+				drop()
+			} else if err != nil {
 				return err
 			}
 			for i := range held {
@@ -141,9 +144,27 @@ func setCount(b *kernel.Batch, fam kernel.Family, s *ipset.Set, n int) {
 func addEntries(b *kernel.Batch, fam kernel.Family, s *ipset.Set, els []nftables.SetElement, exclusive bool) []int {
 	var ops []int
 	for name, part := range byShard(s, els) {
+		if i, ok := s.ShardIndex(name); ok && !s.ShardMade(i) {
+			ensureShard(b, fam, s, name)
+		}
 		ops = append(ops, b.AddElements(fam, name, s.HasTimeout, part, exclusive))
 	}
 	return ops
+}
+
+// ensureShard puts into b the creation of shard nftables set name of s
+// when it does not exist (shards are made with their first element; the
+// kernel takes the same definition again as no change, and a size given
+// again as the set's new size: none is given).
+func ensureShard(b *kernel.Batch, fam kernel.Family, s *ipset.Set, name string) {
+	for _, ns := range s.HeaderOnly().NftSetsNoIDs() {
+		if ns.Set.Name == name {
+			set := ns.Set
+			set.Size = 0
+			addSet(b, fam, &set, false)
+			return
+		}
+	}
 }
 
 // delEntries deletes elements of the entries sets of s, each from its
