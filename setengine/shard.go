@@ -38,7 +38,14 @@ import (
 // changed while the shards were read, all are read again.
 func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn func(*nftables.SetElement) error) error {
 	names := s.EntriesSets()
-	if !s.Sharded() {
+	if s.ShardCopies() && 2*len(names) < s.Shards {
+		// Fewer than half the shards made: few entries (each of the
+		// first ones makes a shard, about), which the lookup set holds
+		// too, in one dump instead of one per shard (the kernel looks
+		// each set up by name through all the sets of the table).
+		names = []string{ipset.LookupSetName(s.Name)}
+	}
+	if !s.Sharded() || len(names) == 1 && !strings.HasPrefix(names[0], ipset.ShardPrefix) {
 		return e.Conn.SetElements(fam, names[0], restart, fn)
 	}
 	var held []nftables.SetElement
