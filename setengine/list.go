@@ -87,8 +87,10 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		switch {
 		case !ipset.MembersNeedCount(c):
 			count = 0 // not printed
-		case s.Sharded() && !s.HasTimeout:
-			// The stored count is exact without timeouts.
+		case s.Sharded() && !s.HasTimeout && !fewShards(s):
+			// The stored count is exact without timeouts. (A set with
+			// few shards made holds few entries: counted as they come,
+			// one dump less.)
 			var err error
 			if count, err = e.storedCount(fam, s); err != nil {
 				return kernelErr(err), true

@@ -38,11 +38,10 @@ import (
 // changed while the shards were read, all are read again.
 func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn func(*nftables.SetElement) error) error {
 	names := s.EntriesSets()
-	if s.ShardCopies() && 2*len(names) < s.Shards {
-		// Fewer than half the shards made: few entries (each of the
-		// first ones makes a shard, about), which the lookup set holds
-		// too, in one dump instead of one per shard (the kernel looks
-		// each set up by name through all the sets of the table).
+	if s.ShardCopies() && fewShards(s) {
+		// The lookup set holds them too: one dump instead of one per
+		// shard (the kernel looks each set up by name through all the
+		// sets of the table).
 		names = []string{ipset.LookupSetName(s.Name)}
 	}
 	if !s.Sharded() || len(names) == 1 && !strings.HasPrefix(names[0], ipset.ShardPrefix) {
@@ -103,6 +102,13 @@ func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn f
 			restart()
 		}
 	}
+}
+
+// fewShards reports whether sharded set s has made fewer than half its
+// shards: it holds few entries (each of the first ones makes a shard,
+// about).
+func fewShards(s *ipset.Set) bool {
+	return s.Sharded() && 2*len(s.EntriesSets()) < s.Shards
 }
 
 // storedCount reads the entry count of a sharded set.
