@@ -6,6 +6,7 @@
 #   ELEMS="1000 10000 100000 1000000"   ipset element counts ("" to skip)
 #   SETS="100 1000"                numbers of sets (half hash:ip, half
 #                                  hash:net, three entries each; "" to skip)
+#   SETSMAXELEM=65536              their maxelem (Calico: 1048576)
 #   REFIPSET=ipset                 the reference ipset, measured side by
 #                                  side on the same set files ("" to skip)
 #   TAG=name                       put into the network namespaces' names
@@ -25,6 +26,7 @@ BIN=${1:-bin/xdptables}
 RULES=${RULES:-"1000 10000 100000"}
 ELEMS=${ELEMS-"1000 10000 100000 1000000"}
 SETS=${SETS-"100 1000"}
+SETSMAXELEM=${SETSMAXELEM:-65536}
 REFIPSET=${REFIPSET-ipset}
 if [ -n "$REFIPSET" ] && ! command -v "$REFIPSET" >/dev/null; then
 	echo "reference $REFIPSET not found: sets measured without it" >&2
@@ -131,10 +133,10 @@ done
 	echo "|----------------|---------:|--------:|-------:|--------:|--------:|---------:|-------:|"
 }
 for n in $SETS; do
-	awk -v n="$n" 'BEGIN {
+	awk -v n="$n" -v m="$SETSMAXELEM" 'BEGIN {
 		for (i = 0; i < n; i++) {
 			t = i % 2 ? "hash:net" : "hash:ip"
-			printf "create s%06d %s family inet hashsize 1024 maxelem 65536\n", i, t
+			printf "create s%06d %s family inet hashsize 1024 maxelem %d\n", i, t, m
 			for (j = 0; j < 3; j++) {
 				a = i * 4 + j
 				printf "add s%06d 198.%d.%d.%d%s\n", i, 18 + int(a / 65536) % 2, int(a / 256) % 256, a % 256, (i % 2 ? "/32" : "")
