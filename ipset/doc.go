@@ -161,7 +161,11 @@
 //     member's name (then "\x1f" and the entry's own comment).
 //   - Plain (non-interval) lookup sets are created "dynamic" (rhash
 //     backend) so that -j SET --add-set/--del-set can be nft dynset
-//     add/update/delete on them.
+//     add/update/delete on them. So is "ipset-entries.NAME": with a
+//     size (maxelem) and no timeout the kernel would choose its
+//     fixed-size hash, whose buckets for maxelem entries are allocated
+//     at once and walked whole by every dump (1 MiB and 128k buckets at
+//     the default 65536, for a set of three entries).
 //
 // initval: ipset draws it at random; here a set created without one gets
 // a value derived from its name, which is not stored, so that two sets
