@@ -4,15 +4,20 @@
 # Usage: bench/scale.sh [BIN]   (BIN defaults to bin/xdptables; run as root)
 #   RULES="1000 10000 100000"      rule counts
 #   ELEMS="1000 10000 100000 1000000"   ipset element counts ("" to skip)
+#   SETS="100 1000"                numbers of sets (half hash:ip, half
+#                                  hash:net, three entries each; "" to skip)
+#   SETSMAXELEM=65536              their maxelem (Calico: 1048576)
 #   REFIPSET=ipset                 the reference ipset, measured side by
 #                                  side on the same set files ("" to skip)
 #   TAG=name                       put into the network namespaces' names
 #
 # For each size, in a fresh network namespace: restore, -S, -L -n, save,
 # a single -A and -D on the loaded ruleset; for sets (a hash:ip of
-# maxelem size + 10: shard copies from 262145 on): ipset restore, list,
+# maxelem size + 10: shard copies from 65537 on): ipset restore, list,
 # save, add, del, each also with the reference ipset in a namespace of
-# its own. Each line: operation, size, seconds, peak RSS (MB), and the
+# its own; for many small sets (Calico, kube-router, per-country lists):
+# restore, list -n, save, list, and one add and one create with the sets
+# loaded, side by side the same way. Each line: operation, size, seconds, peak RSS (MB), and the
 # time per item, which stays flat when nothing is superlinear; set lines
 # add the reference's seconds and RSS and the time ratio.
 set -euo pipefail
@@ -20,6 +25,8 @@ set -euo pipefail
 BIN=${1:-bin/xdptables}
 RULES=${RULES:-"1000 10000 100000"}
 ELEMS=${ELEMS-"1000 10000 100000 1000000"}
+SETS=${SETS-"100 1000"}
+SETSMAXELEM=${SETSMAXELEM:-65536}
 REFIPSET=${REFIPSET-ipset}
 if [ -n "$REFIPSET" ] && ! command -v "$REFIPSET" >/dev/null; then
 	echo "reference $REFIPSET not found: sets measured without it" >&2
@@ -119,4 +126,33 @@ for n in $ELEMS; do
 	both "ipset save" "$n" save
 	both "ipset add" "$n" add big 203.0.113.1
 	both "ipset del" "$n" del big 203.0.113.1
+done
+[ -n "$SETS" ] && {
+	echo
+	echo "| operation      |     sets |    secs | RSS MB |  µs/set | ipset s | ipset MB |  ratio |"
+	echo "|----------------|---------:|--------:|-------:|--------:|--------:|---------:|-------:|"
+}
+for n in $SETS; do
+	awk -v n="$n" -v m="$SETSMAXELEM" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			t = i % 2 ? "hash:net" : "hash:ip"
+			printf "create s%06d %s family inet hashsize 1024 maxelem %d\n", i, t, m
+			for (j = 0; j < 3; j++) {
+				a = i * 4 + j
+				printf "add s%06d 198.%d.%d.%d%s\n", i, 18 + int(a / 65536) % 2, int(a / 256) % 256, a % 256, (i % 2 ? "/32" : "")
+			}
+		} }' >"$WORK/sets"
+	newns "sets$n"
+	[ -n "$REFNS" ] && ip netns del "$REFNS"
+	REFNS=""
+	if [ -n "$REFIPSET" ]; then
+		REFNS=xdpt-scale${TAG:+-$TAG}-$$-refsets$n
+		ip netns add "$REFNS"
+	fi
+	both "restore sets" "$n" restore -f "$WORK/sets"
+	both "list -n" "$n" list -n
+	both "save" "$n" save
+	both "list" "$n" list
+	both "add (loaded)" "$n" add s000000 203.0.113.1
+	both "create (loaded)" "$n" create new hash:ip
 done

@@ -53,17 +53,30 @@ func newShardPair(t *testing.T, tag string) *ipsetPair {
 func (p *ipsetPair) shardLayout(name string) (count, shards int) {
 	p.t.Helper()
 	r := p.me.Run("", "nft", "list", "sets")
-	shards = strings.Count(r.Stdout, "set "+ipset.ShardPrefix+name+".")
+	// Shards are made with their first entry: with the count set, the
+	// header gives their number and no shard set beyond it may exist;
+	// without it (copies dropped) the shard sets left are counted.
+	made := strings.Count(r.Stdout, "set "+ipset.ShardPrefix+name+".")
+	header := -1
+	if i := strings.Index(r.Stdout, "set "+ipset.LookupSetName(name)+" {"); i >= 0 {
+		block, _, _ := strings.Cut(r.Stdout[i:], "}")
+		if m := regexp.MustCompile(` shards ([0-9]+)`).FindStringSubmatch(block); m != nil {
+			header, _ = strconv.Atoi(m[1])
+		}
+	}
 	r = p.me.Run("", "nft", "list", "set", "ip", "xdptables", ipset.CountSetName(name))
 	if r.RC != 0 {
 		r = p.me.Run("", "nft", "list", "set", "ip6", "xdptables", ipset.CountSetName(name))
 	}
 	m := regexp.MustCompile(`elements = \{ 0x([0-9a-f]+) \}`).FindStringSubmatch(r.Stdout)
 	if m == nil {
-		return -1, shards
+		return -1, made
+	}
+	if made > header {
+		return -1, made
 	}
 	c, _ := strconv.ParseUint(m[1], 16, 32)
-	return int(c), shards
+	return int(c), header
 }
 
 // entries counts the members ipset save prints for set name.

@@ -107,13 +107,16 @@ const shardsWord = "shards"
 // shardMinMaxElem: net types of a larger maxelem are sharded;
 // plainShardMinMaxElem: the same for the other hash types (ShardCopies),
 // whose shards are a second copy of the lookup set's elements that
-// every change writes too: below it one set dumps fast enough, and a
-// restore of 100k entries into a set of maxelem 262144 writes them once.
+// every change writes too. The kernel walks a set from its start for
+// every 32 KiB of a dump, so one set of 100k entries lists in twice
+// ipset's time and 250k in three times, while the copies cost a restore
+// about a sixth more; sets of the default maxelem (at most 65536
+// entries) list about as fast as ipset's and are written once.
 // shardTarget is about how many entries a shard holds when the set is
 // full.
 const (
 	shardMinMaxElem      = 65536
-	plainShardMinMaxElem = 262144
+	plainShardMinMaxElem = 65536
 	shardTarget          = 8192
 	shardMax             = 1024
 )
@@ -215,17 +218,49 @@ func (s *Set) CopySetNames() []string {
 // DropShardCopies makes s, whose shards were found gone (a -j SET rule
 // dropped them: the count set is missing), a set of one lookup set.
 // Its stored header still names the shards; Header no longer does.
-func (s *Set) DropShardCopies() { s.Shards = 0 }
+func (s *Set) DropShardCopies() { s.Shards, s.shardGone = 0, nil }
+
+// NoteShards records which shards of s exist in the kernel (exists: by
+// nftables set name).
+func (s *Set) NoteShards(exists func(nftName string) bool) {
+	s.shardGone = nil
+	if !s.Sharded() {
+		return
+	}
+	s.shardGone = make([]bool, s.Shards)
+	for i := range s.shardGone {
+		s.shardGone[i] = !exists(ShardSetName(s.Name, i))
+	}
+}
+
+// noShardsMade records that none of the shards of s exist (a new set).
+func (s *Set) noShardsMade() {
+	s.NoteShards(func(string) bool { return false })
+}
+
+// ShardMade reports whether shard i of s is known to exist.
+func (s *Set) ShardMade(i int) bool {
+	return s.shardGone != nil && i >= 0 && i < len(s.shardGone) && !s.shardGone[i]
+}
+
+// ShardMayExist reports whether shard i of s may exist in the kernel:
+// it was seen, or it is not known.
+func (s *Set) ShardMayExist(i int) bool {
+	return s.shardGone == nil || i < 0 || i >= len(s.shardGone) || !s.shardGone[i]
+}
 
 // EntriesSets names the nftables sets that hold the entries of s as
-// written, in the order a listing reads them.
+// written, in the order a listing reads them (of the shards, those that
+// may exist).
 func (s *Set) EntriesSets() []string {
 	if !s.Sharded() {
 		return []string{s.EntriesNftSet()}
 	}
-	names := make([]string, s.Shards)
-	for i := range names {
-		names[i] = ShardSetName(s.Name, i)
+	names := make([]string, 0, s.Shards)
+	for i := range s.Shards {
+		if s.ShardMayExist(i) {
+			names = append(names, ShardSetName(s.Name, i))
+		}
 	}
 	return names
 }
@@ -288,6 +323,9 @@ type NftSet struct {
 	Set   nftables.Set
 	Elems []NftElem
 	Role  Role
+	// Lazy: a shard, made when it first gets an element (an empty one
+	// is not created; see Set.ShardMayExist).
+	Lazy bool
 }
 
 // Role says what an nftables set of an ipset set holds.
@@ -664,7 +702,7 @@ func (s *Set) nftSets(ids bool) []NftSet {
 		for i := range shards {
 			set := look.Set
 			set.Name, set.Size, set.Comment, set.Dynamic = ShardSetName(s.Name, i), 0, "", false
-			shards[i] = NftSet{Set: set, Role: RoleEntries}
+			shards[i] = NftSet{Set: set, Role: RoleEntries, Lazy: true}
 		}
 		for _, x := range look.Elems {
 			sh := &shards[s.ShardOf(x.Parts[0].Key)]
@@ -677,13 +715,21 @@ func (s *Set) nftSets(ids bool) []NftSet {
 	// the lookup set's pieces).
 	eset.Counter = s.Counters
 	eset.Size = s.MaxElem
+	// A set with a size and without timeouts would get the kernel's
+	// fixed-size hash, its buckets allocated for maxelem entries at once
+	// (1 MiB at the default 65536, whatever the set holds) and walked
+	// whole by every dump: a thousand small sets took seconds to restore
+	// and to list. The resizable hash starts small; the size stays the
+	// limit ("Hash is full" at maxelem).
+	eset.Dynamic = true
 	shards := make([]NftSet, max(s.Shards, 1))
 	for i := range shards {
 		shards[i] = NftSet{Set: eset, Role: RoleEntries}
 		if s.Sharded() {
 			// Sized after its elements (ShardSize); maxelem is checked
 			// against the count set.
-			shards[i].Set.Name, shards[i].Set.Size = ShardSetName(s.Name, i), 0
+			shards[i].Set.Name, shards[i].Set.Size, shards[i].Set.Dynamic = ShardSetName(s.Name, i), 0, false
+			shards[i].Lazy = true
 		} else {
 			shards[i].Elems = make([]NftElem, 0, len(s.Entries))
 		}

@@ -64,6 +64,12 @@ type Set struct {
 	// (ShardCopies; 0: none). A new set's follows from its type and
 	// options; a stored set keeps its own.
 	Shards int
+	// shardGone marks the shards known not to exist in the kernel (nil:
+	// not known, each may). A shard is made when it first gets an
+	// entry (NftSet.Lazy): a set of a large maxelem with few entries is
+	// a few nftables sets, not Shards+2, and the kernel looks a set up
+	// by name through all the sets of the table.
+	shardGone []bool
 
 	// TopLayout: the lookup set of this hash:net holds one interval per
 	// top-level entry, the whole range of its prefix tree, whose start

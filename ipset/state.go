@@ -7,37 +7,110 @@ import (
 )
 
 // State is every set of a network namespace, in creation order.
+//
+// Sets is read freely; sets come and go through Add, Remove and Exec,
+// which keep the name index (Find) and the slots in use (FreeSlot): with
+// thousands of sets (Calico, kube-router, per-country blocklists) a
+// restore that looked through every set for each line took time
+// quadratic in their number.
 type State struct {
 	Sets []*Set
 	// Reserved are the slots of sets that exist but were not read.
 	Reserved []int
+
+	idx *stateIndex // built when first needed
+}
+
+// stateIndex is what Find and FreeSlot keep of a State.
+type stateIndex struct {
+	byName map[string]*Set
+	held   map[int]int32 // sets (and reservations) per slot
+	free   int           // every slot below is held
+	sets   int           // len(Sets) and len(Reserved) it was built for
+	res    int
+	// members: the list:set entries naming each set (nil: not counted
+	// since the last change)
+	members map[string]int
+}
+
+// index returns st's index, built afresh when st.Sets or st.Reserved
+// were changed without Add and Remove (a State literal, an append).
+func (st *State) index() *stateIndex {
+	x := st.idx
+	if x != nil && x.sets == len(st.Sets) && x.res == len(st.Reserved) {
+		return x
+	}
+	x = &stateIndex{byName: make(map[string]*Set, len(st.Sets)), held: make(map[int]int32, len(st.Sets)+len(st.Reserved)), free: 1}
+	for _, s := range st.Sets {
+		x.byName[s.Name] = s
+		x.hold(s.Slot, 1)
+	}
+	for _, n := range st.Reserved {
+		x.hold(n, 1)
+	}
+	x.sets, x.res = len(st.Sets), len(st.Reserved)
+	st.idx = x
+	return x
+}
+
+func (x *stateIndex) hold(slot int, d int32) {
+	if slot <= 0 {
+		return
+	}
+	if x.held[slot] += d; x.held[slot] <= 0 {
+		delete(x.held, slot)
+		x.free = min(x.free, slot)
+	}
+}
+
+// Add appends s to the sets (its name is not taken: see Find).
+func (st *State) Add(s *Set) {
+	x := st.index()
+	st.Sets = append(st.Sets, s)
+	x.byName[s.Name] = s
+	x.hold(s.Slot, 1)
+	x.sets++
+	x.members = nil
+}
+
+// Reserve marks slot as held by a set that was not read.
+func (st *State) Reserve(slot int) {
+	x := st.index()
+	st.Reserved = append(st.Reserved, slot)
+	x.hold(slot, 1)
+	x.res++
+}
+
+// Remove takes the set called name out of the sets; it reports whether
+// there was one.
+func (st *State) Remove(name string) bool {
+	x := st.index()
+	s := x.byName[name]
+	if s == nil {
+		return false
+	}
+	for i, o := range st.Sets {
+		if o == s {
+			st.Sets = append(st.Sets[:i], st.Sets[i+1:]...)
+			break
+		}
+	}
+	delete(x.byName, name)
+	x.hold(s.Slot, -1)
+	x.sets--
+	x.members = nil
+	return true
 }
 
 // FreeSlot is the first slot no set holds, as ipset's create takes the
 // first free kernel index. Every path that creates sets gives each new
 // set one (Exec's create does); a set without one lists after the rest.
 func (st *State) FreeSlot() int {
-	// With k slots held the first free one is at most k+1: a slice of
-	// that size does, where a map cost an allocation per slot and made
-	// creating many sets slow.
-	k := len(st.Sets) + len(st.Reserved)
-	used := make([]bool, k+2)
-	mark := func(n int) {
-		if n > 0 && n <= k {
-			used[n] = true
-		}
+	x := st.index()
+	for x.held[x.free] > 0 {
+		x.free++
 	}
-	for _, s := range st.Sets {
-		mark(s.Slot)
-	}
-	for _, n := range st.Reserved {
-		mark(n)
-	}
-	n := 1
-	for used[n] {
-		n++
-	}
-	return n
+	return x.free
 }
 
 // SortBySlot puts sets in listing order: by slot, sets without one
@@ -51,34 +124,43 @@ func (st *State) SortBySlot() {
 
 // Find returns the set called name, or nil.
 func (st *State) Find(name string) *Set {
-	for _, s := range st.Sets {
-		if s.Name == name {
-			return s
+	if len(st.Sets) < 8 && st.idx == nil {
+		// (the one or two sets of a single command: no index)
+		for _, s := range st.Sets {
+			if s.Name == name {
+				return s
+			}
 		}
+		return nil
 	}
-	return nil
+	return st.index().byName[name]
 }
 
-// refs counts the users of s: rules (s.References) and list:set sets.
+// refs counts the users of s: rules (s.References) and list:set
+// entries.
 func (st *State) refs(s *Set) int {
-	n := s.References
-	for _, l := range st.Sets {
-		if !l.Type.List {
-			continue
-		}
-		for _, en := range l.Entries {
-			if en.Elem[0].Name == s.Name {
-				n++
+	x := st.index()
+	if x.members == nil {
+		x.members = map[string]int{}
+		for _, l := range st.Sets {
+			if !l.Type.List {
+				continue
+			}
+			for _, en := range l.Entries {
+				x.members[en.Elem[0].Name]++
 			}
 		}
 	}
-	return n
+	return s.References + x.members[s.Name]
 }
 
 // Exec runs a state-changing or querying command (not list, save,
 // restore, version, help) against st. test returns its message in out
 // and a nil error when the element is in the set.
 func (st *State) Exec(c *Command) (out string, err *Error) {
+	if st.idx != nil {
+		st.idx.members = nil // (list:set entries may change)
+	}
 	exist := c.Opts.Exist
 	a := c.Args
 	switch c.Op {
@@ -99,8 +181,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		}
 		s.Slot = st.FreeSlot()
 		s.Shards = shardsFor(s)
+		s.noShardsMade()
 		s.TopLayout = TopEligible(s)
-		st.Sets = append(st.Sets, s)
+		st.Add(s)
 	case OpAdd, OpDel, OpTest:
 		s := st.Find(a[0])
 		if s == nil {
@@ -209,15 +292,10 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		}
 		if len(a) == 0 {
-			st.Sets = nil
+			st.Sets, st.idx = nil, nil
 			break
 		}
-		for i, s := range st.Sets {
-			if s == ts[0] {
-				st.Sets = append(st.Sets[:i], st.Sets[i+1:]...)
-				break
-			}
-		}
+		st.Remove(ts[0].Name)
 	case OpRename:
 		s := st.Find(a[0])
 		if s == nil {
@@ -229,7 +307,10 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		if st.refs(s) > 0 {
 			return "", errorf(MsgRenameBusy)
 		}
+		x := st.index()
+		delete(x.byName, s.Name)
 		s.Name = a[1]
+		x.byName[s.Name] = s
 	case OpSwap:
 		x, y := st.Find(a[0]), st.Find(a[1])
 		if x == nil {
@@ -247,7 +328,10 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		xs, ys := x.Slot, y.Slot
 		xd, yd := x.InitVal == defaultInitval(x.Name), y.InitVal == defaultInitval(y.Name)
 		xsh, ysh := x.Shards, y.Shards
+		// (the kernel's sets stay with the names)
+		xg, yg := x.shardGone, y.shardGone
 		*x, *y = *y, *x
+		x.shardGone, y.shardGone = xg, yg
 		x.Name, y.Name = y.Name, x.Name
 		x.References, y.References = xr, yr
 		x.Slot, y.Slot = xs, ys

@@ -92,20 +92,21 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 			if !ok {
 				continue
 			}
-			if s.ShardCopies() {
+			if s.Sharded() {
 				if exists == nil {
 					exists = make(map[string]bool, len(infos))
 					for _, i := range infos {
 						exists[i.Name] = true
 					}
 				}
-				if !exists[ipset.CountSetName(s.Name)] {
+				if s.ShardCopies() && !exists[ipset.CountSetName(s.Name)] {
 					s.DropShardCopies()
 				}
+				s.NoteShards(func(n string) bool { return exists[n] })
 			}
 			if o.names != nil && !o.names[s.Name] && !s.Type.List {
 				if s.Slot > 0 {
-					st.Reserved = append(st.Reserved, s.Slot)
+					st.Reserve(s.Slot)
 				}
 				continue
 			}
@@ -117,7 +118,7 @@ func (e *Engine) load(o loadOpts) (*ipset.State, error) {
 				}
 				s.SortLoaded()
 			}
-			st.Sets = append(st.Sets, s)
+			st.Add(s)
 		}
 	}
 	if o.refs {
@@ -267,7 +268,9 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchS
 	for _, s := range cur.Sets {
 		curBy[s.Name] = s
 	}
-	elems := func(fam kernel.Family, o, n ipset.NftSet) {
+	// ensure: n is a shard that may not exist yet, made when it gets
+	// elements
+	elems := func(fam kernel.Family, o, n ipset.NftSet, ensure bool) {
 		have := make(map[string]bool, len(o.Elems))
 		for _, e := range o.Elems {
 			have[e.ID] = true
@@ -292,10 +295,20 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchS
 			b.DelElements(fam, set.Name, dels)
 		}
 		if len(adds) > 0 {
+			if ensure {
+				// (without a size: the kernel takes a size given
+				// again as the set's new size)
+				def := set
+				def.Size = 0
+				addSet(b, fam, &def, false)
+			}
 			b.AddElements(fam, set.Name, set.HasTimeout, adds, false)
 		}
 	}
 	create := func(s *ipset.Set, ns ipset.NftSet) {
+		if ns.Lazy && len(ns.Elems) == 0 {
+			return // (made with its first element)
+		}
 		set := ns.Set
 		addSet(b, famOf(s), &set, true)
 		n := 0
@@ -350,7 +363,14 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchS
 				}
 				continue
 			}
-			elems(famOf(s), os[i], ns[i])
+			k, shard := s.ShardIndex(ns[i].Set.Name)
+			shard = shard && ns[i].Lazy
+			if shard && !o.ShardMayExist(k) {
+				// not made yet: made now if it gets elements
+				create(s, ns[i])
+				continue
+			}
+			elems(famOf(s), os[i], ns[i], shard && !o.ShardMade(k))
 		}
 		if !s.Type.Net() {
 			continue
@@ -361,7 +381,7 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchS
 		case !want && has && !partial && !nm.inUse(s):
 			b.DelSet(famOf(s), ipset.NomatchSetName(s.Name))
 		case want || has:
-			elems(famOf(s), o.Nomatch(true), s.Nomatch(true))
+			elems(famOf(s), o.Nomatch(true), s.Nomatch(true), false)
 		}
 	}
 }

@@ -31,7 +31,10 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		return ierr, true
 	}
 	ipset.WriteStart(w, c)
+	// (buf and keys are reused from set to set: with thousands of small
+	// sets a fresh first piece per set was most of the work)
 	var buf chunks
+	var keys keyPages
 	var line []byte
 	for i, s := range sets {
 		// Common sets print their members straight from the keys.
@@ -84,8 +87,10 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		switch {
 		case !ipset.MembersNeedCount(c):
 			count = 0 // not printed
-		case s.Sharded() && !s.HasTimeout:
-			// The stored count is exact without timeouts.
+		case s.Sharded() && !s.HasTimeout && !fewShards(s):
+			// The stored count is exact without timeouts. (A set with
+			// few shards made holds few entries: counted as they come,
+			// one dump less.)
 			var err error
 			if count, err = e.storedCount(fam, s); err != nil {
 				return kernelErr(err), true
@@ -129,9 +134,9 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		if fast {
 			// Only the keys are kept until the count is known: a few
 			// bytes a member instead of its text.
-			var keys keyPages
 			kl := ipset.MemberKeyLen(s)
-			err := e.eachEntry(fam, s, func() { keys = keyPages{} }, func(el *nftables.SetElement) error {
+			keys.reset()
+			err := e.eachEntry(fam, s, keys.reset, func(el *nftables.SetElement) error {
 				if len(el.Key) >= kl {
 					keys.add(el.Key[:kl])
 				}
@@ -224,7 +229,16 @@ func (c *chunks) next() {
 
 func (c *chunks) Len() int { return c.n }
 
-func (c *chunks) Reset() { c.full, c.cur, c.n = nil, nil, 0 }
+// Reset empties c; it keeps its first piece for what comes next.
+func (c *chunks) Reset() {
+	if len(c.full) > 0 {
+		c.cur = c.full[0]
+	}
+	if c.cur != nil {
+		c.cur = c.cur[:0]
+	}
+	c.full, c.n = nil, 0
+}
 
 // flush writes what c holds to w and empties c.
 func (c *chunks) flush(w ipset.StringWriter) {
@@ -245,6 +259,15 @@ func (c *chunks) flush(w ipset.StringWriter) {
 type keyPages struct {
 	pages [][]byte
 	n     int
+}
+
+// reset empties p; it keeps its first page for what comes next.
+func (p *keyPages) reset() {
+	if len(p.pages) > 0 {
+		p.pages = p.pages[:1]
+		p.pages[0] = p.pages[0][:0]
+	}
+	p.n = 0
 }
 
 func (p *keyPages) add(k []byte) {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"iter"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/google/nftables"
@@ -59,8 +58,7 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		if lerr != nil {
 			return Result{}, atFirst(kernelErr(lerr)), true
 		}
-		r := bulkRestore{e: e, known: known, st: &ipset.State{}, bulks: map[string]*ipset.Bulk{},
-			replaced: map[string]bool{}, loaded: map[string]bool{}, hadNomatch: map[string]bool{}, swapped: map[string]bool{}}
+		r := newBulkRestore(e, known)
 		werr := ipset.EachRestoreCommand(text, func(c *ipset.Command) *ipset.Error {
 			c.Opts.Exist = c.Opts.Exist || exist
 			ierr := r.exec(c)
@@ -114,10 +112,12 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 	}
 	// What happens to each nftables set before its elements change.
 	// changes: only the elements that differ from the loaded ones change.
+	// unmade: a shard not made yet, made here if it gets elements.
 	type target struct {
 		set     nftables.Set
 		prep    bulkPrep
 		changes bool
+		unmade  bool
 	}
 	targets := map[string][]target{}
 	for _, s := range st.Sets {
@@ -133,21 +133,25 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 			case replaced[s.Name]:
 				prep = bulkFlush
 			}
-			if i, ok := s.ShardIndex(ns.Set.Name); ok && prep == bulkCreate {
+			i, shard := s.ShardIndex(ns.Set.Name)
+			unmade := shard && ns.Lazy && (prep == bulkCreate || !s.ShardMayExist(i))
+			if unmade {
+				// (a set that exists had no element in this shard)
+				prep, changes = bulkCreate, false
 				ns.Set.Size = s.ShardSize(bulks[s.Name].ShardLen(i))
 			}
-			ts = append(ts, target{ns.Set, prep, changes})
+			ts = append(ts, target{ns.Set, prep, changes, unmade})
 		}
 		if s.Type.Net() {
 			had, has := hadNomatch[s.Name], bulks[s.Name].HasNomatch()
 			n := s.NomatchNftSet()
 			switch {
 			case had && !has && !inUse(s):
-				ts = append(ts, target{n, bulkDelete, false})
+				ts = append(ts, target{n, bulkDelete, false, false})
 			case !had && has:
-				ts = append(ts, target{n, bulkEnsure, loaded[s.Name]})
+				ts = append(ts, target{n, bulkEnsure, loaded[s.Name], false})
 			case had:
-				ts = append(ts, target{n, ts[0].prep, loaded[s.Name]})
+				ts = append(ts, target{n, ts[0].prep, loaded[s.Name], false})
 			}
 		}
 		targets[s.Name] = ts
@@ -196,6 +200,9 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 		bk := bulks[s.Name]
 		for _, t := range targets[s.Name] {
 			set := t.set
+			if t.unmade && count[key{set.Name, false}] == 0 {
+				continue
+			}
 			switch t.prep {
 			case bulkFlush:
 				b.FlushSet(famOf(s), set.Name)
@@ -244,6 +251,22 @@ type bulkRestore struct {
 	err        error // a kernel error
 }
 
+func newBulkRestore(e *Engine, known *ipset.State) *bulkRestore {
+	r := &bulkRestore{e: e, known: known, st: &ipset.State{}, bulks: map[string]*ipset.Bulk{},
+		replaced: map[string]bool{}, loaded: map[string]bool{}, hadNomatch: map[string]bool{}, swapped: map[string]bool{}}
+	// A create takes the first slot free among the sets in the kernel
+	// too, as ipset's create takes it (listing order).
+	for _, s := range known.Sets {
+		if s.Slot > 0 {
+			r.st.Reserve(s.Slot)
+		}
+	}
+	for _, n := range known.Reserved {
+		r.st.Reserve(n)
+	}
+	return r
+}
+
 // target returns the set name refers to if it is filled here.
 func (r *bulkRestore) target(name string) *ipset.Bulk { return r.bulks[name] }
 
@@ -265,7 +288,7 @@ func (r *bulkRestore) replace(s *ipset.Set, bk *ipset.Bulk) *ipset.Error {
 		return errFallback
 	}
 	h := s.HeaderOnly()
-	r.st.Sets = append(r.st.Sets, h)
+	r.st.Add(h)
 	r.bulks[s.Name], r.replaced[s.Name], r.hadNomatch[s.Name] = bk, true, m
 	return nil
 }
@@ -327,10 +350,6 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 			if !ipset.BulkSupported(s) {
 				return errFallback
 			}
-			// the first slot free among the sets in the kernel too, as
-			// ipset's create takes it (listing order)
-			all := &ipset.State{Sets: append(append([]*ipset.Set(nil), r.known.Sets...), r.st.Sets[:n]...)}
-			s.Slot = all.FreeSlot()
 			r.bulks[s.Name] = ipset.NewBulk(s)
 		}
 	case ipset.OpAdd:
@@ -379,7 +398,7 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 			delete(r.swapped, a[0])
 		case r.bulks[a[0]] != nil && !r.replaced[a[0]]:
 			delete(r.bulks, a[0])
-			r.st.Sets = slices.DeleteFunc(r.st.Sets, func(s *ipset.Set) bool { return s.Name == a[0] })
+			r.st.Remove(a[0])
 		default:
 			return errFallback
 		}
@@ -409,7 +428,7 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 		// to the shards old has)
 		bk.Set.Shards = old.Shards
 		delete(r.bulks, x)
-		r.st.Sets = slices.DeleteFunc(r.st.Sets, func(s *ipset.Set) bool { return s.Name == x })
+		r.st.Remove(x)
 		r.swapped[x] = true
 		return r.replace(old, bk)
 	default:

@@ -38,7 +38,13 @@ import (
 // changed while the shards were read, all are read again.
 func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn func(*nftables.SetElement) error) error {
 	names := s.EntriesSets()
-	if len(names) == 1 {
+	if s.ShardCopies() && fewShards(s) {
+		// The lookup set holds them too: one dump instead of one per
+		// shard (the kernel looks each set up by name through all the
+		// sets of the table).
+		names = []string{ipset.LookupSetName(s.Name)}
+	}
+	if !s.Sharded() || len(names) == 1 && !strings.HasPrefix(names[0], ipset.ShardPrefix) {
 		return e.Conn.SetElements(fam, names[0], restart, fn)
 	}
 	var held []nftables.SetElement
@@ -70,7 +76,10 @@ func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn f
 				held = append(held, c)
 				return nil
 			})
-			if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				// a shard not made yet (see ipset.Set.ShardMayExist)
+				drop()
+			} else if err != nil {
 				return err
 			}
 			for i := range held {
@@ -93,6 +102,13 @@ func (e *Engine) eachEntry(fam kernel.Family, s *ipset.Set, restart func(), fn f
 			restart()
 		}
 	}
+}
+
+// fewShards reports whether sharded set s has made fewer than half its
+// shards: it holds few entries (each of the first ones makes a shard,
+// about).
+func fewShards(s *ipset.Set) bool {
+	return s.Sharded() && 2*len(s.EntriesSets()) < s.Shards
 }
 
 // storedCount reads the entry count of a sharded set.
@@ -141,9 +157,27 @@ func setCount(b *kernel.Batch, fam kernel.Family, s *ipset.Set, n int) {
 func addEntries(b *kernel.Batch, fam kernel.Family, s *ipset.Set, els []nftables.SetElement, exclusive bool) []int {
 	var ops []int
 	for name, part := range byShard(s, els) {
+		if i, ok := s.ShardIndex(name); ok && !s.ShardMade(i) {
+			ensureShard(b, fam, s, name)
+		}
 		ops = append(ops, b.AddElements(fam, name, s.HasTimeout, part, exclusive))
 	}
 	return ops
+}
+
+// ensureShard puts into b the creation of shard nftables set name of s
+// when it does not exist (shards are made with their first element; the
+// kernel takes the same definition again as no change, and a size given
+// again as the set's new size: none is given).
+func ensureShard(b *kernel.Batch, fam kernel.Family, s *ipset.Set, name string) {
+	for _, ns := range s.HeaderOnly().NftSetsNoIDs() {
+		if ns.Set.Name == name {
+			set := ns.Set
+			set.Size = 0
+			addSet(b, fam, &set, false)
+			return
+		}
+	}
 }
 
 // delEntries deletes elements of the entries sets of s, each from its

@@ -695,6 +695,9 @@ func writeSets(w *bufio.Writer, st *ipset.State, rules string) {
 		fmt.Fprintf(w, "table %s %s {\n", tf, kernel.TableName)
 		for _, s := range sets {
 			for _, ns := range s.NftSets() {
+				if ns.Lazy && len(ns.Elems) == 0 {
+					continue // (a shard is made with its first element)
+				}
 				writeSet(w, ns)
 			}
 			if s.Type.Net() && (s.HasNomatch() || looksUp(rules, ipset.NomatchSetName(s.Name))) {
