@@ -74,10 +74,10 @@ func BenchmarkRulesTwoFields(b *testing.B) {
 	}
 }
 
-// BenchmarkRulesSearch is BenchmarkRules with "-p udp --dport 9" in every
-// rule: three vectors to AND, so xdptables_classify's bit-vector search
-// runs.
-func BenchmarkRulesSearch(b *testing.B) {
+// BenchmarkRulesThreeFields is BenchmarkRules with "-p udp --dport 9"
+// in every rule: three fields, which xdptables_fast_ppsrc folds into
+// two tables.
+func BenchmarkRulesThreeFields(b *testing.B) {
 	requireBPF(b)
 	for _, n := range []int{1, 1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -86,6 +86,27 @@ func BenchmarkRulesSearch(b *testing.B) {
 				specs = append(specs, fmt.Sprintf("-p udp -s 198.19.%d.%d/32 --dport 9 -j DROP", i/256, i%256))
 			}
 			specs = append(specs, "-p udp -s 198.18.0.0/24 --dport 9 -j DROP")
+			tb := newTestbed(b, parseRules(b, compat.IPv4, specs...), nil, "eth0")
+			if tb.prog.prog != tb.prog.coll.Programs["xdptables_fast_ppsrc"] {
+				b.Fatal("not the folded program")
+			}
+			benchProg(b, tb.prog.prog, xdpDrop)
+		})
+	}
+}
+
+// BenchmarkRulesSearch is BenchmarkRules with "-p udp --sport 1 --dport
+// 9" in every rule: four vectors to AND, so xdptables_classify's
+// bit-vector search runs.
+func BenchmarkRulesSearch(b *testing.B) {
+	requireBPF(b)
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			specs := make([]string, 0, n)
+			for i := 0; i < n-1; i++ {
+				specs = append(specs, fmt.Sprintf("-p udp -s 198.19.%d.%d/32 --sport 1 --dport 9 -j DROP", i/256, i%256))
+			}
+			specs = append(specs, "-p udp -s 198.18.0.0/24 --sport 1 --dport 9 -j DROP")
 			tb := newTestbed(b, parseRules(b, compat.IPv4, specs...), nil, "eth0")
 			if tb.prog.prog != tb.prog.coll.Programs["xdptables_classify"] {
 				b.Fatal("not the general program")

@@ -8,7 +8,9 @@
 // program reads in place as a global, within a memory budget; LPM tries
 // beyond it and for IPv6. Runs decided by one address field or one set
 // table load a program made for that (xdptables_fast_*) instead of the
-// general bit-vector search. sets.go keeps the set mirrors in step with
+// general bit-vector search; so do runs of the protocol and one more
+// field, or the protocol, a port and an address field (folded tables,
+// xdptables_fast_port, _psrc, _ppsrc...). sets.go keeps the set mirrors in step with
 // ipset add/del in place. It
 // decides no iptables semantics of its own: rules come as
 // compat ASTs, and a rule it cannot evaluate exactly ends the run.

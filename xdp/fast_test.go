@@ -525,3 +525,148 @@ func TestClassifierFastProtoAddr(t *testing.T) {
 		t.Fatalf("runs with and without a table: %v", kinds)
 	}
 }
+
+// TestClassifierFastProtoPortAddr: runs whose rules test the protocol,
+// one port and one address field (-p udp -s NET --dport 9; also rules
+// with some of the three, port ranges, multiport, negations) load
+// xdptables_fast_ppsrc/_ppdst, the protocol and port folded into rows
+// of a second table indexed by the address table's class; verdicts and
+// counters against the reference evaluator at the prefixes' edges and
+// the ports' range edges, with the frames the program must pass
+// (options, bad checksums, fragments, truncated headers, other hosts'
+// frames, IPv6), and the general program when the address table is
+// over budget.
+func TestClassifierFastProtoPortAddr(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(61))
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	budget, kinds := dirBudget, map[bool]int{}
+	defer func() { dirBudget = budget }()
+	for round := 0; round < 32; round++ {
+		field := []string{"-s", "-d"}[round%2]
+		dir := []string{"dport", "sport"}[round/2%2]
+		dirBudget = budget
+		if round%8 == 7 {
+			dirBudget = 0
+		}
+		var s4 []string
+		var pfx []netip.Prefix
+		for i := 0; i < []int{1, 3, 25, 400}[round/4%4]; i++ {
+			base := netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(4) * 63), byte(rng.Intn(256))})
+			if rng.Intn(8) == 0 {
+				base = netip.AddrFrom4([4]byte{0, 0, byte(rng.Intn(2)), byte(rng.Intn(256))})
+			}
+			bits := strideBits[i%len(strideBits)]
+			if i >= len(strideBits) {
+				bits = 1 + rng.Intn(32)
+			}
+			p, _ := base.Prefix(bits)
+			pfx = append(pfx, p)
+			proto := pick("udp", "tcp", "udp")
+			addr := fmt.Sprintf("%s%s %s ", pick("", "", "! "), field, p)
+			var port string
+			switch rng.Intn(6) {
+			case 0:
+				port = ""
+			case 1:
+				port = fmt.Sprintf("-m multiport --%ss %s ", dir, pick("7,9:11", "53,80", "1000:2000,22"))
+			default:
+				port = fmt.Sprintf("%s--%s %s ", pick("", "", "! "), dir, pick("53", "80", "1000:2000", "7", "2001:65535", "0:22"))
+			}
+			spec := "-p " + proto + " " + addr + port
+			switch {
+			case i == 0:
+				spec = fmt.Sprintf("-p udp %s %s --%s 53 ", field, p, dir)
+			case rng.Intn(8) == 0:
+				spec = pick("-p icmp ", "! -p udp ", "-p tcp ") + addr
+			case rng.Intn(8) == 0:
+				spec = "-p " + proto + " " + port
+			}
+			s4 = append(s4, spec+"-j "+pick("DROP", "DROP", "ACCEPT"))
+		}
+		r4 := parseRules(t, compat.IPv4, s4...)
+		tb := newTestbed(t, r4, nil, "eth0")
+		f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
+		want := "xdptables_classify"
+		table := tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4
+		if table {
+			want = map[string]string{"-s": "xdptables_fast_ppsrc", "-d": "xdptables_fast_ppdst"}[field]
+		}
+		kinds[table]++
+		if tb.c.Stop4 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
+			t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
+		}
+		ports := []uint16{0, 6, 7, 8, 9, 11, 12, 21, 22, 23, 52, 53, 54, 80, 999, 1000, 2000, 2001, 65535}
+		counted := map[uint32][2]uint64{}
+		for k, ad := range edges(pfx) {
+			if k > 800 {
+				break
+			}
+			p := randomPkt(rng, compat.IPv4)
+			if field == "-s" {
+				p.src = ad
+			} else {
+				p.dst = ad
+			}
+			if dir == "dport" {
+				p.dport = ports[rng.Intn(len(ports))]
+			} else {
+				p.sport = ports[rng.Intn(len(ports))]
+			}
+			exp := expect(r4, &p)
+			switch k % 9 {
+			case 1:
+				p.options = 1 + rng.Intn(10)
+			case 2:
+				p.badCsum, exp = true, xdpPass
+			case 3:
+				p.fragOff, exp = 0x2000, xdpPass
+			case 4:
+				p.truncate, exp = 1+rng.Intn(12), xdpPass
+			case 5:
+				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
+			case 6:
+				p.dstMAC = [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
+			}
+			got := tb.run(t, &p)
+			if got != exp {
+				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
+			}
+			if got == xdpDrop {
+				slot := uint32(verdict(r4, &p))
+				c := counted[slot]
+				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			}
+		}
+		for k := 0; k < 20; k++ {
+			p := randomPkt(rng, compat.IPv6)
+			if got := tb.run(t, &p); got != xdpPass {
+				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
+			}
+		}
+		// the IP total length ends within the transport header: left to
+		// nftables
+		for _, proto := range []uint8{6, 17} {
+			for _, l4 := range []int{0, 4, 7, 12, 19} {
+				if proto == 17 && l4 > 7 {
+					continue
+				}
+				p := randomPkt(rng, compat.IPv4)
+				p.proto = proto
+				f := shortTotLen(p.frame(), 20+l4)
+				if ret, err := tb.prog.prog.Run(&ebpf.RunOptions{Data: f}); err != nil || ret != xdpPass {
+					t.Fatalf("round %d: %+v with total length %d: verdict %d (%v), want pass", round, p, 20+l4, ret, err)
+				}
+			}
+		}
+		for slot, w := range counted {
+			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+			}
+		}
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Fatalf("runs with and without a table: %v", kinds)
+	}
+}

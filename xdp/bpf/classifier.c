@@ -922,7 +922,8 @@ int xdptables_classify(struct xdp_md *ctx)
  * xdptables_classify; when one lookup of a set mirrored as a table does
  * (IPv4 rules only), xdptables_fast_set; when the protocol and one port
  * do (IPv4 rules only), xdptables_fast_port, the protocol and an
- * address field, xdptables_fast_psrc or _pdst: the same verdicts with only the work such a run
+ * address field, xdptables_fast_psrc or _pdst, the protocol, a port
+ * and an address field, xdptables_fast_ppsrc or _ppdst: the same verdicts with only the work such a run
  * needs, in programs of their own (no stack frame for the search, fewer
  * registers to save, no test of constants the verifier would leave in).
  *
@@ -949,6 +950,8 @@ volatile const __u64 fast_mac;
 #define FAST_PORT 4
 #define FAST_PSRC 5
 #define FAST_PDST 6
+#define FAST_PPSRC 7
+#define FAST_PPDST 8
 
 /* Runs whose rules test the protocol and one other field (IPv4 only)
  * fold the two into one table of answers, fold_slots entries, at
@@ -962,6 +965,38 @@ __u32 fold_tab[1] SEC(".data.fold_tab");
 volatile const __u32 fold_slots = 1;
 volatile const __u32 fold_base[256];
 volatile const __u32 fold_dst = 1;
+
+/* Runs whose rules test the protocol, one port and one address field
+ * (-p udp -s NET --dport 9; IPv4 only) fold in two steps, for
+ * xdptables_fast_ppsrc and _ppdst: fold_tab, indexed as for
+ * xdptables_fast_port, gives the row in fold2_tab (fold2_slots
+ * entries) of the packet's protocol and port classes taken together,
+ * and that row's entry at the address table's class is the answer. */
+__u32 fold2_tab[1] SEC(".data.fold2_tab");
+volatile const __u32 fold2_slots = 1;
+
+/* The fold_tab entry of the packet's protocol and port (fold_dst
+ * says which), as the general path reads ports (a truncated transport
+ * header is left to nftables); 0 to pass the packet. */
+static __always_inline int fold_port(struct iphdr *ip, void *end, __u32 ihl, __u32 iplen, __u32 *v)
+{
+	__u32 proto = ip->protocol, port = NO_PORTS, i;
+
+	if (is_port_proto(proto)) {
+		__u8 *l4 = (void *)ip + ihl * 4;
+
+		if ((void *)l4 + (proto == IPPROTO_TCP ? 20 : 8) > (void *)ip + iplen)
+			return 0;
+		if ((void *)(l4 + 8) > end)
+			return 0;
+		port = fold_dst ? (__u32)l4[2] << 8 | l4[3] : (__u32)l4[0] << 8 | l4[1];
+	}
+	i = fold_base[proto] + port;
+	if (i >= fold_slots)
+		return 0;
+	*v = dir_table(fold_tab)[i];
+	return 1;
+}
 
 static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int kind)
 {
@@ -985,23 +1020,24 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 			return XDP_PASS;
 		v = set_cls[v & 1];
 	} else if (kind == FAST_PORT) {
-		__u32 proto = ip->protocol, port = NO_PORTS, i;
-
-		/* as the general path reads ports (a truncated transport
-		 * header is left to nftables) */
-		if (is_port_proto(proto)) {
-			__u8 *l4 = (void *)ip + ihl * 4;
-
-			if ((void *)l4 + (proto == IPPROTO_TCP ? 20 : 8) > (void *)ip + iplen)
-				return XDP_PASS;
-			if ((void *)(l4 + 8) > end)
-				return XDP_PASS;
-			port = fold_dst ? (__u32)l4[2] << 8 | l4[3] : (__u32)l4[0] << 8 | l4[1];
-		}
-		i = fold_base[proto] + port;
-		if (i >= fold_slots)
+		if (!fold_port(ip, end, ihl, iplen, &v))
 			return XDP_PASS;
-		v = dir_table(fold_tab)[i];
+	} else if (kind == FAST_PPSRC || kind == FAST_PPDST) {
+		__u32 row, i;
+
+		if (!fold_port(ip, end, ihl, iplen, &row))
+			return XDP_PASS;
+		if (kind == FAST_PPSRC) {
+			if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &v))
+				return XDP_PASS;
+		} else {
+			if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
+				return XDP_PASS;
+		}
+		i = row + (v & CLS_MASK);
+		if (i >= fold2_slots)
+			return XDP_PASS;
+		v = dir_table(fold2_tab)[i];
 	} else {
 		__u32 i;
 
@@ -1091,6 +1127,18 @@ SEC("xdp")
 int xdptables_fast_port(struct xdp_md *ctx)
 {
 	return fast_path(ctx, FAST_PORT);
+}
+
+SEC("xdp")
+int xdptables_fast_ppsrc(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PPSRC);
+}
+
+SEC("xdp")
+int xdptables_fast_ppdst(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PPDST);
 }
 
 SEC("xdp")
