@@ -54,6 +54,20 @@ func BenchmarkRules(b *testing.B) {
 	}
 }
 
+// BenchmarkRulesSpread is BenchmarkRules/10000 with the /32s each in
+// a /16 of its own: 20 000 chunks in the source table.
+func BenchmarkRulesSpread(b *testing.B) {
+	requireBPF(b)
+	const n = 10000
+	specs := make([]string, 0, n)
+	for i := 0; i < n-1; i++ {
+		specs = append(specs, fmt.Sprintf("-s %d.%d.7.%d/32 -j DROP", 1+i/256, i%256, i%256))
+	}
+	specs = append(specs, "-s 198.18.0.0/24 -j DROP")
+	tb := newTestbed(b, parseRules(b, compat.IPv4, specs...), nil, "eth0")
+	benchProg(b, tb.prog.prog, xdpDrop)
+}
+
 // BenchmarkRulesTwoFields is BenchmarkRules with "-p udp" in every rule:
 // two vectors, which xdptables_fast_psrc folds into one table.
 func BenchmarkRulesTwoFields(b *testing.B) {

@@ -345,11 +345,12 @@ func TestClassifierDifferentialTrie(t *testing.T) {
 	differential(t, 6)
 }
 
-// withDirBudget sets the chunk budget of the address tables for test t.
+// withDirBudget sets the chunk budget of the address fields' and sets'
+// tables for test t.
 func withDirBudget(t testing.TB, n int) {
-	old := dirBudget
-	dirBudget = n
-	t.Cleanup(func() { dirBudget = old })
+	old, oldField := dirBudget, dirFieldBudget
+	dirBudget, dirFieldBudget = n, n
+	t.Cleanup(func() { dirBudget, dirFieldBudget = old, oldField })
 }
 
 func differential(t *testing.T, seed int64) {

@@ -29,7 +29,7 @@ var strideBits = []int{1, 8, 15, 16, 17, 22, 23, 24, 25, 30, 31, 32}
 // truncation, other hosts, broadcast and multicast, other EtherTypes).
 func TestClassifierFastPrograms(t *testing.T) {
 	requireBPF(t)
-	for _, budget := range []int{dirBudget, 0} {
+	for _, budget := range []int{dirFieldBudget, 0} {
 		t.Run(fmt.Sprintf("budget%d", budget), func(t *testing.T) {
 			withDirBudget(t, budget)
 			rng := rand.New(rand.NewSource(int64(21 + budget)))
@@ -427,14 +427,14 @@ func TestClassifierFastProtoAddr(t *testing.T) {
 	requireBPF(t)
 	rng := rand.New(rand.NewSource(51))
 	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
-	budget, kinds := dirBudget, map[bool]int{}
-	defer func() { dirBudget = budget }()
+	budget, kinds := dirFieldBudget, map[bool]int{}
+	defer func() { dirFieldBudget = budget }()
 	for round := 0; round < 24; round++ {
 		field := []string{"-s", "-d"}[round%2]
 		// the general program when the address table is over budget
-		dirBudget = budget
+		dirFieldBudget = budget
 		if round%6 == 5 {
-			dirBudget = 0
+			dirFieldBudget = 0
 		}
 		var s4 []string
 		var pfx []netip.Prefix
@@ -540,14 +540,14 @@ func TestClassifierFastProtoPortAddr(t *testing.T) {
 	requireBPF(t)
 	rng := rand.New(rand.NewSource(61))
 	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
-	budget, kinds := dirBudget, map[bool]int{}
-	defer func() { dirBudget = budget }()
+	budget, kinds := dirFieldBudget, map[bool]int{}
+	defer func() { dirFieldBudget = budget }()
 	for round := 0; round < 32; round++ {
 		field := []string{"-s", "-d"}[round%2]
 		dir := []string{"dport", "sport"}[round/2%2]
-		dirBudget = budget
+		dirFieldBudget = budget
 		if round%8 == 7 {
-			dirBudget = 0
+			dirFieldBudget = 0
 		}
 		var s4 []string
 		var pfx []netip.Prefix
@@ -668,5 +668,65 @@ func TestClassifierFastProtoPortAddr(t *testing.T) {
 	}
 	if kinds[true] == 0 || kinds[false] == 0 {
 		t.Fatalf("runs with and without a table: %v", kinds)
+	}
+}
+
+// TestClassifierFieldTableSpread: 10 000 "-s A/32 -j DROP" rules, each
+// in a /16 of its own (two chunks each, 20 000 chunks), some after an
+// ACCEPT rule of a neighbour of A, and a rule of a shorter prefix after
+// them, keep the source field a table and load xdptables_fast_src;
+// verdicts and counters at each rule's address and beside it.
+func TestClassifierFieldTableSpread(t *testing.T) {
+	requireBPF(t)
+	const n = 10000
+	specs := make([]string, 0, n+n/5+1)
+	var pfx []netip.Prefix
+	for i := 0; i < n; i++ {
+		b := [4]byte{byte(1 + i/256), byte(i), 7, byte(i)}
+		p := netip.PrefixFrom(netip.AddrFrom4(b), 32)
+		if i%5 == 4 {
+			b[3]++
+			q := netip.PrefixFrom(netip.AddrFrom4(b), 32)
+			pfx = append(pfx, q)
+			specs = append(specs, fmt.Sprintf("-s %s -j ACCEPT", q))
+		}
+		pfx = append(pfx, p)
+		specs = append(specs, fmt.Sprintf("-s %s -j DROP", p))
+	}
+	specs = append(specs, "-s 198.18.0.0/15 -j DROP")
+	r4 := parseRules(t, compat.IPv4, specs...)
+	tb := newTestbed(t, r4, nil, "eth0")
+	if tb.prog.prog != tb.prog.coll.Programs["xdptables_fast_src"] {
+		t.Fatalf("%d rules of /32s in as many /16s do not run xdptables_fast_src", n)
+	}
+	rng := rand.New(rand.NewSource(71))
+	counted := map[uint32][2]uint64{}
+	for k, ad := range append(edges(pfx[:400]), a("198.18.3.4"), a("198.20.0.1")) {
+		p := randomPkt(rng, compat.IPv4)
+		p.src = ad
+		if k%2 == 1 {
+			// beside a rule's address: in the same /24, /16
+			b := ad.As4()
+			b[3] ^= byte(1 + k%7)
+			p.src = netip.AddrFrom4(b)
+		}
+		exp := expect(r4, &p)
+		got := tb.run(t, &p)
+		if got != exp {
+			t.Fatalf("packet %+v: verdict %d, want %d (rule %d)", p, got, exp, verdict(r4, &p)+1)
+		}
+		if got == xdpDrop {
+			slot := uint32(verdict(r4, &p))
+			c := counted[slot]
+			counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+		}
+	}
+	if len(counted) < 100 {
+		t.Fatalf("only %d rules dropped a packet", len(counted))
+	}
+	for slot, w := range counted {
+		if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+			t.Fatalf("slot %d: counted %d/%d, want %d/%d", slot, pk, by, w[0], w[1])
+		}
 	}
 }

@@ -55,7 +55,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	}{{"src4", FSrc, c.Src4}, {"dst4", FDst, c.Dst4}} {
 		n := len(f.ps)
 		if c.Fields&f.bit != 0 && c.Fams&1 != 0 {
-			if t := buildDir4(f.ps, dirBudget); t != nil {
+			if t := buildDir4(f.ps, dirFieldBudget); t != nil {
 				dirs[i] = t.setLayout(t.nchunks())
 			}
 		}
