@@ -2,6 +2,7 @@ package xdp
 
 import (
 	"fmt"
+	"math/rand"
 	"net/netip"
 	"strings"
 	"testing"
@@ -193,13 +194,16 @@ func benchSrcEntries(b *testing.B, n int, pfx func(int) netip.Prefix) {
 // BenchmarkSetEntries: one "-m set --match-set bl src -j DROP" rule on a
 // mirrored hash:net set of 1 and 1 000 000 entries, as a table, and of
 // 1 000 000 entries in an LPM trie (the mirror of a set whose table is
-// over budget, or with timeouts or ports).
+// over budget, or with timeouts or ports); and a set of a /24 and
+// 999 999 random /32s (a table over budget: the /32s in a hash after
+// the table of the /24), the packet's source in the /24 (-x32: the
+// hash's two buckets, then the table) or one of the /32s (-x32-hit).
 func BenchmarkSetEntries(b *testing.B) {
 	requireBPF(b)
-	for _, n := range []int{1, 1_000_000, -1_000_000} {
-		name := fmt.Sprint(n)
-		if n < 0 {
-			n, name = -n, fmt.Sprint(-n)+"-trie"
+	for _, name := range []string{"1", "1000000", "1000000-trie", "1000000-x32", "1000000-x32-hit"} {
+		n := 1
+		if name != "1" {
+			n = 1_000_000
 		}
 		b.Run(name, func(b *testing.B) {
 			if strings.HasSuffix(name, "-trie") {
@@ -207,10 +211,20 @@ func BenchmarkSetEntries(b *testing.B) {
 			}
 			s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
 			s.MaxElem = uint32(n)
-			s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.0"), Bits: 24}}})
+			first := ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.0"), Bits: 24}}
+			if strings.HasSuffix(name, "-hit") {
+				first = ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.7"), Bits: 32}}
+			}
+			s.Entries = append(s.Entries, &ipset.Entry{Elem: first})
+			rng := rand.New(rand.NewSource(1))
 			for i := 1; i < n; i++ {
 				a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
-				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: a, Bits: 30}}})
+				bits := 30
+				if strings.Contains(name, "-x32") {
+					// (never 198.18.0.0/16)
+					a, bits = netip.AddrFrom4([4]byte{byte(1 + rng.Intn(190)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))}), 32
+				}
+				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: a, Bits: bits}}})
 			}
 			rules := parseRules(b, compat.IPv4, "-m set --match-set bl src -j DROP")
 			c, err := CompileSets(rules, nil, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
@@ -223,6 +237,9 @@ func BenchmarkSetEntries(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer sm.Close()
+			if info, err := sm.Info(); err != nil || strings.Contains(name, "-x32") && info.Name != hashSetName {
+				b.Fatal("not a table with a hash", err)
+			}
 			p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
 			if err != nil {
 				b.Fatal(err)

@@ -126,6 +126,8 @@ const (
 	classifierVarSet3Tab             = "set3_tab"
 	classifierVarSetCfg              = "set_cfg"
 	classifierVarSetCls              = "set_cls"
+	classifierVarSetHbase            = "set_hbase"
+	classifierVarSetHbits            = "set_hbits"
 	classifierVarSetSlots            = "set_slots"
 	classifierVarSingle              = "single"
 	classifierVarSrc4Dir             = "src4_dir"
@@ -240,6 +242,8 @@ type classifierVariableSpecs struct {
 	Set3Tab    *ebpf.VariableSpec `ebpf:"set3_tab"`
 	SetCfg     *ebpf.VariableSpec `ebpf:"set_cfg"`
 	SetCls     *ebpf.VariableSpec `ebpf:"set_cls"`
+	SetHbase   *ebpf.VariableSpec `ebpf:"set_hbase"`
+	SetHbits   *ebpf.VariableSpec `ebpf:"set_hbits"`
 	SetSlots   *ebpf.VariableSpec `ebpf:"set_slots"`
 	Single     *ebpf.VariableSpec `ebpf:"single"`
 	Src4Dir    *ebpf.VariableSpec `ebpf:"src4_dir"`
@@ -338,6 +342,8 @@ type classifierVariables struct {
 	Set3Tab    *ebpf.Variable `ebpf:"set3_tab"`
 	SetCfg     *ebpf.Variable `ebpf:"set_cfg"`
 	SetCls     *ebpf.Variable `ebpf:"set_cls"`
+	SetHbase   *ebpf.Variable `ebpf:"set_hbase"`
+	SetHbits   *ebpf.Variable `ebpf:"set_hbits"`
 	SetSlots   *ebpf.Variable `ebpf:"set_slots"`
 	Single     *ebpf.Variable `ebpf:"single"`
 	Src4Dir    *ebpf.Variable `ebpf:"src4_dir"`

@@ -180,7 +180,19 @@ func vlanFrame() []byte {
 // addresses at their edges, and the frames the program must pass.
 func TestClassifierFastSet(t *testing.T) {
 	requireBPF(t)
-	rng := rand.New(rand.NewSource(31))
+	fastSetRounds(t, rand.New(rand.NewSource(31)), false)
+}
+
+// TestClassifierFastSetHash is TestClassifierFastSet with sets of
+// mostly /32s (some nomatch, sometimes 0.0.0.0/32) whose table is over
+// budget with them and within it without them: the /32s that match are
+// in the hash after the table (sethash.go).
+func TestClassifierFastSetHash(t *testing.T) {
+	requireBPF(t)
+	fastSetRounds(t, rand.New(rand.NewSource(33)), true)
+}
+
+func fastSetRounds(t *testing.T, rng *rand.Rand, hashed bool) {
 	for round := 0; round < 16; round++ {
 		s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
 		s.MaxElem = 4096
@@ -191,6 +203,24 @@ func TestClassifierFastSet(t *testing.T) {
 			bits := strideBits[i%len(strideBits)]
 			if i >= len(strideBits) {
 				bits = 1 + rng.Intn(32)
+			}
+			if hashed {
+				// (no prefix that covers a /16: a /32 in a prefix
+				// that matches takes no chunk)
+				bits = 17 + rng.Intn(15)
+			}
+			if hashed && (i < 2 || rng.Intn(4) > 0) {
+				bits = 32
+				switch {
+				case i == 0:
+					// a /16 of its own: chunks
+					base = netip.AddrFrom4([4]byte{203, 0, 113, byte(rng.Intn(256))})
+				case i == 1 && round%2 == 0:
+					base = netip.IPv4Unspecified()
+				case rng.Intn(2) == 0:
+					// a /24 of its own
+					base = netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(256)), byte(rng.Intn(256))})
+				}
 			}
 			p, _ := base.Prefix(bits)
 			if seen[p] {
@@ -221,9 +251,22 @@ func TestClassifierFastSet(t *testing.T) {
 		if err != nil || c.Run4 != 1 || !c.Single {
 			t.Fatalf("round %d: %v, run %d, single %v", round, err, c.Run4, c.Single)
 		}
+		if hashed {
+			// a budget the table fits only without its /32s
+			ps := dirSetPrefixes(s)
+			_, rest := splitHashed(ps)
+			n := buildDir4(rest, 1<<30).nchunks()
+			if buildDir4(ps, 1<<30).nchunks() <= n {
+				t.Fatalf("round %d: the /32s take no chunks", round)
+			}
+			withDirBudget(t, n)
+		}
 		sm, err := newSetMap(s)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if info, err := sm.Info(); err != nil || (info.Name == hashSetName) != hashed {
+			t.Fatalf("round %d: set map %v (%v), hashed %v", round, info, err, hashed)
 		}
 		p, err := load(c, []uint32{7}, nil, map[string]*ebpf.Map{"bl": sm})
 		sm.Close()

@@ -100,13 +100,21 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		ntab = uint32(len(c.Ifaces))
 	}
-	var cfg, setSlots [MaxSets]uint32
+	var cfg, setSlots, hashBase, hashBits [MaxSets]uint32
 	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
 		if m := sets[l.Set]; m != nil && m.Type() == ebpf.Array {
 			cfg[i] |= setDir
 			setSlots[i] = m.ValueSize() / 4
+			h, err := setHashOf(m)
+			if err != nil {
+				return nil, err
+			}
+			if h.bits > 0 {
+				cfg[i] |= setHash
+				hashBase[i], hashBits[i] = h.base, h.bits
+			}
 		}
 		needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
 	}
@@ -211,7 +219,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
 		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
 		"need_l4": boolU32(needL4), "more": boolU32(more), "fast_mac": fastMAC,
-		"set_slots": setSlots,
+		"set_slots": setSlots, "set_hbase": hashBase, "set_hbits": hashBits,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -541,10 +549,15 @@ func valueTable(vs []ValueClass) (keys, vals []uint32) {
 }
 
 // newSetMap creates the map mirroring set s, filled: a table (an array
-// map) when dirSet and within budget, an LPM trie otherwise.
+// map) when dirSet and within budget, with a hash of its /32s when only
+// that keeps it within budget (sethash.go), an LPM trie otherwise.
 func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	if dirSet(s) {
 		m, err := newDirSetMap(s)
+		if m != nil || err != nil {
+			return m, err
+		}
+		m, err = newHashSetMap(s)
 		if m != nil || err != nil {
 			return m, err
 		}

@@ -66,6 +66,15 @@ volatile const __u32 more = 1;
  * setN_tab (values 1: match, 0: no match; set_slots[N] entries), laid
  * out as the address fields' tables, instead of its trie. */
 #define SET_DIR (1 << 4)
+/* The table also has a hash of the set's /32 entries that match (and
+ * the table holds its other entries): 2^set_hbits[N] buckets of
+ * HASH_WAYS addresses from setN_tab[set_hbase[N]] (xdp/sethash.go). */
+#define SET_HASH (1 << 5)
+volatile const __u32 set_hbase[MAX_SETS];
+volatile const __u32 set_hbits[MAX_SETS];
+#define HASH_WAYS 8
+#define HASH_K1 0x9e3779b1U
+#define HASH_K2 0x85ebca77U
 volatile const __u32 nsets = 0;
 volatile const __u32 set_cfg[MAX_SETS];
 /* [2*i]: class when set i does not match the packet, [2*i+1]: when it does */
@@ -294,6 +303,36 @@ static __always_inline int dir_value(__u32 *t, __u32 n, __u32 a, __u32 *val)
 	}
 	*val = v;
 	return 1;
+}
+
+/* Whether bucket b (an index into table t of n entries) holds
+ * address a. */
+static __always_inline int bucket_has(__u32 *t, __u32 n, __u32 b, __u32 a)
+{
+	__u32 *p;
+
+	if (b >= n - HASH_WAYS)
+		return 0;
+	p = t + b;
+	return p[0] == a || p[1] == a || p[2] == a || p[3] == a || p[4] == a || p[5] == a ||
+	       p[6] == a || p[7] == a;
+}
+
+/* The value of host-order address a in the table t of n entries of
+ * set i: 1 when a is in its hash (SET_HASH), else what dir_value
+ * gives. */
+static __always_inline int set_value(int i, __u32 *t, __u32 n, __u32 a, __u32 *val)
+{
+	if ((set_cfg[i] & SET_HASH) && a != 0) {
+		__u32 base = set_hbase[i], sh = 32 - set_hbits[i];
+
+		if (bucket_has(t, n, base + ((a * HASH_K1) >> sh) * HASH_WAYS, a) ||
+		    bucket_has(t, n, base + ((a * HASH_K2) >> sh) * HASH_WAYS, a)) {
+			*val = 1;
+			return 1;
+		}
+	}
+	return dir_value(t, n, a, val);
 }
 
 /* linux/if_ether.h's ethhdr is packed, which makes every field a series
@@ -583,7 +622,7 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *
 			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
 			__u32 val;
 
-			if (!dir_value(tab, set_slots[i], a, &val))
+			if (!set_value(i, tab, set_slots[i], a, &val))
 				return 0;
 			m = val & 1;
 		}
@@ -1016,7 +1055,7 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 	} else if (kind == FAST_SET) {
 		__u32 a = (set_cfg[0] & SET_ADDR_DST) ? ip->daddr : ip->saddr;
 
-		if (!dir_value(dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
+		if (!set_value(0, dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
 			return XDP_PASS;
 		v = set_cls[v & 1];
 	} else if (kind == FAST_PORT) {
