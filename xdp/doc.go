@@ -5,8 +5,9 @@
 // atomically swaps generations while keeping per-CPU counters (load.go,
 // manager.go). IPv4 address fields and address-only IPv4 set mirrors are
 // DIR-16-8-8 tables (dir.go), each the one value of an array map that the
-// program reads in place as a global, within a memory budget; LPM tries
-// beyond it and for IPv6. Runs decided by one address field or one set
+// program reads in place as a global, within a memory budget (a set
+// over it because of its /32s keeps them in a hash after the table:
+// sethash.go); LPM tries beyond it and for IPv6. Runs decided by one address field or one set
 // table load a program made for that (xdptables_fast_*) instead of the
 // general bit-vector search; so do runs of the protocol and one more
 // field, or the protocol, a port and an address field (folded tables,
