@@ -319,11 +319,11 @@ static __always_inline int bucket_has(__u32 *t, __u32 n, __u32 b, __u32 a)
 }
 
 /* The value of host-order address a in the table t of n entries of
- * set i: 1 when a is in its hash (SET_HASH), else what dir_value
- * gives. */
-static __always_inline int set_value(int i, __u32 *t, __u32 n, __u32 a, __u32 *val)
+ * set i of configuration cfg (set_cfg[i], read once: it is volatile):
+ * 1 when a is in its hash (SET_HASH), else what dir_value gives. */
+static __always_inline int set_value(int i, __u32 cfg, __u32 *t, __u32 n, __u32 a, __u32 *val)
 {
-	if ((set_cfg[i] & SET_HASH) && a != 0) {
+	if ((cfg & SET_HASH) && a != 0) {
 		__u32 base = set_hbase[i], sh = 32 - set_hbits[i];
 
 		if (bucket_has(t, n, base + ((a * HASH_K1) >> sh) * HASH_WAYS, a) ||
@@ -622,7 +622,7 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *
 			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
 			__u32 val;
 
-			if (!set_value(i, tab, set_slots[i], a, &val))
+			if (!set_value(i, cfg, tab, set_slots[i], a, &val))
 				return 0;
 			m = val & 1;
 		}
@@ -1053,9 +1053,10 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 		if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
 			return XDP_PASS;
 	} else if (kind == FAST_SET) {
-		__u32 a = (set_cfg[0] & SET_ADDR_DST) ? ip->daddr : ip->saddr;
+		__u32 cfg = set_cfg[0];
+		__u32 a = (cfg & SET_ADDR_DST) ? ip->daddr : ip->saddr;
 
-		if (!set_value(0, dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
+		if (!set_value(0, cfg, dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
 			return XDP_PASS;
 		v = set_cls[v & 1];
 	} else if (kind == FAST_PORT) {
