@@ -194,13 +194,14 @@ func benchSrcEntries(b *testing.B, n int, pfx func(int) netip.Prefix) {
 // BenchmarkSetEntries: one "-m set --match-set bl src -j DROP" rule on a
 // mirrored hash:net set of 1 and 1 000 000 entries, as a table, and of
 // 1 000 000 entries in an LPM trie (the mirror of a set whose table is
-// over budget, or with timeouts or ports); and a set of a /24 and
-// 999 999 random /32s (a table over budget: the /32s in a hash after
-// the table of the /24), the packet's source in the /24 (-x32: the
-// hash's two buckets, then the table) or one of the /32s (-x32-hit).
+// over budget, or with timeouts or ports); and sets whose table is over
+// budget, split (sethash.go): a /24 and 999 999 random /32s, the
+// packet's source in the /24 (-x32: the hash's two buckets, the table,
+// then the bitmap) or one of the /32s (-x32-hit: the hash); a million
+// /24s spread over every /16 (-x24: the hash, the table, the bitmap).
 func BenchmarkSetEntries(b *testing.B) {
 	requireBPF(b)
-	for _, name := range []string{"1", "1000000", "1000000-trie", "1000000-x32", "1000000-x32-hit"} {
+	for _, name := range []string{"1", "1000000", "1000000-trie", "1000000-x32", "1000000-x32-hit", "1000000-x24"} {
 		n := 1
 		if name != "1" {
 			n = 1_000_000
@@ -208,6 +209,7 @@ func BenchmarkSetEntries(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			if strings.HasSuffix(name, "-trie") {
 				withDirBudget(b, 0)
+				withTrie(b)
 			}
 			s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
 			s.MaxElem = uint32(n)
@@ -220,9 +222,18 @@ func BenchmarkSetEntries(b *testing.B) {
 			for i := 1; i < n; i++ {
 				a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
 				bits := 30
-				if strings.Contains(name, "-x32") {
+				switch {
+				case strings.Contains(name, "-x32"):
 					// (never 198.18.0.0/16)
 					a, bits = netip.AddrFrom4([4]byte{byte(1 + rng.Intn(190)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))}), 32
+				case strings.Contains(name, "-x24"):
+					// distinct /24s (an odd multiplier permutes
+					// them), but 198.18.0.0/24
+					x := uint32(i) * 2654435761 % (1 << 24)
+					if x == 198<<16|18<<8 {
+						x = 0
+					}
+					a, bits = netip.AddrFrom4([4]byte{byte(x >> 16), byte(x >> 8), byte(x), 0}), 24
 				}
 				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: a, Bits: bits}}})
 			}
@@ -237,7 +248,7 @@ func BenchmarkSetEntries(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer sm.Close()
-			if info, err := sm.Info(); err != nil || strings.Contains(name, "-x32") && info.Name != hashSetName {
+			if info, err := sm.Info(); err != nil || strings.Contains(name, "-x") && info.Name != hashSetName {
 				b.Fatal("not a table with a hash", err)
 			}
 			p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})

@@ -345,6 +345,13 @@ func TestClassifierDifferentialTrie(t *testing.T) {
 	differential(t, 6)
 }
 
+// withTrie makes the sets of test t keep their tries when over budget
+// (not split).
+func withTrie(t testing.TB) {
+	splitSets = false
+	t.Cleanup(func() { splitSets = true })
+}
+
 // withDirBudget sets the chunk budget of the address fields' and sets'
 // tables for test t.
 func withDirBudget(t testing.TB, n int) {

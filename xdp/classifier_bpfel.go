@@ -124,6 +124,7 @@ const (
 	classifierVarSet1Tab             = "set1_tab"
 	classifierVarSet2Tab             = "set2_tab"
 	classifierVarSet3Tab             = "set3_tab"
+	classifierVarSetBitmap           = "set_bitmap"
 	classifierVarSetCfg              = "set_cfg"
 	classifierVarSetCls              = "set_cls"
 	classifierVarSetHbase            = "set_hbase"
@@ -240,6 +241,7 @@ type classifierVariableSpecs struct {
 	Set1Tab    *ebpf.VariableSpec `ebpf:"set1_tab"`
 	Set2Tab    *ebpf.VariableSpec `ebpf:"set2_tab"`
 	Set3Tab    *ebpf.VariableSpec `ebpf:"set3_tab"`
+	SetBitmap  *ebpf.VariableSpec `ebpf:"set_bitmap"`
 	SetCfg     *ebpf.VariableSpec `ebpf:"set_cfg"`
 	SetCls     *ebpf.VariableSpec `ebpf:"set_cls"`
 	SetHbase   *ebpf.VariableSpec `ebpf:"set_hbase"`
@@ -340,6 +342,7 @@ type classifierVariables struct {
 	Set1Tab    *ebpf.Variable `ebpf:"set1_tab"`
 	Set2Tab    *ebpf.Variable `ebpf:"set2_tab"`
 	Set3Tab    *ebpf.Variable `ebpf:"set3_tab"`
+	SetBitmap  *ebpf.Variable `ebpf:"set_bitmap"`
 	SetCfg     *ebpf.Variable `ebpf:"set_cfg"`
 	SetCls     *ebpf.Variable `ebpf:"set_cls"`
 	SetHbase   *ebpf.Variable `ebpf:"set_hbase"`

@@ -262,9 +262,12 @@ func dirSetUpdate(a dirArray, ps []PrefixClass, p netip.Prefix) error {
 	block &^= 1<<(span+uint32(0)) - 1 // (span 0: one address)
 	// the table of the prefixes that overlap the region is exact inside
 	// it
+	// (the class of addresses no other prefix holds: that of ps' /0)
 	sub := []PrefixClass{{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)}}
 	for _, q := range ps {
-		if q.Prefix.Overlaps(region) && q.Prefix.Bits() > 0 {
+		if q.Prefix.Bits() == 0 {
+			sub[0].Class = q.Class
+		} else if q.Prefix.Overlaps(region) {
 			sub = append(sub, q)
 		}
 	}

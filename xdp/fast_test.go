@@ -185,8 +185,9 @@ func TestClassifierFastSet(t *testing.T) {
 
 // TestClassifierFastSetHash is TestClassifierFastSet with sets of
 // mostly /32s (some nomatch, sometimes 0.0.0.0/32) whose table is over
-// budget with them and within it without them: the /32s that match are
-// in the hash after the table (sethash.go).
+// budget with them and within it without them and the prefixes of /24
+// or shorter: the set is split, the /32s that match in a hash, the
+// prefixes of /24 or shorter in a bitmap (sethash.go).
 func TestClassifierFastSetHash(t *testing.T) {
 	requireBPF(t)
 	fastSetRounds(t, rand.New(rand.NewSource(33)), true)
@@ -204,20 +205,16 @@ func fastSetRounds(t *testing.T, rng *rand.Rand, hashed bool) {
 			if i >= len(strideBits) {
 				bits = 1 + rng.Intn(32)
 			}
-			if hashed {
-				// (no prefix that covers a /16: a /32 in a prefix
-				// that matches takes no chunk)
-				bits = 17 + rng.Intn(15)
-			}
-			if hashed && (i < 2 || rng.Intn(4) > 0) {
+			if hashed && (i < 3 || rng.Intn(4) > 0) {
 				bits = 32
-				switch {
-				case i == 0:
-					// a /16 of its own: chunks
-					base = netip.AddrFrom4([4]byte{203, 0, 113, byte(rng.Intn(256))})
+				switch r := rng.Intn(4); {
 				case i == 1 && round%2 == 0:
 					base = netip.IPv4Unspecified()
-				case rng.Intn(2) == 0:
+				case i < 3 || r < 2:
+					// a /16 of its own, where no other prefix
+					// is but a /0: two chunks in the table
+					base = netip.AddrFrom4([4]byte{byte(20 + rng.Intn(40)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))})
+				case r == 2:
 					// a /24 of its own
 					base = netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(256)), byte(rng.Intn(256))})
 				}
@@ -254,10 +251,10 @@ func fastSetRounds(t *testing.T, rng *rand.Rand, hashed bool) {
 		if hashed {
 			// a budget the table fits only without its /32s
 			ps := dirSetPrefixes(s)
-			_, rest := splitHashed(ps)
-			n := buildDir4(rest, 1<<30).nchunks()
+			_, _, long := splitHashed(ps)
+			n := buildDir4(long, 1<<30).nchunks()
 			if buildDir4(ps, 1<<30).nchunks() <= n {
-				t.Fatalf("round %d: the /32s take no chunks", round)
+				t.Fatalf("round %d: the whole table is no larger than the split one", round)
 			}
 			withDirBudget(t, n)
 		}

@@ -100,7 +100,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		ntab = uint32(len(c.Ifaces))
 	}
-	var cfg, setSlots, hashBase, hashBits [MaxSets]uint32
+	var cfg, setSlots, hashBase, hashBits, bitmap [MaxSets]uint32
 	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
@@ -113,7 +113,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			}
 			if h.bits > 0 {
 				cfg[i] |= setHash
-				hashBase[i], hashBits[i] = h.base, h.bits
+				hashBase[i], hashBits[i], bitmap[i] = h.base, h.bits, h.bitmap
 			}
 		}
 		needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
@@ -220,6 +220,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
 		"need_l4": boolU32(needL4), "more": boolU32(more), "fast_mac": fastMAC,
 		"set_slots": setSlots, "set_hbase": hashBase, "set_hbits": hashBits,
+		"set_bitmap": bitmap,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)

@@ -156,6 +156,7 @@ func TestClassifierReturnNomatch(t *testing.T) {
 func TestClassifierSetsTrie(t *testing.T) {
 	requireBPF(t)
 	withDirBudget(t, 0)
+	withTrie(t)
 	classifierSets(t, "")
 }
 

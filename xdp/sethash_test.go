@@ -11,10 +11,11 @@ import (
 	"github.com/xdptables/xdptables/ipset"
 )
 
-// hashLookup is what the program computes for a set's table with a
-// hash h (bpf/classifier.c set_value).
+// hashLookup is what the program computes for a set's table split
+// with a bitmap and a hash h (bpf/classifier.c set_value).
 func (s sliceArray) hashLookup(h hashLayout, a [4]byte) uint32 {
-	if x := binary.BigEndian.Uint32(a[:]); x != 0 {
+	x := binary.BigEndian.Uint32(a[:])
+	if x != 0 {
 		b1, b2 := hashBuckets(x, h.bits)
 		for _, b := range []uint32{b1, b2} {
 			for j := uint32(0); j < hashWays; j++ {
@@ -24,21 +25,31 @@ func (s sliceArray) hashLookup(h hashLayout, a [4]byte) uint32 {
 			}
 		}
 	}
-	return s.lookup(a)
+	v := s.lookup(a)
+	if v == setBitmap {
+		v = s[h.bitmap+x>>13] >> (x >> 8 & 31) & 1
+	}
+	return v
 }
 
-// hashedLayout lays out the map of a set of prefixes ps with a hash, as
-// newHashSetMap does, with room for extra chunks.
+// hashedLayout lays out the map of a set of prefixes ps split with a
+// bitmap and a hash, as newHashSetMap does, with room for extra chunks.
 func hashedLayout(t *testing.T, ps []PrefixClass, extra int) (sliceArray, hashLayout) {
-	hashed, rest := splitHashed(ps)
-	tab := buildDir4(rest, 1<<20)
+	hashed, short, long := splitHashed(ps)
+	tab := buildDir4(long, 1<<20)
 	h, bits := buildHash(hashed)
 	if h == nil {
 		t.Fatal("no hash")
 	}
-	arr := append(sliceArray(tab.setLayout(tab.nchunks()+extra)), h...)
+	arr := sliceArray(tab.setLayout(tab.nchunks() + extra))
+	bm := uint32(len(arr))
+	arr = append(arr, make([]uint32, bitmapWords)...)
+	if err := bitmapOf(arr, bm, short, 0, 1<<24); err != nil {
+		t.Fatal(err)
+	}
+	arr = append(arr, h...)
 	arr = append(arr, bits)
-	return arr, hashLayout{base: uint32(len(arr) - 1 - len(h)), bits: bits}
+	return arr, hashLayout{bitmap: bm, base: uint32(len(arr) - 1 - len(h)), bits: bits}
 }
 
 // lpm is the set's answer for a: the class of the longest prefix of ps
@@ -53,16 +64,17 @@ func lpm(ps []PrefixClass, a netip.Addr) uint32 {
 	return want
 }
 
-// TestSetHashUpdate: a set's table with a hash kept up to date in
-// place, entry by entry (more /32s besides randomSetChanges': going in
-// and out of the hash, turning nomatch and back, under its prefixes),
+// TestSetHashUpdate: a set's table split with a bitmap and a hash kept
+// up to date in place, entry by entry (prefixes of every length, and
+// more /32s besides randomSetChanges': going in and out of the hash,
+// turning nomatch and back, under its prefixes),
 // against the longest-prefix answer; when there is no room, the caller
 // rebuilds.
 func TestSetHashUpdate(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
 	fulls := 0
 	for round := 0; round < 4; round++ {
-		arr, h := hashedLayout(t, []PrefixClass{{Prefix: netip.MustParsePrefix("0.0.0.0/0")}}, 40)
+		arr, h := hashedLayout(t, []PrefixClass{{Prefix: netip.MustParsePrefix("0.0.0.0/0")}}, 2)
 		extra := map[netip.Prefix]uint32{}
 		var last []PrefixClass
 		var gone []netip.Addr
@@ -77,7 +89,7 @@ func TestSetHashUpdate(t *testing.T) {
 			err := setTableUpdate(arr, h, ps, q)
 			if err == errDirFull {
 				fulls++
-				arr, h = hashedLayout(t, ps, 40)
+				arr, h = hashedLayout(t, ps, 2)
 			} else if err != nil {
 				t.Fatal(err)
 			}

@@ -66,12 +66,17 @@ volatile const __u32 more = 1;
  * setN_tab (values 1: match, 0: no match; set_slots[N] entries), laid
  * out as the address fields' tables, instead of its trie. */
 #define SET_DIR (1 << 4)
-/* The table also has a hash of the set's /32 entries that match (and
- * the table holds its other entries): 2^set_hbits[N] buckets of
- * HASH_WAYS addresses from setN_tab[set_hbase[N]] (xdp/sethash.go). */
+/* The set is split by prefix length (xdp/sethash.go): a hash of its
+ * /32 entries that match, 2^set_hbits[N] buckets of HASH_WAYS
+ * addresses from setN_tab[set_hbase[N]]; a bitmap of the /24s for its
+ * entries of /24 or shorter, from setN_tab[set_bitmap[N]] (bit b % 32
+ * of word b / 32 for the /24 b); and the table for the others, which
+ * gives SET_BITMAP where the bitmap decides. */
 #define SET_HASH (1 << 5)
+#define SET_BITMAP 2
 volatile const __u32 set_hbase[MAX_SETS];
 volatile const __u32 set_hbits[MAX_SETS];
+volatile const __u32 set_bitmap[MAX_SETS];
 #define HASH_WAYS 8
 #define HASH_K1 0x9e3779b1U
 #define HASH_K2 0x85ebca77U
@@ -320,17 +325,28 @@ static __always_inline int bucket_has(__u32 *t, __u32 n, __u32 b, __u32 a)
 
 /* The value of host-order address a in the table t of n entries of
  * set i of configuration cfg (set_cfg[i], read once: it is volatile):
- * 1 when a is in its hash (SET_HASH), else what dir_value gives. */
+ * what dir_value gives, but for a split set (SET_HASH) 1 when a is in
+ * its hash, and its bit in the bitmap where the table says so; 0 when
+ * the packet is to be passed. */
 static __always_inline int set_value(int i, __u32 cfg, __u32 *t, __u32 n, __u32 a, __u32 *val)
 {
-	if ((cfg & SET_HASH) && a != 0) {
-		__u32 base = set_hbase[i], sh = 32 - set_hbits[i];
+	if (cfg & SET_HASH) {
+		__u32 base = set_hbase[i], sh = 32 - set_hbits[i], w;
 
-		if (bucket_has(t, n, base + ((a * HASH_K1) >> sh) * HASH_WAYS, a) ||
-		    bucket_has(t, n, base + ((a * HASH_K2) >> sh) * HASH_WAYS, a)) {
+		if (a != 0 && (bucket_has(t, n, base + ((a * HASH_K1) >> sh) * HASH_WAYS, a) ||
+			       bucket_has(t, n, base + ((a * HASH_K2) >> sh) * HASH_WAYS, a))) {
 			*val = 1;
 			return 1;
 		}
+		if (!dir_value(t, n, a, val))
+			return 0;
+		if (*val == SET_BITMAP) {
+			w = set_bitmap[i] + (a >> 13);
+			if (w >= n)
+				return 0;
+			*val = t[w] >> (a >> 8 & 31) & 1;
+		}
+		return 1;
 	}
 	return dir_value(t, n, a, val);
 }
