@@ -98,6 +98,7 @@ const (
 	classifierProgXdptablesFastPpsrc = "xdptables_fast_ppsrc"
 	classifierProgXdptablesFastPsrc  = "xdptables_fast_psrc"
 	classifierProgXdptablesFastSet   = "xdptables_fast_set"
+	classifierProgXdptablesFastSplit = "xdptables_fast_split"
 	classifierProgXdptablesFastSrc   = "xdptables_fast_src"
 	classifierVarDir4                = "dir4"
 	classifierVarDst4Dir             = "dst4_dir"
@@ -186,6 +187,7 @@ type classifierProgramSpecs struct {
 	XdptablesFastPpsrc *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppsrc"`
 	XdptablesFastPsrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
 	XdptablesFastSet   *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
+	XdptablesFastSplit *ebpf.ProgramSpec `ebpf:"xdptables_fast_split"`
 	XdptablesFastSrc   *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
 }
 
@@ -366,6 +368,7 @@ type classifierPrograms struct {
 	XdptablesFastPpsrc *ebpf.Program `ebpf:"xdptables_fast_ppsrc"`
 	XdptablesFastPsrc  *ebpf.Program `ebpf:"xdptables_fast_psrc"`
 	XdptablesFastSet   *ebpf.Program `ebpf:"xdptables_fast_set"`
+	XdptablesFastSplit *ebpf.Program `ebpf:"xdptables_fast_split"`
 	XdptablesFastSrc   *ebpf.Program `ebpf:"xdptables_fast_src"`
 }
 
@@ -380,6 +383,7 @@ func (p *classifierPrograms) Close() error {
 		p.XdptablesFastPpsrc,
 		p.XdptablesFastPsrc,
 		p.XdptablesFastSet,
+		p.XdptablesFastSplit,
 		p.XdptablesFastSrc,
 	)
 }

@@ -271,9 +271,10 @@ func fastSetRounds(t *testing.T, rng *rand.Rand, hashed bool) {
 			t.Fatal(err)
 		}
 		tb := &testbed{c: c, prog: p}
-		if p.prog != p.coll.Programs["xdptables_fast_set"] {
+		want := map[bool]string{false: "xdptables_fast_set", true: "xdptables_fast_split"}[hashed]
+		if p.prog != p.coll.Programs[want] {
 			p.Close()
-			t.Fatalf("round %d: %s does not run xdptables_fast_set", round, spec)
+			t.Fatalf("round %d: %s does not run %s", round, spec, want)
 		}
 		var pk, by uint64
 		for k, ad := range edges(pfx) {

@@ -133,6 +133,9 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			progName = "xdptables_fast_dst"
 		case c.Fields == 0 && c.Fams == 1 && len(c.Sets) == 1 && cfg[0]&(setDir|setPortSrc|setPortDst|setV6) == setDir:
 			progName = "xdptables_fast_set"
+			if cfg[0]&setHash != 0 {
+				progName = "xdptables_fast_split"
+			}
 		}
 	}
 	// the protocol and one other field decide: both folded into one

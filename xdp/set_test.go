@@ -86,6 +86,9 @@ func classifierSets(t *testing.T, form string) {
 		prog := "xdptables_classify"
 		if len(rs) == 1 && sm.Type() == ebpf.Array {
 			prog = "xdptables_fast_set"
+			if form == hashSetName {
+				prog = "xdptables_fast_split"
+			}
 		}
 		p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
 		sm.Close()

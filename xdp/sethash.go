@@ -50,7 +50,7 @@ const (
 
 // hashBuckets are the indexes (from the hash's start) of the two
 // buckets of host-order address a in a hash of 2^bits buckets
-// (bpf/classifier.c hash_has).
+// (bpf/classifier.c set_value).
 func hashBuckets(a uint32, bits uint32) (uint32, uint32) {
 	return (a * hashK1) >> (32 - bits) * hashWays, (a * hashK2) >> (32 - bits) * hashWays
 }

@@ -212,7 +212,7 @@ func TestClassifierSetHashUpdates(t *testing.T) {
 		if p, err = load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm}); err != nil {
 			t.Fatal(err)
 		}
-		if p.prog != p.coll.Programs["xdptables_fast_set"] {
+		if p.prog != p.coll.Programs["xdptables_fast_split"] {
 			t.Fatal("not the fast program")
 		}
 	}

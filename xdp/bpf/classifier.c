@@ -324,30 +324,35 @@ static __always_inline int bucket_has(__u32 *t, __u32 n, __u32 b, __u32 a)
 }
 
 /* The value of host-order address a in the table t of n entries of
- * set i of configuration cfg (set_cfg[i], read once: it is volatile):
- * what dir_value gives, but for a split set (SET_HASH) 1 when a is in
- * its hash, and its bit in the bitmap where the table says so; 0 when
- * the packet is to be passed. */
-static __always_inline int set_value(int i, __u32 cfg, __u32 *t, __u32 n, __u32 a, __u32 *val)
+ * split set i (SET_HASH): 1 when a is in its hash, else what dir_value
+ * gives, or for SET_BITMAP its bit in the bitmap; 0 when the packet is
+ * to be passed. */
+static __always_inline int split_value(int i, __u32 *t, __u32 n, __u32 a, __u32 *val)
 {
-	if (cfg & SET_HASH) {
-		__u32 base = set_hbase[i], sh = 32 - set_hbits[i], w;
+	__u32 base = set_hbase[i], sh = 32 - set_hbits[i], w;
 
-		if (a != 0 && (bucket_has(t, n, base + ((a * HASH_K1) >> sh) * HASH_WAYS, a) ||
-			       bucket_has(t, n, base + ((a * HASH_K2) >> sh) * HASH_WAYS, a))) {
-			*val = 1;
-			return 1;
-		}
-		if (!dir_value(t, n, a, val))
-			return 0;
-		if (*val == SET_BITMAP) {
-			w = set_bitmap[i] + (a >> 13);
-			if (w >= n)
-				return 0;
-			*val = t[w] >> (a >> 8 & 31) & 1;
-		}
+	if (a != 0 && (bucket_has(t, n, base + ((a * HASH_K1) >> sh) * HASH_WAYS, a) ||
+		       bucket_has(t, n, base + ((a * HASH_K2) >> sh) * HASH_WAYS, a))) {
+		*val = 1;
 		return 1;
 	}
+	if (!dir_value(t, n, a, val))
+		return 0;
+	if (*val == SET_BITMAP) {
+		w = set_bitmap[i] + (a >> 13);
+		if (w >= n)
+			return 0;
+		*val = t[w] >> (a >> 8 & 31) & 1;
+	}
+	return 1;
+}
+
+/* The value of host-order address a in the table t of n entries of
+ * set i of configuration cfg (set_cfg[i], read once: it is volatile). */
+static __always_inline int set_value(int i, __u32 cfg, __u32 *t, __u32 n, __u32 a, __u32 *val)
+{
+	if (cfg & SET_HASH)
+		return split_value(i, t, n, a, val);
 	return dir_value(t, n, a, val);
 }
 
@@ -975,11 +980,12 @@ int xdptables_classify(struct xdp_md *ctx)
  * or lookup), its IPv4 side is a table and one interface is attached,
  * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
  * xdptables_classify; when one lookup of a set mirrored as a table does
- * (IPv4 rules only), xdptables_fast_set; when the protocol and one port
- * do (IPv4 rules only), xdptables_fast_port, the protocol and an
- * address field, xdptables_fast_psrc or _pdst, the protocol, a port
- * and an address field, xdptables_fast_ppsrc or _ppdst: the same verdicts with only the work such a run
- * needs, in programs of their own (no stack frame for the search, fewer
+ * (IPv4 rules only), xdptables_fast_set (xdptables_fast_split for a
+ * split set); when the protocol and one port do (IPv4 rules only),
+ * xdptables_fast_port, the protocol and an address field,
+ * xdptables_fast_psrc or _pdst, the protocol, a port and an address
+ * field, xdptables_fast_ppsrc or _ppdst: the same verdicts with only the
+ * work such a run needs, in programs of their own (no stack frame for the search, fewer
  * registers to save, no test of constants the verifier would leave in).
  *
  * The interface is not looked up: such a program runs on the one
@@ -1007,6 +1013,7 @@ volatile const __u64 fast_mac;
 #define FAST_PDST 6
 #define FAST_PPSRC 7
 #define FAST_PPDST 8
+#define FAST_SPLIT 9
 
 /* Runs whose rules test the protocol and one other field (IPv4 only)
  * fold the two into one table of answers, fold_slots entries, at
@@ -1068,11 +1075,14 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 	} else if (kind == FAST_DST) {
 		if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
 			return XDP_PASS;
-	} else if (kind == FAST_SET) {
-		__u32 cfg = set_cfg[0];
-		__u32 a = (cfg & SET_ADDR_DST) ? ip->daddr : ip->saddr;
+	} else if (kind == FAST_SET || kind == FAST_SPLIT) {
+		__u32 a = (set_cfg[0] & SET_ADDR_DST) ? ip->daddr : ip->saddr;
 
-		if (!set_value(0, cfg, dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
+		/* (the plain table's program has no code of the split
+		 * set's: it would cost it registers) */
+		if (kind == FAST_SET && !dir_value(dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
+			return XDP_PASS;
+		if (kind == FAST_SPLIT && !split_value(0, dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
 			return XDP_PASS;
 		v = set_cls[v & 1];
 	} else if (kind == FAST_PORT) {
@@ -1177,6 +1187,12 @@ SEC("xdp")
 int xdptables_fast_set(struct xdp_md *ctx)
 {
 	return fast_path(ctx, FAST_SET);
+}
+
+SEC("xdp")
+int xdptables_fast_split(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_SPLIT);
 }
 
 SEC("xdp")
