@@ -454,7 +454,7 @@ func firstAnswer(c *Classifier, slots []uint32, a, b []uint64) uint32 {
 
 // maxFold2Work bounds the vector words foldPortAddr ANDs (each pair of
 // protocol and port classes with each address class): 2^27, a fraction
-// of a second.
+// of a second; the pairs' vectors it keeps, an eighth of that (128 MiB).
 const maxFold2Work = 1 << 27
 
 // foldPortAddr folds a run that tests only the protocol, one port and
@@ -481,6 +481,10 @@ func foldPortAddr(c *Classifier, slots []uint32, ports []uint32, nAddr int) (tab
 			xidx[xc] = len(xcls)
 			xcls = append(xcls, xc)
 		}
+	}
+	if len(pcls)*len(xcls)*c.Words > maxFold2Work/8 {
+		// (the pairs' vectors alone would take over 128 MiB)
+		return nil, nil, pidx, false
 	}
 	var rows [][]uint64
 	rowOf := map[string]uint32{}
