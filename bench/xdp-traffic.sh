@@ -67,6 +67,14 @@
 #                       cost is the column to compare XDP programs by.
 #   passed              frames that reached UDP: 0 for every case, the
 #                       rules drop everything sent
+#   bpf_stats ns/run    with BPFSTATS=1, the attached XDP program's own
+#                       run_time_ns / run_cnt (kernel.bpf_stats_enabled,
+#                       set to 1 for the run and back to what it was
+#                       after): its cost per frame as the kernel times it
+#                       (xdp-filter's: libxdp's dispatcher, with the
+#                       filter program it runs); the median of the
+#                       rounds. Timing adds two clock reads per run to
+#                       every BPF program on the machine meanwhile.
 # With the receiver on its own CPU, the frame's cache lines (written by
 # the generator on the other CPU) are misses for whatever reads them:
 # compare with drop-read, not only drop-all.
@@ -79,7 +87,7 @@
 # GRO is on for the receiving veth (without a native XDP program, a veth
 # takes redirected frames only with GRO on).
 #
-# Environment: N frames per measurement (4000000; with RXCPU=same fewer
+# Environment: BPFSTATS (0, or 1), N frames per measurement (4000000; with RXCPU=same fewer
 # when MAXTIME, 3s, is reached first), ROUNDS (5), RULES (10000), SET
 # (65536; 0 skips the set cases), SOURCES (65536), CPU (0), RXCPU (the
 # other CPU, or "same"), PERF (1, or 0), TAG (netns name tag, "xb"), CASES
@@ -106,6 +114,7 @@ SOURCES=${SOURCES:-65536}
 CPU=${CPU:-0}
 RXCPU=${RXCPU:-$((CPU == 0 ? 1 : 0))}
 PERF=${PERF:-1}
+BPFSTATS=${BPFSTATS:-0}
 command -v perf >/dev/null || PERF=0
 [ "$(nproc)" -lt 2 ] && RXCPU=same
 MAXTIME=${MAXTIME:-3s}
@@ -126,6 +135,7 @@ work=$(mktemp -d /tmp/xdpt-traffic.XXXXXX)
 pfx="xdpt-$TAG-$$"
 created=()
 perfpid=""
+stats0=""
 cleanup() {
 	set +e
 	[ -n "$perfpid" ] && kill -INT "$perfpid" 2>/dev/null && wait "$perfpid"
@@ -142,9 +152,15 @@ cleanup() {
 	umount "$work/bpf" 2>/dev/null
 	umount /run/xdptables/bpffs 2>/dev/null
 	rm -rf "$work"
+	[ -n "$stats0" ] && sysctl -qw kernel.bpf_stats_enabled="$stats0"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+if [ "$BPFSTATS" = 1 ]; then
+	stats0=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+fi
 
 # bpffs: one for our own pins and xdp-filter's (libxdp), one at
 # xdptables' fallback path; both in this mount namespace only.
@@ -239,6 +255,17 @@ perf_shares() {
 		  else if ($3 ~ /page_pool|spin_lock|spin_unlock|queued_spin/) l += v }
 		END { if (t > 0) printf "prog=%.4f pool=%.4f", b / t, l / t; else printf "prog=0 pool=0" }'
 }
+# run_time_ns and run_cnt of the XDP program attached to the receiving
+# veth: "NS COUNT" (0 0 when none)
+prog_stats() {
+	local id
+	id=$(ip -n "$rx" -d link show veth0 2>/dev/null | grep -o 'prog/xdp id [0-9]*' | awk '{ print $3 }' | head -1)
+	if [ -z "$id" ]; then
+		echo "0 0"
+		return
+	fi
+	bpftool prog show id "$id" --json | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d.get("run_time_ns", 0), d.get("run_cnt", 0))'
+}
 # NET_RX softirqs run on the generator's and the receiver's CPUs
 net_rx_softirqs() { awk -v a="$CPU" -v b="$RXCPU" '$1 == "NET_RX:" { print $(a + 2) + $(b + 2) }' /proc/softirqs; }
 
@@ -256,7 +283,7 @@ measure() { # case round
 		echo "$c: XDP attachment is '${mode}', expected '${want}': skipped" >&2
 		return 0
 	fi
-	local mac rx0 rx1 d0 d1 u0 u1 out pids="" t0=0 t1=0 q0=0 q1=0 w0=0 w1=0 shares=""
+	local mac rx0 rx1 d0 d1 u0 u1 out pids="" t0=0 t1=0 q0=0 q1=0 w0=0 w1=0 shares="" st0="0 0" st1 runs=""
 	mac=$(R cat /sys/class/net/veth0/address)
 	if [ "$RXCPU" != same ]; then
 		# (again each round: the NAPI thread is the device's, and
@@ -274,6 +301,7 @@ measure() { # case round
 		fi
 		t0=$(napi_ns "$pids") w0=$(napi_runs "$pids") q0=$(net_rx_softirqs)
 	fi
+	[ "$BPFSTATS" = 1 ] && st0=$(prog_stats)
 	rx0=$(stat_of rx_packets) d0=$(stat_of rx_dropped) u0=$(udp_in)
 	local chunk=4096
 	[ "$RXCPU" != same ] && chunk=$N
@@ -284,6 +312,10 @@ measure() { # case round
 	# the thread may still be emptying the ring
 	sleep 0.2
 	rx1=$(stat_of rx_packets) d1=$(stat_of rx_dropped) u1=$(udp_in)
+	if [ "$BPFSTATS" = 1 ]; then
+		st1=$(prog_stats)
+		runs=" runns=$((${st1% *} - ${st0% *})) runcnt=$((${st1#* } - ${st0#* }))"
+	fi
 	if [ "$RXCPU" != same ]; then
 		t1=$(napi_ns "$pids") w1=$(napi_runs "$pids") q1=$(net_rx_softirqs)
 		if [ -n "$perfpid" ]; then
@@ -292,7 +324,7 @@ measure() { # case round
 			shares=" $(perf_shares "$work/perf.data" "$pids")"
 		fi
 	fi
-	echo "$c $out rx=$((rx1 - rx0)) ringdrop=$((d1 - d0)) passed=$((u1 - u0)) rxns=$((t1 - t0)) wakeups=$((w1 - w0)) softirq=$((q1 - q0))$shares" | tee -a "$work/raw" >&2
+	echo "$c $out rx=$((rx1 - rx0)) ringdrop=$((d1 - d0)) passed=$((u1 - u0)) rxns=$((t1 - t0)) wakeups=$((w1 - w0)) softirq=$((q1 - q0))$shares$runs" | tee -a "$work/raw" >&2
 }
 
 echo "== setting up: $CASES" >&2
@@ -328,7 +360,8 @@ for line in open(sys.argv[1]):
     rows.setdefault(f[0], []).append(dict(rxf=rxns / rx, mpps=(rx - passed) / ns * 1e3, busy=rxns / ns,
                                           lost=frames - rx - ring, ring=ring / frames, passed=passed,
                                           soft=int(kv["softirq"]), fpw=rx / max(1, int(kv["wakeups"])),
-                                          prog=float(kv.get("prog", "nan")), pool=float(kv.get("pool", "nan"))))
+                                          prog=float(kv.get("prog", "nan")), pool=float(kv.get("pool", "nan")),
+                                          run=int(kv["runns"]) / int(kv["runcnt"]) if int(kv.get("runcnt", 0)) > 0 else float("nan")))
 # per case the round with the cheapest receiver (other jobs on a shared
 # machine only ever add to it), the median beside it
 res = {}
@@ -338,18 +371,21 @@ for c, v in rows.items():
                   progns=statistics.median(r["rxf"] * r["prog"] for r in v),
                   poolsh=statistics.median(r["pool"] for r in v),
                   lost=max(abs(r["lost"]) for r in v), soft=max(r["soft"] for r in v),
-                  passed=max(r["passed"] for r in v))
+                  passed=max(r["passed"] for r in v),
+                  run=statistics.median(r["run"] for r in v))
 ref = {"xdpt-1": "ref-1", "xdpt-1k": "ref-1k", "xdpt-10k": "ref-10k", "xdpt-set": "ref-set",
        "xdpt-1-generic": "ref-1", "xdpt-1-nft": "ref-1", "xdpt-1k-nft": "ref-1k",
        "xdpt-10k-nft": "ref-10k", "xdpt-port": "xdp-filter"}
 base, rd = res.get("drop-all"), res.get("drop-read")
-print("| case | receiver ns/frame (best) | median | capacity Mpps | capacity × drop-all | × drop-read | capacity × reference | reference | XDP program ns/frame | page pool + locks | dropped Mpps (best) | receiver busy | frames / wakeup | ring-dropped | lost | NET_RX softirqs | passed |")
-print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| case | receiver ns/frame (best) | median | capacity Mpps | capacity × drop-all | × drop-read | capacity × reference | reference | XDP program ns/frame | page pool + locks | dropped Mpps (best) | receiver busy | frames / wakeup | ring-dropped | lost | NET_RX softirqs | passed | bpf_stats ns/run | × drop-all's |")
+print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for c in sys.argv[2].split():
     if c not in res:
-        print(f"| {c} | – | | | | | | | | | | | | | | | (not measured) |")
+        print(f"| {c} | – | | | | | | | | | | | | | | | (not measured) | | |")
         continue
     x = res[c]
+    rn = "" if math.isnan(x["run"]) else f"{x['run']:.1f}"
+    rb = "" if math.isnan(x["run"]) or not base or math.isnan(base["run"]) else f"{x['run'] / base['run']:.2f}"
     vb = f"{base['rxf'] / x['rxf']:.2f}" if base else ""
     vd = f"{rd['rxf'] / x['rxf']:.2f}" if rd else ""
     r = ref.get(c)
@@ -357,7 +393,7 @@ for c in sys.argv[2].split():
     pn = "" if math.isnan(x["progns"]) else f"{x['progns']:.0f}"
     ps = "" if math.isnan(x["poolsh"]) else f"{x['poolsh'] * 100:.0f} %"
     print(f"| {c} | {x['rxf']:.0f} | {x['med']:.0f} | {1e3 / x['rxf']:.2f} | {vb} | {vd} | {vr} | {r if r in res else ''} | "
-          f"{pn} | {ps} | {x['bestmpps']:.2f} | {x['busy'] * 100:.0f} % | {x['fpw']:.0f} | {x['ring'] * 100:.0f} % | {x['lost']} | {x['soft']} | {x['passed']} |")
+          f"{pn} | {ps} | {x['bestmpps']:.2f} | {x['busy'] * 100:.0f} % | {x['fpw']:.0f} | {x['ring'] * 100:.0f} % | {x['lost']} | {x['soft']} | {x['passed']} | {rn} | {rb} |")
 EOF
 	exit 0
 fi

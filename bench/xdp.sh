@@ -2,7 +2,9 @@
 # XDP classifier cost per packet with BPF_PROG_TEST_RUN (root): 1, 1k and
 # 10k "-s NET -j DROP" rules (one field: the precomputed first rule) and
 # "-p udp -s NET -j DROP" rules (two fields, folded into one table),
-# "-p udp -s NET --dport 9 -j DROP" rules (the bit-vector search), a
+# "-p udp -s NET --dport 9 -j DROP" rules (three fields, folded into two
+# tables), "-p udp -s NET --sport 1 --dport 9 -j DROP" (the bit-vector
+# search), a
 # port rule, address fields and sets of up to a million entries as
 # DIR-16-8-8 tables and as LPM tries, against a program that drops
 # everything. Prints ns/packet medians of COUNT runs and ratios. The

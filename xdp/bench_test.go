@@ -2,6 +2,7 @@ package xdp
 
 import (
 	"fmt"
+	"math/rand"
 	"net/netip"
 	"strings"
 	"testing"
@@ -54,6 +55,20 @@ func BenchmarkRules(b *testing.B) {
 	}
 }
 
+// BenchmarkRulesSpread is BenchmarkRules/10000 with the /32s each in
+// a /16 of its own: 20 000 chunks in the source table.
+func BenchmarkRulesSpread(b *testing.B) {
+	requireBPF(b)
+	const n = 10000
+	specs := make([]string, 0, n)
+	for i := 0; i < n-1; i++ {
+		specs = append(specs, fmt.Sprintf("-s %d.%d.7.%d/32 -j DROP", 1+i/256, i%256, i%256))
+	}
+	specs = append(specs, "-s 198.18.0.0/24 -j DROP")
+	tb := newTestbed(b, parseRules(b, compat.IPv4, specs...), nil, "eth0")
+	benchProg(b, tb.prog.prog, xdpDrop)
+}
+
 // BenchmarkRulesTwoFields is BenchmarkRules with "-p udp" in every rule:
 // two vectors, which xdptables_fast_psrc folds into one table.
 func BenchmarkRulesTwoFields(b *testing.B) {
@@ -74,10 +89,10 @@ func BenchmarkRulesTwoFields(b *testing.B) {
 	}
 }
 
-// BenchmarkRulesSearch is BenchmarkRules with "-p udp --dport 9" in every
-// rule: three vectors to AND, so xdptables_classify's bit-vector search
-// runs.
-func BenchmarkRulesSearch(b *testing.B) {
+// BenchmarkRulesThreeFields is BenchmarkRules with "-p udp --dport 9"
+// in every rule: three fields, which xdptables_fast_ppsrc folds into
+// two tables.
+func BenchmarkRulesThreeFields(b *testing.B) {
 	requireBPF(b)
 	for _, n := range []int{1, 1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
@@ -86,6 +101,27 @@ func BenchmarkRulesSearch(b *testing.B) {
 				specs = append(specs, fmt.Sprintf("-p udp -s 198.19.%d.%d/32 --dport 9 -j DROP", i/256, i%256))
 			}
 			specs = append(specs, "-p udp -s 198.18.0.0/24 --dport 9 -j DROP")
+			tb := newTestbed(b, parseRules(b, compat.IPv4, specs...), nil, "eth0")
+			if tb.prog.prog != tb.prog.coll.Programs["xdptables_fast_ppsrc"] {
+				b.Fatal("not the folded program")
+			}
+			benchProg(b, tb.prog.prog, xdpDrop)
+		})
+	}
+}
+
+// BenchmarkRulesSearch is BenchmarkRules with "-p udp --sport 1 --dport
+// 9" in every rule: four vectors to AND, so xdptables_classify's
+// bit-vector search runs.
+func BenchmarkRulesSearch(b *testing.B) {
+	requireBPF(b)
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			specs := make([]string, 0, n)
+			for i := 0; i < n-1; i++ {
+				specs = append(specs, fmt.Sprintf("-p udp -s 198.19.%d.%d/32 --sport 1 --dport 9 -j DROP", i/256, i%256))
+			}
+			specs = append(specs, "-p udp -s 198.18.0.0/24 --sport 1 --dport 9 -j DROP")
 			tb := newTestbed(b, parseRules(b, compat.IPv4, specs...), nil, "eth0")
 			if tb.prog.prog != tb.prog.coll.Programs["xdptables_classify"] {
 				b.Fatal("not the general program")
@@ -158,24 +194,48 @@ func benchSrcEntries(b *testing.B, n int, pfx func(int) netip.Prefix) {
 // BenchmarkSetEntries: one "-m set --match-set bl src -j DROP" rule on a
 // mirrored hash:net set of 1 and 1 000 000 entries, as a table, and of
 // 1 000 000 entries in an LPM trie (the mirror of a set whose table is
-// over budget, or with timeouts or ports).
+// over budget, or with timeouts or ports); and sets whose table is over
+// budget, split (sethash.go): a /24 and 999 999 random /32s, the
+// packet's source in the /24 (-x32: the hash's two buckets, the table,
+// then the bitmap) or one of the /32s (-x32-hit: the hash); a million
+// /24s spread over every /16 (-x24: the hash, the table, the bitmap).
 func BenchmarkSetEntries(b *testing.B) {
 	requireBPF(b)
-	for _, n := range []int{1, 1_000_000, -1_000_000} {
-		name := fmt.Sprint(n)
-		if n < 0 {
-			n, name = -n, fmt.Sprint(-n)+"-trie"
+	for _, name := range []string{"1", "1000000", "1000000-trie", "1000000-x32", "1000000-x32-hit", "1000000-x24"} {
+		n := 1
+		if name != "1" {
+			n = 1_000_000
 		}
 		b.Run(name, func(b *testing.B) {
 			if strings.HasSuffix(name, "-trie") {
 				withDirBudget(b, 0)
+				withTrie(b)
 			}
 			s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
 			s.MaxElem = uint32(n)
-			s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.0"), Bits: 24}}})
+			first := ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.0"), Bits: 24}}
+			if strings.HasSuffix(name, "-hit") {
+				first = ipset.Elem{{Addr: netip.MustParseAddr("198.18.0.7"), Bits: 32}}
+			}
+			s.Entries = append(s.Entries, &ipset.Entry{Elem: first})
+			rng := rand.New(rand.NewSource(1))
 			for i := 1; i < n; i++ {
 				a := netip.AddrFrom4([4]byte{10 + byte(i>>22), byte(i >> 14), byte(i >> 6), byte(i << 2)})
-				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: a, Bits: 30}}})
+				bits := 30
+				switch {
+				case strings.Contains(name, "-x32"):
+					// (never 198.18.0.0/16)
+					a, bits = netip.AddrFrom4([4]byte{byte(1 + rng.Intn(190)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))}), 32
+				case strings.Contains(name, "-x24"):
+					// distinct /24s (an odd multiplier permutes
+					// them), but 198.18.0.0/24
+					x := uint32(i) * 2654435761 % (1 << 24)
+					if x == 198<<16|18<<8 {
+						x = 0
+					}
+					a, bits = netip.AddrFrom4([4]byte{byte(x >> 16), byte(x >> 8), byte(x), 0}), 24
+				}
+				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: a, Bits: bits}}})
 			}
 			rules := parseRules(b, compat.IPv4, "-m set --match-set bl src -j DROP")
 			c, err := CompileSets(rules, nil, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
@@ -188,6 +248,9 @@ func BenchmarkSetEntries(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer sm.Close()
+			if info, err := sm.Info(); err != nil || strings.Contains(name, "-x") && info.Name != hashSetName {
+				b.Fatal("not a table with a hash", err)
+			}
 			p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
 			if err != nil {
 				b.Fatal(err)

@@ -345,11 +345,19 @@ func TestClassifierDifferentialTrie(t *testing.T) {
 	differential(t, 6)
 }
 
-// withDirBudget sets the chunk budget of the address tables for test t.
+// withTrie makes the sets of test t keep their tries when over budget
+// (not split).
+func withTrie(t testing.TB) {
+	splitSets = false
+	t.Cleanup(func() { splitSets = true })
+}
+
+// withDirBudget sets the chunk budget of the address fields' and sets'
+// tables for test t.
 func withDirBudget(t testing.TB, n int) {
-	old := dirBudget
-	dirBudget = n
-	t.Cleanup(func() { dirBudget = old })
+	old, oldField := dirBudget, dirFieldBudget
+	dirBudget, dirFieldBudget = n, n
+	t.Cleanup(func() { dirBudget, dirFieldBudget = old, oldField })
 }
 
 func differential(t *testing.T, seed int64) {

@@ -72,60 +72,68 @@ type classifierSetval struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	classifierMapCounters           = "counters"
-	classifierMapDports             = "dports"
-	classifierMapDst4               = "dst4"
-	classifierMapDst6               = "dst6"
-	classifierMapIfaces             = "ifaces"
-	classifierMapLengths            = "lengths"
-	classifierMapProtos             = "protos"
-	classifierMapRules              = "rules"
-	classifierMapSet0               = "set0"
-	classifierMapSet1               = "set1"
-	classifierMapSet2               = "set2"
-	classifierMapSet3               = "set3"
-	classifierMapSports             = "sports"
-	classifierMapSrc4               = "src4"
-	classifierMapSrc6               = "src6"
-	classifierMapTcpflags           = "tcpflags"
-	classifierMapVecs               = "vecs"
-	classifierProgXdptablesClassify = "xdptables_classify"
-	classifierProgXdptablesDropAll  = "xdptables_drop_all"
-	classifierProgXdptablesFastDst  = "xdptables_fast_dst"
-	classifierProgXdptablesFastPdst = "xdptables_fast_pdst"
-	classifierProgXdptablesFastPort = "xdptables_fast_port"
-	classifierProgXdptablesFastPsrc = "xdptables_fast_psrc"
-	classifierProgXdptablesFastSet  = "xdptables_fast_set"
-	classifierProgXdptablesFastSrc  = "xdptables_fast_src"
-	classifierVarDir4               = "dir4"
-	classifierVarDst4Dir            = "dst4_dir"
-	classifierVarDst4Slots          = "dst4_slots"
-	classifierVarFamCls             = "fam_cls"
-	classifierVarFams               = "fams"
-	classifierVarFastMac            = "fast_mac"
-	classifierVarFields             = "fields"
-	classifierVarFoldBase           = "fold_base"
-	classifierVarFoldDst            = "fold_dst"
-	classifierVarFoldSlots          = "fold_slots"
-	classifierVarFoldTab            = "fold_tab"
-	classifierVarIftab              = "iftab"
-	classifierVarMore               = "more"
-	classifierVarNeedL4             = "need_l4"
-	classifierVarNiftab             = "niftab"
-	classifierVarNsets              = "nsets"
-	classifierVarNsummary           = "nsummary"
-	classifierVarNvec               = "nvec"
-	classifierVarNwords             = "nwords"
-	classifierVarSet0Tab            = "set0_tab"
-	classifierVarSet1Tab            = "set1_tab"
-	classifierVarSet2Tab            = "set2_tab"
-	classifierVarSet3Tab            = "set3_tab"
-	classifierVarSetCfg             = "set_cfg"
-	classifierVarSetCls             = "set_cls"
-	classifierVarSetSlots           = "set_slots"
-	classifierVarSingle             = "single"
-	classifierVarSrc4Dir            = "src4_dir"
-	classifierVarSrc4Slots          = "src4_slots"
+	classifierMapCounters            = "counters"
+	classifierMapDports              = "dports"
+	classifierMapDst4                = "dst4"
+	classifierMapDst6                = "dst6"
+	classifierMapIfaces              = "ifaces"
+	classifierMapLengths             = "lengths"
+	classifierMapProtos              = "protos"
+	classifierMapRules               = "rules"
+	classifierMapSet0                = "set0"
+	classifierMapSet1                = "set1"
+	classifierMapSet2                = "set2"
+	classifierMapSet3                = "set3"
+	classifierMapSports              = "sports"
+	classifierMapSrc4                = "src4"
+	classifierMapSrc6                = "src6"
+	classifierMapTcpflags            = "tcpflags"
+	classifierMapVecs                = "vecs"
+	classifierProgXdptablesClassify  = "xdptables_classify"
+	classifierProgXdptablesDropAll   = "xdptables_drop_all"
+	classifierProgXdptablesFastDst   = "xdptables_fast_dst"
+	classifierProgXdptablesFastPdst  = "xdptables_fast_pdst"
+	classifierProgXdptablesFastPort  = "xdptables_fast_port"
+	classifierProgXdptablesFastPpdst = "xdptables_fast_ppdst"
+	classifierProgXdptablesFastPpsrc = "xdptables_fast_ppsrc"
+	classifierProgXdptablesFastPsrc  = "xdptables_fast_psrc"
+	classifierProgXdptablesFastSet   = "xdptables_fast_set"
+	classifierProgXdptablesFastSplit = "xdptables_fast_split"
+	classifierProgXdptablesFastSrc   = "xdptables_fast_src"
+	classifierVarDir4                = "dir4"
+	classifierVarDst4Dir             = "dst4_dir"
+	classifierVarDst4Slots           = "dst4_slots"
+	classifierVarFamCls              = "fam_cls"
+	classifierVarFams                = "fams"
+	classifierVarFastMac             = "fast_mac"
+	classifierVarFields              = "fields"
+	classifierVarFold2Slots          = "fold2_slots"
+	classifierVarFold2Tab            = "fold2_tab"
+	classifierVarFoldBase            = "fold_base"
+	classifierVarFoldDst             = "fold_dst"
+	classifierVarFoldSlots           = "fold_slots"
+	classifierVarFoldTab             = "fold_tab"
+	classifierVarIftab               = "iftab"
+	classifierVarMore                = "more"
+	classifierVarNeedL4              = "need_l4"
+	classifierVarNiftab              = "niftab"
+	classifierVarNsets               = "nsets"
+	classifierVarNsummary            = "nsummary"
+	classifierVarNvec                = "nvec"
+	classifierVarNwords              = "nwords"
+	classifierVarSet0Tab             = "set0_tab"
+	classifierVarSet1Tab             = "set1_tab"
+	classifierVarSet2Tab             = "set2_tab"
+	classifierVarSet3Tab             = "set3_tab"
+	classifierVarSetBitmap           = "set_bitmap"
+	classifierVarSetCfg              = "set_cfg"
+	classifierVarSetCls              = "set_cls"
+	classifierVarSetHbase            = "set_hbase"
+	classifierVarSetHbits            = "set_hbits"
+	classifierVarSetSlots            = "set_slots"
+	classifierVarSingle              = "single"
+	classifierVarSrc4Dir             = "src4_dir"
+	classifierVarSrc4Slots           = "src4_slots"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -170,14 +178,17 @@ type classifierSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierProgramSpecs struct {
-	XdptablesClassify *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
-	XdptablesDropAll  *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
-	XdptablesFastDst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
-	XdptablesFastPdst *ebpf.ProgramSpec `ebpf:"xdptables_fast_pdst"`
-	XdptablesFastPort *ebpf.ProgramSpec `ebpf:"xdptables_fast_port"`
-	XdptablesFastPsrc *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
-	XdptablesFastSet  *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
-	XdptablesFastSrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
+	XdptablesClassify  *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
+	XdptablesDropAll   *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst   *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
+	XdptablesFastPdst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_pdst"`
+	XdptablesFastPort  *ebpf.ProgramSpec `ebpf:"xdptables_fast_port"`
+	XdptablesFastPpdst *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppdst"`
+	XdptablesFastPpsrc *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppsrc"`
+	XdptablesFastPsrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
+	XdptablesFastSet   *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
+	XdptablesFastSplit *ebpf.ProgramSpec `ebpf:"xdptables_fast_split"`
+	XdptablesFastSrc   *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
 }
 
 // classifierMapSpecs contains maps before they are loaded into the kernel.
@@ -207,35 +218,40 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
-	Dir4      *ebpf.VariableSpec `ebpf:"dir4"`
-	Dst4Dir   *ebpf.VariableSpec `ebpf:"dst4_dir"`
-	Dst4Slots *ebpf.VariableSpec `ebpf:"dst4_slots"`
-	FamCls    *ebpf.VariableSpec `ebpf:"fam_cls"`
-	Fams      *ebpf.VariableSpec `ebpf:"fams"`
-	FastMac   *ebpf.VariableSpec `ebpf:"fast_mac"`
-	Fields    *ebpf.VariableSpec `ebpf:"fields"`
-	FoldBase  *ebpf.VariableSpec `ebpf:"fold_base"`
-	FoldDst   *ebpf.VariableSpec `ebpf:"fold_dst"`
-	FoldSlots *ebpf.VariableSpec `ebpf:"fold_slots"`
-	FoldTab   *ebpf.VariableSpec `ebpf:"fold_tab"`
-	Iftab     *ebpf.VariableSpec `ebpf:"iftab"`
-	More      *ebpf.VariableSpec `ebpf:"more"`
-	NeedL4    *ebpf.VariableSpec `ebpf:"need_l4"`
-	Niftab    *ebpf.VariableSpec `ebpf:"niftab"`
-	Nsets     *ebpf.VariableSpec `ebpf:"nsets"`
-	Nsummary  *ebpf.VariableSpec `ebpf:"nsummary"`
-	Nvec      *ebpf.VariableSpec `ebpf:"nvec"`
-	Nwords    *ebpf.VariableSpec `ebpf:"nwords"`
-	Set0Tab   *ebpf.VariableSpec `ebpf:"set0_tab"`
-	Set1Tab   *ebpf.VariableSpec `ebpf:"set1_tab"`
-	Set2Tab   *ebpf.VariableSpec `ebpf:"set2_tab"`
-	Set3Tab   *ebpf.VariableSpec `ebpf:"set3_tab"`
-	SetCfg    *ebpf.VariableSpec `ebpf:"set_cfg"`
-	SetCls    *ebpf.VariableSpec `ebpf:"set_cls"`
-	SetSlots  *ebpf.VariableSpec `ebpf:"set_slots"`
-	Single    *ebpf.VariableSpec `ebpf:"single"`
-	Src4Dir   *ebpf.VariableSpec `ebpf:"src4_dir"`
-	Src4Slots *ebpf.VariableSpec `ebpf:"src4_slots"`
+	Dir4       *ebpf.VariableSpec `ebpf:"dir4"`
+	Dst4Dir    *ebpf.VariableSpec `ebpf:"dst4_dir"`
+	Dst4Slots  *ebpf.VariableSpec `ebpf:"dst4_slots"`
+	FamCls     *ebpf.VariableSpec `ebpf:"fam_cls"`
+	Fams       *ebpf.VariableSpec `ebpf:"fams"`
+	FastMac    *ebpf.VariableSpec `ebpf:"fast_mac"`
+	Fields     *ebpf.VariableSpec `ebpf:"fields"`
+	Fold2Slots *ebpf.VariableSpec `ebpf:"fold2_slots"`
+	Fold2Tab   *ebpf.VariableSpec `ebpf:"fold2_tab"`
+	FoldBase   *ebpf.VariableSpec `ebpf:"fold_base"`
+	FoldDst    *ebpf.VariableSpec `ebpf:"fold_dst"`
+	FoldSlots  *ebpf.VariableSpec `ebpf:"fold_slots"`
+	FoldTab    *ebpf.VariableSpec `ebpf:"fold_tab"`
+	Iftab      *ebpf.VariableSpec `ebpf:"iftab"`
+	More       *ebpf.VariableSpec `ebpf:"more"`
+	NeedL4     *ebpf.VariableSpec `ebpf:"need_l4"`
+	Niftab     *ebpf.VariableSpec `ebpf:"niftab"`
+	Nsets      *ebpf.VariableSpec `ebpf:"nsets"`
+	Nsummary   *ebpf.VariableSpec `ebpf:"nsummary"`
+	Nvec       *ebpf.VariableSpec `ebpf:"nvec"`
+	Nwords     *ebpf.VariableSpec `ebpf:"nwords"`
+	Set0Tab    *ebpf.VariableSpec `ebpf:"set0_tab"`
+	Set1Tab    *ebpf.VariableSpec `ebpf:"set1_tab"`
+	Set2Tab    *ebpf.VariableSpec `ebpf:"set2_tab"`
+	Set3Tab    *ebpf.VariableSpec `ebpf:"set3_tab"`
+	SetBitmap  *ebpf.VariableSpec `ebpf:"set_bitmap"`
+	SetCfg     *ebpf.VariableSpec `ebpf:"set_cfg"`
+	SetCls     *ebpf.VariableSpec `ebpf:"set_cls"`
+	SetHbase   *ebpf.VariableSpec `ebpf:"set_hbase"`
+	SetHbits   *ebpf.VariableSpec `ebpf:"set_hbits"`
+	SetSlots   *ebpf.VariableSpec `ebpf:"set_slots"`
+	Single     *ebpf.VariableSpec `ebpf:"single"`
+	Src4Dir    *ebpf.VariableSpec `ebpf:"src4_dir"`
+	Src4Slots  *ebpf.VariableSpec `ebpf:"src4_slots"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -303,49 +319,57 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
-	Dir4      *ebpf.Variable `ebpf:"dir4"`
-	Dst4Dir   *ebpf.Variable `ebpf:"dst4_dir"`
-	Dst4Slots *ebpf.Variable `ebpf:"dst4_slots"`
-	FamCls    *ebpf.Variable `ebpf:"fam_cls"`
-	Fams      *ebpf.Variable `ebpf:"fams"`
-	FastMac   *ebpf.Variable `ebpf:"fast_mac"`
-	Fields    *ebpf.Variable `ebpf:"fields"`
-	FoldBase  *ebpf.Variable `ebpf:"fold_base"`
-	FoldDst   *ebpf.Variable `ebpf:"fold_dst"`
-	FoldSlots *ebpf.Variable `ebpf:"fold_slots"`
-	FoldTab   *ebpf.Variable `ebpf:"fold_tab"`
-	Iftab     *ebpf.Variable `ebpf:"iftab"`
-	More      *ebpf.Variable `ebpf:"more"`
-	NeedL4    *ebpf.Variable `ebpf:"need_l4"`
-	Niftab    *ebpf.Variable `ebpf:"niftab"`
-	Nsets     *ebpf.Variable `ebpf:"nsets"`
-	Nsummary  *ebpf.Variable `ebpf:"nsummary"`
-	Nvec      *ebpf.Variable `ebpf:"nvec"`
-	Nwords    *ebpf.Variable `ebpf:"nwords"`
-	Set0Tab   *ebpf.Variable `ebpf:"set0_tab"`
-	Set1Tab   *ebpf.Variable `ebpf:"set1_tab"`
-	Set2Tab   *ebpf.Variable `ebpf:"set2_tab"`
-	Set3Tab   *ebpf.Variable `ebpf:"set3_tab"`
-	SetCfg    *ebpf.Variable `ebpf:"set_cfg"`
-	SetCls    *ebpf.Variable `ebpf:"set_cls"`
-	SetSlots  *ebpf.Variable `ebpf:"set_slots"`
-	Single    *ebpf.Variable `ebpf:"single"`
-	Src4Dir   *ebpf.Variable `ebpf:"src4_dir"`
-	Src4Slots *ebpf.Variable `ebpf:"src4_slots"`
+	Dir4       *ebpf.Variable `ebpf:"dir4"`
+	Dst4Dir    *ebpf.Variable `ebpf:"dst4_dir"`
+	Dst4Slots  *ebpf.Variable `ebpf:"dst4_slots"`
+	FamCls     *ebpf.Variable `ebpf:"fam_cls"`
+	Fams       *ebpf.Variable `ebpf:"fams"`
+	FastMac    *ebpf.Variable `ebpf:"fast_mac"`
+	Fields     *ebpf.Variable `ebpf:"fields"`
+	Fold2Slots *ebpf.Variable `ebpf:"fold2_slots"`
+	Fold2Tab   *ebpf.Variable `ebpf:"fold2_tab"`
+	FoldBase   *ebpf.Variable `ebpf:"fold_base"`
+	FoldDst    *ebpf.Variable `ebpf:"fold_dst"`
+	FoldSlots  *ebpf.Variable `ebpf:"fold_slots"`
+	FoldTab    *ebpf.Variable `ebpf:"fold_tab"`
+	Iftab      *ebpf.Variable `ebpf:"iftab"`
+	More       *ebpf.Variable `ebpf:"more"`
+	NeedL4     *ebpf.Variable `ebpf:"need_l4"`
+	Niftab     *ebpf.Variable `ebpf:"niftab"`
+	Nsets      *ebpf.Variable `ebpf:"nsets"`
+	Nsummary   *ebpf.Variable `ebpf:"nsummary"`
+	Nvec       *ebpf.Variable `ebpf:"nvec"`
+	Nwords     *ebpf.Variable `ebpf:"nwords"`
+	Set0Tab    *ebpf.Variable `ebpf:"set0_tab"`
+	Set1Tab    *ebpf.Variable `ebpf:"set1_tab"`
+	Set2Tab    *ebpf.Variable `ebpf:"set2_tab"`
+	Set3Tab    *ebpf.Variable `ebpf:"set3_tab"`
+	SetBitmap  *ebpf.Variable `ebpf:"set_bitmap"`
+	SetCfg     *ebpf.Variable `ebpf:"set_cfg"`
+	SetCls     *ebpf.Variable `ebpf:"set_cls"`
+	SetHbase   *ebpf.Variable `ebpf:"set_hbase"`
+	SetHbits   *ebpf.Variable `ebpf:"set_hbits"`
+	SetSlots   *ebpf.Variable `ebpf:"set_slots"`
+	Single     *ebpf.Variable `ebpf:"single"`
+	Src4Dir    *ebpf.Variable `ebpf:"src4_dir"`
+	Src4Slots  *ebpf.Variable `ebpf:"src4_slots"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierPrograms struct {
-	XdptablesClassify *ebpf.Program `ebpf:"xdptables_classify"`
-	XdptablesDropAll  *ebpf.Program `ebpf:"xdptables_drop_all"`
-	XdptablesFastDst  *ebpf.Program `ebpf:"xdptables_fast_dst"`
-	XdptablesFastPdst *ebpf.Program `ebpf:"xdptables_fast_pdst"`
-	XdptablesFastPort *ebpf.Program `ebpf:"xdptables_fast_port"`
-	XdptablesFastPsrc *ebpf.Program `ebpf:"xdptables_fast_psrc"`
-	XdptablesFastSet  *ebpf.Program `ebpf:"xdptables_fast_set"`
-	XdptablesFastSrc  *ebpf.Program `ebpf:"xdptables_fast_src"`
+	XdptablesClassify  *ebpf.Program `ebpf:"xdptables_classify"`
+	XdptablesDropAll   *ebpf.Program `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst   *ebpf.Program `ebpf:"xdptables_fast_dst"`
+	XdptablesFastPdst  *ebpf.Program `ebpf:"xdptables_fast_pdst"`
+	XdptablesFastPort  *ebpf.Program `ebpf:"xdptables_fast_port"`
+	XdptablesFastPpdst *ebpf.Program `ebpf:"xdptables_fast_ppdst"`
+	XdptablesFastPpsrc *ebpf.Program `ebpf:"xdptables_fast_ppsrc"`
+	XdptablesFastPsrc  *ebpf.Program `ebpf:"xdptables_fast_psrc"`
+	XdptablesFastSet   *ebpf.Program `ebpf:"xdptables_fast_set"`
+	XdptablesFastSplit *ebpf.Program `ebpf:"xdptables_fast_split"`
+	XdptablesFastSrc   *ebpf.Program `ebpf:"xdptables_fast_src"`
 }
 
 func (p *classifierPrograms) Close() error {
@@ -355,8 +379,11 @@ func (p *classifierPrograms) Close() error {
 		p.XdptablesFastDst,
 		p.XdptablesFastPdst,
 		p.XdptablesFastPort,
+		p.XdptablesFastPpdst,
+		p.XdptablesFastPpsrc,
 		p.XdptablesFastPsrc,
 		p.XdptablesFastSet,
+		p.XdptablesFastSplit,
 		p.XdptablesFastSrc,
 	)
 }

@@ -131,7 +131,8 @@ const (
 	setPortSrc
 	setPortDst
 	setV6
-	setDir // set by the loader: the set's map is a table (dir.go)
+	setDir  // set by the loader: the set's map is a table (dir.go)
+	setHash // set by the loader: the table has a hash of /32s (sethash.go)
 )
 
 // SetLookup is one mirrored -m set --match-set: the set and which

@@ -24,10 +24,19 @@ const (
 	dirL1Slots = 1 << 16
 )
 
-// dirBudget is how many chunks (1 KiB each) an address field's table may
-// use; with more (a million random /32s), the field keeps its LPM trie.
-// Tests lower it to exercise the fallback.
-var dirBudget = 16384
+// dirFieldBudget is how many chunks (1 KiB each) an address field's
+// table may use: two per compiled rule, so that a field of up to
+// MaxRules prefixes always fits (a prefix longer than /16 lies in one
+// /16 and, when longer than /24, in one /24: it needs at most one
+// second-level and one third-level chunk), even /32s spread over as
+// many /16s (32 MiB); with more prefixes (ranges, lists), the field
+// keeps its LPM trie. dirBudget is the same for a mirrored set's table:
+// with more (a million random /32s), the set keeps its LPM trie. Tests
+// lower them to exercise the fallback.
+var (
+	dirFieldBudget = 2 * MaxRules
+	dirBudget      = 16384
+)
 
 // dirTable is the DIR-16-8-8 form of an address field.
 type dirTable struct {
@@ -253,9 +262,12 @@ func dirSetUpdate(a dirArray, ps []PrefixClass, p netip.Prefix) error {
 	block &^= 1<<(span+uint32(0)) - 1 // (span 0: one address)
 	// the table of the prefixes that overlap the region is exact inside
 	// it
+	// (the class of addresses no other prefix holds: that of ps' /0)
 	sub := []PrefixClass{{Prefix: netip.PrefixFrom(netip.IPv4Unspecified(), 0)}}
 	for _, q := range ps {
-		if q.Prefix.Overlaps(region) && q.Prefix.Bits() > 0 {
+		if q.Prefix.Bits() == 0 {
+			sub[0].Class = q.Class
+		} else if q.Prefix.Overlaps(region) {
 			sub = append(sub, q)
 		}
 	}

@@ -29,7 +29,7 @@ var strideBits = []int{1, 8, 15, 16, 17, 22, 23, 24, 25, 30, 31, 32}
 // truncation, other hosts, broadcast and multicast, other EtherTypes).
 func TestClassifierFastPrograms(t *testing.T) {
 	requireBPF(t)
-	for _, budget := range []int{dirBudget, 0} {
+	for _, budget := range []int{dirFieldBudget, 0} {
 		t.Run(fmt.Sprintf("budget%d", budget), func(t *testing.T) {
 			withDirBudget(t, budget)
 			rng := rand.New(rand.NewSource(int64(21 + budget)))
@@ -180,7 +180,20 @@ func vlanFrame() []byte {
 // addresses at their edges, and the frames the program must pass.
 func TestClassifierFastSet(t *testing.T) {
 	requireBPF(t)
-	rng := rand.New(rand.NewSource(31))
+	fastSetRounds(t, rand.New(rand.NewSource(31)), false)
+}
+
+// TestClassifierFastSetHash is TestClassifierFastSet with sets of
+// mostly /32s (some nomatch, sometimes 0.0.0.0/32) whose table is over
+// budget with them and within it without them and the prefixes of /24
+// or shorter: the set is split, the /32s that match in a hash, the
+// prefixes of /24 or shorter in a bitmap (sethash.go).
+func TestClassifierFastSetHash(t *testing.T) {
+	requireBPF(t)
+	fastSetRounds(t, rand.New(rand.NewSource(33)), true)
+}
+
+func fastSetRounds(t *testing.T, rng *rand.Rand, hashed bool) {
 	for round := 0; round < 16; round++ {
 		s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
 		s.MaxElem = 4096
@@ -191,6 +204,20 @@ func TestClassifierFastSet(t *testing.T) {
 			bits := strideBits[i%len(strideBits)]
 			if i >= len(strideBits) {
 				bits = 1 + rng.Intn(32)
+			}
+			if hashed && (i < 3 || rng.Intn(4) > 0) {
+				bits = 32
+				switch r := rng.Intn(4); {
+				case i == 1 && round%2 == 0:
+					base = netip.IPv4Unspecified()
+				case i < 3 || r < 2:
+					// a /16 of its own, where no other prefix
+					// is but a /0: two chunks in the table
+					base = netip.AddrFrom4([4]byte{byte(20 + rng.Intn(40)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))})
+				case r == 2:
+					// a /24 of its own
+					base = netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(256)), byte(rng.Intn(256))})
+				}
 			}
 			p, _ := base.Prefix(bits)
 			if seen[p] {
@@ -221,9 +248,22 @@ func TestClassifierFastSet(t *testing.T) {
 		if err != nil || c.Run4 != 1 || !c.Single {
 			t.Fatalf("round %d: %v, run %d, single %v", round, err, c.Run4, c.Single)
 		}
+		if hashed {
+			// a budget the table fits only without its /32s
+			ps := dirSetPrefixes(s)
+			_, _, long := splitHashed(ps)
+			n := buildDir4(long, 1<<30).nchunks()
+			if buildDir4(ps, 1<<30).nchunks() <= n {
+				t.Fatalf("round %d: the whole table is no larger than the split one", round)
+			}
+			withDirBudget(t, n)
+		}
 		sm, err := newSetMap(s)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if info, err := sm.Info(); err != nil || (info.Name == hashSetName) != hashed {
+			t.Fatalf("round %d: set map %v (%v), hashed %v", round, info, err, hashed)
 		}
 		p, err := load(c, []uint32{7}, nil, map[string]*ebpf.Map{"bl": sm})
 		sm.Close()
@@ -231,9 +271,10 @@ func TestClassifierFastSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		tb := &testbed{c: c, prog: p}
-		if p.prog != p.coll.Programs["xdptables_fast_set"] {
+		want := map[bool]string{false: "xdptables_fast_set", true: "xdptables_fast_split"}[hashed]
+		if p.prog != p.coll.Programs[want] {
 			p.Close()
-			t.Fatalf("round %d: %s does not run xdptables_fast_set", round, spec)
+			t.Fatalf("round %d: %s does not run %s", round, spec, want)
 		}
 		var pk, by uint64
 		for k, ad := range edges(pfx) {
@@ -427,14 +468,14 @@ func TestClassifierFastProtoAddr(t *testing.T) {
 	requireBPF(t)
 	rng := rand.New(rand.NewSource(51))
 	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
-	budget, kinds := dirBudget, map[bool]int{}
-	defer func() { dirBudget = budget }()
+	budget, kinds := dirFieldBudget, map[bool]int{}
+	defer func() { dirFieldBudget = budget }()
 	for round := 0; round < 24; round++ {
 		field := []string{"-s", "-d"}[round%2]
 		// the general program when the address table is over budget
-		dirBudget = budget
+		dirFieldBudget = budget
 		if round%6 == 5 {
-			dirBudget = 0
+			dirFieldBudget = 0
 		}
 		var s4 []string
 		var pfx []netip.Prefix
@@ -523,5 +564,210 @@ func TestClassifierFastProtoAddr(t *testing.T) {
 	}
 	if kinds[true] == 0 || kinds[false] == 0 {
 		t.Fatalf("runs with and without a table: %v", kinds)
+	}
+}
+
+// TestClassifierFastProtoPortAddr: runs whose rules test the protocol,
+// one port and one address field (-p udp -s NET --dport 9; also rules
+// with some of the three, port ranges, multiport, negations) load
+// xdptables_fast_ppsrc/_ppdst, the protocol and port folded into rows
+// of a second table indexed by the address table's class; verdicts and
+// counters against the reference evaluator at the prefixes' edges and
+// the ports' range edges, with the frames the program must pass
+// (options, bad checksums, fragments, truncated headers, other hosts'
+// frames, IPv6), and the general program when the address table is
+// over budget.
+func TestClassifierFastProtoPortAddr(t *testing.T) {
+	requireBPF(t)
+	rng := rand.New(rand.NewSource(61))
+	pick := func(xs ...string) string { return xs[rng.Intn(len(xs))] }
+	budget, kinds := dirFieldBudget, map[bool]int{}
+	defer func() { dirFieldBudget = budget }()
+	for round := 0; round < 32; round++ {
+		field := []string{"-s", "-d"}[round%2]
+		dir := []string{"dport", "sport"}[round/2%2]
+		dirFieldBudget = budget
+		if round%8 == 7 {
+			dirFieldBudget = 0
+		}
+		var s4 []string
+		var pfx []netip.Prefix
+		for i := 0; i < []int{1, 3, 25, 400}[round/4%4]; i++ {
+			base := netip.AddrFrom4([4]byte{198, 18 + byte(rng.Intn(2)), byte(rng.Intn(4) * 63), byte(rng.Intn(256))})
+			if rng.Intn(8) == 0 {
+				base = netip.AddrFrom4([4]byte{0, 0, byte(rng.Intn(2)), byte(rng.Intn(256))})
+			}
+			bits := strideBits[i%len(strideBits)]
+			if i >= len(strideBits) {
+				bits = 1 + rng.Intn(32)
+			}
+			p, _ := base.Prefix(bits)
+			pfx = append(pfx, p)
+			proto := pick("udp", "tcp", "udp")
+			addr := fmt.Sprintf("%s%s %s ", pick("", "", "! "), field, p)
+			var port string
+			switch rng.Intn(6) {
+			case 0:
+				port = ""
+			case 1:
+				port = fmt.Sprintf("-m multiport --%ss %s ", dir, pick("7,9:11", "53,80", "1000:2000,22"))
+			default:
+				port = fmt.Sprintf("%s--%s %s ", pick("", "", "! "), dir, pick("53", "80", "1000:2000", "7", "2001:65535", "0:22"))
+			}
+			spec := "-p " + proto + " " + addr + port
+			switch {
+			case i == 0:
+				spec = fmt.Sprintf("-p udp %s %s --%s 53 ", field, p, dir)
+			case rng.Intn(8) == 0:
+				spec = pick("-p icmp ", "! -p udp ", "-p tcp ") + addr
+			case rng.Intn(8) == 0:
+				spec = "-p " + proto + " " + port
+			}
+			s4 = append(s4, spec+"-j "+pick("DROP", "DROP", "ACCEPT"))
+		}
+		r4 := parseRules(t, compat.IPv4, s4...)
+		tb := newTestbed(t, r4, nil, "eth0")
+		f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
+		want := "xdptables_classify"
+		table := tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4
+		if table {
+			want = map[string]string{"-s": "xdptables_fast_ppsrc", "-d": "xdptables_fast_ppdst"}[field]
+		}
+		kinds[table]++
+		if tb.c.Stop4 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
+			t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
+		}
+		ports := []uint16{0, 6, 7, 8, 9, 11, 12, 21, 22, 23, 52, 53, 54, 80, 999, 1000, 2000, 2001, 65535}
+		counted := map[uint32][2]uint64{}
+		for k, ad := range edges(pfx) {
+			if k > 800 {
+				break
+			}
+			p := randomPkt(rng, compat.IPv4)
+			if field == "-s" {
+				p.src = ad
+			} else {
+				p.dst = ad
+			}
+			if dir == "dport" {
+				p.dport = ports[rng.Intn(len(ports))]
+			} else {
+				p.sport = ports[rng.Intn(len(ports))]
+			}
+			exp := expect(r4, &p)
+			switch k % 9 {
+			case 1:
+				p.options = 1 + rng.Intn(10)
+			case 2:
+				p.badCsum, exp = true, xdpPass
+			case 3:
+				p.fragOff, exp = 0x2000, xdpPass
+			case 4:
+				p.truncate, exp = 1+rng.Intn(12), xdpPass
+			case 5:
+				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
+			case 6:
+				p.dstMAC = [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
+			}
+			got := tb.run(t, &p)
+			if got != exp {
+				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
+			}
+			if got == xdpDrop {
+				slot := uint32(verdict(r4, &p))
+				c := counted[slot]
+				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			}
+		}
+		for k := 0; k < 20; k++ {
+			p := randomPkt(rng, compat.IPv6)
+			if got := tb.run(t, &p); got != xdpPass {
+				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
+			}
+		}
+		// the IP total length ends within the transport header: left to
+		// nftables
+		for _, proto := range []uint8{6, 17} {
+			for _, l4 := range []int{0, 4, 7, 12, 19} {
+				if proto == 17 && l4 > 7 {
+					continue
+				}
+				p := randomPkt(rng, compat.IPv4)
+				p.proto = proto
+				f := shortTotLen(p.frame(), 20+l4)
+				if ret, err := tb.prog.prog.Run(&ebpf.RunOptions{Data: f}); err != nil || ret != xdpPass {
+					t.Fatalf("round %d: %+v with total length %d: verdict %d (%v), want pass", round, p, 20+l4, ret, err)
+				}
+			}
+		}
+		for slot, w := range counted {
+			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
+			}
+		}
+	}
+	if kinds[true] == 0 || kinds[false] == 0 {
+		t.Fatalf("runs with and without a table: %v", kinds)
+	}
+}
+
+// TestClassifierFieldTableSpread: 10 000 "-s A/32 -j DROP" rules, each
+// in a /16 of its own (two chunks each, 20 000 chunks), some after an
+// ACCEPT rule of a neighbour of A, and a rule of a shorter prefix after
+// them, keep the source field a table and load xdptables_fast_src;
+// verdicts and counters at each rule's address and beside it.
+func TestClassifierFieldTableSpread(t *testing.T) {
+	requireBPF(t)
+	const n = 10000
+	specs := make([]string, 0, n+n/5+1)
+	var pfx []netip.Prefix
+	for i := 0; i < n; i++ {
+		b := [4]byte{byte(1 + i/256), byte(i), 7, byte(i)}
+		p := netip.PrefixFrom(netip.AddrFrom4(b), 32)
+		if i%5 == 4 {
+			b[3]++
+			q := netip.PrefixFrom(netip.AddrFrom4(b), 32)
+			pfx = append(pfx, q)
+			specs = append(specs, fmt.Sprintf("-s %s -j ACCEPT", q))
+		}
+		pfx = append(pfx, p)
+		specs = append(specs, fmt.Sprintf("-s %s -j DROP", p))
+	}
+	specs = append(specs, "-s 198.18.0.0/15 -j DROP")
+	r4 := parseRules(t, compat.IPv4, specs...)
+	tb := newTestbed(t, r4, nil, "eth0")
+	if tb.prog.prog != tb.prog.coll.Programs["xdptables_fast_src"] {
+		t.Fatalf("%d rules of /32s in as many /16s do not run xdptables_fast_src", n)
+	}
+	rng := rand.New(rand.NewSource(71))
+	counted := map[uint32][2]uint64{}
+	for k, ad := range append(edges(pfx[:400]), a("198.18.3.4"), a("198.20.0.1")) {
+		p := randomPkt(rng, compat.IPv4)
+		p.src = ad
+		if k%2 == 1 {
+			// beside a rule's address: in the same /24, /16
+			b := ad.As4()
+			b[3] ^= byte(1 + k%7)
+			p.src = netip.AddrFrom4(b)
+		}
+		exp := expect(r4, &p)
+		got := tb.run(t, &p)
+		if got != exp {
+			t.Fatalf("packet %+v: verdict %d, want %d (rule %d)", p, got, exp, verdict(r4, &p)+1)
+		}
+		if got == xdpDrop {
+			slot := uint32(verdict(r4, &p))
+			c := counted[slot]
+			counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+		}
+	}
+	if len(counted) < 100 {
+		t.Fatalf("only %d rules dropped a packet", len(counted))
+	}
+	for slot, w := range counted {
+		if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+			t.Fatalf("slot %d: counted %d/%d, want %d/%d", slot, pk, by, w[0], w[1])
+		}
 	}
 }

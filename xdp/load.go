@@ -55,7 +55,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	}{{"src4", FSrc, c.Src4}, {"dst4", FDst, c.Dst4}} {
 		n := len(f.ps)
 		if c.Fields&f.bit != 0 && c.Fams&1 != 0 {
-			if t := buildDir4(f.ps, dirBudget); t != nil {
+			if t := buildDir4(f.ps, dirFieldBudget); t != nil {
 				dirs[i] = t.setLayout(t.nchunks())
 			}
 		}
@@ -100,13 +100,21 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		ntab = uint32(len(c.Ifaces))
 	}
-	var cfg, setSlots [MaxSets]uint32
+	var cfg, setSlots, hashBase, hashBits, bitmap [MaxSets]uint32
 	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
 		if m := sets[l.Set]; m != nil && m.Type() == ebpf.Array {
 			cfg[i] |= setDir
 			setSlots[i] = m.ValueSize() / 4
+			h, err := setHashOf(m)
+			if err != nil {
+				return nil, err
+			}
+			if h.bits > 0 {
+				cfg[i] |= setHash
+				hashBase[i], hashBits[i], bitmap[i] = h.base, h.bits, h.bitmap
+			}
 		}
 		needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
 	}
@@ -125,10 +133,14 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			progName = "xdptables_fast_dst"
 		case c.Fields == 0 && c.Fams == 1 && len(c.Sets) == 1 && cfg[0]&(setDir|setPortSrc|setPortDst|setV6) == setDir:
 			progName = "xdptables_fast_set"
+			if cfg[0]&setHash != 0 {
+				progName = "xdptables_fast_split"
+			}
 		}
 	}
 	// the protocol and one other field decide: both folded into one
-	// table (foldTable)
+	// table (foldTable); the protocol, a port and an address field:
+	// two tables (foldPortAddr)
 	if ntab == 1 && c.Fams == 1 && len(c.Sets) == 0 && c.Fields&FProto != 0 {
 		var others []uint32
 		fold := ""
@@ -151,10 +163,34 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 				fold = map[uint32]string{1: "xdptables_fast_psrc", 2: "xdptables_fast_pdst"}[bit]
 			}
 		}
-		if tab, pidx, ok := foldTable(raw, slots, others); ok {
+		var tab, tab2 []uint32
+		var pidx [256]uint8
+		ok := false
+		if fold != "" {
+			tab, pidx, ok = foldTable(raw, slots, others)
+		} else if port, addr := c.Fields&(FSport|FDport), c.Fields&(FSrc|FDst); (port == FSport || port == FDport) &&
+			(addr == FSrc && dir4&1 != 0 || addr == FDst && dir4&2 != 0) && c.Fields == FProto|port|addr {
+			// the protocol, a port and an address field: two steps
+			vs := raw.Sports
+			if port == FDport {
+				vs = raw.Dports
+			}
+			_, others = valueTable(vs)
+			tab, tab2, pidx, ok = foldPortAddr(raw, slots, others, len(raw.Vecs))
+			fold = map[uint32]string{FSrc: "xdptables_fast_ppsrc", FDst: "xdptables_fast_ppdst"}[addr]
+		}
+		if ok {
 			progName = fold
 			if err := putTable(spec, "fold_tab", tab); err != nil {
 				return nil, err
+			}
+			if tab2 != nil {
+				if err := putTable(spec, "fold2_tab", tab2); err != nil {
+					return nil, err
+				}
+				if err := spec.Variables["fold2_slots"].Set(uint32(len(tab2))); err != nil {
+					return nil, fmt.Errorf("xdp: setting fold2_slots: %w", err)
+				}
 			}
 			var base [256]uint32
 			for p, i := range pidx {
@@ -186,7 +222,8 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		"fam_cls": c.FamCls, "nsets": uint32(len(c.Sets)), "set_cfg": cfg, "set_cls": c.SetCls,
 		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
 		"need_l4": boolU32(needL4), "more": boolU32(more), "fast_mac": fastMAC,
-		"set_slots": setSlots,
+		"set_slots": setSlots, "set_hbase": hashBase, "set_hbits": hashBits,
+		"set_bitmap": bitmap,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -352,7 +389,37 @@ const (
 // (singleDrop | counter slot for a DROP, else 0: pass). ok is false when
 // the table would be over the bounds.
 func foldTable(c *Classifier, slots []uint32, others []uint32) (tab []uint32, pidx [256]uint8, ok bool) {
-	var pcls []uint32
+	pcls, pidx, ok := protoClasses(c)
+	if !ok || len(others) == 0 || len(pcls)*len(others) > maxFoldSlots {
+		// (no other field to fold: not such a run)
+		return nil, pidx, false
+	}
+	vec := func(cls uint32) []uint64 {
+		if int(cls) >= len(c.Vecs) {
+			return nil // no such class: pass
+		}
+		return c.Vecs[cls][c.Summary:]
+	}
+	type pair struct{ p, x uint32 }
+	memo := map[pair]uint32{}
+	tab = make([]uint32, len(pcls)*len(others))
+	for i, pc := range pcls {
+		for x, xc := range others {
+			v, ok := memo[pair{pc, xc}]
+			if !ok {
+				v = firstAnswer(c, slots, vec(pc), vec(xc))
+				memo[pair{pc, xc}] = v
+			}
+			tab[i*len(others)+x] = v
+		}
+	}
+	return tab, pidx, true
+}
+
+// protoClasses numbers the distinct protocol classes of c (pcls[i] is
+// class number i, pidx[protocol] the number of its class); ok is false
+// with more than maxFoldProtos.
+func protoClasses(c *Classifier) (pcls []uint32, pidx [256]uint8, ok bool) {
 	seen := map[uint32]uint8{}
 	for p, cls := range c.Protos {
 		i, found := seen[cls]
@@ -366,40 +433,100 @@ func foldTable(c *Classifier, slots []uint32, others []uint32) (tab []uint32, pi
 		}
 		pidx[p] = i
 	}
-	if len(others) == 0 || len(pcls)*len(others) > maxFoldSlots {
-		// (no other field to fold: not such a run)
-		return nil, pidx, false
-	}
-	type pair struct{ p, x uint32 }
-	memo := map[pair]uint32{}
-	answer := func(pc, xc uint32) uint32 {
-		if int(pc) >= len(c.Vecs) || int(xc) >= len(c.Vecs) {
-			return 0 // no such class: pass
-		}
-		if v, ok := memo[pair{pc, xc}]; ok {
-			return v
-		}
-		v := uint32(0)
-		vp, vx := c.Vecs[pc][c.Summary:], c.Vecs[xc][c.Summary:]
-		for w := range vp {
-			if x := vp[w] & vx[w]; x != 0 {
-				r := w*64 + bits.TrailingZeros64(x)
-				if r < len(c.Rules) && c.Rules[r].Drop {
-					v = singleDrop | slots[r]&0xffff
-				}
-				break
+	return pcls, pidx, true
+}
+
+// firstAnswer is the answer, as a single run's class values hold it, of
+// the first rule that both rule-word vectors a and b let through (nil:
+// none): singleDrop | its counter slot for a DROP, 0 (pass) otherwise.
+func firstAnswer(c *Classifier, slots []uint32, a, b []uint64) uint32 {
+	for w := 0; w < len(a) && w < len(b); w++ {
+		if x := a[w] & b[w]; x != 0 {
+			r := w*64 + bits.TrailingZeros64(x)
+			if r < len(c.Rules) && c.Rules[r].Drop {
+				return singleDrop | slots[r]&0xffff
 			}
+			return 0
 		}
-		memo[pair{pc, xc}] = v
-		return v
 	}
-	tab = make([]uint32, len(pcls)*len(others))
+	return 0
+}
+
+// maxFold2Work bounds the vector words foldPortAddr ANDs (each pair of
+// protocol and port classes with each address class): 2^27, a fraction
+// of a second; the pairs' vectors it keeps, an eighth of that (128 MiB).
+const maxFold2Work = 1 << 27
+
+// foldPortAddr folds a run that tests only the protocol, one port and
+// one address field for xdptables_fast_ppsrc/_ppdst (bpf/classifier.c
+// fold2_tab): ports[v] is the port field's class of port value v (as
+// valueTable gives them); nAddr is how many classes the address table
+// has. tab, at pidx[protocol]*len(ports) + port, is the start of the
+// row in tab2 of that protocol and port: the rule vector of their two
+// classes, one row per distinct vector; tab2 at row + address class is
+// the answer of the first rule the three classes let through, as
+// foldTable's. ok is false when the tables or the work would be over
+// the bounds.
+func foldPortAddr(c *Classifier, slots []uint32, ports []uint32, nAddr int) (tab, tab2 []uint32, pidx [256]uint8, ok bool) {
+	pcls, pidx, ok := protoClasses(c)
+	if !ok || len(pcls)*len(ports) > maxFoldSlots || nAddr == 0 {
+		return nil, nil, pidx, false
+	}
+	// the distinct port classes, then the distinct vectors of each
+	// protocol class with each of them: the rows
+	xcls := []uint32{}
+	xidx := map[uint32]int{}
+	for _, xc := range ports {
+		if _, ok := xidx[xc]; !ok {
+			xidx[xc] = len(xcls)
+			xcls = append(xcls, xc)
+		}
+	}
+	if len(pcls)*len(xcls)*c.Words > maxFold2Work/8 {
+		// (the pairs' vectors alone would take over 128 MiB)
+		return nil, nil, pidx, false
+	}
+	var rows [][]uint64
+	rowOf := map[string]uint32{}
+	pairRow := make([]uint32, len(pcls)*len(xcls))
 	for i, pc := range pcls {
-		for x, xc := range others {
-			tab[i*len(others)+x] = answer(pc, xc)
+		for j, xc := range xcls {
+			v := make([]uint64, c.Words)
+			if int(pc) < len(c.Vecs) && int(xc) < len(c.Vecs) {
+				vp, vx := c.Vecs[pc][c.Summary:], c.Vecs[xc][c.Summary:]
+				for w := range v {
+					v[w] = vp[w] & vx[w]
+				}
+			}
+			key := make([]byte, 8*len(v))
+			for w, x := range v {
+				binary.NativeEndian.PutUint64(key[8*w:], x)
+			}
+			r, seen := rowOf[string(key)]
+			if !seen {
+				r = uint32(len(rows))
+				rowOf[string(key)] = r
+				rows = append(rows, v)
+			}
+			pairRow[i*len(xcls)+j] = r
 		}
 	}
-	return tab, pidx, true
+	if len(rows)*nAddr > maxFoldSlots || len(rows)*nAddr*c.Words > maxFold2Work {
+		return nil, nil, pidx, false
+	}
+	tab2 = make([]uint32, len(rows)*nAddr)
+	for r, v := range rows {
+		for a := 0; a < nAddr; a++ {
+			tab2[r*nAddr+a] = firstAnswer(c, slots, v, c.Vecs[a][c.Summary:])
+		}
+	}
+	tab = make([]uint32, len(pcls)*len(ports))
+	for i := range pcls {
+		for p, xc := range ports {
+			tab[i*len(ports)+p] = pairRow[i*len(xcls)+xidx[xc]] * uint32(nAddr)
+		}
+	}
+	return tab, tab2, pidx, true
 }
 
 // valueSlots is the size of a 16-bit field's map: one entry per value,
@@ -430,10 +557,15 @@ func valueTable(vs []ValueClass) (keys, vals []uint32) {
 }
 
 // newSetMap creates the map mirroring set s, filled: a table (an array
-// map) when dirSet and within budget, an LPM trie otherwise.
+// map) when dirSet and within budget, with a hash of its /32s when only
+// that keeps it within budget (sethash.go), an LPM trie otherwise.
 func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	if dirSet(s) {
 		m, err := newDirSetMap(s)
+		if m != nil || err != nil {
+			return m, err
+		}
+		m, err = newHashSetMap(s)
 		if m != nil || err != nil {
 			return m, err
 		}

@@ -17,6 +17,20 @@ import (
 // evaluation of these rules.
 func TestClassifierSets(t *testing.T) {
 	requireBPF(t)
+	classifierSets(t, "xdpt_setdir")
+}
+
+// TestClassifierSetsHash: TestClassifierSets with the set's /32s in the
+// hash after its table (with them, the table is over budget).
+func TestClassifierSetsHash(t *testing.T) {
+	requireBPF(t)
+	withDirBudget(t, 1)
+	classifierSets(t, hashSetName)
+}
+
+// classifierSets runs TestClassifierSets with the set's map named form
+// (its kind; "" for the trie).
+func classifierSets(t *testing.T, form string) {
 	s := ipset.NewSet("bl", ipset.LookupType("hash:net"))
 	s.MaxElem = 16
 	for _, e := range []struct {
@@ -65,10 +79,16 @@ func TestClassifierSets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if info, err := sm.Info(); err != nil || info.Name != form && (form != "" || sm.Type() != ebpf.LPMTrie) {
+			t.Fatalf("case %d: set map %v (%v), want %q", i, info, err, form)
+		}
 		// one lookup of a table decides: the fast program
 		prog := "xdptables_classify"
 		if len(rs) == 1 && sm.Type() == ebpf.Array {
 			prog = "xdptables_fast_set"
+			if form == hashSetName {
+				prog = "xdptables_fast_split"
+			}
 		}
 		p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
 		sm.Close()
@@ -137,8 +157,10 @@ func TestClassifierReturnNomatch(t *testing.T) {
 // TestClassifierSetsTrie: TestClassifierSets with the set in its LPM
 // trie (table over budget).
 func TestClassifierSetsTrie(t *testing.T) {
+	requireBPF(t)
 	withDirBudget(t, 0)
-	TestClassifierSets(t)
+	withTrie(t)
+	classifierSets(t, "")
 }
 
 // TestClassifierSetUpdates: a hash:net set mirrored as a table, entries

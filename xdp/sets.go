@@ -338,7 +338,11 @@ func (m *Manager) SetChanged(name string, old, cur *ipset.Set) (bool, error) {
 			return false, nil
 		}
 		defer a.close()
-		if err := dirSetUpdate(a, dirSetPrefixes(cur), p); err != nil {
+		h, err := setHashOf(sm)
+		if err != nil {
+			return false, nil
+		}
+		if err := setTableUpdate(a, h, dirSetPrefixes(cur), p); err != nil {
 			return false, nil
 		}
 		return true, nil

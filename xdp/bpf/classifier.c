@@ -66,6 +66,20 @@ volatile const __u32 more = 1;
  * setN_tab (values 1: match, 0: no match; set_slots[N] entries), laid
  * out as the address fields' tables, instead of its trie. */
 #define SET_DIR (1 << 4)
+/* The set is split by prefix length (xdp/sethash.go): a hash of its
+ * /32 entries that match, 2^set_hbits[N] buckets of HASH_WAYS
+ * addresses from setN_tab[set_hbase[N]]; a bitmap of the /24s for its
+ * entries of /24 or shorter, from setN_tab[set_bitmap[N]] (bit b % 32
+ * of word b / 32 for the /24 b); and the table for the others, which
+ * gives SET_BITMAP where the bitmap decides. */
+#define SET_HASH (1 << 5)
+#define SET_BITMAP 2
+volatile const __u32 set_hbase[MAX_SETS];
+volatile const __u32 set_hbits[MAX_SETS];
+volatile const __u32 set_bitmap[MAX_SETS];
+#define HASH_WAYS 8
+#define HASH_K1 0x9e3779b1U
+#define HASH_K2 0x85ebca77U
 volatile const __u32 nsets = 0;
 volatile const __u32 set_cfg[MAX_SETS];
 /* [2*i]: class when set i does not match the packet, [2*i+1]: when it does */
@@ -294,6 +308,52 @@ static __always_inline int dir_value(__u32 *t, __u32 n, __u32 a, __u32 *val)
 	}
 	*val = v;
 	return 1;
+}
+
+/* Whether bucket b (an index into table t of n entries) holds
+ * address a. */
+static __always_inline int bucket_has(__u32 *t, __u32 n, __u32 b, __u32 a)
+{
+	__u32 *p;
+
+	if (b >= n - HASH_WAYS)
+		return 0;
+	p = t + b;
+	return p[0] == a || p[1] == a || p[2] == a || p[3] == a || p[4] == a || p[5] == a ||
+	       p[6] == a || p[7] == a;
+}
+
+/* The value of host-order address a in the table t of n entries of
+ * split set i (SET_HASH): 1 when a is in its hash, else what dir_value
+ * gives, or for SET_BITMAP its bit in the bitmap; 0 when the packet is
+ * to be passed. */
+static __always_inline int split_value(int i, __u32 *t, __u32 n, __u32 a, __u32 *val)
+{
+	__u32 base = set_hbase[i], sh = 32 - set_hbits[i], w;
+
+	if (a != 0 && (bucket_has(t, n, base + ((a * HASH_K1) >> sh) * HASH_WAYS, a) ||
+		       bucket_has(t, n, base + ((a * HASH_K2) >> sh) * HASH_WAYS, a))) {
+		*val = 1;
+		return 1;
+	}
+	if (!dir_value(t, n, a, val))
+		return 0;
+	if (*val == SET_BITMAP) {
+		w = set_bitmap[i] + (a >> 13);
+		if (w >= n)
+			return 0;
+		*val = t[w] >> (a >> 8 & 31) & 1;
+	}
+	return 1;
+}
+
+/* The value of host-order address a in the table t of n entries of
+ * set i of configuration cfg (set_cfg[i], read once: it is volatile). */
+static __always_inline int set_value(int i, __u32 cfg, __u32 *t, __u32 n, __u32 a, __u32 *val)
+{
+	if (cfg & SET_HASH)
+		return split_value(i, t, n, a, val);
+	return dir_value(t, n, a, val);
 }
 
 /* linux/if_ether.h's ethhdr is packed, which makes every field a series
@@ -583,7 +643,7 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *
 			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
 			__u32 val;
 
-			if (!dir_value(tab, set_slots[i], a, &val))
+			if (!set_value(i, cfg, tab, set_slots[i], a, &val))
 				return 0;
 			m = val & 1;
 		}
@@ -920,10 +980,12 @@ int xdptables_classify(struct xdp_md *ctx)
  * or lookup), its IPv4 side is a table and one interface is attached,
  * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
  * xdptables_classify; when one lookup of a set mirrored as a table does
- * (IPv4 rules only), xdptables_fast_set; when the protocol and one port
- * do (IPv4 rules only), xdptables_fast_port, the protocol and an
- * address field, xdptables_fast_psrc or _pdst: the same verdicts with only the work such a run
- * needs, in programs of their own (no stack frame for the search, fewer
+ * (IPv4 rules only), xdptables_fast_set (xdptables_fast_split for a
+ * split set); when the protocol and one port do (IPv4 rules only),
+ * xdptables_fast_port, the protocol and an address field,
+ * xdptables_fast_psrc or _pdst, the protocol, a port and an address
+ * field, xdptables_fast_ppsrc or _ppdst: the same verdicts with only the
+ * work such a run needs, in programs of their own (no stack frame for the search, fewer
  * registers to save, no test of constants the verifier would leave in).
  *
  * The interface is not looked up: such a program runs on the one
@@ -949,6 +1011,9 @@ volatile const __u64 fast_mac;
 #define FAST_PORT 4
 #define FAST_PSRC 5
 #define FAST_PDST 6
+#define FAST_PPSRC 7
+#define FAST_PPDST 8
+#define FAST_SPLIT 9
 
 /* Runs whose rules test the protocol and one other field (IPv4 only)
  * fold the two into one table of answers, fold_slots entries, at
@@ -962,6 +1027,38 @@ __u32 fold_tab[1] SEC(".data.fold_tab");
 volatile const __u32 fold_slots = 1;
 volatile const __u32 fold_base[256];
 volatile const __u32 fold_dst = 1;
+
+/* Runs whose rules test the protocol, one port and one address field
+ * (-p udp -s NET --dport 9; IPv4 only) fold in two steps, for
+ * xdptables_fast_ppsrc and _ppdst: fold_tab, indexed as for
+ * xdptables_fast_port, gives the row in fold2_tab (fold2_slots
+ * entries) of the packet's protocol and port classes taken together,
+ * and that row's entry at the address table's class is the answer. */
+__u32 fold2_tab[1] SEC(".data.fold2_tab");
+volatile const __u32 fold2_slots = 1;
+
+/* The fold_tab entry of the packet's protocol and port (fold_dst
+ * says which), as the general path reads ports (a truncated transport
+ * header is left to nftables); 0 to pass the packet. */
+static __always_inline int fold_port(struct iphdr *ip, void *end, __u32 ihl, __u32 iplen, __u32 *v)
+{
+	__u32 proto = ip->protocol, port = NO_PORTS, i;
+
+	if (is_port_proto(proto)) {
+		__u8 *l4 = (void *)ip + ihl * 4;
+
+		if ((void *)l4 + (proto == IPPROTO_TCP ? 20 : 8) > (void *)ip + iplen)
+			return 0;
+		if ((void *)(l4 + 8) > end)
+			return 0;
+		port = fold_dst ? (__u32)l4[2] << 8 | l4[3] : (__u32)l4[0] << 8 | l4[1];
+	}
+	i = fold_base[proto] + port;
+	if (i >= fold_slots)
+		return 0;
+	*v = dir_table(fold_tab)[i];
+	return 1;
+}
 
 static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int kind)
 {
@@ -978,30 +1075,35 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 	} else if (kind == FAST_DST) {
 		if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
 			return XDP_PASS;
-	} else if (kind == FAST_SET) {
+	} else if (kind == FAST_SET || kind == FAST_SPLIT) {
 		__u32 a = (set_cfg[0] & SET_ADDR_DST) ? ip->daddr : ip->saddr;
 
-		if (!dir_value(dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
+		/* (the plain table's program has no code of the split
+		 * set's: it would cost it registers) */
+		if (kind == FAST_SET && !dir_value(dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
+			return XDP_PASS;
+		if (kind == FAST_SPLIT && !split_value(0, dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
 			return XDP_PASS;
 		v = set_cls[v & 1];
 	} else if (kind == FAST_PORT) {
-		__u32 proto = ip->protocol, port = NO_PORTS, i;
-
-		/* as the general path reads ports (a truncated transport
-		 * header is left to nftables) */
-		if (is_port_proto(proto)) {
-			__u8 *l4 = (void *)ip + ihl * 4;
-
-			if ((void *)l4 + (proto == IPPROTO_TCP ? 20 : 8) > (void *)ip + iplen)
-				return XDP_PASS;
-			if ((void *)(l4 + 8) > end)
-				return XDP_PASS;
-			port = fold_dst ? (__u32)l4[2] << 8 | l4[3] : (__u32)l4[0] << 8 | l4[1];
-		}
-		i = fold_base[proto] + port;
-		if (i >= fold_slots)
+		if (!fold_port(ip, end, ihl, iplen, &v))
 			return XDP_PASS;
-		v = dir_table(fold_tab)[i];
+	} else if (kind == FAST_PPSRC || kind == FAST_PPDST) {
+		__u32 row, i;
+
+		if (!fold_port(ip, end, ihl, iplen, &row))
+			return XDP_PASS;
+		if (kind == FAST_PPSRC) {
+			if (!dir_value(dir_table(src4_dir), src4_slots, bpf_ntohl(ip->saddr), &v))
+				return XDP_PASS;
+		} else {
+			if (!dir_value(dir_table(dst4_dir), dst4_slots, bpf_ntohl(ip->daddr), &v))
+				return XDP_PASS;
+		}
+		i = row + (v & CLS_MASK);
+		if (i >= fold2_slots)
+			return XDP_PASS;
+		v = dir_table(fold2_tab)[i];
 	} else {
 		__u32 i;
 
@@ -1088,9 +1190,27 @@ int xdptables_fast_set(struct xdp_md *ctx)
 }
 
 SEC("xdp")
+int xdptables_fast_split(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_SPLIT);
+}
+
+SEC("xdp")
 int xdptables_fast_port(struct xdp_md *ctx)
 {
 	return fast_path(ctx, FAST_PORT);
+}
+
+SEC("xdp")
+int xdptables_fast_ppsrc(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PPSRC);
+}
+
+SEC("xdp")
+int xdptables_fast_ppdst(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_PPDST);
 }
 
 SEC("xdp")
