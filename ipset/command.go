@@ -196,8 +196,9 @@ func (c *Command) checkArgs() *Error {
 }
 
 // SplitLine splits a restore line into arguments, honouring double quotes
-// (comments with blanks); an unterminated quoted word is dropped, as
-// ipset does.
+// (comments with blanks); the quotes are taken out of the word. As ipset
+// does, an unterminated quoted word is dropped, and so is a word that
+// is empty without its quotes ("comment """ has no argument).
 func SplitLine(line string) []string {
 	var out []string
 	var cur strings.Builder
@@ -207,7 +208,6 @@ func SplitLine(line string) []string {
 		switch {
 		case ch == '"':
 			in = !in
-			have = true
 		case !in && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'):
 			if have {
 				out = append(out, cur.String())

@@ -76,8 +76,11 @@ func (st *State) refs(s *Set) int {
 }
 
 // Exec runs a state-changing or querying command (not list, save,
-// restore, version, help) against st. test returns its message in out
-// and a nil error when the element is in the set.
+// restore, version, help) against st. out is a warning ipset prints on
+// stderr after a command that succeeded: test's when the element is in
+// the set, create's of ignored ipset 4 options. ipset ends a restore
+// after a line that warns (with status 0): the lines after it are not
+// run.
 func (st *State) Exec(c *Command) (out string, err *Error) {
 	exist := c.Opts.Exist
 	a := c.Args
@@ -88,12 +91,18 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			return "", syntaxf("typename '%s' is unknown", a[1])
 		}
 		s := NewSet(a[0], t)
-		if err := parseCreateOptions(s, a[2:]); err != nil {
+		warn, err := parseCreateOptionsWarn(s, a[2:])
+		if err != nil {
 			return "", err
+		}
+		if warn != "" {
+			// ipset prints a warning after the command succeeded (an
+			// error replaces it); a restore ends there (IsWarning)
+			out = "Warning: " + warn + "\n"
 		}
 		if old := st.Find(a[0]); old != nil {
 			if exist && sameSet(old, s) {
-				return "", nil
+				return out, nil
 			}
 			return "", errorf(MsgExists)
 		}
@@ -126,7 +135,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		} else {
 			for _, o := range a[2:] {
-				if c.Op != OpTest || o != "nomatch" || !s.Type.Net() {
+				if c.Op != OpTest || OptionName(o) != "nomatch" || !s.Type.Net() {
 					return "", usagef("Unknown argument: `%s'", o)
 				}
 				returnNomatch = true
@@ -266,7 +275,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 	default:
 		return "", usagef("Command `%s' is invalid here", c.Op)
 	}
-	return "", nil
+	return out, nil
 }
 
 // keepShards is the shard count of plain hash set s after a swap gave
@@ -356,7 +365,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 			return "", errorf("you must specify elements as setname,[before|after],setname")
 		}
 		for _, w := range a[2:] {
-			if w == "before" || w == "after" {
+			if w := OptionName(w); w == "before" || w == "after" {
 				return "", syntaxf("%s already specified", w)
 			}
 		}
@@ -378,8 +387,8 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	var tmpl Entry
 	pos, ref := "", ""
 	rest := a[2:]
-	if len(rest) >= 2 && (rest[0] == "before" || rest[0] == "after") {
-		pos, ref = rest[0], rest[1]
+	if len(rest) >= 2 && (OptionName(rest[0]) == "before" || OptionName(rest[0]) == "after") {
+		pos, ref = OptionName(rest[0]), rest[1]
 		rest = rest[2:]
 		if st.Find(ref) == nil {
 			if c.Op == OpTest {
@@ -465,7 +474,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 // out as "after".
 func listEcho(a []string) string {
 	out := append([]string(nil), a...)
-	if len(out) >= 3 && out[1] == "before" {
+	if len(out) >= 3 && (OptionName(out[1]) == "before" || OptionName(out[1]) == "after") {
 		out[1] = "after"
 	}
 	return strings.Join(out, " ")

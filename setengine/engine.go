@@ -394,7 +394,7 @@ func scope(cmds []*ipset.Command) loadOpts {
 				}
 			}
 			for i, a := range c.Args[2:] {
-				if a == "before" || a == "after" {
+				if a := ipset.OptionName(a); a == "before" || a == "after" {
 					o.refs = true
 					if 3+i < len(c.Args) {
 						o.names[c.Args[3+i]] = true // must exist
@@ -446,7 +446,12 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		old := st.Clone()
 		nm := &nomatchSets{e: e, exists: opts.nomatch}
 		var out, errOut strings.Builder
+		warned := false
 		for _, c := range cmds {
+			if warned {
+				// ipset exits after it printed a restore line's warning
+				break
+			}
 			var ierr *ipset.Error
 			switch c.Op {
 			case ipset.OpList, ipset.OpSave:
@@ -458,6 +463,7 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 				var msg string
 				msg, ierr = st.Exec(c)
 				errOut.WriteString(msg)
+				warned = msg != "" && c.Line > 0
 			}
 			if ierr != nil {
 				if ierr.Status != ipset.StatusUsage {

@@ -1,6 +1,7 @@
 package setengine
 
 import (
+	"cmp"
 	"errors"
 	"iter"
 	"runtime/debug"
@@ -313,14 +314,15 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 			// An existing set: the model says whether the create is
 			// refused or changes nothing; then its elements are read.
 			hs := &ipset.State{Sets: []*ipset.Set{s.HeaderOnly()}}
-			if _, ierr := hs.Exec(c); ierr != nil {
-				return ierr
+			if warn, ierr := hs.Exec(c); ierr != nil || warn != "" {
+				// (a warning ends the restore: the general path's)
+				return cmp.Or(ierr, errFallback)
 			}
 			return r.load(s)
 		}
 		n := len(r.st.Sets)
-		if _, ierr := r.st.Exec(c); ierr != nil {
-			return ierr
+		if warn, ierr := r.st.Exec(c); ierr != nil || warn != "" {
+			return cmp.Or(ierr, errFallback)
 		}
 		if len(r.st.Sets) > n {
 			s := r.st.Sets[n]
