@@ -462,8 +462,12 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 			default:
 				var msg string
 				msg, ierr = st.Exec(c)
-				errOut.WriteString(msg)
-				warned = msg != "" && c.Line > 0
+				if !c.Opts.Quiet {
+					errOut.WriteString(msg)
+				}
+				// test warns only when not quiet; create's warning of
+				// ignored options is made (and ends a restore) even so
+				warned = msg != "" && c.Line > 0 && (c.Op != ipset.OpTest || !c.Opts.Quiet)
 			}
 			if ierr != nil {
 				if ierr.Status != ipset.StatusUsage {
