@@ -299,11 +299,6 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 			e := usagef("No command specified: unknown argument %s", args[0])
 			return e
 		}
-		for _, a := range args[1:] {
-			if strings.HasPrefix(a, "#") {
-				return usagef("Unknown argument: `%s'", a)
-			}
-		}
 		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1}
 		// ipset sends a run of adds (or dels) to one set as one message,
 		// whose flags are the first command's: a later command's own

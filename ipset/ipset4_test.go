@@ -147,3 +147,27 @@ func TestSplitLineEmptyQuoted(t *testing.T) {
 		t.Errorf("got %q", Format(e))
 	}
 }
+
+// Words after a list:set element that are no option are refused before
+// the members are looked at, as ipset parses every word first.
+func TestListSetExtraWords(t *testing.T) {
+	const usage = "\nTry `ipset help' for more information.\n"
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create a hash:ip", "", ""},
+		{"create L list:set", "", ""},
+		{"add L a", "", ""},
+		{"del L a foo", "", "ipset v7.17: Unknown argument: `foo'" + usage},
+		{"test L a foo", "", "ipset v7.17: Unknown argument: `foo'" + usage},
+		{"test L a before a foo", "", "ipset v7.17: Unknown argument: `foo'" + usage},
+		{"del L a #x", "", "ipset v7.17: Unknown argument: `#x'" + usage},
+		{"add L nope foo", "", "ipset v7.17: Unknown argument: `foo'" + usage},
+		{"del L nope foo", "", "ipset v7.17: Unknown argument: `foo'" + usage},
+		{"test L a", "Warning: a is in set L.\n", ""},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}

@@ -371,6 +371,20 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		}
 		a = append([]string{a[0], p[0], p[1], p[2]}, a[2:]...)
 	}
+	// ipset parses every word before it asks the kernel: a word that is
+	// no option is refused first
+	rest := a[2:]
+	if len(rest) >= 2 && (OptionName(rest[0]) == "before" || OptionName(rest[0]) == "after") {
+		rest = rest[2:]
+	}
+	if c.Op == OpAdd {
+		var en Entry
+		if err := parseEntryOptions(s, &en, rest); err != nil && err.Status == StatusUsage {
+			return "", err
+		}
+	} else if len(rest) > 0 {
+		return "", usagef("Unknown argument: `%s'", rest[0])
+	}
 	member := st.Find(a[1])
 	notIn := func() *Error {
 		return &Error{Msg: fmt.Sprintf("%s is NOT in set %s.", listEcho(a[1:]), s.Name), Status: StatusError, NotInSet: true}
@@ -386,7 +400,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	e := Elem{{Name: a[1]}}
 	var tmpl Entry
 	pos, ref := "", ""
-	rest := a[2:]
+	rest = a[2:]
 	if len(rest) >= 2 && (OptionName(rest[0]) == "before" || OptionName(rest[0]) == "after") {
 		pos, ref = OptionName(rest[0]), rest[1]
 		rest = rest[2:]
