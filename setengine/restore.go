@@ -6,7 +6,6 @@ import (
 	"iter"
 	"runtime/debug"
 	"slices"
-	"time"
 
 	"github.com/google/nftables"
 
@@ -285,7 +284,7 @@ func (r *bulkRestore) load(s *ipset.Set) *ipset.Error {
 		func(el *nftables.SetElement) error {
 			var timeout uint32
 			if s.HasTimeout && el.Timeout > 0 {
-				timeout = uint32(el.Expires / time.Second) // as DecodeEntry
+				timeout = ipset.RemainingTimeout(el.Expires) // as DecodeEntry
 			}
 			if !bad && !bk.Load(el.Key, el.Comment, timeout) {
 				bad = true
