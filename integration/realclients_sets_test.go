@@ -238,7 +238,7 @@ var (
 	rcInitval   = regexp.MustCompile(`initval 0x[0-9a-f]+`)
 	rcMem       = regexp.MustCompile(`Size in memory: \d+`)
 	rcTimeout   = regexp.MustCompile(` timeout [1-9]\d*`)
-	rcDate      = regexp.MustCompile(`(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-9]\d \d\d:\d\d:\d\d [A-Z]+ \d{4}`)
+	rcDate      = regexp.MustCompile(`(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ 0-9]?\d \d\d:\d\d:\d\d [A-Z]+ \d{4}`)
 	rcSha       = regexp.MustCompile(`sha-(lh|rh)-[0-9a-f]+`)
 	rcPolicyCnt = regexp.MustCompile(`(?m)^:([A-Z]+) (ACCEPT|DROP) \[\d+:\d+\]$`)
 )
