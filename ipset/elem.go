@@ -203,23 +203,27 @@ func (s *Set) maxBits() int {
 	return 32
 }
 
+// parseCIDR parses IP or IP/CIDR; ipset reads the prefix length before
+// it resolves the address ("2001:db8::/64" in an inet set is "'64' is
+// out of range 0-32").
 func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
 	ip, bits, has := cutCIDR(f)
+	v := uint64(s.maxBits())
+	if has {
+		var perr *Error
+		v, perr = parseUint(bits, 255) // read as a byte first
+		if perr == nil {
+			v, perr = parseUint(bits, uint64(s.maxBits()))
+		}
+		if perr != nil {
+			return netip.Addr{}, 0, false, perr
+		}
+	}
 	a, err := parseAddr(s, ip)
 	if err != nil {
 		return a, 0, false, err
 	}
-	if !has {
-		return a, s.maxBits(), false, nil
-	}
-	v, perr := parseUint(bits, 255) // read as a byte first
-	if perr == nil {
-		v, perr = parseUint(bits, uint64(s.maxBits()))
-	}
-	if perr != nil {
-		return a, 0, false, perr
-	}
-	return a, int(v), true, nil
+	return a, int(v), has, nil
 }
 
 // inetAton parses the IPv4 forms inet_aton takes: a, a.b, a.b.c and

@@ -171,3 +171,49 @@ func TestListSetExtraWords(t *testing.T) {
 		}
 	}
 }
+
+// Found by random command lines against ipset 7.17: ipset 4's from, to
+// and network are ignored options of the hash:ip,port types (network
+// warns as from, once with it); list:set takes no forceadd; a prefix
+// length is read before its address; test's range refusal names no
+// restore line; an unknown word is echoed as given.
+func TestIpsetRandomFindings(t *testing.T) {
+	const usage = "\nTry `ipset help' for more information.\n"
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create ipp hash:ip,port from 198.51.100.1 to 198.51.100.9 network 198.51.100.0/24", "Warning: Option '--from 198.51.100.1' is ignored. Please upgrade your syntax.\nOption '--to 198.51.100.9' is ignored. Please upgrade your syntax.\n", ""},
+		{"create ipp2 hash:ip,port,ip network x from y", "Warning: Option '--from x' is ignored. Please upgrade your syntax.\n", ""},
+		{"create ipp3 hash:ip,port,net --to 1 --to 2 probes 1", "Warning: Option '--to 1' is ignored. Please upgrade your syntax.\nOption '--probes 1' is ignored. Please upgrade your syntax.\n", ""},
+		{"create ipp4 hash:ip,port from", "", "ipset v7.17: Missing mandatory argument of option `from'" + usage},
+		{"create ipp5 hash:ip,port,net hashsize 1 to 20 hashsize 1000", "", "ipset v7.17: Syntax error: hashsize already specified\n"},
+		{"create h hash:ip from 198.51.100.1", "", "ipset v7.17: Unknown argument: `from'" + usage},
+		{"create np hash:net,port network 198.51.100.0/24", "", "ipset v7.17: Unknown argument: `network'" + usage},
+		{"create L list:set forceadd", "", "ipset v7.17: Unknown argument: `forceadd'" + usage},
+		{"create n hash:net", "", ""},
+		{"create n6 hash:net family inet6", "", ""},
+		{"add n 2001:db8::/64", "", "ipset v7.17: Syntax error: '64' is out of range 0-32\n"},
+		{"add n foo/33", "", "ipset v7.17: Syntax error: '33' is out of range 0-32\n"},
+		{"add n6 198.51.100.0/129", "", "ipset v7.17: Syntax error: '129' is out of range 0-128\n"},
+		{"add ipp 198.51.100.1,80 nomatch", "", "ipset v7.17: Unknown argument: `nomatch'" + usage},
+		{"add ipp 198.51.100.1,80 --nomatch", "", "ipset v7.17: Unknown argument: `--nomatch'" + usage},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+	cmds, perr := ParseRestore("create bp bitmap:port range 1-100\nadd bp 5\ntest bp 1-2\n")
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	var last *Error
+	for _, c := range cmds {
+		if _, e := st.Exec(c); e != nil {
+			e.Line = c.Line // as the engine names it
+			last = e
+		}
+	}
+	if got := Format(last); got != "ipset v7.17: FROM-TO port range is not allowed in command test with set type bitmap:port and family unspec\n" {
+		t.Errorf("test of a range in a restore: %q", got)
+	}
+}

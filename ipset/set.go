@@ -177,9 +177,9 @@ func OptionName(word string) string {
 var ignoredOptions = map[string][]string{
 	"hash:ip":          {"probes", "resize", "gc"},
 	"hash:net":         {"probes", "resize"},
-	"hash:ip,port":     {"probes", "resize"},
-	"hash:ip,port,ip":  {"probes", "resize"},
-	"hash:ip,port,net": {"probes", "resize"},
+	"hash:ip,port":     {"probes", "resize", "from", "to", "network"},
+	"hash:ip,port,ip":  {"probes", "resize", "from", "to", "network"},
+	"hash:ip,port,net": {"probes", "resize", "from", "to", "network"},
 }
 
 // parseCreateOptions parses the options after "create NAME TYPE".
@@ -249,10 +249,16 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 		var v uint64
 		switch opt := name; {
 		case slices.Contains(ignoredOptions[s.Type.Name], opt):
+			// (network gave the first address, as from: ipset names
+			// it so and warns of the two once)
+			w := opt
+			if w == "network" {
+				w = "from"
+			}
 			var a string
-			if a, err = arg(); err == nil && !seen[opt] {
-				seen[opt] = true
-				warnings = append(warnings, fmt.Sprintf("Option '--%s %s' is ignored. Please upgrade your syntax.", opt, a))
+			if a, err = arg(); err == nil && !seen["ignored "+w] {
+				seen["ignored "+w] = true
+				warnings = append(warnings, fmt.Sprintf("Option '--%s %s' is ignored. Please upgrade your syntax.", w, a))
 			}
 		case opt == "family" && !s.Type.Bitmap && !s.Type.List && !s.Type.Neutral:
 			var a string
@@ -306,7 +312,7 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 			s.Comment = true
 		case opt == "skbinfo":
 			s.SkbInfo = true
-		case opt == "forceadd" && !s.Type.Bitmap:
+		case opt == "forceadd" && !s.Type.Bitmap && !s.Type.List:
 			s.ForceAdd = true
 		case opt == "size" && s.Type.List:
 			if v, err = num(0xffffffff); err == nil {
@@ -632,7 +638,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 			}
 		case "nomatch":
 			if !s.Type.Net() {
-				return usagef("Unknown argument: `nomatch'")
+				return usagef("Unknown argument: `%s'", args[i])
 			}
 			en.Nomatch = true
 		case "packets", "bytes":

@@ -298,8 +298,17 @@ func InSet(s *Set, arg string) string {
 	return fmt.Sprintf("Warning: %s is in set %s.\n", EchoElem(s, arg), s.Name)
 }
 
-// TestRangeErr is ipset's refusal of a port range in test.
+// TestRangeErr is ipset's refusal of a port range in test (a check of
+// ipset's command parser: a restore reports it without the line).
 func TestRangeErr(s *Set, arg string) *Error {
+	err := testRangeErr(s, arg)
+	if err != nil {
+		err.NoLine = true
+	}
+	return err
+}
+
+func testRangeErr(s *Set, arg string) *Error {
 	for i, f := range splitParts(arg, len(s.Type.Dims)) {
 		if i == 0 && s.Family != Inet6 && (s.Type.Dims[0] == DimNet || s.Type.Dims[0] == DimIP && (len(s.Type.Dims) > 1 || s.Type.Bitmap)) {
 			// Of the first address only hash:ip tests a range or a
