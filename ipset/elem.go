@@ -330,6 +330,14 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		if has && s.Family == Inet6 {
 			return nil, syntaxf("plain IP address must be supplied: %s", f)
 		}
+		if has && bits == 0 {
+			// the kernel refuses a /0 of an address (a bitmap after it
+			// checked the address against its range)
+			if s.Type.Bitmap && (a.Less(s.RangeLo) || s.RangeHi.Less(a)) {
+				return nil, errorf(MsgOutOfRange)
+			}
+			return nil, errorf(MsgCIDR)
+		}
 		p := netip.PrefixFrom(a, bits).Masked()
 		lo, hi = p.Addr(), lastAddr(p)
 	}

@@ -72,6 +72,12 @@ const (
 	MsgNomatchNotNet = "Unknown argument: `nomatch'"
 )
 
+// ParseError says whether e is found by ipset's parser (usage errors
+// and "Syntax error: ..."), not by the kernel.
+func ParseError(e *Error) bool {
+	return e.Status == StatusUsage || strings.HasPrefix(e.Msg, "Syntax error: ")
+}
+
 // Format renders err as ipset prints it on stderr (without -q).
 func Format(err error) string {
 	e, ok := err.(*Error)

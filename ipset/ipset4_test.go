@@ -217,3 +217,38 @@ func TestIpsetRandomFindings(t *testing.T) {
 		t.Errorf("test of a range in a restore: %q", got)
 	}
 }
+
+// The order of ipset 7.17's answers when a command has several faults:
+// its parser's (the element's syntax, unknown words, option values)
+// before the kernel's, and of the kernel's, options the set lacks
+// before a refused element (/0 of an address, null element, a list
+// member that does not exist). Found by random command lines.
+func TestErrorOrder(t *testing.T) {
+	const usage = "\nTry `ipset help' for more information.\n"
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create n hash:net timeout 0", "", ""},
+		{"create h hash:ip timeout 8", "", ""},
+		{"create ipn hash:ip,port,net", "", ""},
+		{"create L list:set", "", ""},
+		{"create b bitmap:ip range 198.51.100.0/28", "", ""},
+		{"add n 198.51.100.0/0 skbmark 0x10", "", "ipset v7.17: Skbinfo mapping cannot be used: set was created without skbinfo support\n"},
+		{"add n 198.51.100.0/0", "", "ipset v7.17: The value of the CIDR parameter of the IP address is invalid\n"},
+		{"test h 0.0.0.0 timeout 2147484", "", "ipset v7.17: Unknown argument: `timeout'" + usage},
+		{"del h 0.0.0.0 nomatch skbqueue 70000", "", "ipset v7.17: Unknown argument: `nomatch'" + usage},
+		{"test h 999.1.1.1 timeout 5", "", "ipset v7.17: Syntax error: cannot parse 999.1.1.1: resolving to IPv4 address failed\n"},
+		{"add -exist ipn 198.51.100.0/0,tcp:80,198.51.100.0/24", "", "ipset v7.17: The value of the CIDR parameter of the IP address is invalid\n"},
+		{"add h 198.51.100.0/0", "", "ipset v7.17: The value of the CIDR parameter of the IP address is invalid\n"},
+		{"add b 198.51.100.0/0", "", "ipset v7.17: The value of the CIDR parameter of the IP address is invalid\n"},
+		{"add b 10.0.0.0/0", "", "ipset v7.17: Element is out of the range of the set\n"},
+		{"test b 198.51.100.0/0", "", "ipset v7.17: IP/CIDR range is not allowed in command test with set type bitmap:ip and family inet\n"},
+		{"add -exist L nope,before,n packets 5", "", "ipset v7.17: Packet/byte counters cannot be used: set was created without counter support\n"},
+		{"create b4 bitmap:ip range 198.51.100.0-198.51.100.15 -4", "", "ipset v7.17: Unknown argument: `-4'" + usage},
+		{"create l6 list:set -6 -6", "", "ipset v7.17: Unknown argument: `-6'" + usage},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}

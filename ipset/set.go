@@ -206,6 +206,9 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 		name := OptionName(opt)
 		key := name
 		if name == "-4" || name == "-6" {
+			if s.Type.Bitmap || s.Type.List || s.Type.Neutral {
+				return "", usagef("Unknown argument: `%s'", opt)
+			}
 			key = "family"
 		}
 		switch key {

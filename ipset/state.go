@@ -118,12 +118,14 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		if s.Type.List {
 			return st.execList(c, s)
 		}
-		elems, err := ParseElemFor(s, a[1], c.Op)
-		if err != nil {
-			if c.Op == OpTest && err.Msg == MsgOutOfRange {
-				return "", NotInSet(s, a[1])
-			}
-			return "", err
+		// ipset parses the element and every option before the kernel
+		// checks them: the kernel's refusal of the element (a null
+		// element, a /0, outside a bitmap) comes after the parse
+		// errors of the options and the kernel's own refusal of options
+		// the set lacks.
+		elems, elemErr := ParseElemFor(s, a[1], c.Op)
+		if elemErr != nil && ParseError(elemErr) {
+			return "", elemErr
 		}
 		var tmpl Entry
 		// test NAME ELEM nomatch (net types): true where ipset's lookup
@@ -142,9 +144,16 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		}
 		if c.Op == OpTest {
+			// (ipset's parser refuses a range in test)
 			if err := TestRangeErr(s, a[1]); err != nil {
 				return "", err
 			}
+		}
+		if elemErr != nil {
+			if c.Op == OpTest && elemErr.Msg == MsgOutOfRange {
+				return "", NotInSet(s, a[1])
+			}
+			return "", elemErr
 		}
 		switch c.Op {
 		case OpAdd:
@@ -387,8 +396,10 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		rest = rest[2:]
 	}
 	if c.Op == OpAdd {
+		// (the kernel refuses options the list lacks before it looks
+		// the member up)
 		var en Entry
-		if err := parseEntryOptions(s, &en, rest); err != nil && err.Status == StatusUsage {
+		if err := parseEntryOptions(s, &en, rest); err != nil {
 			return "", err
 		}
 	} else if len(rest) > 0 {
