@@ -147,14 +147,19 @@ func elemFields(arg string) []string {
 
 func parseAddr(s *Set, f string) (netip.Addr, *Error) {
 	text := f
-	if s.Family == Inet6 && len(f) > 2 && f[0] == '[' && f[len(f)-1] == ']' {
-		text = f[1 : len(f)-1] // getaddrinfo takes [ADDR]
+	if strings.HasPrefix(f, "[") {
+		// ipset takes an address in brackets in either family
+		// (ipset_parse_ip's escape), and names it without them
+		if !strings.HasSuffix(f, "]") || len(f) < 2 {
+			return netip.Addr{}, syntaxf("cannot find closing escape character ']' in %s", f)
+		}
+		text = f[1 : len(f)-1]
 	}
 	a, err := netip.ParseAddr(text)
 	if err != nil && s.Family != Inet6 {
 		// ipset resolves with getaddrinfo, which takes inet_aton's
 		// short forms ("10.1" is 10.0.0.1).
-		if v, ok := inetAton(f); ok {
+		if v, ok := inetAton(text); ok {
 			a, err = v, nil
 		}
 	}
@@ -170,7 +175,7 @@ func parseAddr(s *Set, f string) (netip.Addr, *Error) {
 		}
 	}
 	if err != nil || a.Zone() != "" || (s.Family == Inet6) != a.Is6() {
-		return netip.Addr{}, syntaxf("cannot parse %s: resolving to %s address failed", f, want)
+		return netip.Addr{}, syntaxf("cannot parse %s: resolving to %s address failed", text, want)
 	}
 	return a, nil
 }
@@ -892,6 +897,25 @@ func EchoElem(s *Set, arg string) string {
 // add with a second line and test and del with an internal-error
 // message.
 func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
+	if op == OpTest && len(s.Type.Dims) == 1 && s.Type.Dims[0] == DimIP && !s.Type.Bitmap && s.Family != Inet6 {
+		// hash:ip tests the address as written of a range or prefix
+		// (the kernel tests before it looks at the range): a /8 is
+		// one lookup, not 2^24 elements
+		if a, b, ok := cutRange(arg); ok && !hasCIDR(arg) {
+			if _, err := parseAddr(s, a); err != nil {
+				return nil, err
+			}
+			if _, err := parseAddr(s, b); err != nil {
+				return nil, err
+			}
+			arg = a
+		} else if ip, _, ok := cutCIDR(arg); ok {
+			if _, _, _, err := parseCIDR(s, arg); err != nil {
+				return nil, err
+			}
+			arg = ip
+		}
+	}
 	elems, err := ParseElem(s, arg)
 	if err == nil && !s.Type.Bitmap && len(s.Type.Dims) <= 2 && s.Type.Dims[0] == DimIP {
 		// The kernel refuses the null address as a hash key.

@@ -252,3 +252,44 @@ func TestErrorOrder(t *testing.T) {
 		}
 	}
 }
+
+// More of ipset 7.17's answers found by random command lines: an
+// address in brackets in either family (and its message without them),
+// family any, a test the kernel refuses (null element, /0) is "not in
+// the set", and hash:ip tests the address as written of a range or a
+// prefix, whatever its size.
+func TestRandomFindings2(t *testing.T) {
+	const usage = "\nTry `ipset help' for more information.\n"
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create h hash:ip", "", ""},
+		{"create hp hash:ip,port", "", ""},
+		{"create n hash:net", "", ""},
+		{"add h [198.51.100.1]", "", ""},
+		{"add h [198.51.100.2", "", "ipset v7.17: Syntax error: cannot find closing escape character ']' in [198.51.100.2\n"},
+		{"add h [2001:db8::1]", "", "ipset v7.17: Syntax error: cannot parse 2001:db8::1: resolving to IPv4 address failed\n"},
+		{"add n [198.51.100.0]/24", "", ""},
+		{"add n [198.51.100.0/24]", "", "ipset v7.17: Syntax error: '24]' is invalid as number\n"},
+		{"add hp [198.51.100.3],80", "", ""},
+		{"create f1 hash:ip family any", "", "ipset v7.17: Protocol family not supported by the set type\n"},
+		{"create f3 hash:ip family any foo", "", "ipset v7.17: Unknown argument: `foo'" + usage},
+		{"create f4 hash:ip family unspec maxelem x", "", "ipset v7.17: Syntax error: 'x' is invalid as number\n"},
+		{"test h 0.0.0.0", "", "ipset v7.17: 0.0.0.0 is NOT in set h.\n"},
+		{"test hp 0.0.0.0,80", "", "ipset v7.17: 0.0.0.0,tcp:80 is NOT in set hp.\n"},
+		{"del h 0.0.0.0", "", "ipset v7.17: Null-valued element, cannot be stored in a hash type of set\n"},
+		{"test n 0.0.0.0/0", "", "ipset v7.17: 0.0.0.0/0 is NOT in set n.\n"},
+		{"add h 10.0.0.0", "", ""},
+		{"test h 10.0.0.0/8", "Warning: 10.0.0.0/8 is in set h.\n", ""},
+		{"test h 10.0.0.0-10.255.255.255", "Warning: 10.0.0.0-10.255.255.255 is in set h.\n", ""},
+		{"test h 10.0.0.1/8", "", "ipset v7.17: 10.0.0.1/8 is NOT in set h.\n"},
+		{"test h 10.0.0.0/40", "", "ipset v7.17: Syntax error: '40' is out of range 0-32\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+	if out, _ := run(t, st, "save h"); !strings.Contains(out, "add h 198.51.100.1\n") {
+		t.Errorf("save h: %q", out)
+	}
+}

@@ -201,6 +201,7 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 	// (a range's end, to) and a prefix length (range, network): each
 	// of the three may be given once, a last address wins over a prefix.
 	var rg bitmapRange
+	familyAny := false
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
 		name := OptionName(opt)
@@ -271,6 +272,10 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 					s.Family = Inet
 				case "inet6", "ipv6", "-6":
 					s.Family = Inet6
+				case "any", "unspec":
+					// ipset takes it, then finds no type revision
+					// for it once every option is parsed
+					familyAny = true
 				default:
 					err = syntaxf("unknown inet family %s", a)
 				}
@@ -365,6 +370,9 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 		if err != nil {
 			return "", err
 		}
+	}
+	if familyAny {
+		return "", errorf("Protocol family not supported by the set type")
 	}
 	if s.Type.Bitmap {
 		switch {

@@ -150,7 +150,10 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		}
 		if elemErr != nil {
-			if c.Op == OpTest && elemErr.Msg == MsgOutOfRange {
+			if c.Op == OpTest {
+				// the kernel answers a test it refuses (out of a
+				// bitmap's range, a null element, a /0) with "not in
+				// the set"
 				return "", NotInSet(s, a[1])
 			}
 			return "", elemErr
