@@ -2,6 +2,7 @@ package ipset
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"math/big"
 	"net/netip"
@@ -59,6 +60,9 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 		return nil, syntaxf("%s element is missing from %s.", which, arg)
 	}
 	out := []Elem{nil}
+	// The kernel's refusal of a dimension (a /0) waits for the parse of
+	// the others: a syntax error in a later one is ipset's answer.
+	var kernelErr *Error
 	for i, f := range fields {
 		var alts []Part
 		var err *Error
@@ -96,8 +100,20 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 		case DimSet:
 			alts = []Part{{Name: f}}
 		}
-		if err != nil {
+		if err != nil && !ParseError(err) && i+1 < len(fields) {
+			if kernelErr == nil {
+				kernelErr = err
+			}
+			continue
+		}
+		if err != nil && ParseError(err) {
 			return nil, err
+		}
+		if err != nil {
+			return nil, cmp.Or(kernelErr, err) // (the first dimension's)
+		}
+		if kernelErr != nil {
+			continue
 		}
 		next := make([]Elem, 0, len(out)*len(alts))
 		for _, e := range out {
@@ -106,6 +122,9 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 			}
 		}
 		out = next
+	}
+	if kernelErr != nil {
+		return nil, kernelErr
 	}
 	if s.Type.OptionalMAC && len(fields) == 1 {
 		// No MAC (ipset fills it in from the first packet).

@@ -293,3 +293,27 @@ func TestRandomFindings2(t *testing.T) {
 		t.Errorf("save h: %q", out)
 	}
 }
+
+// The kernel's refusal of one dimension of an element (a /0) waits for
+// the parse of the others and of the options, in the command and in
+// the bulk restore alike.
+func TestElemErrorDeferred(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create ipi hash:ip,port,ip", "", ""},
+		{"create hp hash:ip,port", "", ""},
+		{"test ipi 198.51.100.0/0,80,2001:db8::/64", "", "ipset v7.17: Syntax error: plain IP address must be supplied: 2001:db8::/64\n"},
+		{"test ipi 198.51.100.0/0,icmp:echo-request,198.51.100.2-198.51.100.4 packets 5", "", "ipset v7.17: Syntax error: plain IP address must be supplied: 198.51.100.2-198.51.100.4\n"},
+		{"add hp 198.51.100.0/0,gre:0 timeout 5", "", "ipset v7.17: Timeout cannot be used: set was created without timeout support\n"},
+		{"add hp 198.51.100.0/0,gre:0", "", "ipset v7.17: The value of the CIDR parameter of the IP address is invalid\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+	b := NewBulk(st.Find("hp"))
+	if err, _ := b.Add(strings.Fields("hp 198.51.100.0/0,gre:0 timeout 5"), false); err == nil || err.Msg != MsgNoTimeout {
+		t.Errorf("bulk add: %v", err)
+	}
+}
