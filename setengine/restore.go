@@ -75,7 +75,9 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		if r.err != nil {
 			return Result{}, atFirst(kernelErr(r.err)), true
 		}
-		if werr == errFallback || len(r.swapped) > 0 {
+		if werr == errFallback || len(r.swapped) > 0 || werr != nil && !ipset.ParseError(werr) {
+			// (the kernel's refusal of a line: the general path finds
+			// whether ipset answers with a later line's parse error)
 			return Result{}, nil, false
 		}
 		if werr != nil {
