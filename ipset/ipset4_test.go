@@ -317,3 +317,26 @@ func TestElemErrorDeferred(t *testing.T) {
 		t.Errorf("bulk add: %v", err)
 	}
 }
+
+// create checks every word against the type's options before it parses
+// any value (ipset 7.17 picks the kernel revision from them first).
+func TestCreateUnknownFirst(t *testing.T) {
+	const usage = "\nTry `ipset help' for more information.\n"
+	st := &State{}
+	for _, tc := range []struct{ line, err string }{
+		{"create e hash:ip timeout 1 timeout 2 foo", "ipset v7.17: Unknown argument: `foo'" + usage},
+		{"create d hash:ip timeout x foo", "ipset v7.17: Unknown argument: `foo'" + usage},
+		{"create a hash:ip timeout x maxelem y", "ipset v7.17: Syntax error: 'x' is invalid as number\n"},
+		{"create b hash:ip timeout 1 timeout 2", "ipset v7.17: Syntax error: timeout already specified\n"},
+		{"create s52 bitmap:ip range 198.51.100.0/28 timeout 300 --timeout 2147483 -4", "ipset v7.17: Unknown argument: `-4'" + usage},
+		{"create f hash:ip timeout 1 timeout", "ipset v7.17: Missing mandatory argument of option `timeout'" + usage},
+		{"create g2 hash:ip timeout foo", "ipset v7.17: Syntax error: 'foo' is invalid as number\n"},
+		{"create m hash:ip maxelem 1 maxelem y", "ipset v7.17: Syntax error: maxelem already specified\n"},
+		{"create bp bitmap:port range 1-100 timeout x forceadd", "ipset v7.17: Unknown argument: `forceadd'" + usage},
+		{"create d2 hash:ip counters counters", ""},
+	} {
+		if _, err := run(t, st, tc.line); err != tc.err {
+			t.Errorf("%s:\n got %q\nwant %q", tc.line, err, tc.err)
+		}
+	}
+}

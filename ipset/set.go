@@ -182,6 +182,35 @@ var ignoredOptions = map[string][]string{
 	"hash:ip,port,net": {"probes", "resize", "from", "to", "network"},
 }
 
+// createOption says whether name is a create option of the type of s,
+// and whether it takes a value.
+func createOption(s *Set, name string) (known, hasArg bool) {
+	hash := !s.Type.Bitmap && !s.Type.List
+	switch name {
+	case "-4", "-6":
+		return hash && !s.Type.Neutral, false
+	case "family":
+		return hash && !s.Type.Neutral, true
+	case "hashsize", "maxelem", "bucketsize", "initval":
+		return hash, true
+	case "netmask":
+		return s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip", true
+	case "timeout":
+		return true, true
+	case "counters", "comment", "skbinfo":
+		return true, false
+	case "forceadd":
+		return hash, false
+	case "size":
+		return s.Type.List, true
+	case "range", "from", "to":
+		return s.Type.Bitmap || slices.Contains(ignoredOptions[s.Type.Name], name), true
+	case "network":
+		return s.Type.Bitmap && s.Type.Dims[0] != DimPort || slices.Contains(ignoredOptions[s.Type.Name], name), true
+	}
+	return slices.Contains(ignoredOptions[s.Type.Name], name), true
+}
+
 // parseCreateOptions parses the options after "create NAME TYPE".
 func parseCreateOptions(s *Set, args []string) *Error {
 	_, err := parseCreateOptionsWarn(s, args)
@@ -202,15 +231,28 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 	// of the three may be given once, a last address wins over a prefix.
 	var rg bitmapRange
 	familyAny := false
+	// ipset first checks that every word is an option of the type (it
+	// picks the kernel's type revision from them), then parses them in
+	// order: an unknown word is the answer before any value's error.
+	for i := 0; i < len(args); i++ {
+		known, hasArg := createOption(s, OptionName(args[i]))
+		if !known {
+			return "", usagef("Unknown argument: `%s'", args[i])
+		}
+		if hasArg {
+			i++
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
 		name := OptionName(opt)
 		key := name
 		if name == "-4" || name == "-6" {
-			if s.Type.Bitmap || s.Type.List || s.Type.Neutral {
-				return "", usagef("Unknown argument: `%s'", opt)
-			}
 			key = "family"
+		}
+		if _, hasArg := createOption(s, name); hasArg && i+1 >= len(args) {
+			// (before "already specified")
+			return "", usagef("Missing mandatory argument of option `%s'", name)
 		}
 		switch key {
 		case "family", "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size":
