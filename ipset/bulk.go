@@ -206,20 +206,28 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 		} else {
 			b.parts, err = appendNetDim(b.parts[:0], s, args[1])
 		}
-		if err != nil {
-			return err, true
+		if err == nil {
+			b.elems = b.elems[:0]
+			for i := range b.parts {
+				b.elems = append(b.elems, Elem(b.parts[i:i+1:i+1]))
+			}
+			elems = b.elems
 		}
-		b.elems = b.elems[:0]
-		for i := range b.parts {
-			b.elems = append(b.elems, Elem(b.parts[i:i+1:i+1]))
-		}
-		elems = b.elems
-	} else if elems, err = ParseElem(s, args[1]); err != nil {
-		return err, true
+	} else {
+		elems, err = ParseElem(s, args[1])
+	}
+	// (as Exec: the kernel's refusal of the element comes after the
+	// options' parse errors and the options the set lacks)
+	elemErr := err
+	if elemErr != nil && ParseError(elemErr) {
+		return elemErr, true
 	}
 	var tmpl Entry
 	if err := parseEntryOptions(s, &tmpl, args[2:]); err != nil {
 		return err, true
+	}
+	if elemErr != nil {
+		return elemErr, true
 	}
 	if tmpl.GotPackets || tmpl.GotBytes || tmpl.HasMark || tmpl.HasPrio || tmpl.HasQueue {
 		return nil, false // counters and skbinfo values: the general path keeps them

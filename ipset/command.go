@@ -196,8 +196,9 @@ func (c *Command) checkArgs() *Error {
 }
 
 // SplitLine splits a restore line into arguments, honouring double quotes
-// (comments with blanks); an unterminated quoted word is dropped, as
-// ipset does.
+// (comments with blanks); the quotes are taken out of the word. As ipset
+// does, an unterminated quoted word is dropped, and so is a word that
+// is empty without its quotes ("comment """ has no argument).
 func SplitLine(line string) []string {
 	var out []string
 	var cur strings.Builder
@@ -207,7 +208,6 @@ func SplitLine(line string) []string {
 		switch {
 		case ch == '"':
 			in = !in
-			have = true
 		case !in && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'):
 			if have {
 				out = append(out, cur.String())
@@ -298,11 +298,6 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		if !ok {
 			e := usagef("No command specified: unknown argument %s", args[0])
 			return e
-		}
-		for _, a := range args[1:] {
-			if strings.HasPrefix(a, "#") {
-				return usagef("Unknown argument: `%s'", a)
-			}
 		}
 		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1}
 		// ipset sends a run of adds (or dels) to one set as one message,

@@ -228,6 +228,17 @@
 // are kept in the header only. References counts rules whose lookups use
 // the set (or its nomatch set) plus list:set memberships.
 //
+// ipset 4 syntax, as ipset 7.17 still takes it: option words with two
+// leading dashes (OptionName), the ignored create options probes,
+// resize and gc (each warned of once; a restore ends after the line
+// that warns, with status 0, as ipset exits there), and bitmap ranges
+// given as from/to or network.
+//
+// Not supported (refused as unknown words, as an ipset without them
+// refuses them): the wildcard flag of hash:net,iface entries, bitmask
+// (hash:ip, hash:ip,port, hash:net,net) and netmask on hash:ip,port,
+// which ipset 7.17 takes where the kernel has them.
+//
 // Known departures: hash members appear in nftables' dump order (ipset's
 // is its bucket order; -s sorts as ipset does, bitmaps are listed in
 // order); counters of net types read back as given on add (packets
@@ -243,7 +254,7 @@
 // the first without ipset's warning. Interactive mode ("ipset -") runs
 // each line as ipset does but without the quirks of its session (ipset
 // 7.17 answers some commands after an error with "Internal protocol
-// error"); a "-" line in a restore file is refused (ipset switches to
+// error"; of those only test's NOT-in-set under -q is reproduced); a "-" line in a restore file is refused (ipset switches to
 // interactive mode there). -sorted orders IPv6 members whose text has
 // an empty group right before the prefix length ("2001:db8::/64") by
 // that text; ipset leaves them in its kernel order.

@@ -2,6 +2,7 @@ package ipset
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"math/big"
 	"net/netip"
@@ -59,6 +60,9 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 		return nil, syntaxf("%s element is missing from %s.", which, arg)
 	}
 	out := []Elem{nil}
+	// The kernel's refusal of a dimension (a /0) waits for the parse of
+	// the others: a syntax error in a later one is ipset's answer.
+	var kernelErr *Error
 	for i, f := range fields {
 		var alts []Part
 		var err *Error
@@ -96,8 +100,20 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 		case DimSet:
 			alts = []Part{{Name: f}}
 		}
-		if err != nil {
+		if err != nil && !ParseError(err) && i+1 < len(fields) {
+			if kernelErr == nil {
+				kernelErr = err
+			}
+			continue
+		}
+		if err != nil && ParseError(err) {
 			return nil, err
+		}
+		if err != nil {
+			return nil, cmp.Or(kernelErr, err) // (the first dimension's)
+		}
+		if kernelErr != nil {
+			continue
 		}
 		next := make([]Elem, 0, len(out)*len(alts))
 		for _, e := range out {
@@ -106,6 +122,9 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 			}
 		}
 		out = next
+	}
+	if kernelErr != nil {
+		return nil, kernelErr
 	}
 	if s.Type.OptionalMAC && len(fields) == 1 {
 		// No MAC (ipset fills it in from the first packet).
@@ -147,14 +166,19 @@ func elemFields(arg string) []string {
 
 func parseAddr(s *Set, f string) (netip.Addr, *Error) {
 	text := f
-	if s.Family == Inet6 && len(f) > 2 && f[0] == '[' && f[len(f)-1] == ']' {
-		text = f[1 : len(f)-1] // getaddrinfo takes [ADDR]
+	if strings.HasPrefix(f, "[") {
+		// ipset takes an address in brackets in either family
+		// (ipset_parse_ip's escape), and names it without them
+		if !strings.HasSuffix(f, "]") || len(f) < 2 {
+			return netip.Addr{}, syntaxf("cannot find closing escape character ']' in %s", f)
+		}
+		text = f[1 : len(f)-1]
 	}
 	a, err := netip.ParseAddr(text)
 	if err != nil && s.Family != Inet6 {
 		// ipset resolves with getaddrinfo, which takes inet_aton's
 		// short forms ("10.1" is 10.0.0.1).
-		if v, ok := inetAton(f); ok {
+		if v, ok := inetAton(text); ok {
 			a, err = v, nil
 		}
 	}
@@ -170,7 +194,7 @@ func parseAddr(s *Set, f string) (netip.Addr, *Error) {
 		}
 	}
 	if err != nil || a.Zone() != "" || (s.Family == Inet6) != a.Is6() {
-		return netip.Addr{}, syntaxf("cannot parse %s: resolving to %s address failed", f, want)
+		return netip.Addr{}, syntaxf("cannot parse %s: resolving to %s address failed", text, want)
 	}
 	return a, nil
 }
@@ -203,23 +227,27 @@ func (s *Set) maxBits() int {
 	return 32
 }
 
+// parseCIDR parses IP or IP/CIDR; ipset reads the prefix length before
+// it resolves the address ("2001:db8::/64" in an inet set is "'64' is
+// out of range 0-32").
 func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
 	ip, bits, has := cutCIDR(f)
+	v := uint64(s.maxBits())
+	if has {
+		var perr *Error
+		v, perr = parseUint(bits, 255) // read as a byte first
+		if perr == nil {
+			v, perr = parseUint(bits, uint64(s.maxBits()))
+		}
+		if perr != nil {
+			return netip.Addr{}, 0, false, perr
+		}
+	}
 	a, err := parseAddr(s, ip)
 	if err != nil {
 		return a, 0, false, err
 	}
-	if !has {
-		return a, s.maxBits(), false, nil
-	}
-	v, perr := parseUint(bits, 255) // read as a byte first
-	if perr == nil {
-		v, perr = parseUint(bits, uint64(s.maxBits()))
-	}
-	if perr != nil {
-		return a, 0, false, perr
-	}
-	return a, int(v), true, nil
+	return a, int(v), has, nil
 }
 
 // inetAton parses the IPv4 forms inet_aton takes: a, a.b, a.b.c and
@@ -325,6 +353,14 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		}
 		if has && s.Family == Inet6 {
 			return nil, syntaxf("plain IP address must be supplied: %s", f)
+		}
+		if has && bits == 0 {
+			// the kernel refuses a /0 of an address (a bitmap after it
+			// checked the address against its range)
+			if s.Type.Bitmap && (a.Less(s.RangeLo) || s.RangeHi.Less(a)) {
+				return nil, errorf(MsgOutOfRange)
+			}
+			return nil, errorf(MsgCIDR)
 		}
 		p := netip.PrefixFrom(a, bits).Masked()
 		lo, hi = p.Addr(), lastAddr(p)
@@ -880,6 +916,25 @@ func EchoElem(s *Set, arg string) string {
 // add with a second line and test and del with an internal-error
 // message.
 func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
+	if op == OpTest && len(s.Type.Dims) == 1 && s.Type.Dims[0] == DimIP && !s.Type.Bitmap && s.Family != Inet6 {
+		// hash:ip tests the address as written of a range or prefix
+		// (the kernel tests before it looks at the range): a /8 is
+		// one lookup, not 2^24 elements
+		if a, b, ok := cutRange(arg); ok && !hasCIDR(arg) {
+			if _, err := parseAddr(s, a); err != nil {
+				return nil, err
+			}
+			if _, err := parseAddr(s, b); err != nil {
+				return nil, err
+			}
+			arg = a
+		} else if ip, _, ok := cutCIDR(arg); ok {
+			if _, _, _, err := parseCIDR(s, arg); err != nil {
+				return nil, err
+			}
+			arg = ip
+		}
+	}
 	elems, err := ParseElem(s, arg)
 	if err == nil && !s.Type.Bitmap && len(s.Type.Dims) <= 2 && s.Type.Dims[0] == DimIP {
 		// The kernel refuses the null address as a hash key.

@@ -23,6 +23,9 @@ type Error struct {
 	Status int
 	// Line is the restore line the error belongs to (0: none).
 	Line int
+	// NoLine: ipset reports the error without its restore line (a
+	// check of its own command parser, not a message of its session).
+	NoLine bool
 	// NotInSet marks test's "X is NOT in set Y." (printed without prefix).
 	NotInSet bool
 	// Quiet: the command that failed had -quiet (a restore line's own,
@@ -69,6 +72,12 @@ const (
 	MsgNomatchNotNet = "Unknown argument: `nomatch'"
 )
 
+// ParseError says whether e is found by ipset's parser (usage errors
+// and "Syntax error: ..."), not by the kernel.
+func ParseError(e *Error) bool {
+	return e.Status == StatusUsage || strings.HasPrefix(e.Msg, "Syntax error: ")
+}
+
 // Format renders err as ipset prints it on stderr (without -q).
 func Format(err error) string {
 	e, ok := err.(*Error)
@@ -77,7 +86,7 @@ func Format(err error) string {
 	}
 	var b strings.Builder
 	b.WriteString("ipset v" + Version + ": ")
-	if e.Line > 0 {
+	if e.Line > 0 && !e.NoLine {
 		fmt.Fprintf(&b, "Error in line %d: ", e.Line)
 	}
 	b.WriteString(e.Msg)

@@ -190,8 +190,29 @@ func TestNomatchPieces(t *testing.T) {
 }
 
 func TestRestoreParse(t *testing.T) {
-	_, err := ParseRestore("create a hash:ip\nadd a 1.1.1.1 # c\n")
-	if got := Format(err); got != "ipset v7.17: Unknown argument: `#'\nTry `ipset help' for more information.\n" {
+	// A word that starts with '#' is a word like another (ipset 7.17): a
+	// trailing "# c" is an unknown argument where options are parsed, a
+	// comment "#tag" is a comment, a set name "#x" a name.
+	cmds, err := ParseRestore("create a hash:ip comment\nadd a 1.1.1.1 # c\nadd a 1.1.1.2 comment \"#tag\"\nadd a 1.1.1.3 comment #x\ndel a 1.1.1.2 #x\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &State{}
+	for i, want := range []string{"", "ipset v7.17: Unknown argument: `#'\nTry `ipset help' for more information.\n", "", "",
+		"ipset v7.17: Unknown argument: `#x'\nTry `ipset help' for more information.\n"} {
+		got := ""
+		if _, e := st.Exec(cmds[i]); e != nil {
+			got = Format(e)
+		}
+		if got != want {
+			t.Errorf("line %d: got %q, want %q", i+1, got, want)
+		}
+	}
+	if got := st.Find("a").Lookup(Elem{{Addr: netip.MustParseAddr("1.1.1.2")}}); got == nil || got.Comment != "#tag" {
+		t.Errorf("comment \"#tag\": %+v", got)
+	}
+	_, err = ParseRestore("flush a #x\n")
+	if got := Format(err); got != "ipset v7.17: Unknown argument #x\nTry `ipset help' for more information.\n" {
 		t.Errorf("got %q", got)
 	}
 	_, err = ParseRestore("create zz hash:ip\nadd zz\n")

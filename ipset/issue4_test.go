@@ -3,6 +3,7 @@ package ipset
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Expected strings below were measured with ipset 7.17.
@@ -316,5 +317,26 @@ func TestSortedOrder(t *testing.T) {
 	}
 	if g := strings.Join(got, "\n"); g != want {
 		t.Errorf("got\n%s\nwant\n%s", g, want)
+	}
+}
+
+// An element in its last second of a timeout lists with timeout 1, as
+// ipset (the kernel never reports 0 for an element that times out: 0
+// says permanent, and a save restored would keep it for ever).
+func TestLastSecondTimeout(t *testing.T) {
+	st := &State{}
+	run(t, st, "create t hash:ip timeout 600")
+	run(t, st, "add t 198.51.100.1 timeout 5")
+	s := st.Find("t")
+	el := s.NftSets()[0].Elems[0].Parts[0]
+	for _, tc := range []struct {
+		left time.Duration
+		want uint32
+	}{{500 * time.Millisecond, 1}, {999 * time.Millisecond, 1}, {time.Second, 1}, {2500 * time.Millisecond, 2}} {
+		el.Timeout, el.Expires = 5*time.Second, tc.left
+		en, ok := s.DecodeEntry(el)
+		if !ok || en.Timeout != tc.want {
+			t.Errorf("%v left: timeout %d, want %d", tc.left, en.Timeout, tc.want)
+		}
 	}
 }

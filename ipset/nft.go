@@ -937,6 +937,16 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 	return out
 }
 
+// RemainingTimeout is the timeout an element that expires in d has, as
+// ipset lists it: whole seconds, but 1 in its last second (the kernel's
+// ip_set_timeout_get: 0 would say the element is permanent).
+func RemainingTimeout(d time.Duration) uint32 {
+	if d < time.Second {
+		return 1
+	}
+	return uint32(d / time.Second)
+}
+
 // DecodeEntry rebuilds an entry of s from an element of the set that
 // holds its entries (the lookup set for plain types, the entries set for
 // net types).
@@ -1030,7 +1040,7 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 		if el.Expires <= 0 {
 			return nil, false // expired, not yet collected
 		}
-		en.Timeout = uint32(el.Expires / time.Second)
+		en.Timeout = RemainingTimeout(el.Expires)
 	}
 	if !s.Type.List {
 		en.Comment = comment

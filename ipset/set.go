@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,28 +167,125 @@ func (s *Set) remove(e Elem) bool {
 	return true
 }
 
+// OptionName is an option word of a command as ipset matches it
+// against the option names: two leading dashes are skipped
+// ("--hashsize" is hashsize, "--timeout" timeout: the spelling of
+// ipset 4's scripts), one or three are not.
+func OptionName(word string) string {
+	if strings.HasPrefix(word, "--") {
+		return word[2:]
+	}
+	return word
+}
+
+// ignoredOptions are the create options of ipset 4 that ipset 7 still
+// takes on the types that had them, ignores and warns of.
+var ignoredOptions = map[string][]string{
+	"hash:ip":          {"probes", "resize", "gc"},
+	"hash:net":         {"probes", "resize"},
+	"hash:ip,port":     {"probes", "resize", "from", "to", "network"},
+	"hash:ip,port,ip":  {"probes", "resize", "from", "to", "network"},
+	"hash:ip,port,net": {"probes", "resize", "from", "to", "network"},
+}
+
+// createOption says whether name is a create option of the type of s,
+// and whether it takes a value.
+func createOption(s *Set, name string) (known, hasArg bool) {
+	hash := !s.Type.Bitmap && !s.Type.List
+	switch name {
+	case "-4", "-6":
+		return hash && !s.Type.Neutral, false
+	case "family":
+		return hash && !s.Type.Neutral, true
+	case "hashsize", "maxelem", "bucketsize", "initval":
+		return hash, true
+	case "netmask":
+		return s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip", true
+	case "timeout":
+		return true, true
+	case "counters", "comment", "skbinfo":
+		return true, false
+	case "forceadd":
+		return hash, false
+	case "size":
+		return s.Type.List, true
+	case "range", "from", "to":
+		return s.Type.Bitmap || slices.Contains(ignoredOptions[s.Type.Name], name), true
+	case "network":
+		return s.Type.Bitmap && s.Type.Dims[0] != DimPort || slices.Contains(ignoredOptions[s.Type.Name], name), true
+	}
+	return slices.Contains(ignoredOptions[s.Type.Name], name), true
+}
+
 // parseCreateOptions parses the options after "create NAME TYPE".
 func parseCreateOptions(s *Set, args []string) *Error {
-	rangeSeen := false
+	_, err := parseCreateOptionsWarn(s, args)
+	return err
+}
+
+// parseCreateOptionsWarn is parseCreateOptions that also returns what
+// ipset warns of ("Option '--probes 8' is ignored. ...", one line per
+// ignored option, each option once), for a create that parses.
+func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 	seen := map[string]bool{}
+	var warnings []string
 	netmask := ""
+	// A bitmap's range: "range", or ipset 4's "from" and "to" (single
+	// addresses or ports) and "network" (a prefix). ipset keeps what
+	// they give as the first address (range, from, network), the last
+	// (a range's end, to) and a prefix length (range, network): each
+	// of the three may be given once, a last address wins over a prefix.
+	var rg bitmapRange
+	familyAny := false
+	// ipset first checks that every word is an option of the type (it
+	// picks the kernel's type revision from them), then parses them in
+	// order: an unknown word is the answer before any value's error.
+	for i := 0; i < len(args); i++ {
+		known, hasArg := createOption(s, OptionName(args[i]))
+		if !known {
+			return "", usagef("Unknown argument: `%s'", args[i])
+		}
+		if hasArg {
+			i++
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
-		key := opt
-		if opt == "-4" || opt == "-6" {
+		name := OptionName(opt)
+		key := name
+		if name == "-4" || name == "-6" {
 			key = "family"
 		}
+		if _, hasArg := createOption(s, name); hasArg && i+1 >= len(args) {
+			// (before "already specified")
+			return "", usagef("Missing mandatory argument of option `%s'", name)
+		}
 		switch key {
-		case "family", "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size", "range":
+		case "family", "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size":
 			// Options with a value may come once.
 			if seen[key] {
-				return syntaxf("%s already specified", opt)
+				return "", syntaxf("%s already specified", name)
 			}
 			seen[key] = true
 		}
+		if s.Type.Bitmap {
+			// (checked before the value is read, as ipset does)
+			var dup bool
+			switch {
+			case key == "range" || key == "network" && s.Type.Dims[0] != DimPort:
+				dup = rg.first
+			case key == "from":
+				dup = rg.first
+			case key == "to":
+				dup = rg.last
+			}
+			if dup {
+				return "", syntaxf("%s already specified", name)
+			}
+		}
 		arg := func() (string, *Error) {
 			if i+1 >= len(args) {
-				return "", usagef("Missing mandatory argument of option `%s'", opt)
+				return "", usagef("Missing mandatory argument of option `%s'", name)
 			}
 			i++
 			return args[i], nil
@@ -201,7 +299,19 @@ func parseCreateOptions(s *Set, args []string) *Error {
 		}
 		var err *Error
 		var v uint64
-		switch {
+		switch opt := name; {
+		case slices.Contains(ignoredOptions[s.Type.Name], opt):
+			// (network gave the first address, as from: ipset names
+			// it so and warns of the two once)
+			w := opt
+			if w == "network" {
+				w = "from"
+			}
+			var a string
+			if a, err = arg(); err == nil && !seen["ignored "+w] {
+				seen["ignored "+w] = true
+				warnings = append(warnings, fmt.Sprintf("Option '--%s %s' is ignored. Please upgrade your syntax.", w, a))
+			}
 		case opt == "family" && !s.Type.Bitmap && !s.Type.List && !s.Type.Neutral:
 			var a string
 			if a, err = arg(); err == nil {
@@ -210,6 +320,10 @@ func parseCreateOptions(s *Set, args []string) *Error {
 					s.Family = Inet
 				case "inet6", "ipv6", "-6":
 					s.Family = Inet6
+				case "any", "unspec":
+					// ipset takes it, then finds no type revision
+					// for it once every option is parsed
+					familyAny = true
 				default:
 					err = syntaxf("unknown inet family %s", a)
 				}
@@ -224,7 +338,7 @@ func parseCreateOptions(s *Set, args []string) *Error {
 				}
 				if v > 1<<27 {
 					// The kernel cannot allocate 2 GiB of buckets.
-					return errorf("Kernel error received: Cannot allocate memory")
+					return "", errorf("Kernel error received: Cannot allocate memory")
 				}
 				s.HashSize = uint32(v)
 			}
@@ -254,7 +368,7 @@ func parseCreateOptions(s *Set, args []string) *Error {
 			s.Comment = true
 		case opt == "skbinfo":
 			s.SkbInfo = true
-		case opt == "forceadd" && !s.Type.Bitmap:
+		case opt == "forceadd" && !s.Type.Bitmap && !s.Type.List:
 			s.ForceAdd = true
 		case opt == "size" && s.Type.List:
 			if v, err = num(0xffffffff); err == nil {
@@ -263,29 +377,82 @@ func parseCreateOptions(s *Set, args []string) *Error {
 		case opt == "range" && s.Type.Bitmap:
 			var a string
 			if a, err = arg(); err == nil {
-				err = parseRange(s, a)
-				rangeSeen = true
+				err = parseRange(s, a, &rg)
 			}
+		case (opt == "from" || opt == "to") && s.Type.Bitmap:
+			var a string
+			if a, err = arg(); err != nil {
+				break
+			}
+			var ip netip.Addr
+			var port uint16
+			if s.Type.Dims[0] == DimPort {
+				port, err = portNumber(a, "tcp")
+			} else if _, _, isRange := cutRange(a); isRange || hasCIDR(a) {
+				err = syntaxf("plain IP address must be supplied: %s", a)
+			} else {
+				ip, err = parseAddr(s, a)
+			}
+			if opt == "from" {
+				rg.first, rg.lo, rg.plo = true, ip, port
+			} else {
+				rg.last, rg.hi, rg.phi = true, ip, port
+			}
+		case opt == "network" && s.Type.Bitmap && s.Type.Dims[0] != DimPort:
+			var a string
+			if a, err = arg(); err != nil {
+				break
+			}
+			if _, _, isRange := cutRange(a); isRange || !hasCIDR(a) {
+				err = syntaxf("IP/netblock must be supplied: %s", a)
+				break
+			}
+			var bits int
+			if rg.lo, bits, _, err = parseCIDR(s, a); err == nil {
+				rg.net = netip.PrefixFrom(rg.lo, bits).Masked()
+			}
+			rg.first, rg.prefix = true, true
 		default:
-			return usagef("Unknown argument: `%s'", opt)
+			return "", usagef("Unknown argument: `%s'", args[i])
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 	}
-	if s.Type.Bitmap && !rangeSeen {
-		return usagef("Mandatory option `range' is missing")
+	if familyAny {
+		return "", errorf("Protocol family not supported by the set type")
+	}
+	if s.Type.Bitmap {
+		switch {
+		case !rg.first:
+			return "", usagef("Mandatory option `range' is missing")
+		case !rg.last && !rg.prefix:
+			return "", usagef("Mandatory option `to' is missing")
+		case s.Type.Dims[0] == DimPort:
+			s.PortLo, s.PortHi = min(rg.plo, rg.phi), max(rg.plo, rg.phi)
+		case rg.last:
+			// the kernel takes the ends in either order
+			if rg.hi.Less(rg.lo) {
+				rg.lo, rg.hi = rg.hi, rg.lo
+			}
+			s.RangeLo, s.RangeHi = rg.lo, rg.hi
+		default:
+			s.RangeLo, s.RangeHi = rg.net.Addr(), lastAddr(rg.net)
+		}
 	}
 	if netmask != "" {
 		v, err := parseNetmask(s, netmask)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if s.Netmask = int(v); s.Netmask == s.maxBits() {
 			s.Netmask = 0 // a host mask is no mask
 		}
 	}
-	return checkBitmapRange(s)
+	if err := checkBitmapRange(s); err != nil {
+		return "", err
+	}
+	return strings.Join(warnings, "\n"), nil
 }
 
 // parseNetmask parses netmask's value: a number (ipset reads it as a
@@ -301,17 +468,31 @@ func parseNetmask(s *Set, a string) (uint64, *Error) {
 	return v, err
 }
 
-func parseRange(s *Set, a string) *Error {
+// bitmapRange is what a bitmap's create options give of its range (see
+// parseCreateOptionsWarn): the first address (or port) as given, the
+// last, and a prefix.
+type bitmapRange struct {
+	first, last, prefix bool
+	lo, hi              netip.Addr
+	plo, phi            uint16
+	net                 netip.Prefix // masked
+}
+
+// parseRange parses a bitmap's range option into rg (a single port
+// gives the first port only).
+func parseRange(s *Set, a string, rg *bitmapRange) *Error {
 	if s.Type.Dims[0] == DimPort {
 		if i := strings.LastIndex(a, ":"); i >= 0 {
 			a = a[i+1:] // a protocol is taken and ignored
 		}
 		lo, hi, ok := strings.Cut(a, "-")
 		if !ok {
-			if _, err := portNumber(a, "tcp"); err != nil {
+			p, err := portNumber(a, "tcp")
+			if err != nil {
 				return err
 			}
-			return usagef("Mandatory option `to' is missing")
+			rg.first, rg.plo = true, p
+			return nil
 		}
 		if lo == "" || hi == "" {
 			_, err := portNumber(a, "tcp")
@@ -326,7 +507,7 @@ func parseRange(s *Set, a string) *Error {
 		if lerr != nil {
 			return lerr
 		}
-		s.PortLo, s.PortHi = min(l, h), max(l, h)
+		rg.first, rg.last, rg.plo, rg.phi = true, true, l, h
 		return nil
 	}
 	if lo, hi, ok := strings.Cut(a, "-"); ok {
@@ -338,10 +519,7 @@ func parseRange(s *Set, a string) *Error {
 		if err != nil {
 			return err
 		}
-		if h.Less(l) {
-			l, h = h, l
-		}
-		s.RangeLo, s.RangeHi = l, h
+		rg.first, rg.last, rg.lo, rg.hi = true, true, l, h
 		return nil
 	}
 	ip, bits, has := strings.Cut(a, "/")
@@ -358,8 +536,7 @@ func parseRange(s *Set, a string) *Error {
 	if err != nil {
 		return err
 	}
-	p := netip.PrefixFrom(addr, n).Masked()
-	s.RangeLo, s.RangeHi = p.Addr(), lastAddr(p)
+	rg.first, rg.prefix, rg.lo, rg.net = true, true, addr, netip.PrefixFrom(addr, n).Masked()
 	return nil
 }
 
@@ -484,7 +661,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 	// every argument, in the order of its extensions.
 	var unsupported [4]bool // timeout, counters, comment, skbinfo
 	for i := 0; i < len(args); i++ {
-		opt := args[i]
+		opt := OptionName(args[i])
 		switch opt {
 		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
 			if seen[opt] {
@@ -520,7 +697,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 			}
 		case "nomatch":
 			if !s.Type.Net() {
-				return usagef("Unknown argument: `nomatch'")
+				return usagef("Unknown argument: `%s'", args[i])
 			}
 			en.Nomatch = true
 		case "packets", "bytes":
@@ -552,7 +729,7 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 				err = parseSkb(en, opt, a)
 			}
 		default:
-			return usagef("Unknown argument: `%s'", opt)
+			return usagef("Unknown argument: `%s'", args[i])
 		}
 		if err != nil {
 			return err

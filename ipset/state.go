@@ -155,8 +155,11 @@ func (st *State) refs(s *Set) int {
 }
 
 // Exec runs a state-changing or querying command (not list, save,
-// restore, version, help) against st. test returns its message in out
-// and a nil error when the element is in the set.
+// restore, version, help) against st. out is a warning ipset prints on
+// stderr after a command that succeeded: test's when the element is in
+// the set, create's of ignored ipset 4 options. ipset ends a restore
+// after a line that warns (with status 0): the lines after it are not
+// run.
 func (st *State) Exec(c *Command) (out string, err *Error) {
 	if st.idx != nil {
 		st.idx.members = nil // (list:set entries may change)
@@ -170,12 +173,18 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			return "", syntaxf("typename '%s' is unknown", a[1])
 		}
 		s := NewSet(a[0], t)
-		if err := parseCreateOptions(s, a[2:]); err != nil {
+		warn, err := parseCreateOptionsWarn(s, a[2:])
+		if err != nil {
 			return "", err
+		}
+		if warn != "" {
+			// ipset prints a warning after the command succeeded (an
+			// error replaces it); a restore ends there (IsWarning)
+			out = "Warning: " + warn + "\n"
 		}
 		if old := st.Find(a[0]); old != nil {
 			if exist && sameSet(old, s) {
-				return "", nil
+				return out, nil
 			}
 			return "", errorf(MsgExists)
 		}
@@ -192,12 +201,14 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		if s.Type.List {
 			return st.execList(c, s)
 		}
-		elems, err := ParseElemFor(s, a[1], c.Op)
-		if err != nil {
-			if c.Op == OpTest && err.Msg == MsgOutOfRange {
-				return "", NotInSet(s, a[1])
-			}
-			return "", err
+		// ipset parses the element and every option before the kernel
+		// checks them: the kernel's refusal of the element (a null
+		// element, a /0, outside a bitmap) comes after the parse
+		// errors of the options and the kernel's own refusal of options
+		// the set lacks.
+		elems, elemErr := ParseElemFor(s, a[1], c.Op)
+		if elemErr != nil && ParseError(elemErr) {
+			return "", elemErr
 		}
 		var tmpl Entry
 		// test NAME ELEM nomatch (net types): true where ipset's lookup
@@ -209,16 +220,26 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		} else {
 			for _, o := range a[2:] {
-				if c.Op != OpTest || o != "nomatch" || !s.Type.Net() {
+				if c.Op != OpTest || OptionName(o) != "nomatch" || !s.Type.Net() {
 					return "", usagef("Unknown argument: `%s'", o)
 				}
 				returnNomatch = true
 			}
 		}
 		if c.Op == OpTest {
+			// (ipset's parser refuses a range in test)
 			if err := TestRangeErr(s, a[1]); err != nil {
 				return "", err
 			}
+		}
+		if elemErr != nil {
+			if c.Op == OpTest {
+				// the kernel answers a test it refuses (out of a
+				// bitmap's range, a null element, a /0) with "not in
+				// the set"
+				return "", NotInSet(s, a[1])
+			}
+			return "", elemErr
 		}
 		switch c.Op {
 		case OpAdd:
@@ -350,7 +371,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 	default:
 		return "", usagef("Command `%s' is invalid here", c.Op)
 	}
-	return "", nil
+	return out, nil
 }
 
 // keepShards is the shard count of plain hash set s after a swap gave
@@ -373,8 +394,17 @@ func InSet(s *Set, arg string) string {
 	return fmt.Sprintf("Warning: %s is in set %s.\n", EchoElem(s, arg), s.Name)
 }
 
-// TestRangeErr is ipset's refusal of a port range in test.
+// TestRangeErr is ipset's refusal of a port range in test (a check of
+// ipset's command parser: a restore reports it without the line).
 func TestRangeErr(s *Set, arg string) *Error {
+	err := testRangeErr(s, arg)
+	if err != nil {
+		err.NoLine = true
+	}
+	return err
+}
+
+func testRangeErr(s *Set, arg string) *Error {
 	for i, f := range splitParts(arg, len(s.Type.Dims)) {
 		if i == 0 && s.Family != Inet6 && (s.Type.Dims[0] == DimNet || s.Type.Dims[0] == DimIP && (len(s.Type.Dims) > 1 || s.Type.Bitmap)) {
 			// Of the first address only hash:ip tests a range or a
@@ -440,11 +470,27 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 			return "", errorf("you must specify elements as setname,[before|after],setname")
 		}
 		for _, w := range a[2:] {
-			if w == "before" || w == "after" {
+			if w := OptionName(w); w == "before" || w == "after" {
 				return "", syntaxf("%s already specified", w)
 			}
 		}
 		a = append([]string{a[0], p[0], p[1], p[2]}, a[2:]...)
+	}
+	// ipset parses every word before it asks the kernel: a word that is
+	// no option is refused first
+	rest := a[2:]
+	if len(rest) >= 2 && (OptionName(rest[0]) == "before" || OptionName(rest[0]) == "after") {
+		rest = rest[2:]
+	}
+	if c.Op == OpAdd {
+		// (the kernel refuses options the list lacks before it looks
+		// the member up)
+		var en Entry
+		if err := parseEntryOptions(s, &en, rest); err != nil {
+			return "", err
+		}
+	} else if len(rest) > 0 {
+		return "", usagef("Unknown argument: `%s'", rest[0])
 	}
 	member := st.Find(a[1])
 	notIn := func() *Error {
@@ -461,9 +507,9 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	e := Elem{{Name: a[1]}}
 	var tmpl Entry
 	pos, ref := "", ""
-	rest := a[2:]
-	if len(rest) >= 2 && (rest[0] == "before" || rest[0] == "after") {
-		pos, ref = rest[0], rest[1]
+	rest = a[2:]
+	if len(rest) >= 2 && (OptionName(rest[0]) == "before" || OptionName(rest[0]) == "after") {
+		pos, ref = OptionName(rest[0]), rest[1]
 		rest = rest[2:]
 		if st.Find(ref) == nil {
 			if c.Op == OpTest {
@@ -549,7 +595,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 // out as "after".
 func listEcho(a []string) string {
 	out := append([]string(nil), a...)
-	if len(out) >= 3 && out[1] == "before" {
+	if len(out) >= 3 && (OptionName(out[1]) == "before" || OptionName(out[1]) == "after") {
 		out[1] = "after"
 	}
 	return strings.Join(out, " ")

@@ -414,7 +414,7 @@ func scope(cmds []*ipset.Command) loadOpts {
 				}
 			}
 			for i, a := range c.Args[2:] {
-				if a == "before" || a == "after" {
+				if a := ipset.OptionName(a); a == "before" || a == "after" {
 					o.refs = true
 					if 3+i < len(c.Args) {
 						o.names[c.Args[3+i]] = true // must exist
@@ -466,7 +466,12 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		old := st.Clone()
 		nm := &nomatchSets{e: e, exists: opts.nomatch}
 		var out, errOut strings.Builder
-		for _, c := range cmds {
+		warned := false
+		for i, c := range cmds {
+			if warned {
+				// ipset exits after it printed a restore line's warning
+				break
+			}
 			var ierr *ipset.Error
 			switch c.Op {
 			case ipset.OpList, ipset.OpSave:
@@ -477,7 +482,12 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 			default:
 				var msg string
 				msg, ierr = st.Exec(c)
-				errOut.WriteString(msg)
+				if !c.Opts.Quiet {
+					errOut.WriteString(msg)
+				}
+				// test warns only when not quiet; create's warning of
+				// ignored options is made (and ends a restore) even so
+				warned = msg != "" && c.Line > 0 && (c.Op != ipset.OpTest || !c.Opts.Quiet)
 			}
 			if ierr != nil {
 				if ierr.Status != ipset.StatusUsage {
@@ -485,6 +495,11 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 					ierr.Line = c.Line
 				}
 				ierr.Quiet = c.Opts.Quiet
+				if c.Line > 0 && !ipset.ParseError(ierr) && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
+					if perr := laterParseError(st, cmds[i+1:], c); perr != nil {
+						ierr = perr
+					}
+				}
 				res := Result{Stdout: out.String(), Stderr: errOut.String()}
 				if len(cmds) == 1 && c.Line == 0 && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
 					// ipset adds (deletes) the elements of a range one
@@ -532,6 +547,31 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 		afterCommit(e, old, st)
 		return Result{Stdout: out.String(), Stderr: errOut.String()}, nil
 	}
+}
+
+// laterParseError is what ipset answers instead of the kernel's refusal
+// of restore line c, an add or del: ipset sends a run of adds (dels) to
+// one set as one batch once it has parsed the line after the run, so a
+// parse error in the rest of the run or in that line comes first (and
+// the batch is never sent). rest are the lines after c.
+func laterParseError(st *ipset.State, rest []*ipset.Command, c *ipset.Command) *ipset.Error {
+	tmp := st.Clone()
+	for _, n := range rest {
+		if n.Op == ipset.OpList || n.Op == ipset.OpSave {
+			return nil // (their words were parsed with the file)
+		}
+		if _, err := tmp.Exec(n); err != nil && ipset.ParseError(err) {
+			if err.Status != ipset.StatusUsage {
+				err.Line = n.Line
+			}
+			err.Quiet = n.Opts.Quiet
+			return err
+		}
+		if n.Op != c.Op || len(n.Args) == 0 || n.Args[0] != c.Args[0] {
+			return nil // the line that sent the batch
+		}
+	}
+	return nil
 }
 
 // commitPartial commits what a failed add or del changed before its

@@ -109,15 +109,17 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 		// nesting in the first only: the model answers.
 		return Result{}, nil, false
 	}
+	// (as the model: the element's syntax, then ipset's refusal of a
+	// range in test, then the kernel's refusal of the element)
 	elems, perr := ipset.ParseElemFor(s, c.Args[1], c.Op)
-	if perr != nil {
-		if perr.Msg == ipset.MsgOutOfRange {
-			return Result{}, ipset.NotInSet(s, c.Args[1]), true
-		}
+	if perr != nil && ipset.ParseError(perr) {
 		return Result{}, perr, true
 	}
 	if rerr := ipset.TestRangeErr(s, c.Args[1]); rerr != nil {
 		return Result{}, rerr, true
+	}
+	if perr != nil {
+		return Result{}, ipset.NotInSet(s, c.Args[1]), true // (as the model's test)
 	}
 	// ipset tests the first element of a range or prefix.
 	for _, el := range elems[:1] {
@@ -395,6 +397,9 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 			return Result{}, nil, false
 		}
 		elems, perr := ipset.ParseElem(s, c.Args[1])
+		if perr != nil && len(c.Args) > 2 && !ipset.ParseError(perr) {
+			return Result{}, nil, false // (the general path orders it after the options')
+		}
 		if perr != nil {
 			return Result{}, perr, true
 		}

@@ -1,10 +1,10 @@
 package setengine
 
 import (
+	"cmp"
 	"errors"
 	"iter"
 	"runtime/debug"
-	"time"
 
 	"github.com/google/nftables"
 
@@ -73,7 +73,9 @@ func (e *Engine) Restore(text string, exist bool) (res Result, err error, handle
 		if r.err != nil {
 			return Result{}, atFirst(kernelErr(r.err)), true
 		}
-		if werr == errFallback || len(r.swapped) > 0 {
+		if werr == errFallback || len(r.swapped) > 0 || werr != nil && !ipset.ParseError(werr) {
+			// (the kernel's refusal of a line: the general path finds
+			// whether ipset answers with a later line's parse error)
 			return Result{}, nil, false
 		}
 		if werr != nil {
@@ -307,7 +309,7 @@ func (r *bulkRestore) load(s *ipset.Set) *ipset.Error {
 		func(el *nftables.SetElement) error {
 			var timeout uint32
 			if s.HasTimeout && el.Timeout > 0 {
-				timeout = uint32(el.Expires / time.Second) // as DecodeEntry
+				timeout = ipset.RemainingTimeout(el.Expires) // as DecodeEntry
 			}
 			if !bad && !bk.Load(el.Key, el.Comment, timeout) {
 				bad = true
@@ -336,14 +338,15 @@ func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
 			// An existing set: the model says whether the create is
 			// refused or changes nothing; then its elements are read.
 			hs := &ipset.State{Sets: []*ipset.Set{s.HeaderOnly()}}
-			if _, ierr := hs.Exec(c); ierr != nil {
-				return ierr
+			if warn, ierr := hs.Exec(c); ierr != nil || warn != "" {
+				// (a warning ends the restore: the general path's)
+				return cmp.Or(ierr, errFallback)
 			}
 			return r.load(s)
 		}
 		n := len(r.st.Sets)
-		if _, ierr := r.st.Exec(c); ierr != nil {
-			return ierr
+		if warn, ierr := r.st.Exec(c); ierr != nil || warn != "" {
+			return cmp.Or(ierr, errFallback)
 		}
 		if len(r.st.Sets) > n {
 			s := r.st.Sets[n]

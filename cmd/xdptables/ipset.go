@@ -67,8 +67,7 @@ func ipsetInteractive(opts ipset.Options, in io.Reader, stdout, stderr io.Writer
 		default:
 			opts.Merge(cmd.Opts)
 			cmd.Opts = opts
-			cmd.Opts.Quiet = false // (ipset prints errors here even so)
-			runIpset(cmd, nil, stdout, stderr)
+			runIpsetIn(cmd, nil, stdout, stderr, true)
 		}
 		prompt()
 	}
@@ -77,9 +76,15 @@ func ipsetInteractive(opts ipset.Options, in io.Reader, stdout, stderr io.Writer
 
 // runIpset runs one command (stdin: a restore's input).
 func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int {
-	quiet := cmd.Opts.Quiet
+	return runIpsetIn(cmd, stdin, stdout, stderr, false)
+}
+
+// runIpsetIn is runIpset; interactive: a line of interactive mode,
+// where ipset prints errors even with -q (warnings not).
+func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, interactive bool) int {
+	quiet := cmd.Opts.Quiet && !interactive
 	fail := func(err error) int {
-		if e, ok := err.(*ipset.Error); ok && e.Quiet {
+		if e, ok := err.(*ipset.Error); ok && e.Quiet && !interactive {
 			quiet = true
 		}
 		if !quiet {
@@ -198,8 +203,8 @@ func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int
 		res, err = e.Run(cmds)
 	}
 	fmt.Fprint(out, res.Stdout)
-	if !quiet {
-		fmt.Fprint(stderr, res.Stderr)
+	if !cmd.Opts.Quiet {
+		fmt.Fprint(stderr, res.Stderr) // (warnings)
 	}
 	if err != nil {
 		// a restore that cannot reach the kernel fails at its first line
@@ -207,8 +212,14 @@ func runIpset(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer) int
 			e.Line = cmds[0].Line
 		}
 		if e, ok := err.(*ipset.Error); ok && (cmd.Op == ipset.OpTest || cmd.Op == ipset.OpRestore) && e.NotInSet {
-			// "X is NOT in set Y." has no prefix.
-			if !quiet && !e.Quiet {
+			// "X is NOT in set Y." has no prefix. ipset makes it only
+			// when not quiet: in interactive mode, where errors print
+			// even with -q, the error without a message comes out as
+			// its "Internal protocol error".
+			switch {
+			case interactive && cmd.Opts.Quiet:
+				fmt.Fprint(stderr, ipset.Format(&ipset.Error{Msg: "Internal protocol error", Status: ipset.StatusError}))
+			case !quiet && !e.Quiet:
 				fmt.Fprintln(stderr, e.Msg)
 			}
 			return e.Status

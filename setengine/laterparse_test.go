@@ -1,0 +1,45 @@
+package setengine
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/xdptables/xdptables/ipset"
+)
+
+// A restore's run of adds to one set is sent once the line after it is
+// parsed: a parse error in the run or in that line is ipset 7.17's
+// answer instead of the kernel's refusal of the run's first line.
+func TestLaterParseError(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"add bt 198.51.100.1\nadd bt 198.51.100.2\nadd bt 198.51.100.300\n",
+			"ipset v7.17: Error in line 4: Syntax error: cannot parse 198.51.100.300: resolving to IPv4 address failed\n"},
+		{"add bt 198.51.100.1\ntest bt 198.51.100.999\n",
+			"ipset v7.17: Error in line 3: Syntax error: cannot parse 198.51.100.999: resolving to IPv4 address failed\n"},
+		{"add bt 198.51.100.1\nadd bt 198.51.100.4 bogus\n",
+			"ipset v7.17: Unknown argument: `bogus'\nTry `ipset help' for more information.\n"},
+		// the run was sent by a line that parsed: the kernel's answer
+		{"add bt 198.51.100.1\nflush bt\nadd bt 198.51.100.999\n", ""},
+		{"add bt 198.51.100.1\n", ""},
+	} {
+		cmds, perr := ipset.ParseRestore("create bt hash:ip\n" + tc.file)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		st := &ipset.State{}
+		if _, err := st.Exec(cmds[0]); err != nil {
+			t.Fatal(err)
+		}
+		st.Find("bt").Insert(&ipset.Entry{Elem: ipset.Elem{{Addr: netip.MustParseAddr("198.51.100.1"), Bits: 32}}})
+		if _, err := st.Exec(cmds[1]); err == nil || err.Msg != ipset.MsgElemExists {
+			t.Fatalf("%q: first add: %v", tc.file, err)
+		}
+		got := ""
+		if err := laterParseError(st, cmds[2:], cmds[1]); err != nil {
+			got = ipset.Format(err)
+		}
+		if got != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.file, got, tc.want)
+		}
+	}
+}
