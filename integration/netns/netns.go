@@ -40,11 +40,8 @@ func New(t testing.TB, tag string) *NS {
 	if own := os.Getenv("XDPT_NETNS_TAG"); own != "" {
 		tag = own + "-" + tag
 	}
+	// (the number is this call's own: parallel tests each take one)
 	name := fmt.Sprintf("xdpt-%s-%d-%d", tag, os.Getpid(), counter.Add(1))
-	if p := os.Getenv("XDPT_NETNS_TAG"); p != "" {
-		// tells apart the namespaces of test runs that share a machine
-		name = fmt.Sprintf("xdpt-%s-%s-%d-%d", p, tag, os.Getpid(), counter.Load())
-	}
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
 	}
