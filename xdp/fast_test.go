@@ -382,43 +382,59 @@ func TestClassifierFastPort(t *testing.T) {
 		if tb.prog.prog != tb.prog.coll.Programs["xdptables_fast_port"] {
 			t.Fatalf("round %d: rules\n%s\ndo not run xdptables_fast_port (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Fields)
 		}
-		counted := map[uint32][2]uint64{}
-		for k := 0; k < 300; k++ {
-			p := randomPkt(rng, compat.IPv4)
-			exp := expect(r4, &p)
-			switch k % 9 {
-			case 1:
-				p.options = 1 + rng.Intn(10)
-			case 2:
-				p.badCsum, exp = true, xdpPass
-			case 3:
-				p.fragOff, exp = 0x2000, xdpPass
-			case 4:
-				p.truncate, exp = 1+rng.Intn(12), xdpPass
-			case 5:
-				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
-			case 6:
-				p.dstMAC = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-			}
-			got := tb.run(t, &p)
-			if got != exp {
-				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
-					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
-			}
-			if got == xdpDrop {
-				slot := uint32(verdict(r4, &p))
-				c := counted[slot]
-				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
-			}
+		pkts := make([]pkt, 300)
+		for k := range pkts {
+			pkts[k] = randomPkt(rng, compat.IPv4)
 		}
-		for k := 0; k < 20; k++ {
-			p := randomPkt(rng, compat.IPv6)
-			if got := tb.run(t, &p); got != xdpPass {
-				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
-			}
+		tb.checkFast(t, rng, round, s4, r4, pkts, [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, true)
+	}
+}
+
+// checkFast runs one round of a lean program's property test: the IPv4
+// packets pkts, the k-th varied by k%9 into a frame the program must
+// pass (IP options aside: bad checksum, fragment, truncated, another
+// host's MAC) or judge as the rules do (IP options, the group MAC
+// group), against the reference evaluator; then IPv6 packets, which it
+// passes; with shortLen IPv4 frames whose total length ends within the
+// transport header, which it passes; and last the counters against the
+// drops.
+func (tb *testbed) checkFast(t *testing.T, rng *rand.Rand, round int, s4 []string, r4 []*compat.Rule, pkts []pkt, group [6]byte, shortLen bool) {
+	t.Helper()
+	counted := map[uint32][2]uint64{}
+	for k, p := range pkts {
+		exp := expect(r4, &p)
+		switch k % 9 {
+		case 1:
+			p.options = 1 + rng.Intn(10)
+		case 2:
+			p.badCsum, exp = true, xdpPass
+		case 3:
+			p.fragOff, exp = 0x2000, xdpPass
+		case 4:
+			p.truncate, exp = 1+rng.Intn(12), xdpPass
+		case 5:
+			p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
+		case 6:
+			p.dstMAC = group
 		}
-		// the IP total length ends within the transport header: left to
-		// nftables
+		got := tb.run(t, &p)
+		if got != exp {
+			t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+				round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
+		}
+		if got == xdpDrop {
+			slot := uint32(verdict(r4, &p))
+			c := counted[slot]
+			counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+		}
+	}
+	for k := 0; k < 20; k++ {
+		p := randomPkt(rng, compat.IPv6)
+		if got := tb.run(t, &p); got != xdpPass {
+			t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
+		}
+	}
+	if shortLen {
 		for _, proto := range []uint8{6, 17} {
 			for _, l4 := range []int{0, 4, 7, 12, 19} {
 				if proto == 17 && l4 > 7 {
@@ -432,10 +448,10 @@ func TestClassifierFastPort(t *testing.T) {
 				}
 			}
 		}
-		for slot, w := range counted {
-			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
-				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
-			}
+	}
+	for slot, w := range counted {
+		if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
+			t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
 		}
 	}
 }
@@ -513,7 +529,7 @@ func TestClassifierFastProtoAddr(t *testing.T) {
 		if tb.c.Stop4 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
 			t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
 		}
-		counted := map[uint32][2]uint64{}
+		var pkts []pkt
 		for k, ad := range edges(pfx) {
 			if k > 600 {
 				break
@@ -524,43 +540,9 @@ func TestClassifierFastProtoAddr(t *testing.T) {
 			} else {
 				p.dst = ad
 			}
-			exp := expect(r4, &p)
-			switch k % 9 {
-			case 1:
-				p.options = 1 + rng.Intn(10)
-			case 2:
-				p.badCsum, exp = true, xdpPass
-			case 3:
-				p.fragOff, exp = 0x2000, xdpPass
-			case 4:
-				p.truncate, exp = 1+rng.Intn(12), xdpPass
-			case 5:
-				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
-			case 6:
-				p.dstMAC = [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
-			}
-			got := tb.run(t, &p)
-			if got != exp {
-				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
-					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
-			}
-			if got == xdpDrop {
-				slot := uint32(verdict(r4, &p))
-				c := counted[slot]
-				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
-			}
+			pkts = append(pkts, p)
 		}
-		for k := 0; k < 20; k++ {
-			p := randomPkt(rng, compat.IPv6)
-			if got := tb.run(t, &p); got != xdpPass {
-				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
-			}
-		}
-		for slot, w := range counted {
-			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
-				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
-			}
-		}
+		tb.checkFast(t, rng, round, s4, r4, pkts, [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}, false)
 	}
 	if kinds[true] == 0 || kinds[false] == 0 {
 		t.Fatalf("runs with and without a table: %v", kinds)
@@ -638,7 +620,7 @@ func TestClassifierFastProtoPortAddr(t *testing.T) {
 			t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
 		}
 		ports := []uint16{0, 6, 7, 8, 9, 11, 12, 21, 22, 23, 52, 53, 54, 80, 999, 1000, 2000, 2001, 65535}
-		counted := map[uint32][2]uint64{}
+		var pkts []pkt
 		for k, ad := range edges(pfx) {
 			if k > 800 {
 				break
@@ -654,58 +636,9 @@ func TestClassifierFastProtoPortAddr(t *testing.T) {
 			} else {
 				p.sport = ports[rng.Intn(len(ports))]
 			}
-			exp := expect(r4, &p)
-			switch k % 9 {
-			case 1:
-				p.options = 1 + rng.Intn(10)
-			case 2:
-				p.badCsum, exp = true, xdpPass
-			case 3:
-				p.fragOff, exp = 0x2000, xdpPass
-			case 4:
-				p.truncate, exp = 1+rng.Intn(12), xdpPass
-			case 5:
-				p.dstMAC, exp = [6]byte{0x02, 0, 0, 0, 0, 9}, xdpPass
-			case 6:
-				p.dstMAC = [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}
-			}
-			got := tb.run(t, &p)
-			if got != exp {
-				t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
-					round, strings.Join(s4, "\n"), p, got, exp, verdict(r4, &p)+1)
-			}
-			if got == xdpDrop {
-				slot := uint32(verdict(r4, &p))
-				c := counted[slot]
-				counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
-			}
+			pkts = append(pkts, p)
 		}
-		for k := 0; k < 20; k++ {
-			p := randomPkt(rng, compat.IPv6)
-			if got := tb.run(t, &p); got != xdpPass {
-				t.Fatalf("round %d: IPv6 packet %+v: verdict %d, want pass", round, p, got)
-			}
-		}
-		// the IP total length ends within the transport header: left to
-		// nftables
-		for _, proto := range []uint8{6, 17} {
-			for _, l4 := range []int{0, 4, 7, 12, 19} {
-				if proto == 17 && l4 > 7 {
-					continue
-				}
-				p := randomPkt(rng, compat.IPv4)
-				p.proto = proto
-				f := shortTotLen(p.frame(), 20+l4)
-				if ret, err := tb.prog.prog.Run(&ebpf.RunOptions{Data: f}); err != nil || ret != xdpPass {
-					t.Fatalf("round %d: %+v with total length %d: verdict %d (%v), want pass", round, p, 20+l4, ret, err)
-				}
-			}
-		}
-		for slot, w := range counted {
-			if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
-				t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
-			}
-		}
+		tb.checkFast(t, rng, round, s4, r4, pkts, [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}, true)
 	}
 	if kinds[true] == 0 || kinds[false] == 0 {
 		t.Fatalf("runs with and without a table: %v", kinds)
