@@ -101,3 +101,60 @@ func TestIptablesReleaseKeeper(t *testing.T) {
 		t.Errorf("iptables-restore flushing a rule started %d keepers and handed its socket %d times, want one of them", n, h)
 	}
 }
+
+// socketsHanded runs argv in ns beside a stand-in keeper (a listening
+// socket at the keeper's address that takes what it is sent and never
+// reads it) and returns the number of sockets in each message that argv
+// sent it (kernel.Release).
+func socketsHanded(t *testing.T, ns *netns.NS, argv ...string) []int {
+	t.Helper()
+	if !netns.Have("python3") {
+		t.Skip("python3 is missing: it stands in for the keeper")
+	}
+	keeper := `import socket, subprocess, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind("\0xdptables-netlink-keeper")
+s.listen(64)
+sys.exit(subprocess.call(sys.argv[1:]))`
+	log := filepath.Join(t.TempDir(), "trace")
+	full := append([]string{"python3", "-c", keeper, "strace", "-f", "-qq", "-e", "trace=sendmsg", "-e", "signal=none", "-o", log}, argv...)
+	if r := ns.Run("", full...); r.RC != 0 {
+		t.Fatalf("%s: rc %d: %s", strings.Join(argv, " "), r.RC, r.Stderr)
+	}
+	trace, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []int
+	for _, l := range strings.Split(string(trace), "\n") {
+		_, fds, ok := strings.Cut(l, "SCM_RIGHTS, cmsg_data=[")
+		if !ok {
+			continue
+		}
+		fds, _, _ = strings.Cut(fds, "]")
+		msgs = append(msgs, len(strings.Split(fds, ",")))
+	}
+	return msgs
+}
+
+// TestReleaseLookupSockets: commands whose process ends right after they
+// close their netlink sockets hand them to a live keeper instead of
+// waiting in close(2) for what another command deleted: iptables-save,
+// and the socket of the parser's ipset lookups of an iptables command,
+// which goes with the command's own (closed alone after the command
+// committed, it would wait for what the command deleted).
+func TestReleaseLookupSockets(t *testing.T) {
+	netns.RequireRoot(t)
+	dir := LinkDir(t)
+	iptables := filepath.Join(dir, "iptables")
+	ns := netns.New(t, "relkl")
+	mustRun(t, ns, filepath.Join(dir, "ipset"), "create", "s", "hash:ip")
+	rule := []string{"INPUT", "-m", "set", "--match-set", "s", "src", "-j", "DROP"}
+	mustRun(t, ns, append([]string{iptables, "-A"}, rule...)...)
+	if got := socketsHanded(t, ns, filepath.Join(dir, "iptables-save")); len(got) != 1 || got[0] < 1 {
+		t.Errorf("iptables-save handed the keeper messages with %v sockets, want one message", got)
+	}
+	if got := socketsHanded(t, ns, append([]string{iptables, "-D"}, rule...)...); len(got) != 1 || got[0] != 2 {
+		t.Errorf("iptables -D with an ipset lookup handed the keeper messages with %v sockets, want one with 2 (its own and the lookup's)", got)
+	}
+}

@@ -68,28 +68,53 @@ var keeperAddr = "\x00xdptables-netlink-keeper"
 // grace period, a keeper is started for them. Release is for a process
 // that exits right after it (a keeper it started is reaped when it has).
 // When no keeper can take the sockets, Release is Close.
-func (c *Conn) Release() error {
-	c.mu.Lock()
-	pending, fd := c.pending, c.fd
-	c.mu.Unlock()
-	if fd < 0 {
+func (c *Conn) Release() error { return Release(c) }
+
+// Release releases the connections cs together, as Conn.Release does one
+// (nil and closed ones are skipped): one keeper takes all their sockets,
+// started when a transaction committed on any of them left work. A
+// process that reads through a second connection (a parser's lookups)
+// releases it with the one that committed: closed alone after that
+// commit, it would wait for the grace period the other one hands over.
+func Release(cs ...*Conn) error {
+	var fds []int
+	pending := false
+	for _, c := range cs {
+		if c == nil {
+			continue
+		}
+		c.mu.Lock()
+		if c.fd >= 0 {
+			fds = append(fds, c.fd)
+			pending = pending || c.pending
+		}
+		c.mu.Unlock()
+		c.auxMu.Lock()
+		if a := c.auxc; a != nil && a.c != nil && a.c.fd >= 0 {
+			fds = append(fds, a.c.fd)
+		}
+		c.auxMu.Unlock()
+	}
+	if len(fds) == 0 {
 		return nil
 	}
-	fds := []int{fd}
-	c.auxMu.Lock()
-	if a := c.auxc; a != nil && a.c != nil && a.c.fd >= 0 {
-		fds = append(fds, a.c.fd)
-	}
-	c.auxMu.Unlock()
 	if !handToKeeper(fds) && pending {
-		// (-1: closed in the child; the sockets become its 3 and 4)
+		// (-1: closed in the child; the sockets become its 3, 4, …)
 		files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
 		for _, f := range fds {
 			files = append(files, uintptr(f))
 		}
 		_, _ = syscall.ForkExec("/proc/self/exe", []string{"xdptables", keeperArg}, &syscall.ProcAttr{Env: []string{}, Files: files})
 	}
-	return c.Close()
+	var err error
+	for _, c := range cs {
+		if c != nil {
+			if cerr := c.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	return err
 }
 
 // handToKeeper passes fds to a keeper of this namespace run by our own

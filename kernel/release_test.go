@@ -110,3 +110,72 @@ func TestKeeperTakesSockets(t *testing.T) {
 		t.Errorf("keeper without a listening socket: took %d, %d waits; want 0, 3", n, waits)
 	}
 }
+
+// Release of several connections hands all their sockets to the keeper
+// in one message (one keeper for a command's sockets, whichever of them
+// committed) and closes them all; nil and closed connections are
+// skipped.
+func TestReleaseTogether(t *testing.T) {
+	keeperAddr = "\x00xdptables-test-keeper-together-" + strconv.Itoa(os.Getpid())
+	var cs []*Conn
+	for range 2 {
+		c, err := Open()
+		if err != nil {
+			t.Skipf("no netfilter netlink socket here: %v", err)
+		}
+		cs = append(cs, c)
+	}
+	closed, err := Open()
+	if err != nil {
+		t.Skipf("no netfilter netlink socket here: %v", err)
+	}
+	closed.Close()
+	ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ln)
+	if err := unix.Bind(ln, &unix.SockaddrUnix{Name: keeperAddr}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(ln, 8); err != nil {
+		t.Fatal(err)
+	}
+	if err := Release(cs[0], nil, closed, cs[1]); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cs {
+		if c.fd >= 0 {
+			t.Errorf("connection %d not closed by Release", i)
+		}
+	}
+	conn, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(conn)
+	var got []int
+	for {
+		oob := make([]byte, unix.CmsgSpace(4*8))
+		n, oobn, _, _, err := unix.Recvmsg(conn, make([]byte, 1), oob, unix.MSG_DONTWAIT)
+		if err != nil || n == 0 && oobn == 0 {
+			break
+		}
+		msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+		var fds []int
+		for _, m := range msgs {
+			f, _ := unix.ParseUnixRights(&m)
+			fds = append(fds, f...)
+		}
+		got = append(got, len(fds))
+		for _, f := range fds {
+			if dom, err := unix.GetsockoptInt(f, unix.SOL_SOCKET, unix.SO_PROTOCOL); err != nil || dom != unix.NETLINK_NETFILTER {
+				t.Errorf("handed fd is not a netfilter netlink socket (protocol %d, %v)", dom, err)
+			}
+			unix.Close(f)
+		}
+	}
+	if len(got) != 1 || got[0] != 2 {
+		t.Errorf("keeper got messages with %v sockets, want one with 2", got)
+	}
+}

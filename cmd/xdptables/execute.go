@@ -22,8 +22,8 @@ func execute(f compat.Family, cmd *compat.Command) int {
 	e, err := openEngine(f)
 	if err == nil {
 		// (no wait for the kernel to free what the command deleted:
-		// see kernel.Conn.Release)
-		defer e.Conn.Release()
+		// see kernel.Release)
+		defer releaseConns(e.Conn)
 		var out string
 		if cmd.Op == compat.OpList || cmd.Op == compat.OpListRules {
 			// extensions' notices while they print rules (libxt_connlabel)
@@ -49,7 +49,7 @@ func execute(f compat.Family, cmd *compat.Command) int {
 func applyRestore(f compat.Family, prog string, input ruleset.RestoreSource, ro compat.RestoreOptions, a restoreArgs) int {
 	e, err := openEngine(f)
 	if err == nil {
-		defer e.Conn.Release()
+		defer releaseConns(e.Conn)
 		err = e.RestoreInput(input, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters, Verbose: a.verbose}, ro)
 	}
 	if err != nil {
@@ -62,11 +62,10 @@ func applyRestore(f compat.Family, prog string, input ruleset.RestoreSource, ro 
 // kernelReadable reports whether this process may read the nftables
 // ruleset (it is root or has CAP_NET_ADMIN).
 func kernelReadable() bool {
-	conn, err := kernel.Open()
+	conn, err := lookupConn()
 	if err != nil {
 		return false
 	}
-	defer conn.Close()
 	_, err = conn.GenID()
 	return err == nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/xdptables/xdptables/compat"
 	"github.com/xdptables/xdptables/ipset"
-	"github.com/xdptables/xdptables/kernel"
 	"github.com/xdptables/xdptables/setengine"
 )
 
@@ -32,9 +31,8 @@ func init() {
 			return
 		}
 		var st *ipset.State
-		if conn, err := kernel.Open(); err == nil {
+		if conn, err := lookupConn(); err == nil {
 			st, _ = (&setengine.Engine{Conn: conn}).Headers(todo...)
-			conn.Close()
 		}
 		for _, n := range todo {
 			if st != nil {

@@ -46,7 +46,9 @@ func main() {
 		kernel.KeepReleased()
 		return
 	}
-	os.Exit(run(os.Args))
+	code := run(os.Args)
+	releaseConns() // (the parsers' socket of a command that ended before its own)
+	os.Exit(code)
 }
 
 func run(argv []string) int {

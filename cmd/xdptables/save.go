@@ -174,7 +174,9 @@ func saveMain(f compat.Family, prog string, args []string) int {
 		fmt.Fprint(os.Stderr, compat.Format(err, prog, -1))
 		return compat.StatusOf(err)
 	}
-	defer e.Conn.Close()
+	// (a save right after a command that deleted would wait in close(2)
+	// for the kernel to free that: see kernel.Release)
+	defer releaseConns(e.Conn)
 	compat.PrintWarn = warnStderr // extensions' notices while they print rules
 	if err := e.WriteSave(out, prog, table, counters, time.Now()); err != nil {
 		var ce *compat.Error

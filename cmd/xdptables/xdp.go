@@ -85,9 +85,14 @@ func xdpMain(args []string) int {
 }
 
 // rawPrerouting reads the raw PREROUTING rules of both families (with
-// their nftables counters only) and the input of a generation.
+// their nftables counters only) and the input of a generation, through
+// the socket that main releases at exit.
 func rawPrerouting() (v4, v6 []*compat.Rule, in *xdp.Input, err error) {
-	in, err = xdpInput(nil, nil)
+	conn, err := lookupConn()
+	if err != nil {
+		return nil, nil, nil, compat.Errorf(compat.StatusResource, "Could not fetch rule set generation id: Permission denied (you must be root)")
+	}
+	in, err = xdpInput(conn, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -21,21 +21,16 @@ func init() {
 	setengine.Watching = xdp.Active
 }
 
-// xdpInput reads a generation's input back from the kernel: raw
-// PREROUTING of both families (e, if not nil, is an open engine of one
-// of them) and, only if some rule asks, the ipset sets (sets, if not
-// nil, is the current state already in hand).
-func xdpInput(e *ruleset.Engine, sets *ipset.State) (*xdp.Input, error) {
+// xdpInput reads a generation's input back from the kernel, through
+// conn (the command's own socket: one more, closed right after a commit
+// that deleted something, would wait in close(2) for the kernel to free
+// that; see kernel.Release): raw PREROUTING of both families and, only
+// if some rule asks, the ipset sets (sets, if not nil, is the current
+// state already in hand).
+func xdpInput(conn *kernel.Conn, sets *ipset.State) (*xdp.Input, error) {
 	in := &xdp.Input{}
 	for _, f := range []compat.Family{compat.IPv4, compat.IPv6} {
-		eng := e
-		if eng == nil || eng.Family != f {
-			var err error
-			if eng, err = openEngine(f); err != nil {
-				return nil, err
-			}
-			defer eng.Conn.Close()
-		}
+		eng := &ruleset.Engine{Conn: conn, Family: f}
 		rules, handles, err := eng.RawPrerouting()
 		if err != nil {
 			return nil, err
@@ -50,10 +45,7 @@ func xdpInput(e *ruleset.Engine, sets *ipset.State) (*xdp.Input, error) {
 	in.Sets = func(name string) *ipset.Set {
 		if !loaded {
 			loaded = true
-			if conn, err := kernel.Open(); err == nil {
-				sets, _ = (&setengine.Engine{Conn: conn}).Load()
-				conn.Close()
-			}
+			sets, _ = (&setengine.Engine{Conn: conn}).Load()
 		}
 		if sets == nil {
 			return nil
@@ -63,18 +55,19 @@ func xdpInput(e *ruleset.Engine, sets *ipset.State) (*xdp.Input, error) {
 	return in, nil
 }
 
-// xdpUpdate recompiles the fast path from the kernel's rules. If that
+// xdpUpdate recompiles the fast path from the kernel's rules, read
+// through conn. If that
 // fails, the attached programs are replaced by ones that pass every
 // packet (an outdated classifier must not drop what the new rules
 // accept) and the user is told; nftables keeps enforcing every rule.
-func xdpUpdate(e *ruleset.Engine, sets *ipset.State, zeroed map[string]bool) {
+func xdpUpdate(conn *kernel.Conn, sets *ipset.State, zeroed map[string]bool) {
 	m, err := xdp.Open()
 	if err != nil {
 		errorf("xdptables: warning: XDP fast path not updated: %v; the rules stay enforced by nftables\n", err)
 		return
 	}
 	defer m.Close()
-	in, err := xdpInput(e, sets)
+	in, err := xdpInput(conn, sets)
 	if err == nil {
 		in.Zero = zeroed
 		err = m.Update(in)
@@ -119,7 +112,7 @@ func xdpAfterCommit(e *ruleset.Engine, zeroed []uint64) {
 			zero[k] = true
 		}
 	}
-	xdpUpdate(e, nil, zero)
+	xdpUpdate(e.Conn, nil, zero)
 }
 
 func xdpCounters(fam compat.Family, handles []uint64) []compat.Counters {
@@ -141,7 +134,7 @@ func xdpCounters(fam compat.Family, handles []uint64) []compat.Counters {
 
 // xdpAfterSets carries an ipset change to the mirrored sets: one element
 // in place, anything bigger by an atomic rebuild.
-func xdpAfterSets(_ *setengine.Engine, old, cur *ipset.State) {
+func xdpAfterSets(e *setengine.Engine, old, cur *ipset.State) {
 	if !xdp.Active() {
 		return
 	}
@@ -164,6 +157,6 @@ func xdpAfterSets(_ *setengine.Engine, old, cur *ipset.State) {
 	}
 	m.Close()
 	if rebuild {
-		xdpUpdate(nil, cur, nil)
+		xdpUpdate(e.Conn, cur, nil)
 	}
 }

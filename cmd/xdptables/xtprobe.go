@@ -11,11 +11,10 @@ import (
 // its notice when the kernel lacks one).
 func init() {
 	compat.KernelHasXt = func(f compat.Family, name string, rev uint32, target bool) (bool, bool) {
-		conn, err := kernel.Open()
+		conn, err := lookupConn()
 		if err != nil {
 			return false, false
 		}
-		defer conn.Close()
 		has, err := conn.HasXtExtension(kernel.Family(f), name, rev, target)
 		return has, err == nil
 	}
