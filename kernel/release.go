@@ -139,13 +139,23 @@ func KeepReleased() {
 
 // keep runs the keeper's rounds on listening socket ln (-1: none): a
 // grace period (wait), then the sockets that arrived meanwhile are taken;
-// when there were any, another round. The connections stay open until the
-// process exits, and with them what they carried and was not read.
+// when there were any, another round. A socket taken is closed after the
+// round that follows it, having waited its own grace period: under a loop
+// of commands the keeper lives as long as the loop, and must not hold the
+// sockets of all of them (two or three descriptors a command, up to
+// RLIMIT_NOFILE). A connection is closed once it has delivered or its
+// sender has gone; one whose sender has not sent yet stays for the next
+// round (or until the process exits, with what it then carries).
 func keep(ln int, wait func()) (taken int) {
-	var conns []int
+	var conns, held []int
 	oob := make([]byte, unix.CmsgSpace(4*8))
 	for {
 		wait()
+		// (those taken before this wait have waited a grace period)
+		for _, f := range held {
+			unix.Close(f)
+		}
+		held = held[:0]
 		if ln < 0 {
 			return taken
 		}
@@ -157,19 +167,34 @@ func keep(ln int, wait func()) (taken int) {
 			}
 			conns = append(conns, c)
 		}
+		open := conns[:0]
 		for _, c := range conns {
+			done := false
 			for {
 				n, oobn, _, _, err := unix.Recvmsg(c, make([]byte, 1), oob, 0)
-				if err != nil || n == 0 && oobn == 0 { // (nothing more, or the sender has gone)
+				if err != nil {
+					break // (nothing more yet)
+				}
+				if n == 0 && oobn == 0 { // (the sender has gone)
+					done = true
 					break
 				}
 				msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
 				for _, m := range msgs {
 					fds, _ := unix.ParseUnixRights(&m)
+					held = append(held, fds...)
 					taken += len(fds)
 				}
+				// (a sender sends once: handToKeeper)
+				done = true
+			}
+			if done {
+				unix.Close(c)
+			} else {
+				open = append(open, c)
 			}
 		}
+		conns = open
 		if taken == before {
 			return taken
 		}
