@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -82,14 +83,36 @@ func (c *Conn) Release() error {
 	}
 	c.auxMu.Unlock()
 	if !handToKeeper(fds) && pending {
-		// (-1: closed in the child; the sockets become its 3 and 4)
-		files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
-		for _, f := range fds {
-			files = append(files, uintptr(f))
-		}
-		_, _ = syscall.ForkExec("/proc/self/exe", []string{"xdptables", keeperArg}, &syscall.ProcAttr{Env: []string{}, Files: files})
+		startKeeper(fds)
 	}
 	return c.Close()
+}
+
+// startKeeper starts this binary as the keeper of fds, which become its
+// descriptors 3, 4, ...; it gets no other descriptor of ours. Its stdio is
+// closed, and so are the descriptors this process inherited open across
+// exec (a pipe at 5 or 7 from a shell or a caller's ExtraFiles): a caller
+// reading one of them to EOF must not wait for the keeper, which lives as
+// long as commands keep coming. Marking them close-on-exec changes only
+// this process's descriptor table, and it is about to exit.
+func startKeeper(fds []int) {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) != nil {
+		// (before Linux 5.11)
+		if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+			for _, e := range ents {
+				if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= 3 {
+					unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+				}
+			}
+		}
+	}
+	// (-1: closed in the child; ForkExec clears close-on-exec of those
+	// it passes)
+	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
+	for _, f := range fds {
+		files = append(files, uintptr(f))
+	}
+	_, _ = syscall.ForkExec("/proc/self/exe", []string{"xdptables", keeperArg}, &syscall.ProcAttr{Env: []string{}, Files: files})
 }
 
 // handToKeeper passes fds to a keeper of this namespace run by our own
