@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -99,12 +100,7 @@ func Release(cs ...*Conn) error {
 		return nil
 	}
 	if !handToKeeper(fds) && pending {
-		// (-1: closed in the child; the sockets become its 3, 4, …)
-		files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
-		for _, f := range fds {
-			files = append(files, uintptr(f))
-		}
-		_, _ = syscall.ForkExec("/proc/self/exe", []string{"xdptables", keeperArg}, &syscall.ProcAttr{Env: []string{}, Files: files})
+		startKeeper(fds)
 	}
 	var err error
 	for _, c := range cs {
@@ -115,6 +111,33 @@ func Release(cs ...*Conn) error {
 		}
 	}
 	return err
+}
+
+// startKeeper starts this binary as the keeper of fds, which become its
+// descriptors 3, 4, ...; it gets no other descriptor of ours. Its stdio is
+// closed, and so are the descriptors this process inherited open across
+// exec (a pipe at 5 or 7 from a shell or a caller's ExtraFiles): a caller
+// reading one of them to EOF must not wait for the keeper, which lives as
+// long as commands keep coming. Marking them close-on-exec changes only
+// this process's descriptor table, and it is about to exit.
+func startKeeper(fds []int) {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) != nil {
+		// (before Linux 5.11)
+		if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+			for _, e := range ents {
+				if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= 3 {
+					unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+				}
+			}
+		}
+	}
+	// (-1: closed in the child; ForkExec clears close-on-exec of those
+	// it passes)
+	files := []uintptr{^uintptr(0), ^uintptr(0), ^uintptr(0)}
+	for _, f := range fds {
+		files = append(files, uintptr(f))
+	}
+	_, _ = syscall.ForkExec("/proc/self/exe", []string{"xdptables", keeperArg}, &syscall.ProcAttr{Env: []string{}, Files: files})
 }
 
 // handToKeeper passes fds to a keeper of this namespace run by our own
@@ -164,13 +187,23 @@ func KeepReleased() {
 
 // keep runs the keeper's rounds on listening socket ln (-1: none): a
 // grace period (wait), then the sockets that arrived meanwhile are taken;
-// when there were any, another round. The connections stay open until the
-// process exits, and with them what they carried and was not read.
+// when there were any, another round. A socket taken is closed after the
+// round that follows it, having waited its own grace period: under a loop
+// of commands the keeper lives as long as the loop, and must not hold the
+// sockets of all of them (two or three descriptors a command, up to
+// RLIMIT_NOFILE). A connection is closed once it has delivered or its
+// sender has gone; one whose sender has not sent yet stays for the next
+// round (or until the process exits, with what it then carries).
 func keep(ln int, wait func()) (taken int) {
-	var conns []int
+	var conns, held []int
 	oob := make([]byte, unix.CmsgSpace(4*8))
 	for {
 		wait()
+		// (those taken before this wait have waited a grace period)
+		for _, f := range held {
+			unix.Close(f)
+		}
+		held = held[:0]
 		if ln < 0 {
 			return taken
 		}
@@ -182,19 +215,34 @@ func keep(ln int, wait func()) (taken int) {
 			}
 			conns = append(conns, c)
 		}
+		open := conns[:0]
 		for _, c := range conns {
+			done := false
 			for {
 				n, oobn, _, _, err := unix.Recvmsg(c, make([]byte, 1), oob, 0)
-				if err != nil || n == 0 && oobn == 0 { // (nothing more, or the sender has gone)
+				if err != nil {
+					break // (nothing more yet)
+				}
+				if n == 0 && oobn == 0 { // (the sender has gone)
+					done = true
 					break
 				}
 				msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
 				for _, m := range msgs {
 					fds, _ := unix.ParseUnixRights(&m)
+					held = append(held, fds...)
 					taken += len(fds)
 				}
+				// (a sender sends once: handToKeeper)
+				done = true
+			}
+			if done {
+				unix.Close(c)
+			} else {
+				open = append(open, c)
 			}
 		}
+		conns = open
 		if taken == before {
 			return taken
 		}

@@ -179,3 +179,58 @@ func TestReleaseTogether(t *testing.T) {
 		t.Errorf("keeper got messages with %v sockets, want one with 2", got)
 	}
 }
+
+// Under a loop of commands a keeper lives as long as the loop: each socket
+// it takes is closed after one more grace period, not held to its exit
+// (it held two or three descriptors a command, thousands in a loop).
+func TestKeeperClosesWhatWaited(t *testing.T) {
+	keeperAddr = "\x00xdptables-test-keeper-closes-" + strconv.Itoa(os.Getpid())
+	ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ln)
+	if err := unix.Bind(ln, &unix.SockaddrUnix{Name: keeperAddr}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(ln, 8); err != nil {
+		t.Fatal(err)
+	}
+	// closed reports whether every write end of pipe r is closed (EOF).
+	closed := func(r int) bool {
+		n, err := unix.Read(r, make([]byte, 1))
+		return n == 0 && err == nil
+	}
+	const rounds = 5
+	var readers []int
+	waits := 0
+	taken := keep(ln, func() {
+		waits++
+		if waits >= 3 {
+			// handed during wait waits-2, taken after it, waited wait waits-1
+			if r := readers[waits-3]; !closed(r) {
+				t.Errorf("wait %d: the socket handed during wait %d is still held", waits, waits-2)
+			}
+		}
+		if waits <= rounds {
+			var p [2]int
+			if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+				t.Fatal(err)
+			}
+			if !handToKeeper([]int{p[1]}) {
+				t.Errorf("wait %d: handToKeeper with a keeper listening: false", waits)
+			}
+			unix.Close(p[1])
+			readers = append(readers, p[0])
+		}
+	})
+	if taken != rounds || waits != rounds+1 {
+		t.Errorf("keeper took %d sockets in %d waits, want %d in %d", taken, waits, rounds, rounds+1)
+	}
+	for i, r := range readers {
+		if !closed(r) {
+			t.Errorf("the socket handed during wait %d is held after the keeper's last round", i+1)
+		}
+		unix.Close(r)
+	}
+}

@@ -196,6 +196,9 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 			}
 			for _, c := range cmds {
 				c.Opts.Exist = c.Opts.Exist || cmd.Opts.Exist
+				// (ipset -q restore: -q on every line, so test's "is in
+				// set" is no warning and does not end the restore)
+				c.Opts.Quiet = c.Opts.Quiet || cmd.Opts.Quiet
 			}
 		}
 	}
