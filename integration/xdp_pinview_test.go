@@ -2,7 +2,10 @@ package integration
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/xdptables/xdptables/integration/netns"
 )
 
 // TestXDPDetachOtherBpffs: a command that sees another bpffs than the
@@ -38,5 +41,26 @@ func TestXDPDetachOtherBpffs(t *testing.T) {
 	}
 	if c := xdpCounts(t, x.run("xdptables", "xdp", "status")); c["-s 198.18.0.1/32 -p icmp -j DROP"] != n {
 		t.Fatalf("XDP counted %v after attaching again, want %d", c, n)
+	}
+}
+
+// TestXDPCollectKeepsOtherBpffs: an xdp command of another namespace
+// that sees another bpffs (here /sys/fs/bpf mounted in its own mount
+// namespace) does not take this namespace's state for that of a deleted
+// one: it found none of its pins and removed the state, and `xdp status`
+// said "not attached" while the program went on dropping.
+func TestXDPCollectKeepsOtherBpffs(t *testing.T) {
+	x := newXDPBed(t)
+	x.run("iptables", "-t", "raw", "-A", "PREROUTING", "-s", "198.18.0.1", "-p", "icmp", "-j", "DROP")
+	other := netns.New(t, "xc")
+	r := other.Run("", "sh", "-c", "mount -t bpf bpf /sys/fs/bpf && exec "+filepath.Join(x.bin, "xdptables")+" xdp status")
+	if r.RC != 0 {
+		t.Fatalf("status elsewhere: rc %d: %s%s", r.RC, r.Stdout, r.Stderr)
+	}
+	if out := x.run("xdptables", "xdp", "status"); !strings.Contains(out, "interface vb") {
+		t.Fatalf("the attached namespace lost its state to another's command:\n%s", out)
+	}
+	if got := x.ping(3, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d answers through a DROP rule", got)
 	}
 }
