@@ -581,20 +581,6 @@ type builder struct {
 	// refused: rules the kernel would refuse, left out of the batch
 	// (refuse)
 	refused []refusal
-	// jumps: the operations that add a rule jumping to a user chain
-	// (see cascade)
-	jumps map[int]bool
-}
-
-// noteJump records that operation idx adds rule r, if r jumps to (or
-// goes to) a user chain.
-func (bl *builder) noteJump(idx int, r *compat.Rule) {
-	if t, ok := r.Target.(*compat.ChainTarget); ok && !t.IsVerdict() {
-		if bl.jumps == nil {
-			bl.jumps = map[int]bool{}
-		}
-		bl.jumps[idx] = true
-	}
 }
 
 func (bl *builder) note(idx int, chain string, line int) {
@@ -895,7 +881,6 @@ func (bl *builder) add(v *View) error {
 // noteRule notes operation idx, which adds rule r to chain.
 func (bl *builder) noteRule(v *View, r *RuleState, idx int, chain string) {
 	bl.note(idx, chain, r.Line)
-	bl.noteJump(idx, r.Rule)
 	if r.replace {
 		bl.kindAs(idx, kernel.OpRuleReplace)
 	}
@@ -1314,20 +1299,11 @@ func (bl *builder) cascade(errs []*kernel.OpError, firstOp, line int, sec *compa
 	if later == 0 {
 		return nil
 	}
-	// A rule of a built-in chain that jumps nowhere was refused for its
-	// own hook restriction (SNAT in OUTPUT): the reference's extension
-	// (nft_compat) is checked against the base chain's hook as the rule
-	// is added, which refuses that rule alone; ours, native, fails the
-	// table's validation and takes every later rule with it. Only the
-	// rule's line is listed then (what else the reference would refuse
-	// after it, the cascade hides).
-	t, c, ok := translate.SplitChainName(bl.b.Op(firstOp).Chain)
-	own := ok && compat.IsBuiltin(t, c) && !bl.jumps[firstOp]
 	var out []int
 	for idx := 0; idx < bl.b.Len() && idx < len(bl.opLine); idx++ {
 		op := bl.b.Op(idx)
 		l := int(bl.opLine[idx])
-		if !isRule(op) || l < line || l > sec.CommitLine && sec.CommitLine != 0 || own && l != line {
+		if !isRule(op) || l < line || l > sec.CommitLine && sec.CommitLine != 0 {
 			continue
 		}
 		if t, _, ok := translate.SplitChainName(op.Chain); !ok || t != sec.Name {

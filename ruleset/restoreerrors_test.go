@@ -164,37 +164,3 @@ func TestCommitErrorValidationCascade(t *testing.T) {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)
 	}
 }
-
-// A rule of a built-in chain refused for its own hook restriction (SNAT
-// in nat OUTPUT) fails our table's validation, and every rule after it
-// in the batch with it; the reference's extension is checked against the
-// base chain's hook as the rule is added, and the restore lists that
-// line alone (iptables-nft-restore 1.8.9). A jump from a built-in chain
-// to a chain it may not reach cascades there too.
-func TestCommitErrorOwnHookNoCascade(t *testing.T) {
-	sections := []*compat.RestoreTable{{Name: "nat", Line: 1, CommitLine: 7}}
-	type op = struct {
-		chain string
-		line  int
-	}
-	// file: 4 -A OUTPUT -o lo -j SNAT, 5 -A PREROUTING ... -j RETURN,
-	// 6 -A OUTPUT ... -j RETURN. Batch: PREROUTING's rule first.
-	bl := cascadeBuilder(t, []op{{"nat.PREROUTING", 5}, {"nat.OUTPUT", 4}, {"nat.OUTPUT", 6}})
-	got := compat.FormatRestore(bl.restoreCommitError(refusals(1, 2), sections), "iptables-restore")
-	want := "iptables-restore v1.8.9 (nf_tables): " +
-		"\nline 4: RULE_APPEND failed (Invalid argument): rule in chain OUTPUT\n"
-	if got != want {
-		t.Errorf("got:\n%q\nwant:\n%q", got, want)
-	}
-	// mangle: 4, 5 -A QOS (a MAC match), 6 -A OUTPUT -j QOS, 7 -A OUTPUT
-	sections = []*compat.RestoreTable{{Name: "mangle", Line: 1, CommitLine: 8}}
-	bl = cascadeBuilder(t, []op{{"mangle.QOS", 4}, {"mangle.QOS", 5}, {"mangle.OUTPUT", 6}, {"mangle.OUTPUT", 7}})
-	bl.noteJump(2, &compat.Rule{Target: &compat.ChainTarget{Chain: "QOS"}})
-	got = compat.FormatRestore(bl.restoreCommitError(refusals(2, 3), sections), "iptables-restore")
-	want = "iptables-restore v1.8.9 (nf_tables): " +
-		"\nline 6: RULE_APPEND failed (Invalid argument): rule in chain OUTPUT" +
-		"\nline 7: RULE_APPEND failed (Invalid argument): rule in chain OUTPUT\n"
-	if got != want {
-		t.Errorf("got:\n%q\nwant:\n%q", got, want)
-	}
-}
