@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// cSpace is what C's isspace says is white space.
+const cSpace = " \t\n\v\f\r"
+
 // parseAddrs parses a -s/-d argument: comma-separated addresses or host
 // names, each with an optional /prefix or /dotted-mask. An empty spec is
 // "any". Host bits are cleared as iptables does.
@@ -12,12 +15,14 @@ func (p *parser) parseAddrs(spec string) ([]Net, error) {
 	if spec == "" {
 		return []Net{{}}, nil
 	}
+	// each address goes without the white space before it, as
+	// xtables_ipparse_multiple skips it: scripts write "A, B"
 	if strings.IndexByte(spec, ',') < 0 {
-		return ParseNet(spec, p.f, p.o.Resolve)
+		return ParseNet(strings.TrimLeft(spec, cSpace), p.f, p.o.Resolve)
 	}
 	var out []Net
 	for _, item := range strings.Split(spec, ",") {
-		nets, err := ParseNet(item, p.f, p.o.Resolve)
+		nets, err := ParseNet(strings.TrimLeft(item, cSpace), p.f, p.o.Resolve)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,9 @@
 package compat
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestParseNetZeroMask: a zero mask makes iptables ignore the name
 // ("any/0"), and the mask follows the last slash. Docker's daemon runs
@@ -63,6 +66,61 @@ func TestParseNetInetAton(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("ParseNet(%q, %v) = %q, want %q", c.in, c.f, got, c.want)
+		}
+	}
+}
+
+// TestParseAddrsLeadingSpace: iptables skips the white space before each
+// address of a -s/-d list (iptables-nft 1.8.9 takes -s "198.51.100.1,
+// 198.51.100.2" as two rules and names `1.2.3.4x' without the space in
+// its error), as scripts write lists; we said ` 198.51.100.2' not found.
+func TestParseAddrsLeadingSpace(t *testing.T) {
+	for _, c := range []struct {
+		f       Family
+		spec    string
+		want    []string
+		errWant string
+	}{
+		{IPv4, "198.51.100.1, 198.51.100.2", []string{"198.51.100.1/32", "198.51.100.2/32"}, ""},
+		{IPv4, " 198.51.100.0/24", []string{"198.51.100.0/24"}, ""},
+		{IPv4, "198.51.100.1,\t 3325256706", []string{"198.51.100.1/32", "198.51.100.2/32"}, ""},
+		{IPv6, " 2001:db8::1", []string{"2001:db8::1/128"}, ""},
+		{IPv4, "  1.2.3.4x", nil, "host/network `1.2.3.4x' not found"},
+		{IPv4, "198.51.100.1 ", nil, "host/network `198.51.100.1 ' not found"},
+		{IPv4, "198.51. 100.1", []string{"198.51.100.1/32"}, ""}, // each part as xtables_strtoui reads it
+	} {
+		cmd, err := Parse(c.f, []string{"-A", "INPUT", "-s", c.spec, "-j", "ACCEPT"}, ParseOptions{Resolve: func(string, Family) ([]string, error) { return nil, nil }})
+		if c.errWant != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errWant) {
+				t.Errorf("-s %q: error %v, want %q", c.spec, err, c.errWant)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("-s %q: %v", c.spec, err)
+			continue
+		}
+		var got []string
+		for _, r := range cmd.Rules {
+			got = append(got, r.Src.String())
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("-s %q: %v, want %v", c.spec, got, c.want)
+		}
+	}
+}
+
+// TestStrtouiLeadingSpace: xtables_strtoui skips white space before the
+// number, as strtoumax does (iptables-nft 1.8.9 takes --dport " 80" and
+// " +80"); a sign after it still makes it no number.
+func TestStrtouiLeadingSpace(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{{" 80", true}, {"\t+80", true}, {" -80", false}, {"+ 80", false}, {"80 ", false}, {" ", false}} {
+		v, ok := ParseUint(c.in, 0, 65535)
+		if ok != c.ok || ok && v != 80 {
+			t.Errorf("ParseUint(%q) = %d, %v; want ok %v", c.in, v, ok, c.ok)
 		}
 	}
 }

@@ -159,6 +159,9 @@ func ServiceName(port uint16, proto string) string {
 // strtoui parses like xtables_strtoui: base 0 (decimal, 0x hex, 0
 // octal), the whole string, within [min, max].
 func strtoui(s string, min, max uint64) (uint64, bool) {
+	// white space first, as strtoumax skips it (iptables-nft takes
+	// --dport " 80" and -s "1. 2.3.4")
+	s = strings.TrimLeft(s, cSpace)
 	if s == "" || s[0] == '-' || s[0] == '+' && len(s) == 1 {
 		return 0, false
 	}

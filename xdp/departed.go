@@ -58,10 +58,26 @@ func collect(stateDir, pinDir string) bool {
 	if json.Unmarshal(b, &st) != nil {
 		return false
 	}
+	_, dirErr := os.Stat(pinDir)
 	for _, l := range st.Links {
 		lk, err := link.LoadPinnedLink(linkPin(pinDir, l.Ifindex), nil)
 		if err != nil {
-			continue // missing: nothing holds the program through it
+			// Not pinned where this command sees the pins: the pins
+			// may be in another bpffs (another mount namespace's),
+			// so the link is looked for by its ID; a state of an
+			// earlier build has none, and is kept unless its pin
+			// directory is here without the link's pin.
+			if l.Link != 0 {
+				if lk, err = link.NewFromID(link.ID(l.Link)); err == nil && !ourXDPLink(lk, l.Ifindex) {
+					lk.Close()
+					err = errNoLink
+				}
+			} else if dirErr != nil {
+				return false
+			}
+			if err != nil {
+				continue // gone: nothing holds the program
+			}
 		}
 		info, err := lk.Info()
 		attached := err != nil || info.XDP() == nil || info.XDP().Ifindex != 0

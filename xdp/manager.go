@@ -45,6 +45,11 @@ type Attachment struct {
 	Ifindex uint32 `json:"ifindex"`
 	Name    string `json:"name"`
 	Mode    Mode   `json:"mode"`
+	// Link is the ID of the bpf_link, for a command that sees another
+	// bpffs than the one holding the pin (a private mount namespace
+	// with /sys/fs/bpf mounted, or the host's where `ip netns exec`
+	// children use BPFFSFallback); 0 in states of earlier builds.
+	Link uint32 `json:"link,omitempty"`
 }
 
 // StateRule is one iptables rule of the compiled run.
@@ -341,10 +346,7 @@ func (m *Manager) Update(in *Input) error {
 	live := st.Links[:0]
 	for _, l := range st.Links {
 		if _, err := net.InterfaceByIndex(int(l.Ifindex)); err != nil {
-			if lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil); err == nil {
-				_ = lk.Unpin()
-				lk.Close()
-			} else {
+			if m.releaseLink(l) != nil {
 				_ = os.Remove(m.linkPath(l.Ifindex))
 			}
 			continue
@@ -551,10 +553,19 @@ func (m *Manager) Attach(ifname string, mode Mode, in *Input) (Mode, error) {
 		return "", fmt.Errorf("xdp: attaching to %s: %w", ifname, err)
 	}
 	defer lk.Close()
+	info, err := lk.Info()
+	if err != nil {
+		return "", fmt.Errorf("xdp: attaching to %s: %w", ifname, err)
+	}
+	// A pin already there is of a link that is gone (the kernel has
+	// just let this one attach: one XDP program per interface), e.g.
+	// detached by a command that saw another bpffs (Attachment.Link).
+	_ = os.Remove(m.linkPath(uint32(ifc.Index)))
 	if err := lk.Pin(m.linkPath(uint32(ifc.Index))); err != nil {
 		return "", fmt.Errorf("xdp: pinning link: %w", err)
 	}
 	st.Links[len(st.Links)-1].Mode = used
+	st.Links[len(st.Links)-1].Link = uint32(info.ID)
 	if others := otherPausers(st, time.Now()); len(others) > 0 {
 		// a command is still to commit a change: it resumes XDP after
 		// (see Pauser)
@@ -598,10 +609,8 @@ func (m *Manager) Detach(ifname string) error {
 	if i < 0 {
 		return fmt.Errorf("xdp: not attached to %s", ifname)
 	}
-	path := m.linkPath(st.Links[i].Ifindex)
-	if lk, err := link.LoadPinnedLink(path, nil); err == nil {
-		_ = lk.Unpin()
-		lk.Close()
+	if err := m.releaseLink(st.Links[i]); err != nil && !errors.Is(err, errNoLink) {
+		return fmt.Errorf("xdp: detaching from %s: %w", ifname, err)
 	}
 	st.Links = append(st.Links[:i], st.Links[i+1:]...)
 	if len(st.Links) == 0 {
@@ -618,10 +627,7 @@ func (m *Manager) Reset() error {
 		return err
 	}
 	for _, l := range st.Links {
-		if lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil); err == nil {
-			_ = lk.Unpin()
-			lk.Close()
-		}
+		_ = m.releaseLink(l) // what is left goes with the pins below
 	}
 	if m.counters != nil {
 		m.counters.Close()
@@ -713,7 +719,7 @@ func Active() bool {
 // replaceProgram swaps prog in on l's pinned link; missing says there is
 // no such link (it went with its interface), err then says why.
 func (m *Manager) replaceProgram(l Attachment, prog *ebpf.Program) (missing bool, err error) {
-	lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil)
+	lk, _, err := m.openLink(l)
 	if err != nil {
 		return true, err
 	}
@@ -742,4 +748,60 @@ func (m *Manager) Disable() error {
 	// a pass-all program is safe whoever else is still to update
 	st.Paused, st.Pausers = false, otherPausers(st, time.Now())
 	return m.save(st)
+}
+
+// errNoLink says that an attachment's link is neither pinned where this
+// command sees the pins nor in the kernel under its ID.
+var errNoLink = errors.New("no such XDP link")
+
+// openLink opens l's link: by its pin, or, where this command sees
+// another bpffs (see Attachment.Link), by its ID if that is still an
+// XDP link of l's interface running one of our programs. pinned says
+// which.
+func (m *Manager) openLink(l Attachment) (lk link.Link, pinned bool, err error) {
+	if lk, err := link.LoadPinnedLink(m.linkPath(l.Ifindex), nil); err == nil {
+		return lk, true, nil
+	}
+	if l.Link == 0 {
+		return nil, false, errNoLink
+	}
+	lk, err = link.NewFromID(link.ID(l.Link))
+	if err != nil {
+		return nil, false, errNoLink
+	}
+	if !ourXDPLink(lk, l.Ifindex) {
+		lk.Close()
+		return nil, false, errNoLink
+	}
+	return lk, false, nil
+}
+
+// ourXDPLink says whether lk is an XDP link on ifindex whose program is
+// one of ours (a link ID is reused only after its link is gone).
+func ourXDPLink(lk link.Link, ifindex uint32) bool {
+	info, err := lk.Info()
+	if err != nil || info.Type != link.XDPType || info.XDP() == nil || info.XDP().Ifindex != ifindex {
+		return false
+	}
+	prog, err := ebpf.NewProgramFromID(info.Program)
+	if err != nil {
+		return false
+	}
+	defer prog.Close()
+	pi, err := prog.Info()
+	return err == nil && strings.HasPrefix(pi.Name, "xdptables")
+}
+
+// releaseLink takes l's program off its interface: it unpins a pinned
+// link (the pin was its last reference) or detaches one found by ID.
+func (m *Manager) releaseLink(l Attachment) error {
+	lk, pinned, err := m.openLink(l)
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	if pinned {
+		return lk.Unpin()
+	}
+	return lk.Detach()
 }
