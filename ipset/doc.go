@@ -120,16 +120,15 @@
 //     a word those builds do not know).
 //   - Shard copies: a plain hash type (hash:ip, hash:ip,port,
 //     hash:ip,port,ip, hash:ip,mark, hash:ip,mac, hash:mac) created with
-//     maxelem above 65536 keeps its entries in the lookup set, which
+//     maxelem above 262144 keeps its entries in the lookup set, which
 //     the kernel sizes to maxelem ("Hash is full" past it), and a copy
 //     of them in Shards sets "ipset-shard.NAME.I" (keyed like the lookup
 //     set, the shard chosen by a hash of the key) with "ipset-count.NAME"
 //     ("shards K" in the header), for the same reason as above: list and
 //     save read the shards, and 1M members dump in about the time ipset
-//     takes instead of 10-20 s (250k members of a blocklist of maxelem
-//     262144 in 0.8x ipset's CPU time instead of 3x). Every change
-//     writes both in the same transaction (restore, single add and del,
-//     the general path, flush, swap, rename, destroy). Below that maxelem one set dumps fast
+//     takes instead of 10-20 s. Every change writes both in the same
+//     transaction (restore, single add and del, the general path, flush,
+//     swap, rename, destroy). Below that maxelem one set dumps fast
 //     enough, and a restore writes each entry once. The copies would go
 //     stale where something else changes the lookup set, so:
 //     sets with timeout (entries expire there) or counters (packets

@@ -107,16 +107,13 @@ const shardsWord = "shards"
 // shardMinMaxElem: net types of a larger maxelem are sharded;
 // plainShardMinMaxElem: the same for the other hash types (ShardCopies),
 // whose shards are a second copy of the lookup set's elements that
-// every change writes too. The kernel walks a set from its start for
-// every 32 KiB of a dump, so one set of 100k entries lists in twice
-// ipset's time and 250k in three times, while the copies cost a restore
-// about a sixth more; sets of the default maxelem (at most 65536
-// entries) list about as fast as ipset's and are written once.
+// every change writes too: below it one set dumps fast enough, and a
+// restore of 100k entries into a set of maxelem 262144 writes them once.
 // shardTarget is about how many entries a shard holds when the set is
 // full.
 const (
 	shardMinMaxElem      = 65536
-	plainShardMinMaxElem = 65536
+	plainShardMinMaxElem = 262144
 	shardTarget          = 8192
 	shardMax             = 1024
 )
