@@ -120,6 +120,24 @@ func withoutRandom(seg string) string {
 	return hex.EncodeToString(b)
 }
 
+// tcpoptSYN is c's SYN segment from sport to port 7001 with options
+// opts, its checksum left zero.
+func tcpoptSYN(c tcpoptCase, opts []byte, sport int) []byte {
+	doff := c.doff
+	if doff == 0 {
+		doff = (20 + len(opts)) / 4
+	}
+	tcp := make([]byte, 20, 20+len(opts))
+	binary.BigEndian.PutUint16(tcp[0:], uint16(sport))
+	binary.BigEndian.PutUint16(tcp[2:], 7001)
+	binary.BigEndian.PutUint32(tcp[4:], 1)
+	tcp[12] = byte(doff << 4)
+	tcp[13] = 0x02 // SYN
+	binary.BigEndian.PutUint16(tcp[14:], 8192)
+	tcp = append(tcp, opts...)
+	return tcp[:len(tcp)-c.cut]
+}
+
 // sendTCPOpts sends c from pktClient:sport to pktServer:7001 through a
 // raw socket; false when netfilter dropped it (EPERM).
 func sendTCPOpts(t *testing.T, ns *netns.NS, sport int, c tcpoptCase) bool {
@@ -136,19 +154,7 @@ func sendTCPOpts(t *testing.T, ns *netns.NS, sport int, c tcpoptCase) bool {
 		}
 		defer unix.Close(fd)
 		src, dst := net.ParseIP(pktClient).To4(), net.ParseIP(pktServer).To4()
-		doff := c.doff
-		if doff == 0 {
-			doff = (20 + len(opts)) / 4
-		}
-		tcp := make([]byte, 20, 20+len(opts))
-		binary.BigEndian.PutUint16(tcp[0:], uint16(sport))
-		binary.BigEndian.PutUint16(tcp[2:], 7001)
-		binary.BigEndian.PutUint32(tcp[4:], 1)
-		tcp[12] = byte(doff << 4)
-		tcp[13] = 0x02 // SYN
-		binary.BigEndian.PutUint16(tcp[14:], 8192)
-		tcp = append(tcp, opts...)
-		tcp = tcp[:len(tcp)-c.cut]
+		tcp := tcpoptSYN(c, opts, sport)
 		pseudo := append(append(append([]byte{}, src...), dst...), 0, unix.IPPROTO_TCP, byte(len(tcp)>>8), byte(len(tcp)))
 		binary.BigEndian.PutUint16(tcp[16:], inetChecksum(append(pseudo, tcp...)))
 		pkt := make([]byte, 20, 20+len(tcp))
@@ -281,19 +287,7 @@ func sendTCPOpts6(t *testing.T, ns *netns.NS, sport int, c tcpoptCase) bool {
 		}
 		defer unix.Close(fd)
 		src, dst := net.ParseIP(optClient6).To16(), net.ParseIP(optServer6).To16()
-		doff := c.doff
-		if doff == 0 {
-			doff = (20 + len(opts)) / 4
-		}
-		tcp := make([]byte, 20, 20+len(opts))
-		binary.BigEndian.PutUint16(tcp[0:], uint16(sport))
-		binary.BigEndian.PutUint16(tcp[2:], 7001)
-		binary.BigEndian.PutUint32(tcp[4:], 1)
-		tcp[12] = byte(doff << 4)
-		tcp[13] = 0x02 // SYN
-		binary.BigEndian.PutUint16(tcp[14:], 8192)
-		tcp = append(tcp, opts...)
-		tcp = tcp[:len(tcp)-c.cut]
+		tcp := tcpoptSYN(c, opts, sport)
 		pseudo := append(append(append([]byte{}, src...), dst...), 0, 0, byte(len(tcp)>>8), byte(len(tcp)), 0, 0, 0, unix.IPPROTO_TCP)
 		binary.BigEndian.PutUint16(tcp[16:], inetChecksum(append(pseudo, tcp...)))
 		payload, next := tcp, byte(unix.IPPROTO_TCP)
