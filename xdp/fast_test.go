@@ -390,6 +390,42 @@ func TestClassifierFastPort(t *testing.T) {
 	}
 }
 
+// checkFastAddrProgram checks that the rules s4 of one address field
+// (-s or -d) load the lean program prefix+"src"/"dst" when the field is
+// a table, the general one when it is not, reporting whether it is.
+func (tb *testbed) checkFastAddrProgram(t *testing.T, round int, s4 []string, field, prefix string) (table bool) {
+	t.Helper()
+	f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
+	want := "xdptables_classify"
+	table = tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4
+	if table {
+		want = prefix + map[string]string{"-s": "src", "-d": "dst"}[field]
+	}
+	if tb.c.Stop4 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
+		t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
+	}
+	return table
+}
+
+// edgePkts are random IPv4 packets whose field (-s or -d) address is
+// each of the first max+1 edges of the prefixes pfx.
+func edgePkts(rng *rand.Rand, pfx []netip.Prefix, field string, max int) []pkt {
+	var pkts []pkt
+	for k, ad := range edges(pfx) {
+		if k > max {
+			break
+		}
+		p := randomPkt(rng, compat.IPv4)
+		if field == "-s" {
+			p.src = ad
+		} else {
+			p.dst = ad
+		}
+		pkts = append(pkts, p)
+	}
+	return pkts
+}
+
 // checkFast runs one round of a lean program's property test: the IPv4
 // packets pkts, the k-th varied by k%9 into a frame the program must
 // pass (IP options aside: bad checksum, fragment, truncated, another
@@ -519,29 +555,8 @@ func TestClassifierFastProtoAddr(t *testing.T) {
 		}
 		r4 := parseRules(t, compat.IPv4, s4...)
 		tb := newTestbed(t, r4, nil, "eth0")
-		f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
-		want := "xdptables_classify"
-		table := tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4
-		if table {
-			want = map[string]string{"-s": "xdptables_fast_psrc", "-d": "xdptables_fast_pdst"}[field]
-		}
-		kinds[table]++
-		if tb.c.Stop4 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
-			t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
-		}
-		var pkts []pkt
-		for k, ad := range edges(pfx) {
-			if k > 600 {
-				break
-			}
-			p := randomPkt(rng, compat.IPv4)
-			if field == "-s" {
-				p.src = ad
-			} else {
-				p.dst = ad
-			}
-			pkts = append(pkts, p)
-		}
+		kinds[tb.checkFastAddrProgram(t, round, s4, field, "xdptables_fast_p")]++
+		pkts := edgePkts(rng, pfx, field, 600)
 		tb.checkFast(t, rng, round, s4, r4, pkts, [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}, false)
 	}
 	if kinds[true] == 0 || kinds[false] == 0 {
@@ -609,34 +624,15 @@ func TestClassifierFastProtoPortAddr(t *testing.T) {
 		}
 		r4 := parseRules(t, compat.IPv4, s4...)
 		tb := newTestbed(t, r4, nil, "eth0")
-		f := map[string]string{"-s": "src4", "-d": "dst4"}[field]
-		want := "xdptables_classify"
-		table := tb.prog.coll.Maps[".data."+f+"_dir"].ValueSize() > 4
-		if table {
-			want = map[string]string{"-s": "xdptables_fast_ppsrc", "-d": "xdptables_fast_ppdst"}[field]
-		}
-		kinds[table]++
-		if tb.c.Stop4 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
-			t.Fatalf("round %d: rules\n%s\nstop %v, do not run %s (fields %#x)", round, strings.Join(s4, "\n"), tb.c.Stop4, want, tb.c.Fields)
-		}
+		kinds[tb.checkFastAddrProgram(t, round, s4, field, "xdptables_fast_pp")]++
 		ports := []uint16{0, 6, 7, 8, 9, 11, 12, 21, 22, 23, 52, 53, 54, 80, 999, 1000, 2000, 2001, 65535}
-		var pkts []pkt
-		for k, ad := range edges(pfx) {
-			if k > 800 {
-				break
-			}
-			p := randomPkt(rng, compat.IPv4)
-			if field == "-s" {
-				p.src = ad
-			} else {
-				p.dst = ad
-			}
+		pkts := edgePkts(rng, pfx, field, 800)
+		for k := range pkts {
 			if dir == "dport" {
-				p.dport = ports[rng.Intn(len(ports))]
+				pkts[k].dport = ports[rng.Intn(len(ports))]
 			} else {
-				p.sport = ports[rng.Intn(len(ports))]
+				pkts[k].sport = ports[rng.Intn(len(ports))]
 			}
-			pkts = append(pkts, p)
 		}
 		tb.checkFast(t, rng, round, s4, r4, pkts, [6]byte{0x01, 0x00, 0x5e, 0, 0, 1}, true)
 	}
