@@ -195,7 +195,7 @@ func TestXDPWaitsForAnotherPauser(t *testing.T) {
 // keeps its own.
 func TestXDPCollectsDepartedNamespace(t *testing.T) {
 	x := newXDPBed(t) // stays attached throughout
-	name := fmt.Sprintf("xdpt-xgone-%d", os.Getpid())
+	name := netns.Name("xgone")
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

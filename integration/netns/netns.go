@@ -31,17 +31,23 @@ func RequireRoot(t testing.TB) {
 	}
 }
 
-// New creates a fresh namespace, removed when t ends.
-func New(t testing.TB, tag string) *NS {
-	t.Helper()
-	RequireRoot(t)
+// Name is a fresh namespace name for tag, for a test that has to make
+// and delete the namespace itself (New does both).
+func Name(tag string) string {
 	// XDPT_NETNS_TAG marks the namespaces of one run (several people
 	// testing on one machine each find and remove their own)
 	if own := os.Getenv("XDPT_NETNS_TAG"); own != "" {
 		tag = own + "-" + tag
 	}
 	// (the number is this call's own: parallel tests each take one)
-	name := fmt.Sprintf("xdpt-%s-%d-%d", tag, os.Getpid(), counter.Add(1))
+	return fmt.Sprintf("xdpt-%s-%d-%d", tag, os.Getpid(), counter.Add(1))
+}
+
+// New creates a fresh namespace, removed when t ends.
+func New(t testing.TB, tag string) *NS {
+	t.Helper()
+	RequireRoot(t)
+	name := Name(tag)
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
 	}
