@@ -160,6 +160,29 @@ func (b *Batch) Grow(n, ops int) {
 	}
 }
 
+// Without returns a copy of b without the messages of the operations in
+// drop, to Check what the kernel says of the rest. Its operations are
+// b's: errors name them by their index in b. It creates no echo request
+// (ruleindex.go).
+func (b *Batch) Without(drop map[int]bool) *Batch {
+	c := &Batch{ops: b.ops, names: b.names, errOp: b.errOp, lastAlloc: -1}
+	c.e.err = b.e.err
+	c.e.buf = make([]byte, beginLen, len(b.e.buf))
+	for i, off := range b.msgOff {
+		if drop[int(b.msgOp[i])] {
+			continue
+		}
+		end := uint32(len(b.e.buf))
+		if i+1 < len(b.msgOff) {
+			end = b.msgOff[i+1]
+		}
+		c.msgOff = append(c.msgOff, uint32(len(c.e.buf)))
+		c.msgOp = append(c.msgOp, b.msgOp[i])
+		c.e.buf = append(c.e.buf, b.e.buf[off:end]...)
+	}
+	return c
+}
+
 // Len returns the number of operations in the batch.
 func (b *Batch) Len() int { return len(b.ops) }
 

@@ -52,3 +52,34 @@ func TestBatchNames(t *testing.T) {
 		}
 	}
 }
+
+// Without copies the messages of the operations it keeps, byte for byte,
+// each still naming its operation's index in the original batch.
+func TestBatchWithout(t *testing.T) {
+	b := NewBatch()
+	var idx []int
+	for i := range 3 {
+		idx = append(idx, b.AppendRule(IPv4, "filter.INPUT", RuleSpec{Exprs: []expr.Any{&expr.Counter{Packets: uint64(i)}}}))
+	}
+	c := b.Without(map[int]bool{idx[1]: true})
+	if c.Messages() != 2 || c.Len() != 3 {
+		t.Fatalf("messages %d, ops %d; want 2, 3", c.Messages(), c.Len())
+	}
+	for i, want := range []int{0, 2} {
+		if int(c.msgOp[i]) != idx[want] {
+			t.Errorf("message %d: op %d, want %d", i, c.msgOp[i], idx[want])
+		}
+		end := len(b.e.buf)
+		if idx[want]+1 < len(b.msgOff) {
+			end = int(b.msgOff[idx[want]+1])
+		}
+		orig := b.e.buf[b.msgOff[idx[want]]:end]
+		cend := len(c.e.buf)
+		if i+1 < len(c.msgOff) {
+			cend = int(c.msgOff[i+1])
+		}
+		if got := c.e.buf[c.msgOff[i]:cend]; !bytes.Equal(got, orig) {
+			t.Errorf("message %d differs from the original's", i)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package ruleset
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -581,6 +582,9 @@ type builder struct {
 	// refused: rules the kernel would refuse, left out of the batch
 	// (refuse)
 	refused []refusal
+	// check asks the kernel about a batch without applying it (Conn.Check),
+	// for the refusals a restore reports (restoreRefusals); nil: not asked
+	check func(*kernel.Batch) error
 }
 
 func (bl *builder) note(idx int, chain string, line int) {
@@ -1209,6 +1213,18 @@ func (bl *builder) restoreCommitError(err error, sections []*compat.RestoreTable
 // operations without a line (the rule index) have no counterpart in the
 // reference and are left out.
 func (bl *builder) restoreRefusals(ce *kernel.CommitError, sections []*compat.RestoreTable) (all []refusal, other error) {
+	return bl.restoreRefusalsWithout(ce, sections, nil, 0)
+}
+
+// maxRechecks bounds the batches restoreRefusalsWithout sends again; the
+// refusals of a section fill iptables-nft's 1024-byte buffer at about a
+// dozen lines anyway.
+const maxRechecks = 16
+
+// restoreRefusalsWithout is restoreRefusals of a batch sent again
+// (rechecks times) without the operations in dropped (refused ones: see
+// cascade).
+func (bl *builder) restoreRefusalsWithout(ce *kernel.CommitError, sections []*compat.RestoreTable, dropped map[int]bool, rechecks int) (all []refusal, other error) {
 	firstOp := -1
 	for _, oe := range ce.Errors {
 		line, ke, o := bl.opError(oe)
@@ -1230,7 +1246,7 @@ func (bl *builder) restoreRefusals(ce *kernel.CommitError, sections []*compat.Re
 	if sec < 0 {
 		return all, nil
 	}
-	lines := bl.cascade(ce.Errors, firstOp, all[0].line, sections[sec])
+	lines, alone := bl.cascade(ce.Errors, firstOp, all[0].line, sections[sec])
 	if lines == nil {
 		return all, nil
 	}
@@ -1247,6 +1263,35 @@ func (bl *builder) restoreRefusals(ce *kernel.CommitError, sections []*compat.Re
 		line, ke, o := bl.opError(&kernel.OpError{Index: idx, Op: bl.b.Op(idx), Errno: errno})
 		if o == nil && ke != nil {
 			all = append(all, refusal{line, ke})
+		}
+	}
+	if !alone || bl.check == nil || rechecks >= maxRechecks {
+		return all, nil
+	}
+	// The reference refused that line's rules alone and goes on adding
+	// the section's rules: which of them it refuses on their own, the
+	// kernel tells for the batch without the refused ones.
+	dropped = maps.Clone(dropped)
+	if dropped == nil {
+		dropped = make(map[int]bool, len(lines))
+	}
+	for _, idx := range lines {
+		dropped[idx] = true
+	}
+	rest := bl.b.Without(dropped)
+	err := bl.check(rest)
+	rest.Release()
+	var ce2 *kernel.CommitError
+	if !errors.As(err, &ce2) {
+		return all, nil
+	}
+	more, o := bl.restoreRefusalsWithout(ce2, sections, dropped, rechecks+1)
+	if o != nil {
+		return all, nil
+	}
+	for _, r := range more {
+		if sectionOf(sections, r.line) == sec {
+			all = append(all, r)
 		}
 	}
 	return all, nil
@@ -1266,17 +1311,19 @@ func sectionOf(sections []*compat.RestoreTable, line int) int {
 // least one). Then the reference, adding the rules of the section in file
 // order, refuses the rule of line and every rule of the section after it,
 // whatever order our batch had them in: cascade returns those operations
-// (rule operations of the section's table from line on). It returns nil
-// for any other refusal.
-func (bl *builder) cascade(errs []*kernel.OpError, firstOp, line int, sec *compat.RestoreTable) []int {
+// (rule operations of the section's table from line on). When the first
+// refused rule is in a built-in chain, the reference refused it alone
+// (see below): cascade returns only line's operations, and alone. It
+// returns nil for any other refusal.
+func (bl *builder) cascade(errs []*kernel.OpError, firstOp, line int, sec *compat.RestoreTable) (ops []int, alone bool) {
 	if bl.b == nil || firstOp < 0 {
-		return nil
+		return nil, false
 	}
 	refused := make(map[int]bool, len(errs))
 	for _, oe := range errs {
 		refused[oe.Index] = true
 		if oe.Index == firstOp && oe.Errno != unix.EINVAL && oe.Errno != unix.EOPNOTSUPP {
-			return nil
+			return nil, false
 		}
 	}
 	isRule := func(op kernel.Op) bool {
@@ -1292,26 +1339,34 @@ func (bl *builder) cascade(errs []*kernel.OpError, firstOp, line int, sec *compa
 			continue
 		}
 		if !refused[idx] {
-			return nil
+			return nil, false
 		}
 		later++
 	}
 	if later == 0 {
-		return nil
+		return nil, false
 	}
-	var out []int
+	// The reference's targets and matches restricted to some hooks are
+	// xtables extensions, which the kernel checks against the chain's hook
+	// when the rule is added to a built-in chain: there it refuses that
+	// rule alone and adds the section's later rules. Ours (native nat)
+	// are checked by the table's validation wherever they are.
+	last := sec.CommitLine
+	if t, c, ok := translate.SplitChainName(bl.b.Op(firstOp).Chain); ok && compat.IsBuiltin(t, c) {
+		last, alone = line, true
+	}
 	for idx := 0; idx < bl.b.Len() && idx < len(bl.opLine); idx++ {
 		op := bl.b.Op(idx)
 		l := int(bl.opLine[idx])
-		if !isRule(op) || l < line || l > sec.CommitLine && sec.CommitLine != 0 {
+		if !isRule(op) || l < line || l > last && last != 0 {
 			continue
 		}
 		if t, _, ok := translate.SplitChainName(op.Chain); !ok || t != sec.Name {
 			continue
 		}
-		out = append(out, idx)
+		ops = append(ops, idx)
 	}
-	return out
+	return ops, alone
 }
 
 // nftErrmsgSize is the size of iptables-nft's buffer for the refusals of

@@ -164,3 +164,24 @@ func TestCommitErrorValidationCascade(t *testing.T) {
 		t.Errorf("got:\n%q\nwant:\n%q", got, want)
 	}
 }
+
+// SNAT in nat OUTPUT: our native nat target is refused by the table's
+// validation, which then refuses every later rule; the reference's
+// xtables SNAT is refused when added to the built-in chain, alone, and
+// the section's later rules go in.
+func TestCommitErrorBuiltinChainNoCascade(t *testing.T) {
+	sections := []*compat.RestoreTable{{Name: "nat", Line: 1, CommitLine: 9}}
+	type op = struct {
+		chain string
+		line  int
+	}
+	// file: 6 -A OUTPUT -j SNAT, 7 -A OUTPUT -p udp -j ACCEPT,
+	// 8 -A POSTROUTING -j MASQUERADE
+	bl := cascadeBuilder(t, []op{{"nat.OUTPUT", 6}, {"nat.OUTPUT", 7}, {"nat.POSTROUTING", 8}})
+	got := compat.FormatRestore(bl.restoreCommitError(refusals(0, 1, 2), sections), "iptables-restore")
+	want := "iptables-restore v1.8.9 (nf_tables): " +
+		"\nline 6: RULE_APPEND failed (Invalid argument): rule in chain OUTPUT\n"
+	if got != want {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+}

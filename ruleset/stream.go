@@ -71,7 +71,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 			return kernelReadError(err)
 		}
 		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
-			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
+			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.Conn.Check}}
 		if ro.Echo != nil {
 			h.echoLen, h.echoAt = echoed.Len, map[int]int{}
 		}
