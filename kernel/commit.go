@@ -252,6 +252,8 @@ func (c *Conn) commit(b *Batch, genid uint32, apply bool) error {
 		sort.SliceStable(opErrs, func(i, j int) bool { return opErrs[i].Index < opErrs[j].Index })
 		return &CommitError{Errors: opErrs, Lost: lost}
 	}
-	c.pending = c.pending || b.leavesWork()
+	// (an aborted transaction, a Check's, frees what it made before the
+	// kernel answers)
+	c.pending = c.pending || apply && b.leavesWork()
 	return nil
 }
