@@ -81,8 +81,8 @@ func TestScriptDiff(t *testing.T) {
 				}
 				tool := l.Tool
 				refTool := strings.Replace(tool, "tables", "tables-nft", 1)
-				if tool == "ipset" {
-					refTool = "ipset"
+				if tool == "ipset" || strings.Contains(tool, "-nft") {
+					refTool = tool // (xtables-nft-multi)
 				}
 				a := ref.Run(stdin, append([]string{refTool}, args...)...)
 				b := ours.Run(stdin, append([]string{filepath.Join(dir, refTool)}, args...)...)

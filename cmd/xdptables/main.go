@@ -51,7 +51,48 @@ func main() {
 	os.Exit(code)
 }
 
+// multiName is Debian's multi-call binary of iptables-nft, which runs the
+// tool its first argument names (the links in /usr/sbin point at it).
+const multiName = "xtables-nft-multi"
+
+// multiSubcommands are the tools xtables-nft-multi runs that xdptables
+// has, in the order its error lists them: the names of the personalities
+// with and without -nft, and main4/save4/restore4 (…6) for them.
+var multiSubcommands = []struct{ name, personality string }{
+	{"iptables", "iptables"}, {"iptables-nft", "iptables"}, {"main4", "iptables"},
+	{"save4", "iptables-save"}, {"restore4", "iptables-restore"},
+	{"iptables-save", "iptables-save"}, {"iptables-restore", "iptables-restore"},
+	{"iptables-nft-save", "iptables-save"}, {"iptables-nft-restore", "iptables-restore"},
+	{"ip6tables", "ip6tables"}, {"ip6tables-nft", "ip6tables"}, {"main6", "ip6tables"},
+	{"save6", "ip6tables-save"}, {"restore6", "ip6tables-restore"},
+	{"ip6tables-save", "ip6tables-save"}, {"ip6tables-restore", "ip6tables-restore"},
+	{"ip6tables-nft-save", "ip6tables-save"}, {"ip6tables-nft-restore", "ip6tables-restore"},
+}
+
+// multiMain is xtables-nft-multi: `xtables-nft-multi iptables -L` runs
+// iptables, under the name given (restore4's messages say "restore4").
+func multiMain(args []string) int {
+	if len(args) > 0 {
+		name := filepath.Base(args[0])
+		for _, sc := range multiSubcommands {
+			if sc.name == name {
+				return personalities[sc.personality](name, args[1:])
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("ERROR: No valid subcommand given.\nValid subcommands:\n")
+	for _, sc := range multiSubcommands {
+		b.WriteString(" * " + sc.name + "\n")
+	}
+	errorf("%s", b.String())
+	return 1
+}
+
 func run(argv []string) int {
+	if filepath.Base(argv[0]) == multiName {
+		return multiMain(argv[1:])
+	}
 	if p := personality(argv[0]); p != "" {
 		return personalities[p](progName(argv[0]), argv[1:])
 	}

@@ -60,7 +60,7 @@ func restoreMain(f compat.Family, prog string, args []string) int {
 		case 't':
 			a.test = true
 		case 'h':
-			fmt.Print(restoreUsage(prog))
+			fmt.Fprint(os.Stderr, restoreUsage(prog)) // (on stderr, as iptables-nft-restore does)
 			return 0
 		case 'n':
 			a.noflush = true

@@ -113,10 +113,11 @@ func linksMain(args []string) int {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	names = append(names, multiName)
 	for _, n := range names {
 		for i, alias := range []string{n, nftName(n)} {
 			if i == 1 && alias == n {
-				continue // ipset has no -nft name
+				continue // ipset and the multi-call name have no -nft name
 			}
 			dst := filepath.Join(dir, alias)
 			if *force {
@@ -134,7 +135,7 @@ func linksMain(args []string) int {
 // nftName is Debian's name for a personality: iptables-nft-restore.
 func nftName(n string) string {
 	switch n {
-	case "ipset":
+	case "ipset", multiName:
 		return n
 	case "iptables", "ip6tables":
 		return n + "-nft"
