@@ -280,8 +280,9 @@ func listDiffRestore(t *testing.T, file string) {
 		fam, prog = compat.IPv6, "ip6tables"
 	}
 	p := newListPair(t)
-	// sets the rules look up: a hash:net with as many dimensions as
-	// the match has flags
+	// sets the rules look up: a hash type with as many dimensions as
+	// the match has flags (three: hash:ip,port,net, kube-proxy's type for
+	// its dst,dst,src lookups; kernels may lack hash:net,port,net)
 	sets := map[string]int{}
 	for _, m := range regexp.MustCompile(`--match-set (\S+) (\S+)`).FindAllStringSubmatch(string(data), -1) {
 		sets[m[1]] = strings.Count(m[2], ",") + 1
@@ -292,7 +293,7 @@ func listDiffRestore(t *testing.T, file string) {
 	}
 	sort.Strings(names)
 	for _, s := range names {
-		typ := []string{"hash:net", "hash:net,port", "hash:net,port,net"}[min(sets[s], 3)-1]
+		typ := []string{"hash:net", "hash:net,port", "hash:ip,port,net"}[min(sets[s], 3)-1]
 		args := []string{"ipset", "create", s, typ}
 		if fam == compat.IPv6 {
 			args = append(args, "family", "inet6")
