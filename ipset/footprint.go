@@ -19,6 +19,7 @@ const (
 	maxTuned     = 64 // AHASH_MAX_TUNED: bucketsize tuned up to (hash:net,iface)
 	commentHead  = 17 // struct ip_set_comment_rcu (16) and the text's NUL
 	maxComment   = 255
+	maxBits      = 27 // the largest table the kernel allocates (INT_MAX bytes of bucket pointers)
 )
 
 // kernelElem is how ipset's kernel lays out an element of a hash type:
@@ -198,38 +199,56 @@ func (f *Footprint) Result() (hashsize uint32, memsize int, bucketsize uint32) {
 // members in each bucket.
 func (f *Footprint) grow(hbits, cap int) (int, int, []uint16) {
 	counts := make([]uint16, 1<<hbits)
-	rehash := func(upto int) {
-		for {
-			counts = make([]uint16, 1<<hbits)
+	// resize moves the first upto members to a table twice as large,
+	// or larger while a bucket would overflow; it fails (the table
+	// stays) where none the kernel can allocate will do.
+	resize := func(upto int) bool {
+		for nb := hbits + 1; nb <= maxBits; nb++ {
+			next := make([]uint16, 1<<nb)
 			ok := true
 			for _, h := range f.hashes[:upto] {
-				b := h & (1<<hbits - 1)
-				if int(counts[b]) >= cap {
+				b := h & (1<<nb - 1)
+				if int(next[b]) >= cap {
 					ok = false
 					break
 				}
-				counts[b]++
+				next[b]++
 			}
 			if ok {
-				return
+				hbits, counts = nb, next
+				return true
 			}
-			hbits++
 		}
+		return false
 	}
 	multi := f.groups != nil
 	for i, h := range f.hashes {
 		for {
 			b := h & (1<<hbits - 1)
-			if int(counts[b]) < cap {
+			c := int(counts[b])
+			if multi && c > 0 && c%bucketStep == 0 {
+				// A full bucket of hash:net,iface: past the largest
+				// bucket size ipset refuses the member ("Hash is
+				// full"; counted where it is), else the size grows
+				// when all of the bucket's members have its net.
+				if cap >= maxTuned {
+					counts[b]++
+					break
+				}
+				if f.sameNet(i, hbits) >= cap {
+					cap += bucketStep
+				}
+			}
+			if c < cap {
 				counts[b]++
 				break
 			}
-			if multi && cap+bucketStep <= maxTuned && f.sameNet(i, hbits) >= cap {
-				cap += bucketStep
-				continue
+			if !resize(i) {
+				// ipset refuses the member ("Hash is full"); it is
+				// counted where it is.
+				counts[b]++
+				break
 			}
-			hbits++
-			rehash(i)
 		}
 	}
 	return hbits, cap, counts
