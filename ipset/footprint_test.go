@@ -333,3 +333,28 @@ func TestKernelBucketOrder(t *testing.T) {
 		}
 	}
 }
+
+// The footprint of the 1M hash:net a streamed list counts (keys as
+// the kernel gives them: address, then prefix length).
+func BenchmarkFootprint1M(b *testing.B) {
+	st := &State{}
+	if _, err := run(&testing.T{}, st, "create big hash:net maxelem 2000000"); err != "" {
+		b.Fatal(err)
+	}
+	s := st.Find("big")
+	keys := make([]byte, 0, 8<<20)
+	x := uint32(12345)
+	for i := 0; i < 1000000; i++ {
+		x = x*1664525 + 1013904223
+		keys = binary.BigEndian.AppendUint32(keys, x)
+		keys = binary.NativeEndian.AppendUint32(keys, uint32(16+x%17))
+	}
+	b.ResetTimer()
+	for range b.N {
+		f := s.NewFootprint()
+		for i := 0; i < len(keys); i += 8 {
+			f.AddKey(keys[i : i+8])
+		}
+		f.Result()
+	}
+}
