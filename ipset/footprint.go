@@ -235,7 +235,7 @@ func (f *Footprint) grow(hbits, cap int) (int, int, []uint16) {
 					counts[b]++
 					break
 				}
-				if f.sameNet(i, hbits) >= cap {
+				if c >= cap && f.sameNet(i, hbits) >= cap {
 					cap += bucketStep
 				}
 			}

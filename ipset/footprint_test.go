@@ -358,3 +358,26 @@ func BenchmarkFootprint1M(b *testing.B) {
 		f.Result()
 	}
 }
+
+// hash:net,iface members counted one by one: the bucket size tuning
+// looks at a bucket's members only when it is full.
+func BenchmarkFootprintNetIface50k(b *testing.B) {
+	st := &State{}
+	if _, err := run(&testing.T{}, st, "create n hash:net,iface"); err != "" {
+		b.Fatal(err)
+	}
+	s := st.Find("n")
+	var ens []*Entry
+	for i := range 50000 {
+		a := netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)})
+		ens = append(ens, &Entry{Elem: Elem{{Addr: a, Bits: 32}, {Iface: "eth0"}}})
+	}
+	b.ResetTimer()
+	for range b.N {
+		f := s.NewFootprint()
+		for _, en := range ens {
+			f.AddEntry(en)
+		}
+		f.Result()
+	}
+}
