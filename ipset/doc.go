@@ -256,11 +256,13 @@
 //     a slot per element of the range (bitmap:ip,mac's slot starts with
 //     8 bytes of MAC); list:set: 80 plus a slot of 48 and the
 //     extensions per member, plus its comments.
-//   - Departure: after deletions (and expiries) ipset keeps its table
-//     grown and gives a bucket's slots back only in steps (two when two
-//     are free, all when its last member goes, in some orders), so its
-//     numbers depend on the history of the set; here they are those of
-//     the present members added afresh, which is what ipset prints
+//   - Departure: ipset never shrinks its table (a flush keeps it too:
+//     hashsize 2048 and 240 bytes for a flushed hash:ip that had grown
+//     once), and after deletions and expiries it gives a bucket's slots
+//     back only in steps (two when two are free, all when its last
+//     member goes, in some orders), so its numbers depend on the
+//     history of the set; here they are those of the present members
+//     added afresh to the set as created, which is what ipset prints
 //     after save and restore. Members ipset would have refused (its
 //     per-region maxelem, a 65th hash:net,iface member of one net) are
 //     counted.
