@@ -246,6 +246,13 @@ func TestFootprintSmall(t *testing.T) {
 		}
 		return l
 	}
+	gen := func(create string, n int, lines func(int) []string) []string {
+		l := []string{create}
+		for i := 1; i <= n; i++ {
+			l = append(l, lines(i)...)
+		}
+		return l
+	}
 	for _, tc := range []struct {
 		lines  []string
 		header string
@@ -267,6 +274,26 @@ func TestFootprintSmall(t *testing.T) {
 			"family inet hashsize 1024 maxelem 65536 comment bucketsize 12 initval 0x00000001 455"},
 		{[]string{"create b hash:ip comment initval 1", "add b 198.51.100.1 comment abc", "add b 198.51.100.2 comment abcdefghij", "add b 198.51.100.3",
 			"add -exist b 198.51.100.1 comment xy"}, "family inet hashsize 1024 maxelem 65536 comment bucketsize 12 initval 0x00000001 454"},
+		{gen("create b hash:ip netmask 24 initval 0x77 hashsize 64", 300, func(i int) []string {
+			return []string{fmt.Sprintf("add -exist b 198.%d.%d.%d", 18+i%2, i%256, i*7%256)}
+		}), "family inet hashsize 64 maxelem 65536 netmask 24 bucketsize 12 initval 0x00000077 6016"},
+		{gen("create b hash:ip,port initval 0x78 hashsize 64", 200, func(i int) []string {
+			a := fmt.Sprintf("add -exist b 198.51.100.%d,", i%250)
+			return []string{a + fmt.Sprintf("icmp:%d/%d", i%16, i%3), a + "gre:0", a + fmt.Sprintf("sctp:%d", i)}
+		}), "family inet hashsize 128 maxelem 65536 bucketsize 12 initval 0x00000078 16296"},
+		{gen("create b hash:ip,port family inet6 initval 0x79 hashsize 64", 200, func(i int) []string {
+			return []string{fmt.Sprintf("add b 2001:db8::%d,icmpv6:%d/0", i, i%5), fmt.Sprintf("add b 2001:db8::%d,udplite:%d", i, i)}
+		}), "family inet6 hashsize 128 maxelem 65536 bucketsize 12 initval 0x00000079 16720"},
+		{gen("create b hash:net,iface initval 0x7a hashsize 64", 150, func(i int) []string {
+			l := []string{fmt.Sprintf("add b 198.18.%d.0/%d,physdev:p%d", i, i%32+1, i)}
+			if i <= 50 {
+				l = append([]string{fmt.Sprintf("add b 0.0.0.0/0,if%d", i)}, l...)
+			}
+			return l
+		}), "family inet hashsize 64 maxelem 65536 bucketsize 50 initval 0x0000007a 10696"},
+		{gen("create b hash:ip,port,net initval 0x7b hashsize 64", 200, func(i int) []string {
+			return []string{fmt.Sprintf("add b 198.51.100.%d,tcp:%d,198.18.%d.0/%d", i%250, i, i, i%32+1)}
+		}), "family inet hashsize 64 maxelem 65536 bucketsize 12 initval 0x0000007b 6848"},
 		{append(append([]string{"create b hash:net,iface initval 0x11 hashsize 64 bucketsize 4"},
 			many(40, "add b 198.51.100.0/24,if%d")...), many(30, "add b 203.0.113.%d,eth0")...),
 			"family inet hashsize 64 maxelem 65536 bucketsize 40 initval 0x00000011 4272"},
