@@ -41,8 +41,8 @@ var kernelElems = map[string][2]kernelElem{
 	"hash:ip,port,ip":   {{12, 4, 208}, {36, 4, 232}},
 	"hash:ip,port,net":  {{12, 4, 464}, {36, 4, 1256}},
 	"hash:net,iface":    {{28, 4, 488}, {40, 4, 1264}},
-	"hash:net,net":      {{16, 8, 624}, {36, 4, 1792}},
-	"hash:net,port,net": {{16, 8, 608}, {40, 4, 1784}},
+	"hash:net,net":      {{16, 8, 608}, {36, 4, 1784}},
+	"hash:net,port,net": {{16, 8, 592}, {40, 4, 1768}},
 	"hash:ip,mark":      {{8, 4, 200}, {20, 4, 216}},
 	"hash:ip,mac":       {{12, 4, 208}, {24, 4, 216}},
 	"hash:mac":          {{8, 4, 200}, {8, 4, 200}},
@@ -345,7 +345,8 @@ func (s *Set) kernelKey(dst []byte, e Elem) []byte {
 		dst = append(dst, addr(e[0])...)
 		dst = append(dst, addr(e[2])...)
 		dst = append(dst, port(e[1])...)
-		return append(dst, byte(e[0].Bits), byte(e[2].Bits), 0, 0, 0, e[1].Proto)
+		// port, prefix lengths, nomatch, protocol, the struct's tail
+		return append(dst, byte(e[0].Bits), byte(e[2].Bits), 0, e[1].Proto, 0, 0)
 	case "hash:ip,mark":
 		dst = append(dst, addr(e[0])...)
 		return binary.LittleEndian.AppendUint32(dst, e[1].Mark)
