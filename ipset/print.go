@@ -122,19 +122,26 @@ func WantMembers(c *Command) bool {
 // printed, which has n entries. It reports whether members follow
 // (then WriteMember for each and WriteSetEnd).
 func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool {
+	mode := OutputMode(c)
+	if mode != OutputSave && c.Opts.Names {
+		// The name alone. (-name and -terse change nothing in save
+		// mode.)
+		s.shown = nil
+		if mode == OutputPlain {
+			b.WriteString(s.Name + "\n")
+		} else {
+			b.WriteString("<ipset name=\"" + s.Name + "\"/>\n")
+		}
+		return false
+	}
 	shown := s.header()
 	s.shown = nil
 	opts := s.headerOptions(true, shown)
-	switch OutputMode(c) {
+	switch mode {
 	case OutputSave:
-		// (-name and -terse change nothing in save mode)
 		b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(opts, " ") + "\n")
 		return true
 	case OutputPlain:
-		if c.Opts.Names {
-			b.WriteString(s.Name + "\n")
-			return false
-		}
 		if i > 0 {
 			b.WriteString("\n")
 		}
@@ -147,10 +154,6 @@ func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool
 		b.WriteString("Members:\n")
 		return true
 	default: // OutputXML
-		if c.Opts.Names {
-			b.WriteString("<ipset name=\"" + s.Name + "\"/>\n")
-			return false
-		}
 		b.WriteString("<ipset name=\"" + s.Name + "\">\n<type>" + s.Type.Name + "</type>\n<revision>" +
 			strconv.Itoa(s.Type.Revision) + "</revision>\n<header>" + xmlOptions(opts) +
 			"\n<memsize>" + strconv.Itoa(shown.mem) + "</memsize>\n<references>" + strconv.Itoa(st.refs(s)) +
