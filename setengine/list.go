@@ -1,6 +1,7 @@
 package setengine
 
 import (
+	"errors"
 	"io"
 
 	"github.com/google/nftables"
@@ -74,6 +75,7 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		buf.Reset()
 		keys.reset()
 		var err error
+		again := false
 		if fast {
 			// Only the keys are kept: a few bytes a member instead
 			// of its text.
@@ -88,11 +90,19 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 				return nil
 			})
 		} else {
-			err = e.eachEntry(fam, s, func() { buf.Reset(); fp.Reset() }, func(el *nftables.SetElement) error {
+			// The printed text is kept up to textLimit; past it the
+			// members are read again after the header, printed as
+			// they come (a large set then costs a second dump, not
+			// its text in memory).
+			err = e.eachEntry(fam, s, func() { buf.Reset(); fp.Reset(); again = false }, func(el *nftables.SetElement) error {
 				if en, ok := s.DecodeEntry(*el); ok {
 					fp.AddEntry(en)
-					if want {
+					if want && !again {
 						ipset.WriteMember(&buf, c, s, en)
+						if buf.Len() > textLimit {
+							buf.Reset()
+							again = true
+						}
 					}
 				}
 				return nil
@@ -104,6 +114,28 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		s.ShowFootprint(fp)
 		if !st.WriteSetHead(w, c, s, i, fp.Len()) {
 			continue
+		}
+		if again {
+			// What was written cannot be taken back: a dump the kernel
+			// restarts (the set changed meanwhile) after that is an
+			// error.
+			flushed, lost := false, false
+			err := e.eachEntry(fam, s, func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
+				if lost {
+					return errors.New("set changed while it was listed")
+				}
+				if en, ok := s.DecodeEntry(*el); ok {
+					ipset.WriteMember(&buf, c, s, en)
+				}
+				if buf.Len() > 64<<10 {
+					buf.flush(w)
+					flushed = true
+				}
+				return nil
+			})
+			if err != nil {
+				return kernelErr(err), true
+			}
 		}
 		if fast {
 			kl := ipset.MemberKeyLen(s)
@@ -122,6 +154,10 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 	ipset.WriteEnd(w, c)
 	return nil, true
 }
+
+// textLimit is the most printed text of one set List keeps while it
+// counts the set's members for the header.
+const textLimit = 8 << 20
 
 // chunks is an output buffer in 1 MiB pieces: unlike one growing
 // slice it never holds twice what it keeps while growing.
