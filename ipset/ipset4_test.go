@@ -89,7 +89,7 @@ func TestIpset4Syntax(t *testing.T) {
 		if s == nil {
 			t.Fatalf("no set %s", name)
 		}
-		fmt.Fprintf(&b, "%s %s\n", name, strings.Join(s.headerOptions(false), " "))
+		fmt.Fprintf(&b, "%s %s\n", name, strings.Join(s.headerOptions(false, nil), " "))
 	}
 	want := "o1 family inet hashsize 64 maxelem 100 timeout 5 bucketsize 12\n" +
 		"o9 family inet hashsize 1024 maxelem 65536 counters comment bucketsize 12\n" +

@@ -22,7 +22,7 @@ func TestBitmapIPMacWithoutMAC(t *testing.T) {
 		{"test bmm 198.51.100.3", "Warning: 198.51.100.3 is in set bmm.\n", ""},
 		{"test bmm 198.51.100.3,00:11:22:33:44:66", "", "ipset v7.17: 198.51.100.3,00:11:22:33:44:66 is NOT in set bmm.\n"},
 		{"add bmm 198.51.100.4,00:00:00:00:00:00", "", ""},
-		{"list bmm", "Name: bmm\nType: bitmap:ip,mac\nRevision: 3\nHeader: range 198.51.100.0-198.51.100.255\nSize in memory: 152\nReferences: 0\nNumber of entries: 4\nMembers:\n" +
+		{"list bmm", "Name: bmm\nType: bitmap:ip,mac\nRevision: 3\nHeader: range 198.51.100.0-198.51.100.255\nSize in memory: 2160\nReferences: 0\nNumber of entries: 4\nMembers:\n" +
 			"198.51.100.2,00:11:22:33:44:55\n198.51.100.3,00:11:22:33:44:55\n198.51.100.4,00:00:00:00:00:00\n198.51.100.9\n", ""},
 		{"del bmm 198.51.100.3,00:11:22:33:44:77", "", ""}, // by address
 	} {

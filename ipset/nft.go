@@ -383,7 +383,7 @@ func keyType(ts []nftables.SetDatatype) nftables.SetDatatype {
 // Header is the text kept in the lookup set's comment: type and create
 // options, from which save and list print the header.
 func (s *Set) Header() string {
-	h := commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false), " ")
+	h := commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false, nil), " ")
 	if s.Sharded() {
 		h += " " + shardsWord + " " + strconv.Itoa(s.Shards)
 	}

@@ -21,32 +21,34 @@ func orderForListing(sets []*Set) []*Set {
 	return append(out, lists...)
 }
 
-// MemSize is the "Size in memory" ipset would report for s. It has no
-// nftables equivalent; this estimate follows ipset's hash layout
-// (header + buckets + per-entry size) closely enough for a reader.
-func (st *State) MemSize(s *Set) int { return memSize(s, len(s.Entries)) }
+// shownHeader holds the header values ipset's kernel reports from a
+// set's members: the hashsize its table grew to, "Size in memory", and
+// the bucket size (tuned up by hash:net,iface).
+type shownHeader struct {
+	hashsize, bucketsize uint32
+	mem                  int
+}
 
-func memSize(s *Set, n int) int {
-	switch {
-	case s.Type.List:
-		return 120 + 8*n
-	case s.Type.Bitmap:
-		return 120 + 8*n
+// ShowFootprint makes the next header printed for s show the values f
+// gives (a streamed listing counts the members before it prints the
+// header: s.Entries does not hold them).
+func (s *Set) ShowFootprint(f *Footprint) {
+	h, m, b := f.Result()
+	s.shown = &shownHeader{hashsize: h, mem: m, bucketsize: b}
+}
+
+// header returns the header values to print for s: those ShowFootprint
+// gave, else those of its entries.
+func (s *Set) header() *shownHeader {
+	if s.shown != nil {
+		return s.shown
 	}
-	per := 16
-	if s.Family == Inet6 {
-		per = 40
+	f := s.NewFootprint()
+	for _, en := range s.Entries {
+		f.AddEntry(en)
 	}
-	if s.HasTimeout {
-		per += 8
-	}
-	if s.Counters {
-		per += 16
-	}
-	if s.Comment {
-		per += 8
-	}
-	return 200 + per*n + 8*((n+3)/4)
+	h, m, b := f.Result()
+	return &shownHeader{hashsize: h, mem: m, bucketsize: b}
 }
 
 // StringWriter is what the printers write to (strings.Builder,
@@ -120,21 +122,31 @@ func WantMembers(c *Command) bool {
 // printed, which has n entries. It reports whether members follow
 // (then WriteMember for each and WriteSetEnd).
 func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool {
-	switch OutputMode(c) {
+	mode := OutputMode(c)
+	if mode != OutputSave && c.Opts.Names {
+		// The name alone. (-name and -terse change nothing in save
+		// mode.)
+		s.shown = nil
+		if mode == OutputPlain {
+			b.WriteString(s.Name + "\n")
+		} else {
+			b.WriteString("<ipset name=\"" + s.Name + "\"/>\n")
+		}
+		return false
+	}
+	shown := s.header()
+	s.shown = nil
+	opts := s.headerOptions(true, shown)
+	switch mode {
 	case OutputSave:
-		// (-name and -terse change nothing in save mode)
-		b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(s.HeaderOptions(), " ") + "\n")
+		b.WriteString("create " + s.Name + " " + s.Type.Name + " " + strings.Join(opts, " ") + "\n")
 		return true
 	case OutputPlain:
-		if c.Opts.Names {
-			b.WriteString(s.Name + "\n")
-			return false
-		}
 		if i > 0 {
 			b.WriteString("\n")
 		}
 		b.WriteString("Name: " + s.Name + "\nType: " + s.Type.Name + "\nRevision: " + strconv.Itoa(s.Type.Revision) +
-			"\nHeader: " + strings.Join(s.HeaderOptions(), " ") + "\nSize in memory: " + strconv.Itoa(memSize(s, n)) +
+			"\nHeader: " + strings.Join(opts, " ") + "\nSize in memory: " + strconv.Itoa(shown.mem) +
 			"\nReferences: " + strconv.Itoa(st.refs(s)) + "\nNumber of entries: " + strconv.Itoa(n) + "\n")
 		if c.Opts.Terse {
 			return false
@@ -142,13 +154,9 @@ func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool
 		b.WriteString("Members:\n")
 		return true
 	default: // OutputXML
-		if c.Opts.Names {
-			b.WriteString("<ipset name=\"" + s.Name + "\"/>\n")
-			return false
-		}
 		b.WriteString("<ipset name=\"" + s.Name + "\">\n<type>" + s.Type.Name + "</type>\n<revision>" +
-			strconv.Itoa(s.Type.Revision) + "</revision>\n<header>" + xmlOptions(s.HeaderOptions()) +
-			"\n<memsize>" + strconv.Itoa(memSize(s, n)) + "</memsize>\n<references>" + strconv.Itoa(st.refs(s)) +
+			strconv.Itoa(s.Type.Revision) + "</revision>\n<header>" + xmlOptions(opts) +
+			"\n<memsize>" + strconv.Itoa(shown.mem) + "</memsize>\n<references>" + strconv.Itoa(st.refs(s)) +
 			"</references>\n<numentries>" + strconv.Itoa(n) + "</numentries>\n</header>\n")
 		if c.Opts.Terse {
 			b.WriteString("</ipset>\n")

@@ -83,6 +83,7 @@ type Set struct {
 
 	Entries   []*Entry
 	countBias int
+	shown     *shownHeader // see ShowFootprint
 	index     map[string]int
 }
 
@@ -577,9 +578,17 @@ func checkBitmapRange(s *Set) *Error {
 }
 
 // HeaderOptions returns the create options as save and list print them.
-func (s *Set) HeaderOptions() []string { return s.headerOptions(true) }
+// (hashsize and bucketsize as created; list and save print those of
+// the kernel's table, see Footprint).
+func (s *Set) HeaderOptions() []string { return s.headerOptions(true, nil) }
 
-func (s *Set) headerOptions(withInitval bool) []string {
+// headerOptions returns the create options; shown, when not nil, gives
+// the hashsize and bucketsize to print.
+func (s *Set) headerOptions(withInitval bool, shown *shownHeader) []string {
+	hashsize, bucketsize := s.HashSize, s.BucketSize
+	if shown != nil && shown.hashsize != 0 {
+		hashsize, bucketsize = shown.hashsize, shown.bucketsize
+	}
 	var o []string
 	switch {
 	case s.Type.List:
@@ -592,7 +601,7 @@ func (s *Set) headerOptions(withInitval bool) []string {
 		if !s.Type.Neutral {
 			o = append(o, "family", s.Family.String())
 		}
-		o = append(o, "hashsize", strconv.Itoa(int(s.HashSize)), "maxelem", strconv.Itoa(int(s.MaxElem)))
+		o = append(o, "hashsize", strconv.Itoa(int(hashsize)), "maxelem", strconv.Itoa(int(s.MaxElem)))
 	}
 	if s.Netmask > 0 {
 		o = append(o, "netmask", strconv.Itoa(s.Netmask))
@@ -609,7 +618,7 @@ func (s *Set) headerOptions(withInitval bool) []string {
 		}
 	}
 	if !s.Type.List && !s.Type.Bitmap {
-		o = append(o, "bucketsize", strconv.Itoa(int(s.BucketSize)))
+		o = append(o, "bucketsize", strconv.Itoa(int(bucketsize)))
 		if withInitval || s.InitVal != defaultInitval(s.Name) {
 			o = append(o, "initval", fmt.Sprintf("0x%08x", s.InitVal))
 		}

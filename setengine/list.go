@@ -10,12 +10,13 @@ import (
 	"github.com/xdptables/xdptables/kernel"
 )
 
-// Streamed list and save. ipset streams its listing; so does this: the
-// members of a set are decoded and printed one by one, never held as
-// entries. Where the header counts the members (plain, xml) one set's
-// printed members are kept as text until the count is known; save goes
-// straight to w. Sorted output needs all entries and takes the general
-// path (ok false).
+// Streamed list and save: the members of a set are decoded and printed
+// one by one, never held as entries. The header comes first and
+// depends on all of them (the number of members, and the hashsize and
+// "Size in memory" ipset's hash table would have, ipset.Footprint), so
+// one set's members are kept as keys (sets ipset.FastMembers prints) or
+// as printed text until the header is written. Sorted output needs all
+// entries and takes the general path (ok false).
 func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok bool) {
 	if c.Opts.Sorted {
 		return nil, false
@@ -61,59 +62,69 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			}
 			continue
 		}
-		if !ipset.WantMembers(c) {
-			n := 0
-			switch {
-			case ipset.MembersNeedCount(c) && s.Sharded() && !s.HasTimeout:
-				// The stored count is exact without timeouts.
-				var err error
-				if n, err = e.storedCount(fam, s); err != nil {
-					return kernelErr(err), true
-				}
-			case ipset.MembersNeedCount(c):
-				if err := e.eachEntry(fam, s, func() { n = 0 }, func(el *nftables.SetElement) error {
-					if _, ok := s.DecodeEntry(*el); ok {
-						n++
-					}
-					return nil
-				}); err != nil {
-					return kernelErr(err), true
-				}
-			}
-			st.WriteSetHead(w, c, s, i, n)
+		// The header (its hashsize and "Size in memory", which follow
+		// from the members' places in ipset's hash table, and the
+		// number of members) needs every member first: they are kept
+		// (their keys, or their printed text) until it is written.
+		want := ipset.WantMembers(c)
+		if !want && !ipset.MembersNeedCount(c) {
+			st.WriteSetHead(w, c, s, i, 0) // the name alone
 			continue
 		}
-		count := -1 // the number of members, when known before the dump
-		switch {
-		case !ipset.MembersNeedCount(c):
-			count = 0 // not printed
-		case s.Sharded() && !s.HasTimeout && !fewShards(s):
-			// The stored count is exact without timeouts. (A set with
-			// few shards made holds few entries: counted as they come,
-			// one dump less.)
-			var err error
-			if count, err = e.storedCount(fam, s); err != nil {
-				return kernelErr(err), true
-			}
+		fp := s.NewFootprint()
+		buf.Reset()
+		keys.reset()
+		var err error
+		again := false
+		if fast {
+			// Only the keys are kept: a few bytes a member instead
+			// of its text.
+			kl := ipset.MemberKeyLen(s)
+			err = e.eachEntry(fam, s, func() { keys.reset(); fp.Reset() }, func(el *nftables.SetElement) error {
+				if len(el.Key) >= kl {
+					fp.AddKey(el.Key[:kl])
+					if want {
+						keys.add(el.Key[:kl])
+					}
+				}
+				return nil
+			})
+		} else {
+			// The printed text is kept up to textLimit; past it the
+			// members are read again after the header, printed as
+			// they come (a large set then costs a second dump, not
+			// its text in memory).
+			err = e.eachEntry(fam, s, func() { buf.Reset(); fp.Reset(); again = false }, func(el *nftables.SetElement) error {
+				if en, ok := s.DecodeEntry(*el); ok {
+					fp.AddEntry(en)
+					if want && !again {
+						ipset.WriteMember(&buf, c, s, en)
+						if buf.Len() > textLimit {
+							buf.Reset()
+							again = true
+						}
+					}
+				}
+				return nil
+			})
 		}
-		if count >= 0 {
-			// save, and sets whose count is known: header, then members
-			// as they come. What was written cannot be taken back: a
-			// dump the kernel restarts (the set changed meanwhile) after
-			// that is an error.
+		if err != nil {
+			return kernelErr(err), true
+		}
+		s.ShowFootprint(fp)
+		if !st.WriteSetHead(w, c, s, i, fp.Len()) {
+			continue
+		}
+		if again {
+			// What was written cannot be taken back: a dump the kernel
+			// restarts (the set changed meanwhile) after that is an
+			// error.
 			flushed, lost := false, false
-			st.WriteSetHead(w, c, s, i, count)
-			buf.Reset()
 			err := e.eachEntry(fam, s, func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
 				if lost {
-					return errors.New("set changed while it was saved")
+					return errors.New("set changed while it was listed")
 				}
-				if fast {
-					var ok bool
-					if line, ok = ipset.AppendMember(line[:0], c, s, el.Key); ok {
-						buf.Write(line)
-					}
-				} else if en, ok := s.DecodeEntry(*el); ok {
+				if en, ok := s.DecodeEntry(*el); ok {
 					ipset.WriteMember(&buf, c, s, en)
 				}
 				if buf.Len() > 64<<10 {
@@ -125,58 +136,28 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			if err != nil {
 				return kernelErr(err), true
 			}
-			buf.flush(w)
-			ipset.WriteSetEnd(w, c)
-			continue
 		}
-		n := 0
-		buf.Reset()
 		if fast {
-			// Only the keys are kept until the count is known: a few
-			// bytes a member instead of its text.
 			kl := ipset.MemberKeyLen(s)
-			keys.reset()
-			err := e.eachEntry(fam, s, keys.reset, func(el *nftables.SetElement) error {
-				if len(el.Key) >= kl {
-					keys.add(el.Key[:kl])
+			keys.each(kl, func(k []byte) {
+				line, _ = ipset.AppendMember(line[:0], c, s, k)
+				buf.Write(line)
+				if buf.Len() > 64<<10 {
+					buf.flush(w)
 				}
-				return nil
 			})
-			if err != nil {
-				return kernelErr(err), true
-			}
-			if st.WriteSetHead(w, c, s, i, keys.n) {
-				keys.each(kl, func(k []byte) {
-					line, _ = ipset.AppendMember(line[:0], c, s, k)
-					buf.Write(line)
-					if buf.Len() > 64<<10 {
-						buf.flush(w)
-					}
-				})
-				buf.flush(w)
-				ipset.WriteSetEnd(w, c)
-			}
-			continue
 		}
-		err := e.eachEntry(fam, s, func() { n = 0; buf.Reset() }, func(el *nftables.SetElement) error {
-			if en, ok := s.DecodeEntry(*el); ok {
-				n++
-				ipset.WriteMember(&buf, c, s, en)
-			}
-			return nil
-		})
-		if err != nil {
-			return kernelErr(err), true
-		}
-		if st.WriteSetHead(w, c, s, i, n) {
-			buf.flush(w)
-			ipset.WriteSetEnd(w, c)
-		}
+		buf.flush(w)
+		ipset.WriteSetEnd(w, c)
 		buf.Reset()
 	}
 	ipset.WriteEnd(w, c)
 	return nil, true
 }
+
+// textLimit is the most printed text of one set List keeps while it
+// counts the set's members for the header.
+const textLimit = 8 << 20
 
 // chunks is an output buffer in 1 MiB pieces: unlike one growing
 // slice it never holds twice what it keeps while growing.
