@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
+	"maps"
 	"strings"
 	"unsafe"
 
@@ -70,7 +71,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, prepared: maps.Clone(streamable), rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil))}}
 		if ro.Echo != nil {
 			h.echoLen, h.echoAt = echoed.Len, map[int]int{}
@@ -359,15 +360,19 @@ type restoreHandler struct {
 	o          RestoreOptions
 	echo       func(string) // --verbose output, or nil
 	streamable map[int]bool
-	rules      *chainCounts
-	bl         *builder
-	gc         *gcPacer         // nil: leave the collector alone
-	views      map[string]*View // sections that go through a View
-	viewAdded  map[string]bool  // views the builder has added to the batch
-	s          *streamState     // the section being streamed
-	section    *compat.RestoreTable
-	sections   []*compat.RestoreTable
-	last       chainNamesOf // see chainNames
+	// prepared: the sections whose -A lines are translated ahead
+	// (prepare): the streamable ones as the scan of the file found
+	// them, which the parse does not change (streamable does)
+	prepared  map[int]bool
+	rules     *chainCounts
+	bl        *builder
+	gc        *gcPacer         // nil: leave the collector alone
+	views     map[string]*View // sections that go through a View
+	viewAdded map[string]bool  // views the builder has added to the batch
+	s         *streamState     // the section being streamed
+	section   *compat.RestoreTable
+	sections  []*compat.RestoreTable
+	last      chainNamesOf // see chainNames
 	// echoLen is the length of the --verbose output so far (nil without
 	// it), echoAt that length at each section's COMMIT line
 	echoLen func() int
@@ -533,6 +538,40 @@ func (s *streamState) fail(err error) {
 }
 
 func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) error {
+	return h.preparedCommand(t, rc, nil)
+}
+
+// preparedRule is a rule of an -A line as prepare translates it ahead.
+type preparedRule struct {
+	exact string // compat.ExactSpec
+	spec  kernel.RuleSpec
+	err   error
+}
+
+// prepare translates the rules of an -A line of a streamed section, as
+// appendRule would, off the handler's goroutine (see parseAhead). It
+// reads only the line and h.prepared.
+func (h *restoreHandler) prepare(ev *parseEvent) {
+	cmd := ev.rc.Cmd
+	if cmd.Op != compat.OpAppend || !h.prepared[ev.t.Line] {
+		return
+	}
+	ev.pre = prepareRules(ev.t.Name, cmd, ev.rc.Line)
+}
+
+func prepareRules(table string, cmd *compat.Command, line int) []preparedRule {
+	pre := make([]preparedRule, len(cmd.Rules))
+	for i, r := range cmd.Rules {
+		p := &pre[i]
+		p.exact = compat.ExactSpec(r)
+		p.spec, p.err = ruleSpecText(table, cmd.Chain, &RuleState{Rule: r, Line: line}, p.exact)
+	}
+	return pre
+}
+
+// preparedCommand is Command with the line's rules translated ahead
+// (pre, nil if they were not).
+func (h *restoreHandler) preparedCommand(t *compat.RestoreTable, rc compat.RestoreCmd, pre []preparedRule) error {
 	if h.gc != nil {
 		h.gc.rule()
 	}
@@ -577,18 +616,21 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 		// an undeclared built-in comes back as a fresh chain
 		h.builtin(cmd.Chain, compat.VerdictAccept, compat.Counters{}, rc.Line)
 	}
-	for _, r := range cmd.Rules {
+	if len(pre) != len(cmd.Rules) {
+		pre = prepareRules(t.Name, cmd, rc.Line)
+	}
+	for i, r := range cmd.Rules {
 		rs := &RuleState{Rule: r, Line: rc.Line}
-		if err := h.appendRule(cmd.Chain, rs); err != nil {
+		if err := h.appendRule(cmd.Chain, rs, &pre[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
-	exact := compat.ExactSpec(rs.Rule)
-	rspec, err := ruleSpecText(h.section.Name, chain, rs, exact)
+// appendRule adds rule rs of chain, translated as pre.
+func (h *restoreHandler) appendRule(chain string, rs *RuleState, pre *preparedRule) error {
+	exact, rspec, err := pre.exact, pre.spec, pre.err
 	if h.bl.refuse(err, rs, chain, kernel.OpRuleAppend) {
 		return nil
 	}
