@@ -128,7 +128,7 @@ func parseAhead(in io.Reader, ro compat.RestoreOptions, h compat.RestoreHandler)
 // of a 100k restore's peak).
 const (
 	aheadChunks   = 4
-	aheadChunkLen = 64
+	aheadChunkLen = 32
 )
 
 type eventKind uint8

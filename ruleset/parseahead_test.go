@@ -103,7 +103,13 @@ func (r *prepRecorder) prepare(ev *parseEvent) {
 
 func (r *prepRecorder) preparedCommand(t *compat.RestoreTable, rc compat.RestoreCmd, pre []preparedRule) error {
 	if rc.Cmd.Op == compat.OpAppend {
-		want := prepareRules(t.Name, rc.Cmd, rc.Line)
+		// as the handler translated them before: no encoding, the digest
+		// taken over kernel.AppendListed's form
+		want := make([]preparedRule, len(rc.Cmd.Rules))
+		for i, rule := range rc.Cmd.Rules {
+			want[i].exact = compat.ExactSpec(rule)
+			want[i].spec, want[i].err = ruleSpecText(t.Name, rc.Cmd.Chain, &RuleState{Rule: rule, Line: rc.Line}, want[i].exact)
+		}
 		if len(pre) != len(want) {
 			r.t.Errorf("line %d: %d rules prepared, want %d", rc.Line, len(pre), len(want))
 		}
@@ -111,6 +117,9 @@ func (r *prepRecorder) preparedCommand(t *compat.RestoreTable, rc compat.Restore
 			p, w := pre[i], want[i]
 			if p.exact != w.exact || fmt.Sprint(p.err) != fmt.Sprint(w.err) || len(p.spec.Exprs) != len(w.spec.Exprs) || !bytes.Equal(p.spec.UserData, w.spec.UserData) {
 				r.t.Errorf("line %d: prepared %q %v %d exprs, want %q %v %d", rc.Line, p.exact, p.err, len(p.spec.Exprs), w.exact, w.err, len(w.spec.Exprs))
+			}
+			if p.err == nil && p.spec.Encoded == nil {
+				r.t.Errorf("line %d: %q not encoded ahead", rc.Line, p.exact)
 			}
 		}
 	}

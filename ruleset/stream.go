@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/xdptables/xdptables/compat"
@@ -546,6 +547,7 @@ type preparedRule struct {
 	exact string // compat.ExactSpec
 	spec  kernel.RuleSpec
 	err   error
+	buf   *[]byte // from encodedBufs, holding spec.Encoded
 }
 
 // prepare translates the rules of an -A line of a streamed section, as
@@ -564,9 +566,29 @@ func prepareRules(table string, cmd *compat.Command, line int) []preparedRule {
 	for i, r := range cmd.Rules {
 		p := &pre[i]
 		p.exact = compat.ExactSpec(r)
-		p.spec, p.err = ruleSpecText(table, cmd.Chain, &RuleState{Rule: r, Line: line}, p.exact)
+		buf := encodedBufs.Get().(*[]byte)
+		p.spec, p.err = ruleSpecEncoded(table, cmd.Chain, &RuleState{Rule: r, Line: line}, p.exact, (*buf)[:0])
+		if p.spec.Encoded != nil {
+			*buf, p.buf = p.spec.Encoded, buf // (grown, maybe)
+		} else {
+			encodedBufs.Put(buf)
+		}
 	}
 	return pre
+}
+
+// encodedBufs are the buffers prepareRules encodes rules into: each goes
+// back once the handler has copied its rule into the batch (put), so that
+// a restore's rules do not leave their encodings to the collector.
+var encodedBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// putEncoded gives pre's encoding buffer back to encodedBufs.
+func (pre *preparedRule) putEncoded() {
+	if pre.buf != nil && cap(*pre.buf) <= 64<<10 {
+		*pre.buf = (*pre.buf)[:0]
+		encodedBufs.Put(pre.buf)
+	}
+	pre.buf, pre.spec.Encoded = nil, nil
 }
 
 // preparedCommand is Command with the line's rules translated ahead
@@ -639,6 +661,7 @@ func (h *restoreHandler) appendRule(chain string, rs *RuleState, pre *preparedRu
 	}
 	chain, kname := h.chainNames(chain)
 	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
+	pre.putEncoded()
 	if t := h.section.Name; h.bl.ix.rebuilding(t) && h.indexed(t, chain) {
 		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyTextExact(rs.Rule, exact)), 0, h.bl.b.Handles())
 	}

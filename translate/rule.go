@@ -433,9 +433,24 @@ func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr
 // UserDataForText is UserDataFor for a caller that has r's exact text
 // (compat.ExactSpec) at hand.
 func UserDataForText(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any, spec string) ([]byte, error) {
+	ud, _, err := userDataEncoding(f, table, chain, r, es, spec, nil)
+	return ud, err
+}
+
+// UserDataEncoding is UserDataForText that also encodes es as a batch
+// sends them, appended to sent (kernel.EncodeRuleExprs), in the same
+// pass that takes the digest: sent is returned as it was when es are
+// left for the batch to encode.
+func UserDataEncoding(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any, spec string, sent []byte) (ud, _ []byte, err error) {
+	return userDataEncoding(f, table, chain, r, es, spec, sent)
+}
+
+// userDataEncoding is UserDataForText, and UserDataEncoding when sent is
+// not nil.
+func userDataEncoding(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any, spec string, sent []byte) (_, _ []byte, err error) {
 	ud, err := userData(spec)
 	if err != nil || len(ud)+2+digestRecLen > maxUserdata {
-		return ud, err
+		return ud, sent, err
 	}
 	var flags byte
 	if compat.ExactIsCanonical(r) {
@@ -451,15 +466,21 @@ func UserDataForText(f compat.Family, table, chain string, r *compat.Rule, es []
 	bp := digestBufs.Get().(*[]byte)
 	defer putDigestBuf(bp)
 	b := digestInput((*bp)[:0], f, table, chain, ud, flags)
-	b, ok := kernel.AppendListed(b, kernel.Family(f), es)
+	ok := false
+	if sent != nil {
+		sent, b, ok = kernel.EncodeRuleExprs(sent, b, kernel.Family(f), es)
+	}
+	if !ok {
+		b, ok = kernel.AppendListed(b, kernel.Family(f), es)
+	}
 	*bp = b
 	if !ok {
-		return ud, nil
+		return ud, sent, nil
 	}
 	sum := sha256.Sum256(b)
 	ud = append(ud, udDigest, digestRecLen)
 	ud = append(ud, sum[:digestLen]...)
-	return append(ud, flags), nil
+	return append(ud, flags), sent, nil
 }
 
 // The digest record: digestLen bytes of the SHA-256 of digestInput and
