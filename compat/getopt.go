@@ -109,23 +109,31 @@ func (g *getopt) long(spec string, longs []LongOpt) goResult {
 	name, val, hasVal := strings.Cut(spec, "=")
 	var found *LongOpt
 	ambiguous, exact := false, false
+	// the first option of that very name wins: most words are one, found
+	// by comparing names alone; abbreviations take the scan below
 	for _, list := range [2][]LongOpt{g.base, longs} {
 		for i := range list {
-			lo := &list[i]
-			if lo.Name == name {
-				found, ambiguous, exact = lo, false, true
+			if list[i].Name == name {
+				found, exact = &list[i], true
 				break
 			}
-			if strings.HasPrefix(lo.Name, name) {
+		}
+		if exact {
+			break
+		}
+	}
+	for _, list := range [2][]LongOpt{g.base, longs} {
+		if exact {
+			break
+		}
+		for i := range list {
+			if lo := &list[i]; strings.HasPrefix(lo.Name, name) {
 				if found == nil {
 					found = lo
 				} else if found.HasArg != lo.HasArg || found.Val != lo.Val || found.Ext != lo.Ext || found.ID != lo.ID {
 					ambiguous = true
 				}
 			}
-		}
-		if exact {
-			break
 		}
 	}
 	if found == nil || ambiguous {
