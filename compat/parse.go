@@ -92,8 +92,11 @@ var baseLongOpts = []LongOpt{
 // iptablesShortOpts is the short option table of iptables' optstring.
 var iptablesShortOpts = shortOpts("A:C:D:E:F::I:L::M:N:P:VX::Z::c:d:i:j:o:p:s:t:R:S::W::46bfg:h::m:nvw::x")
 
-func shortOpts(spec string) map[byte]int {
-	m := map[byte]int{}
+func shortOpts(spec string) *shortTable {
+	t := new(shortTable)
+	for i := range t {
+		t[i] = -1
+	}
 	for i := 0; i < len(spec); i++ {
 		c := spec[i]
 		n := 0
@@ -101,16 +104,9 @@ func shortOpts(spec string) map[byte]int {
 			n++
 			i++
 		}
-		switch n {
-		case 0:
-			m[c] = NoArg
-		case 1:
-			m[c] = RequiredArg
-		default:
-			m[c] = OptionalArg
-		}
+		t[c] = int8([3]int{NoArg, RequiredArg, OptionalArg}[min(n, 2)])
 	}
-	return m
+	return t
 }
 
 // Special results of Parse that are not errors.
