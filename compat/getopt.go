@@ -34,7 +34,7 @@ type getopt struct {
 	args      []string
 	optind    int
 	nextchar  string
-	shortArgs map[byte]int // short option -> NoArg/RequiredArg/OptionalArg
+	shortArgs *shortTable
 }
 
 // Results of getopt.next.
@@ -44,6 +44,12 @@ const (
 	goMissing   = ':'
 	goUnknown   = '?'
 )
+
+// shortTable is an optstring as a table: for each byte, the argument
+// its short option takes (NoArg, RequiredArg, OptionalArg), -1 when it
+// is none (a table, not a map: every option word of every rule line of a
+// restore looks a letter up).
+type shortTable [256]int8
 
 type goResult struct {
 	c      int      // option character, goNonOption, goMissing, goUnknown, goEnd, or 0 for a long option
@@ -76,8 +82,8 @@ func (g *getopt) next(longs []LongOpt) goResult {
 	}
 	ch := g.nextchar[0]
 	g.nextchar = g.nextchar[1:]
-	has, ok := g.shortArgs[ch]
-	if !ok {
+	has := int(g.shortArgs[ch])
+	if has < 0 {
 		return goResult{c: goUnknown, optopt: ch}
 	}
 	switch has {
@@ -109,23 +115,31 @@ func (g *getopt) long(spec string, longs []LongOpt) goResult {
 	name, val, hasVal := strings.Cut(spec, "=")
 	var found *LongOpt
 	ambiguous, exact := false, false
+	// the first option of that very name wins: most words are one, found
+	// by comparing names alone; abbreviations take the scan below
 	for _, list := range [2][]LongOpt{g.base, longs} {
 		for i := range list {
-			lo := &list[i]
-			if lo.Name == name {
-				found, ambiguous, exact = lo, false, true
+			if list[i].Name == name {
+				found, exact = &list[i], true
 				break
 			}
-			if strings.HasPrefix(lo.Name, name) {
+		}
+		if exact {
+			break
+		}
+	}
+	for _, list := range [2][]LongOpt{g.base, longs} {
+		if exact {
+			break
+		}
+		for i := range list {
+			if lo := &list[i]; strings.HasPrefix(lo.Name, name) {
 				if found == nil {
 					found = lo
 				} else if found.HasArg != lo.HasArg || found.Val != lo.Val || found.Ext != lo.Ext || found.ID != lo.ID {
 					ambiguous = true
 				}
 			}
-		}
-		if exact {
-			break
 		}
 	}
 	if found == nil || ambiguous {
@@ -185,16 +199,7 @@ func ParseCLI(prog, optstring string, longs []LongOpt, args []string) ([]CLIOpti
 // it looks like a value (iptables' xs_has_arg): iptables-restore's -w
 // and -W, which its optstring declares without arguments, skip it so.
 func ParseCLIValued(prog, optstring string, longs []LongOpt, args []string, valued string) ([]CLIOption, []string, string) {
-	g := getopt{args: args, shortArgs: map[byte]int{}}
-	for i := 0; i < len(optstring); i++ {
-		c := optstring[i]
-		n := 0
-		for i+1 < len(optstring) && optstring[i+1] == ':' {
-			n++
-			i++
-		}
-		g.shortArgs[c] = [3]int{NoArg, RequiredArg, OptionalArg}[min(n, 2)]
-	}
+	g := getopt{args: args, shortArgs: shortOpts(optstring)}
 	var opts []CLIOption
 	var operands []string
 	for {

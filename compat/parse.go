@@ -92,8 +92,11 @@ var baseLongOpts = []LongOpt{
 // iptablesShortOpts is the short option table of iptables' optstring.
 var iptablesShortOpts = shortOpts("A:C:D:E:F::I:L::M:N:P:VX::Z::c:d:i:j:o:p:s:t:R:S::W::46bfg:h::m:nvw::x")
 
-func shortOpts(spec string) map[byte]int {
-	m := map[byte]int{}
+func shortOpts(spec string) *shortTable {
+	t := new(shortTable)
+	for i := range t {
+		t[i] = -1
+	}
 	for i := 0; i < len(spec); i++ {
 		c := spec[i]
 		n := 0
@@ -101,16 +104,9 @@ func shortOpts(spec string) map[byte]int {
 			n++
 			i++
 		}
-		switch n {
-		case 0:
-			m[c] = NoArg
-		case 1:
-			m[c] = RequiredArg
-		default:
-			m[c] = OptionalArg
-		}
+		t[c] = int8([3]int{NoArg, RequiredArg, OptionalArg}[min(n, 2)])
 	}
-	return m
+	return t
 }
 
 // Special results of Parse that are not errors.
@@ -145,13 +141,16 @@ type ParseOptions struct {
 }
 
 type parser struct {
-	f       Family
-	o       ParseOptions
-	cmd     *Command
-	g       getopt
-	longs   []LongOpt
-	spare   []LongOpt // the room of the list before longs (mergeOptions)
-	optArg  OptArg    // what extOption gives an extension, one at a time
+	f     Family
+	o     ParseOptions
+	cmd   *Command
+	g     getopt
+	longs []LongOpt
+	spare []LongOpt // the room of the list before longs (mergeOptions)
+	// loaded holds the extensions of the line (newExt), reused from line
+	// to line: nothing outside the parser points at a loadedExt
+	loaded  []loadedExt
+	optArg  OptArg // what extOption gives an extension, one at a time
 	options int
 	invert  bool
 	// keepInvert is set while handling a "!" word.
@@ -197,11 +196,12 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 // release clears p, keeping the room of its lists, and returns it to
 // parsers.
 func (p *parser) release() {
-	longs, spare, exts := p.longs[:cap(p.longs)], p.spare[:cap(p.spare)], p.exts[:cap(p.exts)]
+	longs, spare, exts, loaded := p.longs[:cap(p.longs)], p.spare[:cap(p.spare)], p.exts[:cap(p.exts)], p.loaded[:cap(p.loaded)]
 	clear(longs)
 	clear(spare)
 	clear(exts)
-	*p = parser{longs: longs[:0], spare: spare[:0], exts: exts[:0]}
+	clear(loaded)
+	*p = parser{longs: longs[:0], spare: spare[:0], exts: exts[:0], loaded: loaded[:0]}
 	parsers.Put(p)
 }
 
@@ -795,8 +795,23 @@ func (p *parser) loadMatch(name string) error {
 	return err
 }
 
+// newExt returns a new extension instance of the line, from the room
+// of p.loaded while it lasts (growing it would move the instances that
+// p.exts and p.longs point at).
+func (p *parser) newExt(spec *ExtSpec) *loadedExt {
+	if p.loaded == nil {
+		p.loaded = make([]loadedExt, 0, 8)
+	}
+	if len(p.loaded) == cap(p.loaded) {
+		return &loadedExt{spec: spec, name: spec.Name}
+	}
+	p.loaded = append(p.loaded, loadedExt{spec: spec, name: spec.Name})
+	return &p.loaded[len(p.loaded)-1]
+}
+
 func (p *parser) addMatch(spec *ExtSpec, name string) (*loadedExt, error) {
-	l := &loadedExt{spec: spec, name: spec.Name, match: spec.NewMatch(p.f)}
+	l := p.newExt(spec)
+	l.match = spec.NewMatch(p.f)
 	p.probeLoad(spec.Name, l.match, false)
 	p.exts = append(p.exts, l)
 	p.rule.Matches = append(p.rule.Matches, l.match)
@@ -847,7 +862,8 @@ func (p *parser) jump(name string) error {
 		}
 		return nil
 	}
-	l := &loadedExt{spec: spec, name: spec.Name, target: spec.NewTarget(p.f)}
+	l := p.newExt(spec)
+	l.target = spec.NewTarget(p.f)
 	if w, ok := l.target.(loadWarner); ok {
 		if _, done := loadWarned.LoadOrStore(spec.Name, true); !done {
 			p.warn(w.LoadWarning())
@@ -907,7 +923,7 @@ func (p *parser) extOption(lo *LongOpt, arg string, hasArg bool) error {
 	// no extension keeps its OptArg past its Parse: one in the parser does
 	oa := &p.optArg
 	*oa = OptArg{Def: def, Arg: arg, HasArg: hasArg, Invert: p.invert, Rule: p.rule,
-		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.warn, lookupSets: p.o.LookupSets}
+		Family: p.f, Table: p.cmd.Table, Ext: l.name, g: &p.g, warn: p.o.Warn, lookupSets: p.o.LookupSets}
 	return l.parse(oa)
 }
 

@@ -132,6 +132,9 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 		cur  *RestoreTable
 		skip bool // inside a section -T excludes
 		n    int
+		// words is the room of each rule line's words: nothing keeps
+		// the list past the line's Parse (only the words themselves)
+		words []string
 	)
 	fail := func(err error) error { return &RestoreError{Line: n, Err: err} }
 	br := bufio.NewReaderSize(r, 64*1024)
@@ -195,7 +198,7 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 		}
 		// with its newline: a quote left open takes it into the last
 		// word, as iptables-restore's tokenizer does
-		cmd, err := parseRestoreRule(raw, n, cur.Name, o)
+		cmd, err := parseRestoreRule(raw, n, cur.Name, o, &words)
 		if err == ErrSkipLine {
 			continue
 		}
@@ -270,7 +273,9 @@ func parseBracketCounters(s string) (Counters, bool) {
 	return Counters{Packets: pv, Bytes: bv}, true
 }
 
-func parseRestoreRule(line string, n int, table string, o RestoreOptions) (*Command, error) {
+// parseRestoreRule parses a rule line; *room is where its words may go
+// (see restoreWordsIn), kept for the next line.
+func parseRestoreRule(line string, n int, table string, o RestoreOptions, room *[]string) (*Command, error) {
 	start := line
 	var pcnt, bcnt string
 	if line[0] == '[' {
@@ -286,7 +291,8 @@ func parseRestoreRule(line string, n int, table string, o RestoreOptions) (*Comm
 		}
 		start = line[end+1:]
 	}
-	words := RestoreWords(start)
+	words := restoreWordsIn((*room)[:0], start)
+	defer func() { *room = words; clear(words) }()
 	args := words
 	extra := 0
 	if o.Counters && pcnt != "" {
@@ -331,9 +337,18 @@ func checkRestoreArgs(words []string, extra int) error {
 // word), a backslash inside quotes takes the next character literally.
 // Single quotes are ordinary characters.
 func RestoreWords(s string) []string {
+	return restoreWordsIn(nil, s)
+}
+
+// restoreWordsIn is RestoreWords with the words appended to words[:0]
+// (its room reused where it can be).
+func restoreWordsIn(words []string, s string) []string {
+	if words == nil {
+		words = make([]string, 0, 16)
+	}
+	words = words[:0]
 	if strings.IndexByte(s, '"') < 0 {
 		// no quotes: the words are substrings of s
-		words := make([]string, 0, 16)
 		start := -1
 		for i := 0; i < len(s); i++ {
 			if c := s[i]; c == ' ' || c == '\t' || c == '\n' {
@@ -351,7 +366,7 @@ func RestoreWords(s string) []string {
 		return words
 	}
 	if strings.IndexByte(s, '\\') < 0 {
-		if words, ok := quotedWords(s); ok {
+		if words, ok := quotedWords(words, s); ok {
 			return words
 		}
 	}
@@ -361,8 +376,8 @@ func RestoreWords(s string) []string {
 // quotedWords is RestoreWords for a line without backslashes whose
 // quotes open only at the start of a word (the rule texts xdptables
 // prints): the words are substrings of s. ok is false for other lines.
-func quotedWords(s string) (words []string, ok bool) {
-	words = make([]string, 0, 16)
+func quotedWords(words []string, s string) (_ []string, ok bool) {
+	words = words[:0]
 	start := -1
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {

@@ -102,6 +102,11 @@ type RuleSpec struct {
 	// Compat is sent as NFTA_RULE_COMPAT. xtables matches and targets run
 	// through nft_compat need it when they check the layer-4 protocol.
 	Compat *RuleCompat
+	// Encoded, when set, is Exprs as EncodeRuleExprs encoded them for
+	// family EncodedFamily: the batch copies it instead of encoding
+	// Exprs again (when the rule goes to another family, it does).
+	Encoded       []byte
+	EncodedFamily Family
 }
 
 // RuleCompat is the protocol information xtables extensions check.
@@ -472,7 +477,11 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 		op.Handle = pos
 	}
 	idx := b.addOp(op)
-	exprs := b.prepareExprs(idx, fam, r.Exprs)
+	encoded := r.Encoded != nil && r.EncodedFamily == fam
+	exprs := r.Exprs
+	if !encoded {
+		exprs = b.prepareExprs(idx, fam, r.Exprs)
+	}
 	off := b.msg(idx, unix.NFT_MSG_NEWRULE, flags, fam)
 	b.e.str(unix.NFTA_RULE_TABLE, TableName)
 	b.e.str(unix.NFTA_RULE_CHAIN, chain)
@@ -484,7 +493,11 @@ func (b *Batch) rule(kind OpKind, fam Family, chain string, flags uint16, pos, h
 	if pos != 0 {
 		b.e.u64(unix.NFTA_RULE_POSITION, pos)
 	}
-	if err := b.exprList(fam, exprs); err != nil {
+	if encoded {
+		n := b.e.nest(unix.NFTA_RULE_EXPRESSIONS)
+		copy(b.e.extend(len(r.Encoded)), r.Encoded)
+		b.e.endNest(n)
+	} else if err := b.exprList(fam, exprs); err != nil {
 		b.e.end(off)
 		return b.fail(idx, err)
 	}

@@ -37,18 +37,57 @@ func AppendListed(dst []byte, fam Family, exprs []expr.Any) (_ []byte, ok bool) 
 			return dst[:start], false
 		}
 		clearNested(dst[start:])
-		switch v := x.(type) {
-		case *expr.Cmp, *expr.Meta, *expr.Verdict, *expr.Immediate, *expr.Range, *expr.Match, *expr.Target:
-			// listed as sent
-		case *expr.Payload:
-			if v.OperationType != expr.PayloadLoad {
-				dst = listedForm(dst, start)
-			}
-		default:
-			dst = listedForm(dst, start)
-		}
+		dst = listedFormOf(dst, start, x)
 	}
 	return dst, true
+}
+
+// listedFormOf is listedForm for the element of x at dst[start:], for
+// the kinds the kernel does not list as they were sent.
+func listedFormOf(dst []byte, start int, x expr.Any) []byte {
+	switch v := x.(type) {
+	case *expr.Cmp, *expr.Meta, *expr.Verdict, *expr.Immediate, *expr.Range, *expr.Match, *expr.Target:
+		// listed as sent
+	case *expr.Payload:
+		if v.OperationType != expr.PayloadLoad {
+			return listedForm(dst, start)
+		}
+	default:
+		return listedForm(dst, start)
+	}
+	return dst
+}
+
+// EncodeRuleExprs encodes a rule's expressions once for both of their
+// uses: it appends to sent the NFTA_RULE_EXPRESSIONS elements a Batch
+// sends for them (RuleSpec.Encoded), and to listed what AppendListed
+// appends. ok is false, and nothing is appended, when exprs hold
+// expressions only a Batch encodes (anonymous maps, bound chains, sets it
+// makes sure of) or one that does not encode: the caller then uses
+// AppendListed and leaves the encoding to the Batch. sent must start at
+// a multiple of 4 bytes.
+func EncodeRuleExprs(sent, listed []byte, fam Family, exprs []expr.Any) (_, _ []byte, ok bool) {
+	listed = pad4(listed)
+	s0, l0 := len(sent), len(listed)
+	for _, x := range exprs {
+		switch x.(type) {
+		case AnonMap, BoundChain, EnsuredLookup, DroppingDynset, boundJump:
+			return sent[:s0], listed[:l0], false
+		}
+		start := len(sent)
+		var err error
+		if sent, err = AppendExpr(sent, fam, x); err != nil {
+			return sent[:s0], listed[:l0], false
+		}
+		if _, ok := x.(*expr.Counter); ok {
+			continue
+		}
+		at := len(listed)
+		listed = append(listed, sent[start:]...)
+		clearNested(listed[at:])
+		listed = listedFormOf(listed, at, x)
+	}
+	return sent, listed, true
 }
 
 // AppendListed appends the rule's expression elements as the kernel

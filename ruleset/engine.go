@@ -1026,6 +1026,13 @@ func ruleSpec(table, chain string, r *RuleState) (kernel.RuleSpec, error) {
 // ruleSpecText is ruleSpec with the rule's exact text (compat.ExactSpec)
 // at hand.
 func ruleSpecText(table, chain string, r *RuleState, exact string) (kernel.RuleSpec, error) {
+	return ruleSpecEncoded(table, chain, r, exact, nil)
+}
+
+// ruleSpecEncoded is ruleSpecText that, with sent not nil, has the rule's
+// expressions encoded into sent's room as a batch sends them
+// (RuleSpec.Encoded), where they can be.
+func ruleSpecEncoded(table, chain string, r *RuleState, exact string, sent []byte) (kernel.RuleSpec, error) {
 	es, err := translate.ExprsIn(table, chain, r.Rule)
 	if kr := (*compat.KernelRefusal)(nil); errors.As(err, &kr) {
 		return kernel.RuleSpec{}, kr // reported with the kernel's refusals (builder.refuse)
@@ -1039,11 +1046,14 @@ func ruleSpecText(table, chain string, r *RuleState, exact string) (kernel.RuleS
 		}
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
-	ud, err := translate.UserDataForText(r.Rule.Family, table, chain, r.Rule, es, exact)
+	ud, sent, err := translate.UserDataEncoding(r.Rule.Family, table, chain, r.Rule, es, exact, sent)
 	if err != nil {
 		return kernel.RuleSpec{}, lineErr(r.Line, compat.Errorf(compat.StatusOther, "%v", err))
 	}
 	spec := kernel.RuleSpec{Exprs: es, UserData: ud}
+	if len(sent) > 0 {
+		spec.Encoded, spec.EncodedFamily = sent, kernel.Family(r.Rule.Family)
+	}
 	if hasXtables(es) {
 		spec.Compat = ruleCompat(r.Rule)
 	}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
+	"maps"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/xdptables/xdptables/compat"
@@ -70,7 +72,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if err != nil {
 			return kernelReadError(err)
 		}
-		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
+		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, prepared: maps.Clone(streamable), rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.Conn.Check}}
 		if ro.Echo != nil {
 			h.echoLen, h.echoAt = echoed.Len, map[int]int{}
@@ -359,15 +361,19 @@ type restoreHandler struct {
 	o          RestoreOptions
 	echo       func(string) // --verbose output, or nil
 	streamable map[int]bool
-	rules      *chainCounts
-	bl         *builder
-	gc         *gcPacer         // nil: leave the collector alone
-	views      map[string]*View // sections that go through a View
-	viewAdded  map[string]bool  // views the builder has added to the batch
-	s          *streamState     // the section being streamed
-	section    *compat.RestoreTable
-	sections   []*compat.RestoreTable
-	last       chainNamesOf // see chainNames
+	// prepared: the sections whose -A lines are translated ahead
+	// (prepare): the streamable ones as the scan of the file found
+	// them, which the parse does not change (streamable does)
+	prepared  map[int]bool
+	rules     *chainCounts
+	bl        *builder
+	gc        *gcPacer         // nil: leave the collector alone
+	views     map[string]*View // sections that go through a View
+	viewAdded map[string]bool  // views the builder has added to the batch
+	s         *streamState     // the section being streamed
+	section   *compat.RestoreTable
+	sections  []*compat.RestoreTable
+	last      chainNamesOf // see chainNames
 	// echoLen is the length of the --verbose output so far (nil without
 	// it), echoAt that length at each section's COMMIT line
 	echoLen func() int
@@ -533,6 +539,61 @@ func (s *streamState) fail(err error) {
 }
 
 func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) error {
+	return h.preparedCommand(t, rc, nil)
+}
+
+// preparedRule is a rule of an -A line as prepare translates it ahead.
+type preparedRule struct {
+	exact string // compat.ExactSpec
+	spec  kernel.RuleSpec
+	err   error
+	buf   *[]byte // from encodedBufs, holding spec.Encoded
+}
+
+// prepare translates the rules of an -A line of a streamed section, as
+// appendRule would, off the handler's goroutine (see parseAhead). It
+// reads only the line and h.prepared.
+func (h *restoreHandler) prepare(ev *parseEvent) {
+	cmd := ev.rc.Cmd
+	if cmd.Op != compat.OpAppend || !h.prepared[ev.t.Line] {
+		return
+	}
+	ev.pre = prepareRules(ev.t.Name, cmd, ev.rc.Line)
+}
+
+func prepareRules(table string, cmd *compat.Command, line int) []preparedRule {
+	pre := make([]preparedRule, len(cmd.Rules))
+	for i, r := range cmd.Rules {
+		p := &pre[i]
+		p.exact = compat.ExactSpec(r)
+		buf := encodedBufs.Get().(*[]byte)
+		p.spec, p.err = ruleSpecEncoded(table, cmd.Chain, &RuleState{Rule: r, Line: line}, p.exact, (*buf)[:0])
+		if p.spec.Encoded != nil {
+			*buf, p.buf = p.spec.Encoded, buf // (grown, maybe)
+		} else {
+			encodedBufs.Put(buf)
+		}
+	}
+	return pre
+}
+
+// encodedBufs are the buffers prepareRules encodes rules into: each goes
+// back once the handler has copied its rule into the batch (put), so that
+// a restore's rules do not leave their encodings to the collector.
+var encodedBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// putEncoded gives pre's encoding buffer back to encodedBufs.
+func (pre *preparedRule) putEncoded() {
+	if pre.buf != nil && cap(*pre.buf) <= 64<<10 {
+		*pre.buf = (*pre.buf)[:0]
+		encodedBufs.Put(pre.buf)
+	}
+	pre.buf, pre.spec.Encoded = nil, nil
+}
+
+// preparedCommand is Command with the line's rules translated ahead
+// (pre, nil if they were not).
+func (h *restoreHandler) preparedCommand(t *compat.RestoreTable, rc compat.RestoreCmd, pre []preparedRule) error {
 	if h.gc != nil {
 		h.gc.rule()
 	}
@@ -577,18 +638,21 @@ func (h *restoreHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) e
 		// an undeclared built-in comes back as a fresh chain
 		h.builtin(cmd.Chain, compat.VerdictAccept, compat.Counters{}, rc.Line)
 	}
-	for _, r := range cmd.Rules {
+	if len(pre) != len(cmd.Rules) {
+		pre = prepareRules(t.Name, cmd, rc.Line)
+	}
+	for i, r := range cmd.Rules {
 		rs := &RuleState{Rule: r, Line: rc.Line}
-		if err := h.appendRule(cmd.Chain, rs); err != nil {
+		if err := h.appendRule(cmd.Chain, rs, &pre[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
-	exact := compat.ExactSpec(rs.Rule)
-	rspec, err := ruleSpecText(h.section.Name, chain, rs, exact)
+// appendRule adds rule rs of chain, translated as pre.
+func (h *restoreHandler) appendRule(chain string, rs *RuleState, pre *preparedRule) error {
+	exact, rspec, err := pre.exact, pre.spec, pre.err
 	if h.bl.refuse(err, rs, chain, kernel.OpRuleAppend) {
 		return nil
 	}
@@ -597,6 +661,7 @@ func (h *restoreHandler) appendRule(chain string, rs *RuleState) error {
 	}
 	chain, kname := h.chainNames(chain)
 	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
+	pre.putEncoded()
 	if t := h.section.Name; h.bl.ix.rebuilding(t) && h.indexed(t, chain) {
 		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyTextExact(rs.Rule, exact)), 0, h.bl.b.Handles())
 	}

@@ -59,8 +59,8 @@ func exprsIn(table, chain string, r *compat.Rule, fold bool) ([]expr.Any, error)
 	if r.Family == compat.IPv6 {
 		srcOff, dstOff = 8, 24
 	}
-	out = append(out, addrExprs(srcOff, r.Src, r.SrcInv)...)
-	out = append(out, addrExprs(dstOff, r.Dst, r.DstInv)...)
+	out = appendAddrExprs(out, srcOff, r.Src, r.SrcInv)
+	out = appendAddrExprs(out, dstOff, r.Dst, r.DstInv)
 	if r.Frag != compat.FragAny {
 		op := expr.CmpOpNeq
 		if r.Frag == compat.FragNone {
@@ -184,18 +184,28 @@ func foldProtoFragment(es []expr.Any, at int) []expr.Any {
 			// what follows would read the test's register
 			return es
 		}
-		folded := []expr.Any{
-			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 6, Len: 4},
-			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: []byte{0x1f, 0xff, 0, 0xff}, Xor: []byte{0, 0, 0, 0}},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0, 0, 0, pc.Data[0]}},
-		}
-		out := make([]expr.Any, 0, len(es)-2)
-		out = append(out, es[:at]...)
-		out = append(out, folded...)
-		out = append(out, es[at+2:j]...)
-		return append(out, es[j+3:]...)
+		f := &foldedTest{mask: [4]byte{0x1f, 0xff, 0, 0xff}, data: [4]byte{0, 0, 0, pc.Data[0]}}
+		f.load = expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 6, Len: 4}
+		f.and = expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: f.mask[:], Xor: f.xor[:]}
+		f.cmp = expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: f.data[:]}
+		// in place: the three expressions take the protocol test's two
+		// places and the first of the fragment test's three
+		copy(es[at+3:], es[at+2:j])
+		es[at], es[at+1], es[at+2] = &f.load, &f.and, &f.cmp
+		n := copy(es[j+1:], es[j+3:])
+		clear(es[j+1+n:])
+		return es[:j+1+n]
 	}
 	return es
+}
+
+// foldedTest is the expressions of foldProtoFragment's test and their
+// bytes, allocated together.
+type foldedTest struct {
+	load            expr.Payload
+	and             expr.Bitwise
+	cmp             expr.Cmp
+	mask, xor, data [4]byte
 }
 
 // foldable says whether r's protocol and first-fragment tests may be
@@ -281,6 +291,37 @@ func ifaceExprs(key expr.MetaKey, name string, inv bool) []expr.Any {
 		data = append(data, 0)
 	}
 	return []expr.Any{load, &expr.Cmp{Op: cmpOp(inv), Register: 1, Data: data}}
+}
+
+// addrTest is the expressions of a test of a byte-aligned prefix and
+// the bytes it compares, allocated together: most rules of a large
+// ruleset have one or two (one allocation instead of four each).
+type addrTest struct {
+	load expr.Payload
+	cmp  expr.Cmp
+	addr [16]byte
+}
+
+// appendAddrExprs appends addrExprs(off, n, inv) to out.
+func appendAddrExprs(out []expr.Any, off uint32, n compat.Net, inv bool) []expr.Any {
+	if n.IsAny() || !n.Addr.IsValid() {
+		return append(out, addrExprs(off, n, inv)...)
+	}
+	bits := n.Bits()
+	if bits <= 0 || bits%8 != 0 {
+		return append(out, addrExprs(off, n, inv)...)
+	}
+	t := &addrTest{}
+	if n.Addr.Is4() {
+		a := n.Addr.As4()
+		copy(t.addr[:], a[:])
+	} else {
+		t.addr = n.Addr.As16()
+	}
+	l := uint32(bits / 8)
+	t.load = expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: l}
+	t.cmp = expr.Cmp{Op: cmpOp(inv), Register: 1, Data: t.addr[:l:l]}
+	return append(out, &t.load, &t.cmp)
 }
 
 // addrExprs: a byte-aligned prefix loads only its bytes; other masks
@@ -392,9 +433,24 @@ func UserDataFor(f compat.Family, table, chain string, r *compat.Rule, es []expr
 // UserDataForText is UserDataFor for a caller that has r's exact text
 // (compat.ExactSpec) at hand.
 func UserDataForText(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any, spec string) ([]byte, error) {
+	ud, _, err := userDataEncoding(f, table, chain, r, es, spec, nil)
+	return ud, err
+}
+
+// UserDataEncoding is UserDataForText that also encodes es as a batch
+// sends them, appended to sent (kernel.EncodeRuleExprs), in the same
+// pass that takes the digest: sent is returned as it was when es are
+// left for the batch to encode.
+func UserDataEncoding(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any, spec string, sent []byte) (ud, _ []byte, err error) {
+	return userDataEncoding(f, table, chain, r, es, spec, sent)
+}
+
+// userDataEncoding is UserDataForText, and UserDataEncoding when sent is
+// not nil.
+func userDataEncoding(f compat.Family, table, chain string, r *compat.Rule, es []expr.Any, spec string, sent []byte) (_, _ []byte, err error) {
 	ud, err := userData(spec)
 	if err != nil || len(ud)+2+digestRecLen > maxUserdata {
-		return ud, err
+		return ud, sent, err
 	}
 	var flags byte
 	if compat.ExactIsCanonical(r) {
@@ -410,15 +466,21 @@ func UserDataForText(f compat.Family, table, chain string, r *compat.Rule, es []
 	bp := digestBufs.Get().(*[]byte)
 	defer putDigestBuf(bp)
 	b := digestInput((*bp)[:0], f, table, chain, ud, flags)
-	b, ok := kernel.AppendListed(b, kernel.Family(f), es)
+	ok := false
+	if sent != nil {
+		sent, b, ok = kernel.EncodeRuleExprs(sent, b, kernel.Family(f), es)
+	}
+	if !ok {
+		b, ok = kernel.AppendListed(b, kernel.Family(f), es)
+	}
 	*bp = b
 	if !ok {
-		return ud, nil
+		return ud, sent, nil
 	}
 	sum := sha256.Sum256(b)
 	ud = append(ud, udDigest, digestRecLen)
 	ud = append(ud, sum[:digestLen]...)
-	return append(ud, flags), nil
+	return append(ud, flags), sent, nil
 }
 
 // The digest record: digestLen bytes of the SHA-256 of digestInput and
