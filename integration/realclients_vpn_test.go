@@ -169,3 +169,71 @@ wg-quick down $D/wg/wgm0.conf; echo "down again rc=$?"`},
 		"`wgm0' already exists", "`wgm0' is not a WireGuard interface",
 		"[#] iptables-restore -n")
 }
+
+// TestRealStrongswanUpdown runs strongSwan 5.9.8's updown script
+// (/usr/lib/ipsec/_updown, sh, which charon runs as "_updown iptables"
+// for leftfirewall=yes) with the PLUTO_* environment charon gives it:
+// site-to-site tunnels with host access and IPComp (up-client,
+// down-client), a road warrior's virtual IP, two tunnels between the same
+// subnets told apart by their reqid only, hosts with a protocol, a port
+// and an ICMP type and code (up-host, down-host), and the same for IPv6;
+// a down for a tunnel that is no longer up. The script sets its own PATH
+// (/sbin:/bin:/usr/sbin:/usr/bin): the tracing wrappers and a logger that
+// prints what it would log are laid over /usr/sbin.
+func TestRealStrongswanUpdown(t *testing.T) {
+	netns.RequireRoot(t)
+	root := debsRoot(t, vpnCache, vpnPackages)
+	sides := newDMSides(t, "swan")
+	for _, s := range sides {
+		logger := "#!/bin/sh\necho \"logger $*\"\n"
+		if err := writeFiles(s.wrap, 0o755, map[string]string{"logger": logger}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prologue := func(s *dmSide) string {
+		return fmt.Sprintf(`mount -t overlay overlay -o lowerdir=%[1]s:/usr/sbin /usr/sbin || exit 99
+U=%[2]s/usr/lib/ipsec/_updown
+# what charon gives every call (PATH is the script's own)
+export PLUTO_VERSION=1.1 PLUTO_PROTO=esp PLUTO_MY_PORT=0 PLUTO_PEER_PORT=0 PLUTO_MY_PROTOCOL=0 PLUTO_PEER_PROTOCOL=0
+site4() { env PLUTO_CONNECTION=site PLUTO_INTERFACE=swext PLUTO_UNIQUEID=1 PLUTO_ME=203.0.113.1 PLUTO_MY_ID=gw1.example \
+	PLUTO_MY_CLIENT=198.18.70.0/24 PLUTO_PEER=203.0.113.2 PLUTO_PEER_ID=gw2.example PLUTO_PEER_CLIENT=198.18.71.0/24 "$@" $U iptables; echo "rc=$?"; }
+site6() { env PLUTO_CONNECTION=site6 PLUTO_INTERFACE=swext PLUTO_UNIQUEID=5 PLUTO_ME=2001:db8:1::1 PLUTO_MY_ID=gw1.example \
+	PLUTO_MY_CLIENT=2001:db8:70::/48 PLUTO_PEER=2001:db8:1::2 PLUTO_PEER_ID=gw2.example PLUTO_PEER_CLIENT=2001:db8:71::/48 "$@" $U iptables; echo "rc=$?"; }
+host4() { env PLUTO_CONNECTION=host PLUTO_INTERFACE=swext PLUTO_UNIQUEID=3 PLUTO_ME=203.0.113.1 PLUTO_MY_ID=gw1.example \
+	PLUTO_MY_CLIENT=203.0.113.1/32 PLUTO_PEER=203.0.113.9 PLUTO_PEER_ID=h9.example PLUTO_PEER_CLIENT=203.0.113.9/32 "$@" $U iptables; echo "rc=$?"; }
+host6() { env PLUTO_CONNECTION=host6 PLUTO_INTERFACE=swext PLUTO_UNIQUEID=7 PLUTO_ME=2001:db8:1::1 PLUTO_MY_ID=gw1.example \
+	PLUTO_MY_CLIENT=2001:db8:1::1/128 PLUTO_PEER=2001:db8:1::9 PLUTO_PEER_ID=h9.example PLUTO_PEER_CLIENT=2001:db8:1::9/128 "$@" $U iptables; echo "rc=$?"; }
+rw4() { env PLUTO_CONNECTION=rw PLUTO_INTERFACE=swext PLUTO_UNIQUEID=4 PLUTO_ME=198.51.100.20 PLUTO_MY_ID=laptop@example \
+	PLUTO_MY_SOURCEIP=198.18.72.5 PLUTO_MY_CLIENT=198.18.72.5/32 PLUTO_PEER=203.0.113.1 PLUTO_PEER_ID=gw1.example PLUTO_PEER_CLIENT=0.0.0.0/0 "$@" $U iptables; echo "rc=$?"; }
+`, s.wrap, root)
+	}
+	steps := []moreStep{
+		{name: "site-to-site up with host access and IPComp", script: "site4 PLUTO_VERB=up-client PLUTO_REQID=1 PLUTO_HOST_ACCESS=1 PLUTO_IPCOMP=1"},
+		{name: "a second tunnel between the same subnets, another reqid", script: "site4 PLUTO_VERB=up-client PLUTO_REQID=2 PLUTO_UNIQUEID=2"},
+		{name: "road warrior's virtual IP", script: "rw4 PLUTO_VERB=up-client PLUTO_REQID=4"},
+		{name: "hosts: tcp port, icmp type and code, udp both ports, ah", script: `host4 PLUTO_VERB=up-host PLUTO_REQID=3 PLUTO_MY_PROTOCOL=6 PLUTO_PEER_PROTOCOL=6 PLUTO_MY_PORT=22
+host4 PLUTO_VERB=up-host PLUTO_REQID=5 PLUTO_MY_PROTOCOL=1 PLUTO_PEER_PROTOCOL=1 PLUTO_MY_PORT=3 PLUTO_PEER_PORT=4
+host4 PLUTO_VERB=up-host PLUTO_REQID=6 PLUTO_PROTO=ah PLUTO_MY_PROTOCOL=17 PLUTO_PEER_PROTOCOL=17 PLUTO_MY_PORT=500 PLUTO_PEER_PORT=4500`},
+		{name: "IPv6 site with host access and IPComp, hosts with icmpv6 and tcp", script: `site6 PLUTO_VERB=up-client-v6 PLUTO_REQID=11 PLUTO_HOST_ACCESS=1 PLUTO_IPCOMP=1
+host6 PLUTO_VERB=up-host-v6 PLUTO_REQID=12 PLUTO_MY_PROTOCOL=58 PLUTO_PEER_PROTOCOL=58 PLUTO_MY_PORT=128
+host6 PLUTO_VERB=up-host-v6 PLUTO_REQID=13 PLUTO_MY_PROTOCOL=6 PLUTO_PEER_PROTOCOL=6 PLUTO_PEER_PORT=443`},
+		{name: "listed", script: "iptables -S; iptables -L -n -v --line-numbers; ip6tables -S; ip6tables -L -n --line-numbers"},
+		{name: "the first site tunnel down (the second stays)", script: "site4 PLUTO_VERB=down-client PLUTO_REQID=1 PLUTO_HOST_ACCESS=1 PLUTO_IPCOMP=1; iptables -S FORWARD"},
+		{name: "down again: no such rules", script: "site4 PLUTO_VERB=down-client PLUTO_REQID=1 PLUTO_HOST_ACCESS=1 PLUTO_IPCOMP=1"},
+		{name: "the rest down", script: `site4 PLUTO_VERB=down-client PLUTO_REQID=2 PLUTO_UNIQUEID=2
+rw4 PLUTO_VERB=down-client PLUTO_REQID=4
+host4 PLUTO_VERB=down-host PLUTO_REQID=3 PLUTO_MY_PROTOCOL=6 PLUTO_PEER_PROTOCOL=6 PLUTO_MY_PORT=22
+host4 PLUTO_VERB=down-host PLUTO_REQID=5 PLUTO_MY_PROTOCOL=1 PLUTO_PEER_PROTOCOL=1 PLUTO_MY_PORT=3 PLUTO_PEER_PORT=4
+host4 PLUTO_VERB=down-host PLUTO_REQID=6 PLUTO_PROTO=ah PLUTO_MY_PROTOCOL=17 PLUTO_PEER_PROTOCOL=17 PLUTO_MY_PORT=500 PLUTO_PEER_PORT=4500
+site6 PLUTO_VERB=down-client-v6 PLUTO_REQID=11 PLUTO_HOST_ACCESS=1 PLUTO_IPCOMP=1
+host6 PLUTO_VERB=down-host-v6 PLUTO_REQID=12 PLUTO_MY_PROTOCOL=58 PLUTO_PEER_PROTOCOL=58 PLUTO_MY_PORT=128
+host6 PLUTO_VERB=down-host-v6 PLUTO_REQID=13 PLUTO_MY_PROTOCOL=6 PLUTO_PEER_PROTOCOL=6 PLUTO_PEER_PORT=443`},
+	}
+	runMoreSteps(t, sides, false, dmStepLimit, prologue, nil, steps,
+		"-A FORWARD -s 198.18.71.0/24 -d 198.18.70.0/24 -i swext -m policy --dir in --pol ipsec --reqid 1 --proto esp -j ACCEPT",
+		"-A FORWARD -s 198.18.70.0/24 -d 198.18.71.0/24 -o swext -m policy --dir out --pol ipsec --reqid 2 --proto esp -j ACCEPT",
+		"-A INPUT -s 203.0.113.2/32 -d 203.0.113.1/32 -i swext -p ipencap -m policy --dir in --pol ipsec --reqid 1 --proto esp -j ACCEPT",
+		"--icmp-type 3/4", "--icmpv6-type 128", "-p ipv6 -m policy --dir in --pol ipsec --reqid 11 --proto esp -j ACCEPT",
+		"--reqid 6 --proto ah", "logger -t vpn -p local0.notice -- - gw2.example 198.18.71.0/24 == 203.0.113.2 -- 203.0.113.1 == 198.18.70.0/24",
+		"Bad rule (does a matching rule exist in that chain?)")
+}
