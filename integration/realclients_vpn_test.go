@@ -22,14 +22,21 @@ import (
 //   - strongSwan's updown script (_updown, strongswan-libcharon):
 //     up-client, down-client, up-host, down-host for IPv4 and IPv6, with
 //     its -m policy --dir in --pol ipsec --reqid N --proto esp rules
-//     inserted and deleted by exact spec.
+//     inserted and deleted by exact spec;
+//   - fwknopd (fwknop-server) with its client: single packet
+//     authorization requests that open ports and forward with DNAT for
+//     a few seconds, the rules' expiry (found by parsing iptables -L
+//     --line-numbers), a replayed request, --fw-list, --fw-flush.
 //
 // The packages come from Debian's mirrors into vpnCache; nothing is
 // installed and no service starts.
 
 const vpnCache = "/var/cache/xdptables-test/vpnclients"
 
-var vpnPackages = []string{"wireguard-tools", "wireguard-go", "strongswan-libcharon"}
+var vpnPackages = []string{"wireguard-tools", "wireguard-go", "strongswan-libcharon",
+	// fwknopd and its client, with the libraries they load (from
+	// LD_LIBRARY_PATH: nothing is installed)
+	"fwknop-server", "fwknop-client", "libfko3", "libgpgme11", "libassuan0", "libpcap0.8"}
 
 // WireGuard keys of the test (any 32 bytes are a private key; the peers'
 // public keys need no private key here: no handshake is made)
@@ -236,4 +243,99 @@ host6 PLUTO_VERB=down-host-v6 PLUTO_REQID=13 PLUTO_MY_PROTOCOL=6 PLUTO_PEER_PROT
 		"--icmp-type 3/4", "--icmpv6-type 128", "-p ipv6 -m policy --dir in --pol ipsec --reqid 11 --proto esp -j ACCEPT",
 		"--reqid 6 --proto ah", "logger -t vpn -p local0.notice -- - gw2.example 198.18.71.0/24 == 203.0.113.2 -- 203.0.113.1 == 198.18.70.0/24",
 		"Bad rule (does a matching rule exist in that chain?)")
+}
+
+// fwknop's keys in the test (the server's access.conf and the client's
+// options)
+const (
+	fwknopKey  = "ABEiM0RVZneImaq7zN3u/wARIjNEVWZ3iJmqu8zd7v8="
+	fwknopHMAC = "/+7dzLuqmYh3ZlVEMyIRAP/u3cy7qpmId2ZVRDMiEQA="
+)
+
+// fwknopEpoch is a time in seconds since 1970 (the expiry fwknopd puts
+// in its rules' comments and logs), fwknopPid a process id in its
+// messages, fwknopDate the time of a request in a replay's message.
+var (
+	fwknopEpoch = regexp.MustCompile(`(_exp_|expires at |expire time of )1\d{9}\b`)
+	fwknopPid   = regexp.MustCompile(`\(pid=\d+\)|\(\d+\)`)
+	fwknopDate  = regexp.MustCompile(`Entry created: \d\d/\d\d/\d\d \d\d:\d\d:\d\d`)
+)
+
+// TestRealFwknopd runs fwknopd 2.6.10 (C; fwknop-server) in UDP server
+// mode with forwarding and local NAT on, and its client fwknop: at start
+// it tests iptables -C and the comment match, makes its chains and jump
+// rules; a client's request opens tcp/22 for an address, another
+// forwards a port with DNAT, each with an _exp_TIME comment; after
+// FW_ACCESS_TIMEOUT it deletes them by the number it finds in iptables
+// -L CHAIN --line-numbers -n; a replayed request is refused; SIGTERM
+// (fwknopd -K) removes its chains. Then --fw-list, --fw-list-all and
+// --fw-flush on chains left over with rules of their own. fwknopd runs
+// /usr/sbin/iptables (compiled in): the tracing wrappers are laid over
+// /usr/sbin.
+func TestRealFwknopd(t *testing.T) {
+	netns.RequireRoot(t)
+	root := debsRoot(t, vpnCache, vpnPackages)
+	sides := newDMSides(t, "fwk")
+	for _, s := range sides {
+		conf := map[string]string{
+			"fwknopd.conf": "FWKNOP_RUN_DIR " + filepath.Join(s.dir, "run") + ";\nENABLE_IPT_FORWARDING Y;\nENABLE_IPT_LOCAL_NAT Y;\n",
+			"access.conf": "SOURCE ANY\nKEY_BASE64 " + fwknopKey + "\nHMAC_KEY_BASE64 " + fwknopHMAC +
+				"\nFW_ACCESS_TIMEOUT 3\nOPEN_PORTS tcp/22, udp/53, tcp/2222\n",
+		}
+		if err := writeFiles(filepath.Join(s.dir, "fwknop"), 0o600, conf); err != nil {
+			t.Fatal(err)
+		}
+		sideSh(t, s, `set -e
+ip link add fwk0 type veth peer name fwk1
+ip link set fwk0 up && ip link set fwk1 up
+ip addr add 198.18.80.1/24 dev fwk0
+ip addr add 198.18.81.1/24 dev fwk1`)
+	}
+	prologue := func(s *dmSide) string {
+		return fmt.Sprintf(`mount -t overlay overlay -o lowerdir=%[1]s:/usr/sbin /usr/sbin || exit 99
+D=%[2]s R=%[3]s
+mkdir -p $D/run $D/home || exit 99
+export HOME=$D/home LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu
+FWD="$R/usr/sbin/fwknopd -c $D/fwknop/fwknopd.conf -a $D/fwknop/access.conf"
+spa() { $R/usr/bin/fwknop -D 198.18.80.1 --use-hmac --key-base64-rijndael %[4]s --key-base64-hmac %[5]s "$@"; echo "client rc=$?"; }
+# until the log has N lines matching PATTERN (bounded: 20 s)
+waitlog() { i=0; while [ $(grep -c "$2" $D/fwknopd.log) -lt $1 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; }
+`, s.wrap, s.dir, root, fwknopKey, fwknopHMAC)
+	}
+	steps := []moreStep{
+		{name: "fwknopd: start, requests, expiry, replay, stop", script: `$FWD -f -U >$D/fwknopd.log 2>&1 &
+# until it listens on udp/62201
+i=0; while ! grep -q ':F2F9 ' /proc/net/udp && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+iptables-save | grep -v '^#'
+spa -A tcp/22 -a 198.18.80.5 --save-packet $D/spa.pkt
+spa -A tcp/2222 -a 198.18.80.6 -N 198.18.81.7:22
+waitlog 3 'expires at'
+$FWD --fw-list; echo "fw-list rc=$?"
+iptables-save | grep -v '^#'
+waitlog 3 'Removed rule'
+$FWD --fw-list; echo "fw-list rc=$?"
+# the first request again, as sent
+bash -c 'printf %s "$(cat "$0")" >/dev/udp/198.18.80.1/62201' $D/spa.pkt
+waitlog 1 'Replay'
+$FWD -K; echo "kill rc=$?"
+wait
+echo "--- fwknopd's log"; cat $D/fwknopd.log`},
+		{name: "left-over chains: --fw-list, --fw-list-all, --fw-flush", script: `iptables -N FWKNOP_INPUT && iptables -I INPUT -j FWKNOP_INPUT
+iptables -A FWKNOP_INPUT -s 198.51.100.9/32 -p tcp -m tcp --dport 22 -m comment --comment _exp_1700000000 -j ACCEPT
+iptables -A FWKNOP_INPUT -s 198.51.100.10/32 -p udp -m udp --dport 53 -j ACCEPT
+iptables -t nat -N FWKNOP_PREROUTING
+$FWD --fw-list; echo "fw-list rc=$?"
+$FWD --fw-list-all; echo "fw-list-all rc=$?"
+$FWD --fw-flush; echo "fw-flush rc=$?"
+$FWD --fw-list; echo "fw-list rc=$?"`},
+	}
+	norm := func(_ *dmSide, text string) string {
+		text = fwknopEpoch.ReplaceAllString(text, "${1}EPOCH")
+		text = fwknopDate.ReplaceAllString(text, "Entry created: DATE")
+		return fwknopPid.ReplaceAllString(text, "(PID)")
+	}
+	runMoreSteps(t, sides, false, dmStepLimit, prologue, norm, steps,
+		"-A FWKNOP_INPUT -s 198.18.80.5/32 -p tcp -m tcp --dport 22 -m comment --comment _exp_EPOCH -j ACCEPT",
+		"--to-destination 198.18.81.7:22", "iptables -t filter -C INPUT -s 127.0.0.2 -p udp -j ACCEPT",
+		"Removed rule", "Replay", "-A FWKNOP_INPUT -s 198.51.100.10/32 -p udp -m udp --dport 53 -j ACCEPT", "fw-flush rc=0")
 }
