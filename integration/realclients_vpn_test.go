@@ -2,8 +2,10 @@ package integration
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/xdptables/xdptables/integration/netns"
@@ -26,7 +28,10 @@ import (
 //   - fwknopd (fwknop-server) with its client: single packet
 //     authorization requests that open ports and forward with DNAT for
 //     a few seconds, the rules' expiry (found by parsing iptables -L
-//     --line-numbers), a replayed request, --fw-list, --fw-flush.
+//     --line-numbers), a replayed request, --fw-list, --fw-flush;
+//   - psad (Perl, with IPTables::ChainMgr and IPTables::Parse, which
+//     parse iptables -nL output): the analysis of a log of scans with
+//     auto-blocking and the blocks' timeout, --fw-list-auto, -F, -F -X.
 //
 // The packages come from Debian's mirrors into vpnCache; nothing is
 // installed and no service starts.
@@ -36,7 +41,10 @@ const vpnCache = "/var/cache/xdptables-test/vpnclients"
 var vpnPackages = []string{"wireguard-tools", "wireguard-go", "strongswan-libcharon",
 	// fwknopd and its client, with the libraries they load (from
 	// LD_LIBRARY_PATH: nothing is installed)
-	"fwknop-server", "fwknop-client", "libfko3", "libgpgme11", "libassuan0", "libpcap0.8"}
+	"fwknop-server", "fwknop-client", "libfko3", "libgpgme11", "libassuan0", "libpcap0.8",
+	// psad and the Perl modules it loads (from PERL5LIB)
+	"psad", "libiptables-chainmgr-perl", "libiptables-parse-perl", "libnetaddr-ip-perl", "libdate-calc-perl",
+	"libbit-vector-perl", "libcarp-clan-perl", "libnet-ip-perl", "libunix-syslog-perl", "whois"}
 
 // WireGuard keys of the test (any 32 bytes are a private key; the peers'
 // public keys need no private key here: no handshake is made)
@@ -338,4 +346,129 @@ $FWD --fw-list; echo "fw-list rc=$?"`},
 		"-A FWKNOP_INPUT -s 198.18.80.5/32 -p tcp -m tcp --dport 22 -m comment --comment _exp_EPOCH -j ACCEPT",
 		"--to-destination 198.18.81.7:22", "iptables -t filter -C INPUT -s 127.0.0.2 -p udp -j ACCEPT",
 		"Removed rule", "Replay", "-A FWKNOP_INPUT -s 198.51.100.10/32 -p udp -m udp --dport 53 -j ACCEPT", "fw-flush rc=0")
+}
+
+// psadTime is what differs in psad's output from run to run: clock
+// times, and the start time of a block in auto_blocked_iptables; and
+// psadPid the daemon's process id.
+var (
+	psadTime = regexp.MustCompile(`(^|\s)((Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d\d:\d\d:\d\d|1\d{9})\b`)
+	psadPid  = regexp.MustCompile(`pid: \d+`)
+)
+
+// TestRealPsad runs psad 2.4.6 (Perl; its iptables work is done by
+// IPTables::ChainMgr, which runs iptables and reads what it needs from
+// iptables -nL --line-numbers with IPTables::Parse) with the package's
+// psad.conf, changed to keep its files in the side's directory, to
+// auto-block at danger level 1 for 5 seconds, and to send no mail and no
+// syslog: the analysis of a log of scans (testdata/realclients/psad/
+// messages) with --analysis-auto-block, which blocks the scanners and,
+// after the timeout, unblocks them (the test lists the rules in between);
+// then blocks left behind: --fw-list-auto, --fw-analyze (whether the
+// policy logs what it drops) without and with LOG rules, -F, -F -X. The daemon is not
+// run: it lists the chains on a timer, and what those listings print
+// depends on when they come (--fw-block-ip without it only says so).
+func TestRealPsad(t *testing.T) {
+	netns.RequireRoot(t)
+	root := debsRoot(t, vpnCache, vpnPackages)
+	sides := newDMSides(t, "psad")
+	data, err := filepath.Abs("../testdata/realclients/psad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile(filepath.Join(root, "etc/psad/psad.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sides {
+		ir := filepath.Join(s.dir, "psad")
+		if err := os.CopyFS(filepath.Join(ir, "etc/psad"), os.DirFS(filepath.Join(root, "etc/psad"))); err != nil {
+			t.Fatal(err)
+		}
+		set := map[string]string{
+			"INSTALL_ROOT":           ir,
+			"HOSTNAME":               "xdpt-test",
+			"ENABLE_AUTO_IDS":        "Y",
+			"AUTO_IDS_DANGER_LEVEL":  "1",
+			"AUTO_BLOCK_TIMEOUT":     "5",
+			"ALERTING_METHODS":       "noemail,nosyslog",
+			"ENABLE_WHOIS_LOOKUPS":   "N",
+			"ENABLE_DNS_LOOKUPS":     "N",
+			"AUTO_DETECT_JOURNALCTL": "N",
+			"IPT_SYSLOG_FILE":        filepath.Join(s.dir, "messages"),
+			"CHECK_INTERVAL":         "1",
+		}
+		var out []string
+		for _, l := range strings.Split(string(conf), "\n") {
+			if k, _, ok := strings.Cut(l, " "); ok {
+				if v, ok := set[k]; ok {
+					l = fmt.Sprintf("%-27s %s;", k, v)
+					delete(set, k)
+				}
+			}
+			out = append(out, l)
+		}
+		if len(set) > 0 {
+			t.Fatalf("the package's psad.conf lacks %v", set)
+		}
+		if err := os.WriteFile(filepath.Join(ir, "etc/psad/psad.conf"), []byte(strings.Join(out, "\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{"var/log/psad", "var/run/psad", "var/lib/psad", "usr/lib/psad", "usr/sbin", "usr/bin"} {
+			if err := os.MkdirAll(filepath.Join(ir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// psad finds its own programs under INSTALL_ROOT, and whois
+		// (never run: lookups are off) as usr/bin/whois_psad there
+		links := map[string]string{"usr/bin/whois_psad": "usr/bin/whois"}
+		for _, f := range []string{"psad", "psadwatchd", "kmsgsd", "fwcheck_psad"} {
+			links["usr/sbin/"+f] = "usr/sbin/" + f
+		}
+		for link, target := range links {
+			if err := os.Symlink(filepath.Join(root, target), filepath.Join(ir, link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(s.dir, "messages"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prologue := func(s *dmSide) string {
+		return fmt.Sprintf(`mount -t overlay overlay -o lowerdir=%[1]s:/usr/sbin /usr/sbin || exit 99
+D=%[2]s R=%[3]s M=%[4]s/messages
+export PERL5LIB=$R/usr/share/perl5:$(echo $R/usr/lib/x86_64-linux-gnu/perl5/5.*)
+# psad prints hashes in their order: the same in every run
+export PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0
+PSAD="perl $R/usr/sbin/psad -c $D/psad/etc/psad/psad.conf"
+L=$D/psad/var/log/psad
+# until the shell test $1 holds (bounded: 20 s)
+waitfor() { i=0; while ! eval "$1" && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; }
+`, s.wrap, s.dir, root, data)
+	}
+	steps := []moreStep{
+		{name: "analysis with auto-blocking, the blocks' timeout", script: `$PSAD -A --messages-file $M --analysis-auto-block >$D/analysis.out 2>&1 &
+B=$L/ipt_analysis/auto_blocked_iptables
+waitfor "grep -q 198.51.100.60 $B 2>/dev/null && grep -q 203.0.113.50 $B"
+iptables-save | grep -v '^#'
+$PSAD --fw-list-auto; echo "fw-list-auto rc=$?"
+wait $!; echo "analysis rc=$?"
+cat $D/analysis.out; echo "--- auto_blocked_iptables"; cat $B`},
+		{name: "blocks left by a psad that was killed: --fw-list-auto, --fw-analyze, -F, -F -X", script: `iptables -I PSAD_BLOCK_INPUT 1 -s 198.51.100.78 -j DROP
+iptables -I PSAD_BLOCK_OUTPUT 1 -d 198.51.100.78 -j DROP
+iptables -A PSAD_BLOCK_FORWARD -s 198.51.100.78 -j DROP && iptables -A PSAD_BLOCK_FORWARD -d 198.51.100.78 -j DROP
+$PSAD --fw-block-ip 198.51.100.79; echo "block rc=$?"
+$PSAD --fw-list-auto; echo "fw-list-auto rc=$?"
+$PSAD --fw-analyze; echo "fw-analyze rc=$?"; cat $L/fw_check
+iptables -A INPUT -j LOG --log-prefix "DROP " && iptables -A INPUT -j DROP
+$PSAD --fw-analyze; echo "fw-analyze rc=$?"; cat $L/fw_check
+$PSAD -F; echo "flush rc=$?"; iptables -S
+$PSAD -F -X; echo "flush rc=$?"`},
+	}
+	norm := func(_ *dmSide, text string) string {
+		text = psadTime.ReplaceAllString(text, "${1}TIME")
+		return psadPid.ReplaceAllString(text, "pid: PID")
+	}
+	runMoreSteps(t, sides, false, dmStepLimit, prologue, norm, steps,
+		"-A PSAD_BLOCK_INPUT -s 203.0.113.50/32 -j DROP", "-A PSAD_BLOCK_FORWARD -d 198.51.100.60/32 -j DROP")
 }
