@@ -31,7 +31,10 @@ import (
 //     --line-numbers), a replayed request, --fw-list, --fw-flush;
 //   - psad (Perl, with IPTables::ChainMgr and IPTables::Parse, which
 //     parse iptables -nL output): the analysis of a log of scans with
-//     auto-blocking and the blocks' timeout, --fw-list-auto, -F, -F -X.
+//     auto-blocking and the blocks' timeout, --fw-list-auto, -F, -F -X;
+//   - fwsnort (Perl), Snort rules as iptables string-match rules: its
+//     probes of iptables' capabilities, the restore file it splices
+//     into iptables-save's policy, apply, list, flush, revert, IPv6.
 //
 // The packages come from Debian's mirrors into vpnCache; nothing is
 // installed and no service starts.
@@ -44,7 +47,9 @@ var vpnPackages = []string{"wireguard-tools", "wireguard-go", "strongswan-libcha
 	"fwknop-server", "fwknop-client", "libfko3", "libgpgme11", "libassuan0", "libpcap0.8",
 	// psad and the Perl modules it loads (from PERL5LIB)
 	"psad", "libiptables-chainmgr-perl", "libiptables-parse-perl", "libnetaddr-ip-perl", "libdate-calc-perl",
-	"libbit-vector-perl", "libcarp-clan-perl", "libnet-ip-perl", "libunix-syslog-perl", "whois"}
+	"libbit-vector-perl", "libcarp-clan-perl", "libnet-ip-perl", "libunix-syslog-perl", "whois",
+	// fwsnort (with IPTables::Parse and NetAddr::IP above)
+	"fwsnort", "libnet-rawip-perl"}
 
 // WireGuard keys of the test (any 32 bytes are a private key; the peers'
 // public keys need no private key here: no handshake is made)
@@ -471,4 +476,101 @@ $PSAD -F -X; echo "flush rc=$?"`},
 	}
 	runMoreSteps(t, sides, false, dmStepLimit, prologue, norm, steps,
 		"-A PSAD_BLOCK_INPUT -s 203.0.113.50/32 -j DROP", "-A PSAD_BLOCK_FORWARD -d 198.51.100.60/32 -j DROP")
+}
+
+// TestRealFwsnort runs fwsnort 1.6.8 (Perl, with IPTables::Parse), which
+// turns Snort rules (testdata/realclients/fwsnort/xdpt.rules: payload
+// strings in text and hex, offsets and depths, nocase, flow, dsize, ttl,
+// tcp flags, icmp types) into iptables rules with the string, length,
+// ttl, conntrack, comment and LOG extensions: first it probes what the
+// iptables it runs supports by adding and deleting test rules, then
+// writes a restore file that splices its chains into the policy it read
+// with iptables-save, and applies it (--ipt-apply, iptables-restore);
+// --ipt-list, --ipt-flush, --ipt-revert (the policy saved before), and
+// the same for ip6tables (-6), first with the IPv4 address of the
+// whitelist that fwsnort copies into its ip6tables file, then (without
+// the probes, which take long) with an IPv6 one. It runs /sbin/iptables and the others by
+// path (fwsnort.conf): the tracing wrappers are laid over /usr/sbin.
+func TestRealFwsnort(t *testing.T) {
+	netns.RequireRoot(t)
+	root := debsRoot(t, vpnCache, vpnPackages)
+	sides := newDMSides(t, "fwsnort")
+	data, err := filepath.Abs("../testdata/realclients/fwsnort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile(filepath.Join(root, "etc/fwsnort/fwsnort.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sides {
+		ir := filepath.Join(s.dir, "fwsnort")
+		set := map[string]string{"INSTALL_ROOT": ir, "WHITELIST": "198.51.100.1, 2001:db8:1::1"}
+		var out []string
+		for _, l := range strings.Split(string(conf), "\n") {
+			if k, _, ok := strings.Cut(l, " "); ok {
+				if v, ok := set[k]; ok {
+					l = fmt.Sprintf("%-23s %s;", k, v)
+					delete(set, k)
+				}
+			}
+			out = append(out, l)
+		}
+		if len(set) > 0 {
+			t.Fatalf("the package's fwsnort.conf lacks %v", set)
+		}
+		rules, err := os.ReadFile(filepath.Join(data, "xdpt.rules"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{"etc/fwsnort/fwsnort.conf": strings.Join(out, "\n"), "etc/fwsnort/snort_rules/xdpt.rules": string(rules)}
+		if err := writeFiles(ir, 0o644, files); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{"var/log/fwsnort", "var/lib/fwsnort", "usr/lib/fwsnort"} {
+			if err := os.MkdirAll(filepath.Join(ir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	prologue := func(s *dmSide) string {
+		return fmt.Sprintf(`mount -t overlay overlay -o lowerdir=%[1]s:/usr/sbin /usr/sbin || exit 99
+D=%[2]s R=%[3]s
+export PERL5LIB=$R/usr/share/perl5:$(echo $R/usr/lib/x86_64-linux-gnu/perl5/5.*)
+export PERL_HASH_SEED=0 PERL_PERTURB_KEYS=0
+F="perl $R/usr/sbin/fwsnort --config $D/fwsnort/etc/fwsnort/fwsnort.conf"
+S=$D/fwsnort/var/lib/fwsnort
+`, s.wrap, s.dir, root)
+	}
+	steps := []moreStep{
+		{name: "a policy of the administrator's", script: `iptables -A INPUT -s 198.51.100.9 -j DROP && iptables -N web && iptables -A web -p tcp --dport 80 -j ACCEPT && iptables -A INPUT -j web
+ip6tables -A INPUT -s 2001:db8:9::/48 -j DROP`},
+		{name: "translate, the restore file", script: `$F --no-addresses; echo "rc=$?"; cat $S/fwsnort.save; cat $S/fwsnort_iptcmds.sh`},
+		{name: "apply", script: `$F --ipt-apply; echo "rc=$?"`},
+		{name: "list", script: `$F --ipt-list; echo "rc=$?"`},
+		{name: "flush", script: `$F --ipt-flush; echo "rc=$?"`},
+		{name: "revert", script: `$F --ipt-revert; echo "rc=$?"`},
+		// fwsnort keeps the whitelist's IPv4 address in its ip6tables
+		// file: ip6tables-restore refuses it
+		{name: "ip6tables: translate, apply with an IPv4 address in the whitelist", script: `$F -6 --no-addresses; echo "rc=$?"; cat $S/fwsnort.save; $F -6 --ipt-apply; echo "rc=$?"`},
+		{name: "ip6tables: translate, apply with an IPv6 whitelist", before: func(s *dmSide) error {
+			p := filepath.Join(s.dir, "fwsnort/etc/fwsnort/fwsnort.conf")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			c := strings.Replace(string(b), "198.51.100.1, 2001:db8:1::1;", "2001:db8:1::1;", 1)
+			if c == string(b) {
+				return fmt.Errorf("%s: no WHITELIST to change", p)
+			}
+			return os.WriteFile(p, []byte(c), 0o644)
+		}, script: `$F -6 --no-addresses --no-ipt-test; echo "rc=$?"; $F -6 --ipt-apply; echo "rc=$?"`},
+		{name: "ip6tables: list and flush", script: `$F -6 --ipt-list; echo "rc=$?"; $F -6 --ipt-flush; echo "rc=$?"`},
+	}
+	runMoreSteps(t, sides, false, dmStepLimit, prologue, nil, steps,
+		`-A FWSNORT_INPUT_ESTAB -p tcp -m tcp --dport 80 -m string --string "cmd.exe" --algo bm --icase -m comment --comment "sid:9000001; msg:XDPT web cmd.exe; classtype:web-application-attack; rev:1; FWS:1.6.8;" -j LOG --log-prefix "[1] SID9000001 ESTAB " --log-tcp-options --log-ip-options`,
+		`-m string --hex-string "|0776657273696f6e0462696e64|" --algo bm --from 54 --icase`,
+		"-m length --length 828:1528", "--tcp-flags FIN,SYN,RST,PSH,ACK,URG SYN -m ttl --ttl-lt 5",
+		"Generated iptables rules for 6 out of 6 signatures", "-A FWSNORT_INPUT -s 198.51.100.1/32 -j RETURN",
+		"host/network `198.51.100.1' not found", "Generated ip6tables rules for 4 out of 6 signatures", "Splicing fwsnort 4 rules")
 }
