@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xdptables/xdptables/integration/netns"
 )
@@ -34,7 +35,11 @@ import (
 //     auto-blocking and the blocks' timeout, --fw-list-auto, -F, -F -X;
 //   - fwsnort (Perl), Snort rules as iptables string-match rules: its
 //     probes of iptables' capabilities, the restore file it splices
-//     into iptables-save's policy, apply, list, flush, revert, IPv6.
+//     into iptables-save's policy, apply, list, flush, revert, IPv6;
+//   - knockd with the package's knockd.conf: port-knock sequences from
+//     another namespace run its iptables commands and its helper
+//     knock_helper_ipt.sh, which finds duplicates by reading the source
+//     column of iptables -n -L.
 //
 // The packages come from Debian's mirrors into vpnCache; nothing is
 // installed and no service starts.
@@ -49,7 +54,9 @@ var vpnPackages = []string{"wireguard-tools", "wireguard-go", "strongswan-libcha
 	"psad", "libiptables-chainmgr-perl", "libiptables-parse-perl", "libnetaddr-ip-perl", "libdate-calc-perl",
 	"libbit-vector-perl", "libcarp-clan-perl", "libnet-ip-perl", "libunix-syslog-perl", "whois",
 	// fwsnort (with IPTables::Parse and NetAddr::IP above)
-	"fwsnort", "libnet-rawip-perl"}
+	"fwsnort", "libnet-rawip-perl",
+	// knockd, its client knock and its iptables helper
+	"knockd"}
 
 // WireGuard keys of the test (any 32 bytes are a private key; the peers'
 // public keys need no private key here: no handshake is made)
@@ -573,4 +580,97 @@ ip6tables -A INPUT -s 2001:db8:9::/48 -j DROP`},
 		"-m length --length 828:1528", "--tcp-flags FIN,SYN,RST,PSH,ACK,URG SYN -m ttl --ttl-lt 5",
 		"Generated iptables rules for 6 out of 6 signatures", "-A FWSNORT_INPUT -s 198.51.100.1/32 -j RETURN",
 		"host/network `198.51.100.1' not found", "Generated ip6tables rules for 4 out of 6 signatures", "Splicing fwsnort 4 rules")
+}
+
+// knockdLogTime is the time stamp of knockd's log lines.
+var knockdLogTime = regexp.MustCompile(`\[\d{4}-\d\d-\d\d \d\d:\d\d\]`)
+
+// TestRealKnockd runs knockd 0.8 (C, libpcap) with the package's
+// knockd.conf (its log to a file instead of syslog, and its openHTTPS
+// helper under the name the package ships it, knock_helper_ipt.sh, run
+// with bash: it is written for bash, and sh runs its "iptables -L CHAIN
+// &> /dev/null" in the background, printing at any time) on a
+// veth whose peer is in a client namespace, where the package's knock
+// sends the sequences: openHTTPS runs the helper (iptables -L, then -n
+// -L INPUT parsed with grep and awk for the addresses already let in,
+// then -I; the second time it finds the address and adds nothing),
+// openSSH iptables -A, closeSSH iptables -D; a knock over IPv6 gives
+// iptables an IPv6 address. The helper also runs by hand: append,
+// a duplicate it must find in the listing, insert with a comment,
+// delete, verbose. knockd lives as long as its step.
+func TestRealKnockd(t *testing.T) {
+	netns.RequireRoot(t)
+	root := debsRoot(t, vpnCache, vpnPackages)
+	sides := newDMSides(t, "knock")
+	pkgConf, err := os.ReadFile(filepath.Join(root, "etc/knockd.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := map[*dmSide]*netns.NS{}
+	for _, s := range sides {
+		conf := string(pkgConf)
+		for old, new := range map[string]string{
+			"UseSyslog":                  "LogFile = " + filepath.Join(s.dir, "knockd.log"),
+			"/usr/local/sbin/knock_add ": "/bin/bash " + filepath.Join(root, "usr/sbin/knock_helper_ipt.sh") + " ",
+		} {
+			if !strings.Contains(conf, old) {
+				t.Fatalf("the package's knockd.conf has no %q", old)
+			}
+			conf = strings.Replace(conf, old, new, 1)
+		}
+		if err := writeFiles(s.dir, 0o644, map[string]string{"knockd.conf": conf, "knockd.log": ""}); err != nil {
+			t.Fatal(err)
+		}
+		c := netns.New(t, "knock-cli-"+s.name)
+		cli[s] = c
+		sideSh(t, s, fmt.Sprintf(`set -e
+ip link add kn0 type veth peer name kn1
+ip link set kn1 netns %[1]s
+ip link set kn0 up && ip addr add 198.18.95.1/24 dev kn0 && ip addr add 2001:db8:95::1/64 dev kn0 nodad
+ip netns exec %[1]s sh -c 'ip link set lo up && ip link set kn1 up && ip addr add 198.18.95.2/24 dev kn1 && ip addr add 2001:db8:95::2/64 dev kn1 nodad'`, c.Name))
+	}
+	prologue := func(s *dmSide) string {
+		return fmt.Sprintf(`mount -t overlay overlay -o lowerdir=%[1]s:/usr/sbin /usr/sbin || exit 99
+D=%[2]s R=%[3]s CLI=%[4]s
+H="bash $R/usr/sbin/knock_helper_ipt.sh"
+knock() { ip netns exec $CLI $R/usr/bin/knock "$@"; echo "knock rc=$?"; }
+# until knockd's log has N lines matching PATTERN, or the tracing
+# wrappers N finished calls starting with PATTERN (bounded: 20 s)
+waitlog() { i=0; while [ $(grep -c "$2" $D/knockd.log) -lt $1 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; }
+waittrace() { i=0; while [ $(grep -c "^$2" %[5]s) -lt $1 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; }
+`, s.wrap, s.dir, root, cli[s].Name, s.trace)
+	}
+	steps := []moreStep{
+		{name: "the helper by hand", script: `$H -a -f 198.51.100.20 -d 22; echo "rc=$?"
+$H -a -f 198.51.100.20 -d 22 -v; echo "rc=$?"
+$H -i -f 198.51.100.21 -d 443 -p tcp -m'let in'; echo "rc=$?"
+$H -a -c nochain -f 198.51.100.22 -d 80; echo "rc=$?"
+$H -x -f 198.51.100.21 -d 443; echo "rc=$?"
+$H -i -t -v -f 198.51.100.23 -d 25 -m; echo "rc=$?"
+iptables -S INPUT; iptables -F INPUT`},
+		{name: "knockd: sequences over IPv4 and IPv6", script: `$R/usr/sbin/knockd -i kn0 -c $D/knockd.conf >$D/knockd.out 2>&1 &
+KPID=$!
+waitlog 1 'listening on kn0'
+knock 198.18.95.1 12345 54321 24680 13579
+waittrace 1 'iptables -I INPUT -s 198.18.95.2 '
+iptables -S INPUT
+knock 198.18.95.1 12345 54321 24680 13579
+waittrace 2 'iptables -n -L INPUT '
+knock 198.18.95.1 7000 8000 9000
+waittrace 1 'iptables -A INPUT -s 198.18.95.2 '
+iptables -S INPUT
+knock 198.18.95.1 9000 8000 7000
+waittrace 1 'iptables -D INPUT -s 198.18.95.2 '
+knock -6 2001:db8:95::1 7000 8000 9000
+waittrace 1 'iptables -A INPUT -s 2001:db8:95::2 '
+kill $KPID; wait
+echo "--- knockd's log"; cat $D/knockd.log; cat $D/knockd.out`},
+	}
+	norm := func(_ *dmSide, text string) string {
+		return knockdLogTime.ReplaceAllString(text, "[TIME]")
+	}
+	runMoreSteps(t, sides, false, 2*time.Minute, prologue, norm, steps,
+		`-A INPUT -s 198.51.100.20/32 -p tcp -m tcp --dport 22 -m comment --comment "Append " -j ACCEPT`, `--comment "Insert let in"`,
+		"Seen: 1", "nochain is not a valid NetFilter chain", `-A INPUT -s 198.18.95.2/32 -p tcp -m tcp --dport 443 -m comment --comment "Insert " -j ACCEPT`,
+		"-A INPUT -s 198.18.95.2/32 -p tcp -m tcp --dport 22 -j ACCEPT", "closeSSH: running command", "host/network `2001:db8:95::2' not found")
 }
