@@ -28,7 +28,7 @@ import (
 //     inserted and deleted by exact spec;
 //   - fwknopd (fwknop-server) with its client: single packet
 //     authorization requests that open ports and forward with DNAT for
-//     a few seconds, the rules' expiry (found by parsing iptables -L
+//     ten seconds, the rules' expiry (found by parsing iptables -L
 //     --line-numbers), a replayed request, --fw-list, --fw-flush;
 //   - psad (Perl, with IPTables::ChainMgr and IPTables::Parse, which
 //     parse iptables -nL output): the analysis of a log of scans with
@@ -300,7 +300,7 @@ func TestRealFwknopd(t *testing.T) {
 		conf := map[string]string{
 			"fwknopd.conf": "FWKNOP_RUN_DIR " + filepath.Join(s.dir, "run") + ";\nENABLE_IPT_FORWARDING Y;\nENABLE_IPT_LOCAL_NAT Y;\n",
 			"access.conf": "SOURCE ANY\nKEY_BASE64 " + fwknopKey + "\nHMAC_KEY_BASE64 " + fwknopHMAC +
-				"\nFW_ACCESS_TIMEOUT 3\nOPEN_PORTS tcp/22, udp/53, tcp/2222\n",
+				"\nFW_ACCESS_TIMEOUT 10\nOPEN_PORTS tcp/22, udp/53, tcp/2222\n",
 		}
 		if err := writeFiles(filepath.Join(s.dir, "fwknop"), 0o600, conf); err != nil {
 			t.Fatal(err)
@@ -318,8 +318,8 @@ mkdir -p $D/run $D/home || exit 99
 export HOME=$D/home LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu
 FWD="$R/usr/sbin/fwknopd -c $D/fwknop/fwknopd.conf -a $D/fwknop/access.conf"
 spa() { $R/usr/bin/fwknop -D 198.18.80.1 --use-hmac --key-base64-rijndael %[4]s --key-base64-hmac %[5]s "$@"; echo "client rc=$?"; }
-# until the log has N lines matching PATTERN (bounded: 20 s)
-waitlog() { i=0; while [ $(grep -c "$2" $D/fwknopd.log) -lt $1 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; }
+# until the log has N lines matching PATTERN (bounded: 40 s)
+waitlog() { i=0; while [ $(grep -c "$2" $D/fwknopd.log) -lt $1 ] && [ $i -lt 400 ]; do sleep 0.1; i=$((i+1)); done; }
 `, s.wrap, s.dir, root, fwknopKey, fwknopHMAC)
 	}
 	steps := []moreStep{
@@ -372,14 +372,16 @@ var (
 // IPTables::ChainMgr, which runs iptables and reads what it needs from
 // iptables -nL --line-numbers with IPTables::Parse) with the package's
 // psad.conf, changed to keep its files in the side's directory, to
-// auto-block at danger level 1 for 5 seconds, and to send no mail and no
-// syslog: the analysis of a log of scans (testdata/realclients/psad/
-// messages) with --analysis-auto-block, which blocks the scanners and,
-// after the timeout, unblocks them (the test lists the rules in between);
-// then blocks left behind: --fw-list-auto, --fw-analyze (whether the
-// policy logs what it drops) without and with LOG rules, -F, -F -X. The daemon is not
-// run: it lists the chains on a timer, and what those listings print
-// depends on when they come (--fw-block-ip without it only says so).
+// auto-block at danger level 1 for 15 seconds (time enough to list the
+// blocks under load), and to send no mail and no syslog: the analysis
+// of a log of scans (testdata/realclients/psad/messages) with
+// --analysis-auto-block, which blocks the scanners and, after the
+// timeout, unblocks them (the test lists the rules in between); then
+// blocks left behind: --fw-list-auto, --fw-analyze (whether the policy
+// logs what it drops) without and with LOG rules, -F, -F -X. The daemon
+// is not run: it lists the chains on a timer, and what those listings
+// print depends on when they come (--fw-block-ip without it only says
+// so).
 func TestRealPsad(t *testing.T) {
 	netns.RequireRoot(t)
 	root := debsRoot(t, vpnCache, vpnPackages)
@@ -402,7 +404,7 @@ func TestRealPsad(t *testing.T) {
 			"HOSTNAME":               "xdpt-test",
 			"ENABLE_AUTO_IDS":        "Y",
 			"AUTO_IDS_DANGER_LEVEL":  "1",
-			"AUTO_BLOCK_TIMEOUT":     "5",
+			"AUTO_BLOCK_TIMEOUT":     "15",
 			"ALERTING_METHODS":       "noemail,nosyslog",
 			"ENABLE_WHOIS_LOOKUPS":   "N",
 			"ENABLE_DNS_LOOKUPS":     "N",
