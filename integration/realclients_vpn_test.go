@@ -12,10 +12,11 @@ import (
 	"github.com/xdptables/xdptables/integration/netns"
 )
 
-// VPN and port-knocking clients nobody here wrote, from their Debian
-// packages, run with the machinery of realclients_daemons_test.go (a side
-// per tool set, tracing wrappers first in PATH, every step compared on
-// exit status, output, the iptables/ipset calls and the saved state):
+// VPN, port-knocking and intrusion-detection clients nobody here wrote,
+// from their Debian packages, run with the machinery of
+// realclients_daemons_test.go (a side per tool set, tracing wrappers
+// first in PATH, every step compared on exit status, output, the
+// iptables/ipset calls and the saved state):
 //
 //   - wg-quick (wireguard-tools) with wireguard-go, the userspace
 //     WireGuard it falls back to when the kernel has no wireguard module:
@@ -32,7 +33,8 @@ import (
 //     --line-numbers), a replayed request, --fw-list, --fw-flush;
 //   - psad (Perl, with IPTables::ChainMgr and IPTables::Parse, which
 //     parse iptables -nL output): the analysis of a log of scans with
-//     auto-blocking and the blocks' timeout, --fw-list-auto, -F, -F -X;
+//     auto-blocking and the blocks' timeout, --fw-list-auto,
+//     --fw-analyze, -F, -F -X;
 //   - fwsnort (Perl), Snort rules as iptables string-match rules: its
 //     probes of iptables' capabilities, the restore file it splices
 //     into iptables-save's policy, apply, list, flush, revert, IPv6;
