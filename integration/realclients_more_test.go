@@ -28,9 +28,9 @@ import (
 //   - netavark, Podman's network backend: setup and teardown;
 //   - lxc-net, LXC's bridge script, in its iptables mode.
 //
-// wg-quick is not here: this kernel has no WireGuard, so it could never
-// run; the rules it writes are in testdata/scripts/wireguard.txt and
-// testdata/scripts/realworld/wg-quick-*.rules.
+// wg-quick is in realclients_vpn_test.go (with wireguard-go, since the
+// kernel may have no WireGuard); the rules it writes are also in
+// testdata/scripts/wireguard.txt and testdata/scripts/realworld/wg-quick-*.rules.
 //
 // The packages come from Debian's mirrors into moreCache, as for the
 // other real clients; nothing is installed and no service starts.
