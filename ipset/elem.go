@@ -329,8 +329,13 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 	}
 	if _, _, isRange := cutRange(f); s.Family == Inet6 && (isRange || hasCIDR(f)) {
 		// IPv6 takes single addresses only, which ipset checks
-		// before it resolves anything
-		return nil, syntaxf("plain IP address must be supplied: %s", f)
+		// before it resolves anything; a host prefix written "/128"
+		// is a single address
+		ip, bits, _ := cutCIDR(f)
+		if isRange || bits != "128" {
+			return nil, syntaxf("plain IP address must be supplied: %s", f)
+		}
+		f = ip
 	}
 	if a, b, ok := cutRange(f); ok && !hasCIDR(f) {
 		var err *Error
@@ -557,7 +562,9 @@ func strtoull(f string) (v uint64, neg, ok bool) {
 // only numbers (an optional tcp:/udp: prefix is accepted and dropped).
 func parsePortDim(s *Set, f string) ([]Part, *Error) {
 	proto, port, pname := uint8(protoTCP), f, "tcp"
-	if i := strings.LastIndex(f, ":"); i >= 0 && i+1 < len(f) {
+	// ipset splits at the first ':', unless the text starts or ends
+	// with one: then it is a port (of TCP) as a whole
+	if i := strings.Index(f, ":"); i > 0 && !strings.HasSuffix(f, ":") {
 		pn, ok := protoNumber(f[:i])
 		if !ok {
 			return nil, syntaxf("cannot parse '%s' as a protocol", f[:i])
@@ -581,7 +588,9 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 			if proto == protoICMPv6 {
 				kind = "ICMPv6"
 			}
-			return nil, errorf("Cannot parse %s as an %s type/code.", port, kind)
+			err := errorf("Cannot parse %s as an %s type/code.", port, kind)
+			err.Parser = true
+			return nil, err
 		}
 		return []Part{{Proto: proto, Port: v}}, nil
 	case protoTCP, protoUDP, protoSCTP, protoUDPLite:
@@ -672,27 +681,29 @@ func icmpCode(proto uint8, s string) (uint16, bool) {
 			return n.v, true
 		}
 	}
-	t, c, ok := strings.Cut(s, "/")
+	t, c, ok := cutCIDR(s) // (a '/' at either end is no separator)
 	if !ok {
 		return 0, false
 	}
-	tv, tneg, ok1 := strtoull(t)
-	cv, cneg, ok2 := strtoull(c)
-	if !ok1 || !ok2 || tneg || cneg || tv > 255 || cv > 255 {
+	tv, err1 := parseUint(t, 255)
+	cv, err2 := parseUint(c, 255)
+	if err1 != nil || err2 != nil {
 		return 0, false
 	}
 	return uint16(tv<<8 | cv), true
 }
 
-// icmpRangeErr is ipset's message for an ICMP type or code above 255.
+// icmpRangeErr is ipset's message for an ICMP type/code that is no
+// name and has a '/': the first of type and code that is no number
+// from 0 to 255 (as C's strtoull reads it, "" included) is named.
 func icmpRangeErr(s string) *Error {
-	t, c, ok := strings.Cut(s, "/")
+	t, c, ok := cutCIDR(s)
 	if !ok {
 		return nil
 	}
 	for _, x := range []string{t, c} {
-		if v, neg, ok := strtoull(x); ok && (neg || v > 255) {
-			return syntaxf("'%s' is out of range 0-255", x)
+		if _, err := parseUint(x, 255); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -802,19 +813,73 @@ func serviceport(name, proto string) (uint16, bool) {
 }
 
 func parseMAC(s string) ([6]byte, bool) {
+	// ipset reads six fields with C's strtol(.., 16), each ending in ':'
+	// (the last in the end of the text), from a text of at most 17
+	// bytes: so blanks and a sign before a field, a "0x", more than two
+	// digits and an empty field (0) pass.
 	var m [6]byte
-	fs := strings.Split(s, ":")
-	if len(fs) != 6 {
+	if len(s) > 17 {
 		return m, false
 	}
-	for i, f := range fs {
-		v, err := strconv.ParseUint(f, 16, 8)
-		if err != nil || len(f) > 2 || f == "" {
-			return m, false
+	p := 0
+	for i := 0; i < 6; i++ {
+		v, end := strtolHex(s, p)
+		last := i == 5
+		if end < len(s) && s[end] == ':' && !last || end == len(s) && last {
+			if v < 0 || v > 255 {
+				return m, false
+			}
+			m[i] = byte(v)
+			p = end + 1
+			continue
 		}
-		m[i] = byte(v)
+		return m, false
 	}
 	return m, true
+}
+
+// strtolHex reads s from p as C's strtol(s+p, &end, 16): the value and
+// where it ended (p itself when no digit was read).
+func strtolHex(s string, p int) (int64, int) {
+	i := p
+	for i < len(s) && (s[i] == ' ' || s[i]-'\t' <= '\r'-'\t') {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexDigit(s[i+2]) >= 0 {
+		i += 2
+	}
+	start := i
+	var v int64
+	for i < len(s) && hexDigit(s[i]) >= 0 {
+		if v < 1<<40 { // (at most 17 bytes: no overflow to care for)
+			v = v*16 + int64(hexDigit(s[i]))
+		}
+		i++
+	}
+	if i == start {
+		return 0, p
+	}
+	if neg {
+		v = -v
+	}
+	return v, i
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // Format prints an element of set s as ipset does.
@@ -870,6 +935,14 @@ func (s *Set) formatElem(e Elem, resolve bool) string {
 // IPv4 range or prefix keeps its form ("10.0.0.5/8", "A-B").
 func EchoElem(s *Set, arg string) string {
 	elems, err := ParseElem(s, arg)
+	if err != nil && !ParseError(err) && s.Type.Bitmap {
+		// an element outside a bitmap's range is echoed as parsed too
+		// (the kernel refused it, not ipset's parser)
+		wide := *s
+		wide.PortLo, wide.PortHi = 0, 0xffff
+		wide.RangeLo, wide.RangeHi = netip.IPv4Unspecified(), netip.AddrFrom4([4]byte{0xff, 0xff, 0xff, 0xff}) // (bitmaps are IPv4)
+		elems, err = ParseElem(&wide, arg)
+	}
 	if err != nil || len(elems) == 0 {
 		return arg
 	}

@@ -31,6 +31,9 @@ type Error struct {
 	// Quiet: the command that failed had -quiet (a restore line's own,
 	// which ipset keeps for the lines after it).
 	Quiet bool
+	// Parser: ipset's parser found the error though its message is no
+	// "Syntax error: ..." (an ICMP type/code it cannot read).
+	Parser bool
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -75,7 +78,7 @@ const (
 // ParseError says whether e is found by ipset's parser (usage errors
 // and "Syntax error: ..."), not by the kernel.
 func ParseError(e *Error) bool {
-	return e.Status == StatusUsage || strings.HasPrefix(e.Msg, "Syntax error: ")
+	return e.Status == StatusUsage || e.Parser || strings.HasPrefix(e.Msg, "Syntax error: ")
 }
 
 // Format renders err as ipset prints it on stderr (without -q).

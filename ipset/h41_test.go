@@ -1,0 +1,61 @@
+package ipset
+
+import "testing"
+
+// Real-world inputs of issue 4 (sshguard, MAC lists, service ports):
+// expected strings measured with ipset 7.17.
+func TestRealWorldElemSyntax(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		// sshguard adds ADDR/128 to a hash:ip of family inet6: a host
+		// prefix is a plain address; anything else is not
+		{"create sshguard6 hash:ip family inet6", "", ""},
+		{"add sshguard6 2001:db8::5/128", "", ""},
+		{"add sshguard6 2001:db8::5/128", "", "ipset v7.17: Element cannot be added to the set: it's already added\n"},
+		{"add sshguard6 2001:db8::6/0128", "", "ipset v7.17: Syntax error: plain IP address must be supplied: 2001:db8::6/0128\n"},
+		{"add sshguard6 2001:db8:1::/64", "", "ipset v7.17: Syntax error: plain IP address must be supplied: 2001:db8:1::/64\n"},
+		{"test sshguard6 2001:db8::5/128", "Warning: 2001:db8::5 is in set sshguard6.\n", ""},
+		{"del sshguard6 2001:db8::5/128", "", ""},
+		{"create p6 hash:ip,port family inet6", "", ""},
+		{"add p6 2001:db8::1/128,80", "", ""},
+		{"test p6 2001:db8::1/128,80", "", "ipset v7.17: IP/CIDR range is not allowed in command test with set type hash:ip,port and family inet6\n"},
+		// MACs are read with strtol: signs, blanks, 0x, 3 digits and
+		// empty fields pass; more than 17 bytes do not
+		{"create bm bitmap:ip,mac range 198.51.100.0/28", "", ""},
+		{"add bm 198.51.100.1,+2:42:ac:11:00:05", "", ""},
+		{"add bm 198.51.100.2,+2:+42:ac:11:0:5", "", ""},
+		{"add bm 198.51.100.3,0x2:-0:ac:11:0:", "", ""},
+		{"add bm 198.51.100.4,002::ac:11:0:5", "", ""},
+		{"add bm 198.51.100.5,-2:42:ac:11:00:05", "", "ipset v7.17: Syntax error: cannot parse '-2:42:ac:11:00:05' as ethernet address\n"},
+		{"add bm 198.51.100.5,00:11:22:33:44:55:", "", "ipset v7.17: Syntax error: cannot parse '00:11:22:33:44:55:' as ethernet address\n"},
+		{"add bm 198.51.100.5,0x:42:ac:11:00:05", "", "ipset v7.17: Syntax error: cannot parse '0x:42:ac:11:00:05' as ethernet address\n"},
+		{"save bm", "create bm bitmap:ip,mac range 198.51.100.0-198.51.100.15\nadd bm 198.51.100.1,02:42:AC:11:00:05\nadd bm 198.51.100.2,02:42:AC:11:00:05\n" +
+			"add bm 198.51.100.3,02:00:AC:11:00:00\nadd bm 198.51.100.4,02:00:AC:11:00:05\n", ""},
+		// ICMP names hold dashes but are no port range; what does not
+		// parse as ICMP is the parser's error, in test too
+		{"create p hash:ip,port", "", ""},
+		{"add p 198.51.100.1,icmp:echo-request", "", ""},
+		{"test p 198.51.100.1,icmp:echo-request", "Warning: 198.51.100.1,icmp:echo-request is in set p.\n", ""},
+		{"test p 198.51.100.1,1:echo-request", "Warning: 198.51.100.1,icmp:echo-request is in set p.\n", ""},
+		{"test p 198.51.100.1,icmp:0-8", "", "ipset v7.17: Cannot parse 0-8 as an ICMP type/code.\n"},
+		{"test p 198.51.100.1,1:2048", "", "ipset v7.17: Cannot parse 2048 as an ICMP type/code.\n"},
+		{"test p 198.51.100.1,tcp:80-81", "", "ipset v7.17: FROM-TO port range is not allowed in command test with set type hash:ip,port and family inet\n"},
+		{"add p 198.51.100.1,icmp:8/0-1", "", "ipset v7.17: Syntax error: '0-1' is invalid as number\n"},
+		{"add p 198.51.100.1,icmp:8/", "", "ipset v7.17: Cannot parse 8/ as an ICMP type/code.\n"},
+		{"add p 198.51.100.1,icmp:+3/+3", "", ""},
+		// the protocol ends at the first ':', and a ':' at either end
+		// makes the whole a TCP port
+		{"add p 198.51.100.1,:80", "", "ipset v7.17: Syntax error: ':80' is invalid as number\nSyntax error: 'tcp' is invalid as number\ncannot parse ':80' as a tcp port\n"},
+		{"add p 198.51.100.1,udp:tcp:80", "", "ipset v7.17: Syntax error: 'tcp:80' is invalid as number\nSyntax error: 'udp' is invalid as number\ncannot parse 'tcp:80' as a udp port\n"},
+		{"add p 198.51.100.1,icmp:8:0", "", "ipset v7.17: Cannot parse 8:0 as an ICMP type/code.\n"},
+		{"add p 198.51.100.1,tcp:80:", "", "ipset v7.17: Syntax error: 'tcp:80:' is invalid as number\nSyntax error: 'tcp' is invalid as number\ncannot parse 'tcp:80:' as a tcp port\n"},
+		// a port outside a bitmap's range is echoed by number
+		{"create bp bitmap:port range 20-22", "", ""},
+		{"test bp www", "", "ipset v7.17: 80 is NOT in set bp.\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}
