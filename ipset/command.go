@@ -47,6 +47,31 @@ var opAliases = map[string]Op{
 	"quit": OpQuit, "-": OpInteractive,
 }
 
+// opOrder is ipset's table of commands, in the order it matches an
+// abbreviation against them ("s" is save, "d" del, "r" restore).
+var opOrder = []Op{OpCreate, OpAdd, OpDel, OpTest, OpDestroy, OpList, OpSave, OpRestore, OpFlush, OpRename, OpSwap, OpHelp, OpVersion, OpQuit}
+
+// LookupOp is the command word a names: a name or alias of a command,
+// or, as ipset takes it, the start of a command's name, with or without
+// two leading dashes ("lis", "--cre", "v").
+func LookupOp(a string) (Op, bool) {
+	if op, ok := opAliases[a]; ok {
+		return op, true
+	}
+	if len(a) > 2 && strings.HasPrefix(a, "--") {
+		a = a[2:]
+	}
+	if a == "" || a[0] == '-' {
+		return "", false
+	}
+	for _, op := range opOrder {
+		if strings.HasPrefix(string(op), a) {
+			return op, true
+		}
+	}
+	return "", false
+}
+
 // Output modes of list and save.
 const (
 	OutputPlain = "plain"
@@ -108,11 +133,8 @@ func ParseArgs(args []string) (*Command, *Error) {
 			continue
 		}
 		if c.Op == "" {
-			op, ok := opAliases[a]
+			op, ok := LookupOp(a)
 			if !ok {
-				if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
-					return nil, usagef("Invalid option %s", a)
-				}
 				return nil, usagef("No command specified: unknown argument %s", a)
 			}
 			c.Op = op
@@ -294,7 +316,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		if args = kept; len(args) == 0 {
 			continue
 		}
-		op, ok := opAliases[args[0]]
+		op, ok := LookupOp(args[0])
 		if !ok {
 			e := usagef("No command specified: unknown argument %s", args[0])
 			return e

@@ -59,3 +59,29 @@ func TestRealWorldElemSyntax(t *testing.T) {
 		}
 	}
 }
+
+// ipset takes the start of a command's name, with or without two
+// dashes, in the order of its command table; glued letters are unknown.
+func TestCommandAbbreviations(t *testing.T) {
+	for _, tc := range []struct {
+		arg string
+		op  Op
+		err string
+	}{
+		{"lis", OpList, ""}, {"l", OpList, ""}, {"--lis", OpList, ""}, {"s", OpSave, ""}, {"sw", OpSwap, ""},
+		{"d", OpDel, ""}, {"des", OpDestroy, ""}, {"r", OpRestore, ""}, {"ren", OpRename, ""}, {"c", OpCreate, ""},
+		{"--c", OpCreate, ""}, {"v", OpVersion, ""}, {"--vers", OpVersion, ""}, {"h", OpHelp, ""}, {"q", OpQuit, ""},
+		{"-cre", "", "No command specified: unknown argument -cre"},
+		{"-Nx", "", "No command specified: unknown argument -Nx"},
+		{"listx", "", "No command specified: unknown argument listx"},
+		{"---list", "", "No command specified: unknown argument ---list"},
+	} {
+		c, err := ParseArgs([]string{tc.arg})
+		switch {
+		case tc.err != "" && (err == nil || err.Msg != tc.err):
+			t.Errorf("%s: got %v, want %q", tc.arg, err, tc.err)
+		case tc.err == "" && (c == nil || c.Op != tc.op):
+			t.Errorf("%s: got %+v %v, want %s", tc.arg, c, err, tc.op)
+		}
+	}
+}
