@@ -1,6 +1,9 @@
 package ipset
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Real-world inputs of issue 4 (sshguard, MAC lists, service ports):
 // expected strings measured with ipset 7.17.
@@ -83,5 +86,17 @@ func TestCommandAbbreviations(t *testing.T) {
 		case tc.err == "" && (c == nil || c.Op != tc.op):
 			t.Errorf("%s: got %+v %v, want %s", tc.arg, c, err, tc.op)
 		}
+	}
+}
+
+// "ipset -q help [TYPE]" prints the common part only (what "ipset help
+// bogus" prints before its error), with status 0.
+func TestQuietHelp(t *testing.T) {
+	text, err := TypeHelp("bogus")
+	if err == nil {
+		t.Fatal("help bogus: no error")
+	}
+	if q := QuietHelp(); q != text || !strings.HasSuffix(q, "of standard output (list/save).\n") || strings.Contains(q, "Supported set types") {
+		t.Errorf("quiet help:\n%q", q)
 	}
 }

@@ -101,6 +101,10 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 	case ipset.OpQuit:
 		return 0
 	case ipset.OpHelp:
+		if cmd.Opts.Quiet {
+			fmt.Fprint(stdout, ipset.QuietHelp())
+			return 0
+		}
 		if len(cmd.Args) == 0 {
 			fmt.Fprint(stdout, ipset.Help())
 			return 0
