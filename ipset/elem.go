@@ -317,6 +317,14 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 	start := len(out)
 	var lo, hi netip.Addr
+	if ip, bits, ok := cutCIDR(f); ok && first && s.Type.OptionalMAC && bits == "32" {
+		if _, _, isRange := cutRange(f); !isRange {
+			// a host prefix is a plain address to ipset's parser,
+			// which refuses the prefix for the command after the
+			// parse (HostPrefixErr)
+			f = ip
+		}
+	}
 	if _, _, isRange := cutRange(f); (!first || s.Type.OptionalMAC) && (isRange || hasCIDR(f)) {
 		// Only the first address of a type takes a range or prefix
 		// (not bitmap:ip,mac's).
@@ -982,6 +990,27 @@ func EchoElem(s *Set, arg string) string {
 		}
 	}
 	return b.String()
+}
+
+// HostPrefixErr is ipset's refusal of the "/32" its parser takes as a
+// plain address of bitmap:ip,mac (it sets the CIDR option, which no
+// command of the type allows): checked after the element and its
+// options parse, before the kernel sees anything (a restore stops
+// there without its line and without the lines before).
+func HostPrefixErr(s *Set, arg string, op Op) *Error {
+	if !s.Type.OptionalMAC {
+		return nil
+	}
+	f := splitParts(arg, len(s.Type.Dims))
+	if len(f) == 0 {
+		return nil
+	}
+	_, bits, ok := cutCIDR(f[0])
+	if _, _, isRange := cutRange(f[0]); !ok || bits != "32" || isRange {
+		return nil
+	}
+	return &Error{Msg: fmt.Sprintf("IP/CIDR range is not allowed in command %s with set type %s and family %s", op, s.Type.Name, s.Family),
+		Status: StatusError, NoLine: true}
 }
 
 // ParseElemFor is ParseElem for command op, with the messages ipset

@@ -100,3 +100,40 @@ func TestQuietHelp(t *testing.T) {
 		t.Errorf("quiet help:\n%q", q)
 	}
 }
+
+// bitmap:ip,mac reads "ADDR/32" as a plain address and then refuses the
+// prefix for every command, after the parse of the element and options
+// and before the set's own refusal of an option.
+func TestBitmapIPMacHostPrefix(t *testing.T) {
+	st := &State{}
+	msg := func(op string) string {
+		return "ipset v7.17: IP/CIDR range is not allowed in command " + op + " with set type bitmap:ip,mac and family inet\n"
+	}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create bm bitmap:ip,mac range 198.51.100.0/28", "", ""},
+		{"add bm 198.51.100.1/32,02:42:ac:11:00:02", "", msg("add")},
+		{"add bm 198.51.100.1/32", "", msg("add")},
+		{"add bm 198.51.100.99/32", "", msg("add")},
+		{"add bm 198.51.100.1/32 timeout 5", "", msg("add")},
+		{"add bm 198.51.100.1/32 foo", "", "ipset v7.17: Unknown argument: `foo'\nTry `ipset help' for more information.\n"},
+		{"add bm 198.51.100.1/32,zz", "", "ipset v7.17: Syntax error: cannot parse 'zz' as ethernet address\n"},
+		{"add bm 198.51.100.1/31", "", "ipset v7.17: Syntax error: plain IP address must be supplied: 198.51.100.1/31\n"},
+		{"test bm 198.51.100.1/32", "", msg("test")},
+		{"del bm 198.51.100.1/32", "", msg("del")},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+	// in a restore: no line number
+	cmds, perr := ParseRestore("add bm 198.51.100.2\nadd bm 198.51.100.1/32,02:42:ac:11:00:02\n")
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	if _, err := st.Exec(cmds[1]); err == nil {
+		t.Errorf("restore line: no error")
+	} else if err.Line = cmds[1].Line; Format(err) != msg("add") {
+		t.Errorf("restore line: %q", Format(err))
+	}
+}

@@ -216,6 +216,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		returnNomatch := false
 		if c.Op == OpAdd {
 			if err := parseEntryOptions(s, &tmpl, a[2:]); err != nil {
+				if herr := HostPrefixErr(s, a[1], c.Op); herr != nil && !ParseError(err) {
+					return "", herr // (before the kernel's refusal of an option)
+				}
 				return "", err
 			}
 		} else {
@@ -225,6 +228,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				}
 				returnNomatch = true
 			}
+		}
+		if err := HostPrefixErr(s, a[1], c.Op); err != nil {
+			return "", err
 		}
 		if c.Op == OpTest {
 			// (ipset's parser refuses a range in test)

@@ -115,6 +115,9 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 	if perr != nil && ipset.ParseError(perr) {
 		return Result{}, perr, true
 	}
+	if herr := ipset.HostPrefixErr(s, c.Args[1], c.Op); herr != nil {
+		return Result{}, herr, true
+	}
 	if rerr := ipset.TestRangeErr(s, c.Args[1]); rerr != nil {
 		return Result{}, rerr, true
 	}
@@ -281,6 +284,12 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		return Result{}, nil, false, false
 	}
 	elems, perr := ipset.ParseElemFor(s, c.Args[1], c.Op)
+	if perr != nil && ipset.ParseError(perr) {
+		return Result{}, perr, true, false
+	}
+	if herr := ipset.HostPrefixErr(s, c.Args[1], c.Op); herr != nil {
+		return Result{}, herr, true, false
+	}
 	if perr != nil {
 		return Result{}, perr, true, false
 	}
