@@ -250,9 +250,10 @@ func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
 	return a, int(v), has, nil
 }
 
-// inetAton parses the IPv4 forms inet_aton takes: a, a.b, a.b.c and
-// a.b.c.d, each part decimal, octal (0...) or hex (0x...), the last
-// filling the remaining bytes.
+// inetAton parses the IPv4 forms the resolver under ipset takes: a,
+// a.b, a.b.c and a.b.c.d, each part decimal or octal (0...), the last
+// filling the remaining bytes. (inet_aton also takes hex parts, 0x...;
+// ipset 7.17 on glibc 2.36 refuses them.)
 func inetAton(f string) (netip.Addr, bool) {
 	parts := strings.Split(f, ".")
 	if len(parts) > 4 || f == "" {
@@ -261,7 +262,7 @@ func inetAton(f string) (netip.Addr, bool) {
 	var vals []uint64
 	for _, p := range parts {
 		v, neg, ok := strtoull(p)
-		if !ok || neg || p == "" || p[0] == ' ' || p[0] == '+' {
+		if !ok || neg || p == "" || p[0] == ' ' || p[0] == '+' || len(p) > 1 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') {
 			return netip.Addr{}, false
 		}
 		vals = append(vals, v)

@@ -137,3 +137,21 @@ func TestBitmapIPMacHostPrefix(t *testing.T) {
 		t.Errorf("restore line: %q", Format(err))
 	}
 }
+
+// ipset's resolver reads IPv4 parts in decimal and octal, not hex.
+func TestIPv4Parts(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, err string }{
+		{"create s4 hash:ip", ""},
+		{"add s4 0306.063.0144.03", ""},
+		{"add s4 198.51.100", ""},
+		{"add s4 3325256705", ""},
+		{"add s4 0xc6.51.100.6", "ipset v7.17: Syntax error: cannot parse 0xc6.51.100.6: resolving to IPv4 address failed\n"},
+		{"add s4 198.51.100.0X2", "ipset v7.17: Syntax error: cannot parse 198.51.100.0X2: resolving to IPv4 address failed\n"},
+		{"add s4 0xC6336402", "ipset v7.17: Syntax error: cannot parse 0xC6336402: resolving to IPv4 address failed\n"},
+	} {
+		if _, err := run(t, st, tc.line); err != tc.err {
+			t.Errorf("%s: got %q, want %q", tc.line, err, tc.err)
+		}
+	}
+}
