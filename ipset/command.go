@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"bufio"
 	"strings"
 )
 
@@ -247,6 +248,48 @@ func SplitLine(line string) []string {
 	return out
 }
 
+// MaxLineBytes and MaxLineWords are the limits of ipset's line reader
+// (restore and interactive mode): it reads at most 1023 bytes at a time,
+// so the rest of a longer line is read as the next line, and refuses a
+// line of more than 30 words.
+const (
+	MaxLineBytes = 1023
+	MaxLineWords = 30
+)
+
+// NextLine splits the first line off text as ipset's reader does: up to
+// a newline (not included) or MaxLineBytes bytes, whichever comes first.
+func NextLine(text string) (line, rest string) {
+	if j := strings.IndexByte(text, '\n'); j >= 0 && j < MaxLineBytes {
+		return text[:j], text[j+1:]
+	}
+	if len(text) > MaxLineBytes {
+		return text[:MaxLineBytes], text[MaxLineBytes:]
+	}
+	return text, ""
+}
+
+// ReadLine reads the next line from r as NextLine splits one (ok false
+// at the end of the input).
+func ReadLine(r *bufio.Reader) (line string, ok bool) {
+	var b []byte
+	for len(b) < MaxLineBytes {
+		c, err := r.ReadByte()
+		if err != nil {
+			return string(b), len(b) > 0
+		}
+		if c == '\n' {
+			return string(b), true
+		}
+		b = append(b, c)
+	}
+	return string(b), true
+}
+
+// LineTooLong is ipset's refusal of a line of more than MaxLineWords
+// words.
+func LineTooLong() *Error { return usagef("Line is too long to parse.") }
+
 // ParseRestore parses a restore file into commands. Usage-class errors
 // stop the parse (no line number, as ipset prints them); syntax errors
 // inside a command are found when it runs.
@@ -280,12 +323,8 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		exist bool
 	}
 	for i := 0; len(text) > 0; i++ {
-		l := text
-		if j := strings.IndexByte(text, '\n'); j >= 0 {
-			l, text = text[:j], text[j+1:]
-		} else {
-			text = ""
-		}
+		var l string
+		l, text = NextLine(text)
 		t := l
 		for len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
 			t = t[1:] // strings.TrimLeft(l, " \t"), without its per-call cutset
@@ -297,6 +336,9 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 			args = SplitLine(t)
 		} else {
 			args = splitPlain(t, args[:0])
+		}
+		if len(args) > MaxLineWords {
+			return LineTooLong()
 		}
 		if len(args) == 0 {
 			continue // only blanks ("\r", …): ipset skips the line

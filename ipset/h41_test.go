@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"bufio"
 	"strings"
 	"testing"
 )
@@ -153,5 +154,36 @@ func TestIPv4Parts(t *testing.T) {
 		if _, err := run(t, st, tc.line); err != tc.err {
 			t.Errorf("%s: got %q, want %q", tc.line, err, tc.err)
 		}
+	}
+}
+
+// ipset's line reader: 1023 bytes at a time, at most 30 words a line.
+func TestRestoreLineLimits(t *testing.T) {
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", n-len(s)) }
+	cmds, err := ParseRestore(pad("add c 198.51.100.1", 1023) + "x\nadd c 198.51.100.2\n")
+	if err != nil || len(cmds) != 3 || cmds[1].Op != OpDestroy || cmds[1].Line != 2 || cmds[2].Line != 3 {
+		t.Errorf("1024-byte line: %v %+v", err, cmds)
+	}
+	if cmds, err := ParseRestore(pad("add c 198.51.100.1", 1022) + "x\n"); err != nil || len(cmds) != 1 {
+		t.Errorf("1023-byte line: %v %+v", err, cmds)
+	}
+	words := "add c 198.51.100.1" + strings.Repeat(" -exist", 27)
+	if _, err := ParseRestore(words + "\n"); err != nil {
+		t.Errorf("30 words: %v", err)
+	}
+	if _, err := ParseRestore("create c hash:ip\n" + words + " -exist\n"); err == nil || Format(err) != "ipset v7.17: Line is too long to parse.\nTry `ipset help' for more information.\n" {
+		t.Errorf("31 words: %v", err)
+	}
+	br := bufio.NewReader(strings.NewReader(pad("a", 1023) + "b\nc"))
+	var got []string
+	for {
+		l, ok := ReadLine(br)
+		if !ok {
+			break
+		}
+		got = append(got, strings.TrimSpace(l))
+	}
+	if strings.Join(got, "|") != "a|b|c" {
+		t.Errorf("ReadLine: %q", got)
 	}
 }
