@@ -228,6 +228,9 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 		if herr != nil && !ParseError(err) {
 			return herr, true // (before the kernel's refusal of an option)
 		}
+		if elemErr != nil && elemErr.Checked && !ParseError(err) {
+			return elemErr, true
+		}
 		return err, true
 	}
 	if herr != nil {

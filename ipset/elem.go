@@ -331,7 +331,9 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		// (not bitmap:ip,mac's).
 		if ip, bits, ok := cutCIDR(f); ok && bits == strconv.Itoa(s.maxBits()) && !first {
 			if _, err := parseAddr(s, ip); err == nil {
-				return nil, errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
+				err := errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
+				err.Checked = true
+				return nil, err
 			}
 		}
 		return nil, syntaxf("plain IP address must be supplied: %s", f)
@@ -569,7 +571,10 @@ func strtoull(f string) (v uint64, neg, ok bool) {
 
 // parsePortDim parses [proto:]port[-port]; the bitmap:port type takes
 // only numbers (an optional tcp:/udp: prefix is accepted and dropped).
-func parsePortDim(s *Set, f string) ([]Part, *Error) {
+// msgTCPUDPOnly is bitmap:port's refusal of other protocols.
+const msgTCPUDPOnly = "Only protocols TCP and UDP are valid"
+
+func parsePortDim(s *Set, f string) (parts []Part, err *Error) {
 	proto, port, pname := uint8(protoTCP), f, "tcp"
 	// ipset splits at the first ':', unless the text starts or ends
 	// with one: then it is a port (of TCP) as a whole
@@ -578,10 +583,12 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 		if !ok {
 			return nil, syntaxf("cannot parse '%s' as a protocol", f[:i])
 		}
+		if _, err := strconv.ParseUint(f[:i], 10, 8); pn == 0 && err != nil {
+			// a name of protocol 0 ("ip"); the number 0 is the
+			// kernel's to refuse
+			return nil, syntaxf("Unsupported protocol '%s'", f[:i])
+		}
 		proto, port, pname = pn, f[i+1:], f[:i]
-	}
-	if proto == 0 {
-		return nil, errorf("Invalid protocol specified")
 	}
 	if s.Family == Inet6 && proto == protoICMP || s.Family != Inet6 && proto == protoICMPv6 {
 		return nil, syntaxf("Protocol ICMP%s can be used with family %s only", map[bool]string{true: "v6", false: ""}[proto == protoICMPv6], map[bool]string{true: "inet6", false: "inet"}[proto == protoICMPv6])
@@ -607,7 +614,22 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 		if v, err := parseUint(port, 0xffff); err != nil || v != 0 {
 			return nil, syntaxf("Protocol %s can be used with pseudo port value 0 only.", pname)
 		}
+		if s.Type.Bitmap {
+			return nil, syntaxf(msgTCPUDPOnly)
+		}
+		if proto == 0 {
+			return nil, errorf("Invalid protocol specified")
+		}
 		return []Part{{Proto: proto}}, nil
+	}
+	if s.Type.Bitmap && proto != protoTCP && proto != protoUDP {
+		// bitmap:port takes the ports of TCP and UDP (after the port
+		// parses)
+		defer func() {
+			if err == nil {
+				parts, err = nil, syntaxf(msgTCPUDPOnly)
+			}
+		}()
 	}
 	pname = protoName(proto)
 	parse1 := func(t string) (uint16, *Error) { return portNumber(t, pname) }
@@ -1019,7 +1041,7 @@ func HostPrefixErr(s *Set, arg string, op Op) *Error {
 // add with a second line and test and del with an internal-error
 // message.
 func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
-	if op == OpTest && len(s.Type.Dims) == 1 && s.Type.Dims[0] == DimIP && !s.Type.Bitmap && s.Family != Inet6 {
+	if op == OpTest && len(s.Type.Dims) == 1 && s.Type.Dims[0] == DimIP && !s.Type.Bitmap && s.Family != Inet6 && len(elemFields(arg)) == 1 {
 		// hash:ip tests the address as written of a range or prefix
 		// (the kernel tests before it looks at the range): a /8 is
 		// one lookup, not 2^24 elements
@@ -1061,6 +1083,10 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 				elems = []Elem{e}
 			}
 		}
+	}
+	if err != nil && err.Checked && op != OpAdd && strings.HasPrefix(err.Msg, "There are not allowed options (28)") {
+		// (test and del have no options: ipset words its complaint so)
+		err.Msg = "There are not allowed options (28) but option list is empty. It's a bug, please report the problem."
 	}
 	if err != nil && strings.HasPrefix(err.Msg, "Syntax error: Protocol ICMP") && strings.HasSuffix(err.Msg, " only") {
 		if op == OpAdd {

@@ -34,6 +34,10 @@ type Error struct {
 	// Parser: ipset's parser found the error though its message is no
 	// "Syntax error: ..." (an ICMP type/code it cannot read).
 	Parser bool
+	// Checked: found by ipset's checks after the parse of the element
+	// and its options, so before the kernel refuses an option the set
+	// lacks.
+	Checked bool
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -187,3 +187,39 @@ func TestRestoreLineLimits(t *testing.T) {
 		t.Errorf("ReadLine: %q", got)
 	}
 }
+
+// Found by random command lines against ipset 7.17: bitmap:port takes
+// TCP and UDP ports only; a protocol named for number 0 is refused by
+// the parser, the number 0 with a port other than 0 too; the complaint
+// about a host prefix in a later address comes before the set's
+// refusal of an option, and test and del word it otherwise; a hash:ip
+// test with a comma after a range is the separator's error.
+func TestRandomLineAnswers(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create d bitmap:port range 0-1000", "", ""},
+		{"add d sctp:9", "", "ipset v7.17: Syntax error: Only protocols TCP and UDP are valid\n"},
+		{"add d gre:0", "", "ipset v7.17: Syntax error: Only protocols TCP and UDP are valid\n"},
+		{"add d sctp:9 foo", "", "ipset v7.17: Syntax error: Only protocols TCP and UDP are valid\n"},
+		{"add d gre:5", "", "ipset v7.17: Syntax error: Protocol gre can be used with pseudo port value 0 only.\n"},
+		{"add d 0:9", "", "ipset v7.17: Syntax error: Protocol 0 can be used with pseudo port value 0 only.\n"},
+		{"add d ip:9", "", "ipset v7.17: Syntax error: Unsupported protocol 'ip'\n"},
+		{"test d sctp:9", "", "ipset v7.17: Syntax error: Only protocols TCP and UDP are valid\n"},
+		{"add d udp:10", "", ""},
+		{"create p hash:ip,port", "", ""},
+		{"add p 198.51.100.1,ip:0", "", "ipset v7.17: Syntax error: Unsupported protocol 'ip'\n"},
+		{"add p 198.51.100.1,0:9", "", "ipset v7.17: Syntax error: Protocol 0 can be used with pseudo port value 0 only.\n"},
+		{"add p 198.51.100.1,0:0", "", "ipset v7.17: Invalid protocol specified\n"},
+		{"create c hash:ip,port,ip", "", ""},
+		{"add c 203.0.113.7,tcp:80,198.51.100.1/32 skbprio 1:2", "", "ipset v7.17: There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.\n"},
+		{"test c 203.0.113.7,tcp:80,198.51.100.1/32", "", "ipset v7.17: There are not allowed options (28) but option list is empty. It's a bug, please report the problem.\n"},
+		{"del c 203.0.113.7,tcp:80,198.51.100.1/32", "", "ipset v7.17: There are not allowed options (28) but option list is empty. It's a bug, please report the problem.\n"},
+		{"create a hash:ip", "", ""},
+		{"test a 198.51.100.1-198.51.100.4,physdev:eth1", "", "ipset v7.17: Syntax error: Elem separator in 198.51.100.1-198.51.100.4,physdev:eth1, but settype hash:ip supports none.\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}

@@ -219,6 +219,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				if herr := HostPrefixErr(s, a[1], c.Op); herr != nil && !ParseError(err) {
 					return "", herr // (before the kernel's refusal of an option)
 				}
+				if elemErr != nil && elemErr.Checked && !ParseError(err) {
+					return "", elemErr
+				}
 				return "", err
 			}
 		} else {
@@ -239,7 +242,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		}
 		if elemErr != nil {
-			if c.Op == OpTest {
+			if c.Op == OpTest && !elemErr.Checked {
 				// the kernel answers a test it refuses (out of a
 				// bitmap's range, a null element, a /0) with "not in
 				// the set"

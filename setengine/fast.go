@@ -121,6 +121,9 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 	if rerr := ipset.TestRangeErr(s, c.Args[1]); rerr != nil {
 		return Result{}, rerr, true
 	}
+	if perr != nil && perr.Checked {
+		return Result{}, perr, true
+	}
 	if perr != nil {
 		return Result{}, ipset.NotInSet(s, c.Args[1]), true // (as the model's test)
 	}
