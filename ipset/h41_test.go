@@ -223,3 +223,23 @@ func TestRandomLineAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A list:set refuses a list:set member in del too (-exist or not),
+// before it looks at before/after; test answers "NOT in set".
+func TestListSetDelListMember(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create a list:set", "", ""},
+		{"create b list:set", "", ""},
+		{"create h hash:ip", "", ""},
+		{"del a b", "", "ipset v7.17: Sets with list:set type cannot be added to the set.\n"},
+		{"-! del a b", "", "ipset v7.17: Sets with list:set type cannot be added to the set.\n"},
+		{"del a b before h", "", "ipset v7.17: Sets with list:set type cannot be added to the set.\n"},
+		{"test a b", "", "ipset v7.17: b is NOT in set a.\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}

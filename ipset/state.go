@@ -529,7 +529,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		return "", notIn()
 	case member == nil:
 		return "", errorf("Set to be added/deleted/tested as element does not exist.")
-	case member.Type.List && c.Op == OpAdd:
+	case member.Type.List && c.Op != OpTest: // (del too)
 		return "", errorf("Sets with list:set type cannot be added to the set.")
 	}
 	e := Elem{{Name: a[1]}}
