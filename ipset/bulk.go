@@ -228,7 +228,7 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 		if herr != nil && !ParseError(err) {
 			return herr, true // (before the kernel's refusal of an option)
 		}
-		if elemErr != nil && elemErr.Checked && !ParseError(err) {
+		if elemErr != nil && (elemErr.Checked || elemErr.BeforeExt) && !ParseError(err) {
 			return elemErr, true
 		}
 		return err, true

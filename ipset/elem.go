@@ -650,7 +650,9 @@ func parsePortDim(s *Set, f string) (parts []Part, err *Error) {
 		return nil, err
 	}
 	if s.Type.Bitmap && (lo < s.PortLo || hi > s.PortHi) {
-		return nil, errorf(MsgOutOfRange)
+		err := errorf(MsgOutOfRange)
+		err.BeforeExt = true
+		return nil, err
 	}
 	var out []Part
 	for p := int(lo); p <= int(hi); p++ {

@@ -38,6 +38,9 @@ type Error struct {
 	// and its options, so before the kernel refuses an option the set
 	// lacks.
 	Checked bool
+	// BeforeExt: a kernel refusal of the element that comes before its
+	// refusal of an option the set lacks (bitmap:port's range).
+	BeforeExt bool
 }
 
 func (e *Error) Error() string { return e.Msg }

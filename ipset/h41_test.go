@@ -243,3 +243,25 @@ func TestListSetDelListMember(t *testing.T) {
 		}
 	}
 }
+
+// The kernel's answers come after ipset parsed every option: a hash
+// too big to allocate after a bad timeout; bitmap:port's range before
+// an option the set lacks.
+func TestKernelAnswerOrder(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create x hash:ip hashsize 3000000000 timeout 4294967", "", "ipset v7.17: Syntax error: '4294967' is out of range 0-2147483\n"},
+		{"create x hash:ip hashsize 3000000000", "", "ipset v7.17: Kernel error received: Cannot allocate memory\n"},
+		{"create bp bitmap:port range 1-100", "", ""},
+		{"add bp 0 timeout 5", "", "ipset v7.17: Element is out of the range of the set\n"},
+		{"add bp 0 comment a", "", "ipset v7.17: Element is out of the range of the set\n"},
+		{"add bp 0 timeout x", "", "ipset v7.17: Syntax error: 'x' is invalid as number\n"},
+		{"create bi bitmap:ip range 198.51.100.0/28", "", ""},
+		{"add bi 198.51.100.99 comment a", "", "ipset v7.17: Comment cannot be used: set was created without comment support\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}

@@ -219,7 +219,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				if herr := HostPrefixErr(s, a[1], c.Op); herr != nil && !ParseError(err) {
 					return "", herr // (before the kernel's refusal of an option)
 				}
-				if elemErr != nil && elemErr.Checked && !ParseError(err) {
+				if elemErr != nil && (elemErr.Checked || elemErr.BeforeExt) && !ParseError(err) {
 					return "", elemErr
 				}
 				return "", err
