@@ -669,7 +669,9 @@ func portNumber(t, pname string) (uint16, *Error) {
 	}
 	v, err := parseUint(t, 0xffff)
 	if err != nil {
-		return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
+		// (ipset tries the text as a service name after the number:
+		// its report starts over, and a restore names no line)
+		return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError, NoLine: true}
 	}
 	return uint16(v), nil
 }
