@@ -1093,10 +1093,31 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 		err.Msg = "There are not allowed options (28) but option list is empty. It's a bug, please report the problem."
 	}
 	if err != nil && strings.HasPrefix(err.Msg, "Syntax error: Protocol ICMP") && strings.HasSuffix(err.Msg, " only") {
-		if op == OpAdd {
+		// ipset's parser goes on after an ICMP protocol of the other
+		// family: a later dimension's syntax error is reported after
+		// it; without one, add says the command lacks its set, test
+		// of hash:ip,port,net too, and test and del of other types
+		// fail their check of mandatory flags (an error, not "NOT in
+		// set")
+		fields := splitParts(arg, len(s.Type.Dims))
+		for i, d := range s.Type.Dims {
+			if d != DimPort || i >= len(fields) || i+1 >= len(fields) {
+				continue
+			}
+			rest := append(append([]string(nil), fields...), "")[:len(fields)]
+			rest[i] = "0"
+			if _, later := ParseElem(s, strings.Join(rest, ",")); later != nil && ParseError(later) {
+				return nil, &Error{Msg: err.Msg + "\n" + later.Msg, Status: StatusError, NoLine: later.NoLine}
+			}
+		}
+		switch {
+		case op == OpAdd:
 			err.Msg += "\nInvalid add command: missing setname"
-		} else {
+		case op == OpTest && s.Type.Name == "hash:ip,port,net":
+			err.Msg += "\nInvalid test command: missing setname"
+		default:
 			err = errorf("There are missing mandatory flags but can't check them. It's a bug, please report the problem.")
+			err.Checked = true
 		}
 	}
 	return elems, err

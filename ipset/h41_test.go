@@ -265,3 +265,27 @@ func TestKernelAnswerOrder(t *testing.T) {
 		}
 	}
 }
+
+// An ICMP protocol of the other family: ipset's parser goes on, so a
+// later dimension's syntax error follows its message; without one, test
+// fails with an error, not "NOT in set".
+func TestICMPOtherFamily(t *testing.T) {
+	st := &State{}
+	const icmp6 = "ipset v7.17: Syntax error: Protocol ICMPv6 can be used with family inet6 only\n"
+	for _, tc := range []struct{ line, out, err string }{
+		{"create c hash:ip,port,ip", "", ""},
+		{"create n hash:ip,port,net", "", ""},
+		{"create p6 hash:ip,port family inet6", "", ""},
+		{"add c 203.0.113.7,icmpv6:echo-request,198.51.100.0/24", "", icmp6 + "Syntax error: plain IP address must be supplied: 198.51.100.0/24\n"},
+		{"test n 203.0.113.7,icmpv6:echo-request,198.51.100.0/33", "", icmp6 + "Syntax error: '33' is out of range 0-32\n"},
+		{"add c 203.0.113.7,icmpv6:echo-request,198.51.100.1", "", icmp6 + "Invalid add command: missing setname\n"},
+		{"test n 203.0.113.7,icmpv6:echo-request,198.51.100.1", "", icmp6 + "Invalid test command: missing setname\n"},
+		{"test c 203.0.113.7,icmpv6:echo-request,198.51.100.1", "", "ipset v7.17: There are missing mandatory flags but can't check them. It's a bug, please report the problem.\n"},
+		{"test p6 2001:db8::1,icmp:echo-request", "", "ipset v7.17: There are missing mandatory flags but can't check them. It's a bug, please report the problem.\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}
