@@ -1110,15 +1110,19 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 				return nil, &Error{Msg: err.Msg + "\n" + later.Msg, Status: StatusError, NoLine: later.NoLine}
 			}
 		}
+		// (a net dimension, which always has a prefix, takes test to
+		// the same message as add)
 		switch {
 		case op == OpAdd:
 			err.Msg += "\nInvalid add command: missing setname"
-		case op == OpTest && s.Type.Name == "hash:ip,port,net":
+		case op == OpTest && s.NetDims() > 0:
 			err.Msg += "\nInvalid test command: missing setname"
 		default:
 			err = errorf("There are missing mandatory flags but can't check them. It's a bug, please report the problem.")
-			err.Checked = true
 		}
+		// found after the options parse (an unknown word comes
+		// first), before the check of a range in test
+		err.Checked, err.Mandatory = true, true
 	}
 	return elems, err
 }

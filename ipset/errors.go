@@ -38,6 +38,10 @@ type Error struct {
 	// and its options, so before the kernel refuses an option the set
 	// lacks.
 	Checked bool
+	// Mandatory: ipset's check of the parsed command's mandatory
+	// fields (with Checked), which comes before its check of the
+	// allowed ones (a range in test, a prefix in bitmap:ip,mac).
+	Mandatory bool
 	// BeforeExt: a kernel refusal of the element that comes before its
 	// refusal of an option the set lacks (bitmap:port's range).
 	BeforeExt bool
@@ -85,6 +89,9 @@ const (
 // ParseError says whether e is found by ipset's parser (usage errors
 // and "Syntax error: ..."), not by the kernel.
 func ParseError(e *Error) bool {
+	if e.Checked {
+		return false // (after the parse, whatever its words)
+	}
 	return e.Status == StatusUsage || e.Parser || strings.HasPrefix(e.Msg, "Syntax error: ")
 }
 

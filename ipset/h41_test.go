@@ -282,6 +282,9 @@ func TestICMPOtherFamily(t *testing.T) {
 		{"test n 203.0.113.7,icmpv6:echo-request,198.51.100.1", "", icmp6 + "Invalid test command: missing setname\n"},
 		{"test c 203.0.113.7,icmpv6:echo-request,198.51.100.1", "", "ipset v7.17: There are missing mandatory flags but can't check them. It's a bug, please report the problem.\n"},
 		{"test p6 2001:db8::1,icmp:echo-request", "", "ipset v7.17: There are missing mandatory flags but can't check them. It's a bug, please report the problem.\n"},
+		// after the options' parse, before test's check of a prefix
+		{"add c 203.0.113.7,icmpv6:echo-request,198.51.100.1 foo", "", "ipset v7.17: Unknown argument: `foo'\nTry `ipset help' for more information.\n"},
+		{"test p6 2001:db8::1/128,icmp:echo-request", "", "ipset v7.17: There are missing mandatory flags but can't check them. It's a bug, please report the problem.\n"},
 	} {
 		out, err := run(t, st, tc.line)
 		if out != tc.out || err != tc.err {

@@ -232,6 +232,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				returnNomatch = true
 			}
 		}
+		if elemErr != nil && elemErr.Mandatory {
+			return "", elemErr
+		}
 		if err := HostPrefixErr(s, a[1], c.Op); err != nil {
 			return "", err
 		}

@@ -115,6 +115,9 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 	if perr != nil && ipset.ParseError(perr) {
 		return Result{}, perr, true
 	}
+	if perr != nil && perr.Mandatory {
+		return Result{}, perr, true
+	}
 	if herr := ipset.HostPrefixErr(s, c.Args[1], c.Op); herr != nil {
 		return Result{}, herr, true
 	}
