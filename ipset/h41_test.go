@@ -292,3 +292,22 @@ func TestICMPOtherFamily(t *testing.T) {
 		}
 	}
 }
+
+// rename: the kernel refuses a set in use before it looks at the new
+// name.
+func TestRenameBusyFirst(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		{"create a hash:ip", "", ""},
+		{"create b hash:ip", "", ""},
+		{"create l list:set", "", ""},
+		{"add l a", "", ""},
+		{"rename a b", "", "ipset v7.17: Set cannot be renamed: it is in use by another system\n"},
+		{"rename l a", "", "ipset v7.17: Set cannot be renamed: a set with the new name already exists\n"},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}

@@ -334,11 +334,12 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		if s == nil {
 			return "", errorf(MsgNoSet)
 		}
+		if st.refs(s) > 0 {
+			// (the kernel looks at the references first)
+			return "", errorf(MsgRenameBusy)
+		}
 		if st.Find(a[1]) != nil {
 			return "", errorf(MsgRenameExists)
-		}
-		if st.refs(s) > 0 {
-			return "", errorf(MsgRenameBusy)
 		}
 		x := st.index()
 		delete(x.byName, s.Name)
