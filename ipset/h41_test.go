@@ -311,3 +311,32 @@ func TestRenameBusyFirst(t *testing.T) {
 		}
 	}
 }
+
+// list:set: a comma at either end of a member separates nothing; add
+// looks for the member referred to (among the others) before it looks
+// whether the member is there.
+func TestListSetPositionEdges(t *testing.T) {
+	st := &State{}
+	const notAdded = "ipset v7.17: The set to which you referred with 'before' or 'after' is not added to the set.\n"
+	for _, tc := range []struct{ line, out, err string }{
+		{"create l list:set", "", ""},
+		{"create a hash:ip", "", ""},
+		{"create b hash:ip", "", ""},
+		{"create c hash:ip", "", ""},
+		{"add l a,", "", "ipset v7.17: Set to be added/deleted/tested as element does not exist.\n"},
+		{"add l a, nomatch", "", "ipset v7.17: Unknown argument: `nomatch'\nTry `ipset help' for more information.\n"},
+		{"test l a,", "", "ipset v7.17: a, is NOT in set l.\n"},
+		{"add l a", "", ""},
+		{"add l b", "", ""},
+		{"add l a,after,b", "", "ipset v7.17: Element cannot be added to the set: it's already added\n"},
+		{"add l a,after,c", "", notAdded},
+		{"-! add l a,after,c", "", notAdded},
+		{"add l a,after,a", "", notAdded},
+		{"add l c,after,c", "", notAdded},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}

@@ -495,8 +495,9 @@ func (st *State) targets(a []string) []*Set {
 // execList handles add/del/test on a list:set.
 func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	a := c.Args
-	if strings.Contains(a[1], ",") {
-		// NAME,before|after,REF is the element with its position.
+	if len(elemFields(a[1])) > 1 {
+		// NAME,before|after,REF is the element with its position (a
+		// comma at either end separates nothing).
 		p := strings.SplitN(a[1], ",", 3)
 		if len(p) != 3 || (p[1] != "before" && p[1] != "after") {
 			return "", errorf("you must specify elements as setname,[before|after],setname")
@@ -577,6 +578,11 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	}
 	switch c.Op {
 	case OpAdd:
+		if pos != "" && (idx(ref) < 0 || ref == a[1]) {
+			// the kernel looks for the set referred to first (among
+			// the members other than the one added)
+			return "", notAdded
+		}
 		if idx(a[1]) >= 0 {
 			if !c.Opts.Exist {
 				return "", errorf(MsgElemExists)
