@@ -340,3 +340,29 @@ func TestListSetPositionEdges(t *testing.T) {
 		}
 	}
 }
+
+// list:set: -exist del does not ignore a position that does not hold;
+// -exist add of a member sets its timeout again.
+func TestListSetExist(t *testing.T) {
+	st := &State{}
+	const notAdded = "ipset v7.17: The set to which you referred with 'before' or 'after' is not added to the set.\n"
+	for _, tc := range []struct{ line, out, err string }{
+		{"create l list:set timeout 5", "", ""},
+		{"create a hash:ip", "", ""},
+		{"create b hash:ip", "", ""},
+		{"create c hash:ip", "", ""},
+		{"add l a", "", ""},
+		{"add l b", "", ""},
+		{"-exist del l a,after,b", "", notAdded},
+		{"-exist del l c,after,a", "", notAdded},
+		{"-exist del l c", "", ""},
+		{"add l c timeout 0", "", ""},
+		{"-exist add l c timeout 7", "", ""},
+		{"save l", "create l list:set size 8 timeout 5\nadd l a timeout 5\nadd l b timeout 5\nadd l c timeout 7\n", ""},
+	} {
+		out, err := run(t, st, tc.line)
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}

@@ -583,10 +583,24 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 			// the members other than the one added)
 			return "", notAdded
 		}
-		if idx(a[1]) >= 0 {
+		if i := idx(a[1]); i >= 0 {
 			if !c.Opts.Exist {
 				return "", errorf(MsgElemExists)
 			}
+			// the kernel sets the member's timeout, comment and
+			// skbinfo again (where it is: a position given is only
+			// checked), and its counters where given
+			old := s.Entries[i]
+			en := tmpl
+			en.Elem = old.Elem
+			if !en.GotPackets {
+				en.Packets = old.Packets
+			}
+			if !en.GotBytes {
+				en.Bytes = old.Bytes
+			}
+			s.Entries[i] = &en
+			s.reindex()
 			return "", nil
 		}
 		en := tmpl
@@ -607,9 +621,8 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	case OpDel:
 		i := idx(a[1])
 		if pos != "" && !at() {
-			if c.Opts.Exist {
-				return "", nil
-			}
+			// (-exist ignores a missing member, not a position that
+			// does not hold)
 			return "", notAdded
 		}
 		if i < 0 {
