@@ -223,8 +223,18 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 		return elemErr, true
 	}
 	var tmpl Entry
+	herr := HostPrefixErr(s, args[1], OpAdd)
 	if err := parseEntryOptions(s, &tmpl, args[2:]); err != nil {
+		if herr != nil && !ParseError(err) {
+			return herr, true // (before the kernel's refusal of an option)
+		}
+		if elemErr != nil && (elemErr.Checked || elemErr.BeforeExt) && !ParseError(err) {
+			return elemErr, true
+		}
 		return err, true
+	}
+	if herr != nil {
+		return herr, true
 	}
 	if elemErr != nil {
 		return elemErr, true

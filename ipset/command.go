@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"bufio"
 	"strings"
 )
 
@@ -45,6 +46,31 @@ var opAliases = map[string]Op{
 	"version": OpVersion, "-v": OpVersion, "-V": OpVersion, "--version": OpVersion,
 	"help": OpHelp, "-h": OpHelp, "--help": OpHelp, "-H": OpHelp,
 	"quit": OpQuit, "-": OpInteractive,
+}
+
+// opOrder is ipset's table of commands, in the order it matches an
+// abbreviation against them ("s" is save, "d" del, "r" restore).
+var opOrder = []Op{OpCreate, OpAdd, OpDel, OpTest, OpDestroy, OpList, OpSave, OpRestore, OpFlush, OpRename, OpSwap, OpHelp, OpVersion, OpQuit}
+
+// LookupOp is the command word a names: a name or alias of a command,
+// or, as ipset takes it, the start of a command's name, with or without
+// two leading dashes ("lis", "--cre", "v").
+func LookupOp(a string) (Op, bool) {
+	if op, ok := opAliases[a]; ok {
+		return op, true
+	}
+	if len(a) > 2 && strings.HasPrefix(a, "--") {
+		a = a[2:]
+	}
+	if a == "" || a[0] == '-' {
+		return "", false
+	}
+	for _, op := range opOrder {
+		if strings.HasPrefix(string(op), a) {
+			return op, true
+		}
+	}
+	return "", false
 }
 
 // Output modes of list and save.
@@ -108,11 +134,8 @@ func ParseArgs(args []string) (*Command, *Error) {
 			continue
 		}
 		if c.Op == "" {
-			op, ok := opAliases[a]
+			op, ok := LookupOp(a)
 			if !ok {
-				if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
-					return nil, usagef("Invalid option %s", a)
-				}
 				return nil, usagef("No command specified: unknown argument %s", a)
 			}
 			c.Op = op
@@ -225,6 +248,48 @@ func SplitLine(line string) []string {
 	return out
 }
 
+// MaxLineBytes and MaxLineWords are the limits of ipset's line reader
+// (restore and interactive mode): it reads at most 1023 bytes at a time,
+// so the rest of a longer line is read as the next line, and refuses a
+// line of more than 30 words.
+const (
+	MaxLineBytes = 1023
+	MaxLineWords = 30
+)
+
+// NextLine splits the first line off text as ipset's reader does: up to
+// a newline (not included) or MaxLineBytes bytes, whichever comes first.
+func NextLine(text string) (line, rest string) {
+	if j := strings.IndexByte(text, '\n'); j >= 0 && j < MaxLineBytes {
+		return text[:j], text[j+1:]
+	}
+	if len(text) > MaxLineBytes {
+		return text[:MaxLineBytes], text[MaxLineBytes:]
+	}
+	return text, ""
+}
+
+// ReadLine reads the next line from r as NextLine splits one (ok false
+// at the end of the input).
+func ReadLine(r *bufio.Reader) (line string, ok bool) {
+	var b []byte
+	for len(b) < MaxLineBytes {
+		c, err := r.ReadByte()
+		if err != nil {
+			return string(b), len(b) > 0
+		}
+		if c == '\n' {
+			return string(b), true
+		}
+		b = append(b, c)
+	}
+	return string(b), true
+}
+
+// LineTooLong is ipset's refusal of a line of more than MaxLineWords
+// words.
+func LineTooLong() *Error { return usagef("Line is too long to parse.") }
+
 // ParseRestore parses a restore file into commands. Usage-class errors
 // stop the parse (no line number, as ipset prints them); syntax errors
 // inside a command are found when it runs.
@@ -258,12 +323,8 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		exist bool
 	}
 	for i := 0; len(text) > 0; i++ {
-		l := text
-		if j := strings.IndexByte(text, '\n'); j >= 0 {
-			l, text = text[:j], text[j+1:]
-		} else {
-			text = ""
-		}
+		var l string
+		l, text = NextLine(text)
 		t := l
 		for len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
 			t = t[1:] // strings.TrimLeft(l, " \t"), without its per-call cutset
@@ -275,6 +336,9 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 			args = SplitLine(t)
 		} else {
 			args = splitPlain(t, args[:0])
+		}
+		if len(args) > MaxLineWords {
+			return LineTooLong()
 		}
 		if len(args) == 0 {
 			continue // only blanks ("\r", …): ipset skips the line
@@ -294,7 +358,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		if args = kept; len(args) == 0 {
 			continue
 		}
-		op, ok := opAliases[args[0]]
+		op, ok := LookupOp(args[0])
 		if !ok {
 			e := usagef("No command specified: unknown argument %s", args[0])
 			return e

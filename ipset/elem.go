@@ -250,9 +250,10 @@ func parseCIDR(s *Set, f string) (netip.Addr, int, bool, *Error) {
 	return a, int(v), has, nil
 }
 
-// inetAton parses the IPv4 forms inet_aton takes: a, a.b, a.b.c and
-// a.b.c.d, each part decimal, octal (0...) or hex (0x...), the last
-// filling the remaining bytes.
+// inetAton parses the IPv4 forms the resolver under ipset takes: a,
+// a.b, a.b.c and a.b.c.d, each part decimal or octal (0...), the last
+// filling the remaining bytes. (inet_aton also takes hex parts, 0x...;
+// ipset 7.17 on glibc 2.36 refuses them.)
 func inetAton(f string) (netip.Addr, bool) {
 	parts := strings.Split(f, ".")
 	if len(parts) > 4 || f == "" {
@@ -261,7 +262,7 @@ func inetAton(f string) (netip.Addr, bool) {
 	var vals []uint64
 	for _, p := range parts {
 		v, neg, ok := strtoull(p)
-		if !ok || neg || p == "" || p[0] == ' ' || p[0] == '+' {
+		if !ok || neg || p == "" || p[0] == ' ' || p[0] == '+' || len(p) > 1 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') {
 			return netip.Addr{}, false
 		}
 		vals = append(vals, v)
@@ -317,20 +318,35 @@ func parseIPDim(s *Set, f string, first bool) ([]Part, *Error) {
 func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 	start := len(out)
 	var lo, hi netip.Addr
+	if ip, bits, ok := cutCIDR(f); ok && first && s.Type.OptionalMAC && bits == "32" {
+		if _, _, isRange := cutRange(f); !isRange {
+			// a host prefix is a plain address to ipset's parser,
+			// which refuses the prefix for the command after the
+			// parse (HostPrefixErr)
+			f = ip
+		}
+	}
 	if _, _, isRange := cutRange(f); (!first || s.Type.OptionalMAC) && (isRange || hasCIDR(f)) {
 		// Only the first address of a type takes a range or prefix
 		// (not bitmap:ip,mac's).
 		if ip, bits, ok := cutCIDR(f); ok && bits == strconv.Itoa(s.maxBits()) && !first {
 			if _, err := parseAddr(s, ip); err == nil {
-				return nil, errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
+				err := errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
+				err.Checked = true
+				return nil, err
 			}
 		}
 		return nil, syntaxf("plain IP address must be supplied: %s", f)
 	}
 	if _, _, isRange := cutRange(f); s.Family == Inet6 && (isRange || hasCIDR(f)) {
 		// IPv6 takes single addresses only, which ipset checks
-		// before it resolves anything
-		return nil, syntaxf("plain IP address must be supplied: %s", f)
+		// before it resolves anything; a host prefix written "/128"
+		// is a single address
+		ip, bits, _ := cutCIDR(f)
+		if isRange || bits != "128" {
+			return nil, syntaxf("plain IP address must be supplied: %s", f)
+		}
+		f = ip
 	}
 	if a, b, ok := cutRange(f); ok && !hasCIDR(f) {
 		var err *Error
@@ -555,17 +571,24 @@ func strtoull(f string) (v uint64, neg, ok bool) {
 
 // parsePortDim parses [proto:]port[-port]; the bitmap:port type takes
 // only numbers (an optional tcp:/udp: prefix is accepted and dropped).
-func parsePortDim(s *Set, f string) ([]Part, *Error) {
+// msgTCPUDPOnly is bitmap:port's refusal of other protocols.
+const msgTCPUDPOnly = "Only protocols TCP and UDP are valid"
+
+func parsePortDim(s *Set, f string) (parts []Part, err *Error) {
 	proto, port, pname := uint8(protoTCP), f, "tcp"
-	if i := strings.LastIndex(f, ":"); i >= 0 && i+1 < len(f) {
+	// ipset splits at the first ':', unless the text starts or ends
+	// with one: then it is a port (of TCP) as a whole
+	if i := strings.Index(f, ":"); i > 0 && !strings.HasSuffix(f, ":") {
 		pn, ok := protoNumber(f[:i])
 		if !ok {
 			return nil, syntaxf("cannot parse '%s' as a protocol", f[:i])
 		}
+		if _, err := strconv.ParseUint(f[:i], 10, 8); pn == 0 && err != nil {
+			// a name of protocol 0 ("ip"); the number 0 is the
+			// kernel's to refuse
+			return nil, syntaxf("Unsupported protocol '%s'", f[:i])
+		}
 		proto, port, pname = pn, f[i+1:], f[:i]
-	}
-	if proto == 0 {
-		return nil, errorf("Invalid protocol specified")
 	}
 	if s.Family == Inet6 && proto == protoICMP || s.Family != Inet6 && proto == protoICMPv6 {
 		return nil, syntaxf("Protocol ICMP%s can be used with family %s only", map[bool]string{true: "v6", false: ""}[proto == protoICMPv6], map[bool]string{true: "inet6", false: "inet"}[proto == protoICMPv6])
@@ -581,7 +604,9 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 			if proto == protoICMPv6 {
 				kind = "ICMPv6"
 			}
-			return nil, errorf("Cannot parse %s as an %s type/code.", port, kind)
+			err := errorf("Cannot parse %s as an %s type/code.", port, kind)
+			err.Parser = true
+			return nil, err
 		}
 		return []Part{{Proto: proto, Port: v}}, nil
 	case protoTCP, protoUDP, protoSCTP, protoUDPLite:
@@ -589,7 +614,22 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 		if v, err := parseUint(port, 0xffff); err != nil || v != 0 {
 			return nil, syntaxf("Protocol %s can be used with pseudo port value 0 only.", pname)
 		}
+		if s.Type.Bitmap {
+			return nil, syntaxf(msgTCPUDPOnly)
+		}
+		if proto == 0 {
+			return nil, errorf("Invalid protocol specified")
+		}
 		return []Part{{Proto: proto}}, nil
+	}
+	if s.Type.Bitmap && proto != protoTCP && proto != protoUDP {
+		// bitmap:port takes the ports of TCP and UDP (after the port
+		// parses)
+		defer func() {
+			if err == nil {
+				parts, err = nil, syntaxf(msgTCPUDPOnly)
+			}
+		}()
 	}
 	pname = protoName(proto)
 	parse1 := func(t string) (uint16, *Error) { return portNumber(t, pname) }
@@ -610,7 +650,9 @@ func parsePortDim(s *Set, f string) ([]Part, *Error) {
 		return nil, err
 	}
 	if s.Type.Bitmap && (lo < s.PortLo || hi > s.PortHi) {
-		return nil, errorf(MsgOutOfRange)
+		err := errorf(MsgOutOfRange)
+		err.BeforeExt = true
+		return nil, err
 	}
 	var out []Part
 	for p := int(lo); p <= int(hi); p++ {
@@ -627,7 +669,9 @@ func portNumber(t, pname string) (uint16, *Error) {
 	}
 	v, err := parseUint(t, 0xffff)
 	if err != nil {
-		return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError}
+		// (ipset tries the text as a service name after the number:
+		// its report starts over, and a restore names no line)
+		return 0, &Error{Msg: err.Msg + "\nSyntax error: '" + pname + "' is invalid as number\ncannot parse '" + t + "' as a " + pname + " port", Status: StatusError, NoLine: true}
 	}
 	return uint16(v), nil
 }
@@ -672,27 +716,29 @@ func icmpCode(proto uint8, s string) (uint16, bool) {
 			return n.v, true
 		}
 	}
-	t, c, ok := strings.Cut(s, "/")
+	t, c, ok := cutCIDR(s) // (a '/' at either end is no separator)
 	if !ok {
 		return 0, false
 	}
-	tv, tneg, ok1 := strtoull(t)
-	cv, cneg, ok2 := strtoull(c)
-	if !ok1 || !ok2 || tneg || cneg || tv > 255 || cv > 255 {
+	tv, err1 := parseUint(t, 255)
+	cv, err2 := parseUint(c, 255)
+	if err1 != nil || err2 != nil {
 		return 0, false
 	}
 	return uint16(tv<<8 | cv), true
 }
 
-// icmpRangeErr is ipset's message for an ICMP type or code above 255.
+// icmpRangeErr is ipset's message for an ICMP type/code that is no
+// name and has a '/': the first of type and code that is no number
+// from 0 to 255 (as C's strtoull reads it, "" included) is named.
 func icmpRangeErr(s string) *Error {
-	t, c, ok := strings.Cut(s, "/")
+	t, c, ok := cutCIDR(s)
 	if !ok {
 		return nil
 	}
 	for _, x := range []string{t, c} {
-		if v, neg, ok := strtoull(x); ok && (neg || v > 255) {
-			return syntaxf("'%s' is out of range 0-255", x)
+		if _, err := parseUint(x, 255); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -802,19 +848,73 @@ func serviceport(name, proto string) (uint16, bool) {
 }
 
 func parseMAC(s string) ([6]byte, bool) {
+	// ipset reads six fields with C's strtol(.., 16), each ending in ':'
+	// (the last in the end of the text), from a text of at most 17
+	// bytes: so blanks and a sign before a field, a "0x", more than two
+	// digits and an empty field (0) pass.
 	var m [6]byte
-	fs := strings.Split(s, ":")
-	if len(fs) != 6 {
+	if len(s) > 17 {
 		return m, false
 	}
-	for i, f := range fs {
-		v, err := strconv.ParseUint(f, 16, 8)
-		if err != nil || len(f) > 2 || f == "" {
-			return m, false
+	p := 0
+	for i := 0; i < 6; i++ {
+		v, end := strtolHex(s, p)
+		last := i == 5
+		if end < len(s) && s[end] == ':' && !last || end == len(s) && last {
+			if v < 0 || v > 255 {
+				return m, false
+			}
+			m[i] = byte(v)
+			p = end + 1
+			continue
 		}
-		m[i] = byte(v)
+		return m, false
 	}
 	return m, true
+}
+
+// strtolHex reads s from p as C's strtol(s+p, &end, 16): the value and
+// where it ended (p itself when no digit was read).
+func strtolHex(s string, p int) (int64, int) {
+	i := p
+	for i < len(s) && (s[i] == ' ' || s[i]-'\t' <= '\r'-'\t') {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	if i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexDigit(s[i+2]) >= 0 {
+		i += 2
+	}
+	start := i
+	var v int64
+	for i < len(s) && hexDigit(s[i]) >= 0 {
+		if v < 1<<40 { // (at most 17 bytes: no overflow to care for)
+			v = v*16 + int64(hexDigit(s[i]))
+		}
+		i++
+	}
+	if i == start {
+		return 0, p
+	}
+	if neg {
+		v = -v
+	}
+	return v, i
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // Format prints an element of set s as ipset does.
@@ -870,6 +970,14 @@ func (s *Set) formatElem(e Elem, resolve bool) string {
 // IPv4 range or prefix keeps its form ("10.0.0.5/8", "A-B").
 func EchoElem(s *Set, arg string) string {
 	elems, err := ParseElem(s, arg)
+	if err != nil && !ParseError(err) && s.Type.Bitmap {
+		// an element outside a bitmap's range is echoed as parsed too
+		// (the kernel refused it, not ipset's parser)
+		wide := *s
+		wide.PortLo, wide.PortHi = 0, 0xffff
+		wide.RangeLo, wide.RangeHi = netip.IPv4Unspecified(), netip.AddrFrom4([4]byte{0xff, 0xff, 0xff, 0xff}) // (bitmaps are IPv4)
+		elems, err = ParseElem(&wide, arg)
+	}
 	if err != nil || len(elems) == 0 {
 		return arg
 	}
@@ -911,12 +1019,33 @@ func EchoElem(s *Set, arg string) string {
 	return b.String()
 }
 
+// HostPrefixErr is ipset's refusal of the "/32" its parser takes as a
+// plain address of bitmap:ip,mac (it sets the CIDR option, which no
+// command of the type allows): checked after the element and its
+// options parse, before the kernel sees anything (a restore stops
+// there without its line and without the lines before).
+func HostPrefixErr(s *Set, arg string, op Op) *Error {
+	if !s.Type.OptionalMAC {
+		return nil
+	}
+	f := splitParts(arg, len(s.Type.Dims))
+	if len(f) == 0 {
+		return nil
+	}
+	_, bits, ok := cutCIDR(f[0])
+	if _, _, isRange := cutRange(f[0]); !ok || bits != "32" || isRange {
+		return nil
+	}
+	return &Error{Msg: fmt.Sprintf("IP/CIDR range is not allowed in command %s with set type %s and family %s", op, s.Type.Name, s.Family),
+		Status: StatusError, NoLine: true}
+}
+
 // ParseElemFor is ParseElem for command op, with the messages ipset
 // gives for that command: an ICMP protocol of the other family fails
 // add with a second line and test and del with an internal-error
 // message.
 func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
-	if op == OpTest && len(s.Type.Dims) == 1 && s.Type.Dims[0] == DimIP && !s.Type.Bitmap && s.Family != Inet6 {
+	if op == OpTest && len(s.Type.Dims) == 1 && s.Type.Dims[0] == DimIP && !s.Type.Bitmap && s.Family != Inet6 && len(elemFields(arg)) == 1 {
 		// hash:ip tests the address as written of a range or prefix
 		// (the kernel tests before it looks at the range): a /8 is
 		// one lookup, not 2^24 elements
@@ -959,12 +1088,41 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 			}
 		}
 	}
+	if err != nil && err.Checked && op != OpAdd && strings.HasPrefix(err.Msg, "There are not allowed options (28)") {
+		// (test and del have no options: ipset words its complaint so)
+		err.Msg = "There are not allowed options (28) but option list is empty. It's a bug, please report the problem."
+	}
 	if err != nil && strings.HasPrefix(err.Msg, "Syntax error: Protocol ICMP") && strings.HasSuffix(err.Msg, " only") {
-		if op == OpAdd {
+		// ipset's parser goes on after an ICMP protocol of the other
+		// family: a later dimension's syntax error is reported after
+		// it; without one, add says the command lacks its set, test
+		// of hash:ip,port,net too, and test and del of other types
+		// fail their check of mandatory flags (an error, not "NOT in
+		// set")
+		fields := splitParts(arg, len(s.Type.Dims))
+		for i, d := range s.Type.Dims {
+			if d != DimPort || i >= len(fields) || i+1 >= len(fields) {
+				continue
+			}
+			rest := append(append([]string(nil), fields...), "")[:len(fields)]
+			rest[i] = "0"
+			if _, later := ParseElem(s, strings.Join(rest, ",")); later != nil && ParseError(later) {
+				return nil, &Error{Msg: err.Msg + "\n" + later.Msg, Status: StatusError, NoLine: later.NoLine}
+			}
+		}
+		// (a net dimension, which always has a prefix, takes test to
+		// the same message as add)
+		switch {
+		case op == OpAdd:
 			err.Msg += "\nInvalid add command: missing setname"
-		} else {
+		case op == OpTest && s.NetDims() > 0:
+			err.Msg += "\nInvalid test command: missing setname"
+		default:
 			err = errorf("There are missing mandatory flags but can't check them. It's a bug, please report the problem.")
 		}
+		// found after the options parse (an unknown word comes
+		// first), before the check of a range in test
+		err.Checked, err.Mandatory = true, true
 	}
 	return elems, err
 }

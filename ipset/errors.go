@@ -31,6 +31,20 @@ type Error struct {
 	// Quiet: the command that failed had -quiet (a restore line's own,
 	// which ipset keeps for the lines after it).
 	Quiet bool
+	// Parser: ipset's parser found the error though its message is no
+	// "Syntax error: ..." (an ICMP type/code it cannot read).
+	Parser bool
+	// Checked: found by ipset's checks after the parse of the element
+	// and its options, so before the kernel refuses an option the set
+	// lacks.
+	Checked bool
+	// Mandatory: ipset's check of the parsed command's mandatory
+	// fields (with Checked), which comes before its check of the
+	// allowed ones (a range in test, a prefix in bitmap:ip,mac).
+	Mandatory bool
+	// BeforeExt: a kernel refusal of the element that comes before its
+	// refusal of an option the set lacks (bitmap:port's range).
+	BeforeExt bool
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -75,7 +89,10 @@ const (
 // ParseError says whether e is found by ipset's parser (usage errors
 // and "Syntax error: ..."), not by the kernel.
 func ParseError(e *Error) bool {
-	return e.Status == StatusUsage || strings.HasPrefix(e.Msg, "Syntax error: ")
+	if e.Checked {
+		return false // (after the parse, whatever its words)
+	}
+	return e.Status == StatusUsage || e.Parser || strings.HasPrefix(e.Msg, "Syntax error: ")
 }
 
 // Format renders err as ipset prints it on stderr (without -q).

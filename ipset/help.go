@@ -41,3 +41,12 @@ func TypeHelp(name string) (string, *Error) {
 	}
 	return common + sec[t.Name], nil
 }
+
+// QuietHelp returns the text of "ipset -q help [TYPE]": the common part
+// alone (without its last empty line), whatever the type; ipset prints
+// the list of types, the type's part and the error for an unknown type
+// as the notices -q silences, and exits with status 0.
+func QuietHelp() string {
+	common, _ := helpSections()
+	return strings.TrimSuffix(common, "\n")
+}

@@ -237,7 +237,7 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 	// (a range's end, to) and a prefix length (range, network): each
 	// of the three may be given once, a last address wins over a prefix.
 	var rg bitmapRange
-	familyAny := false
+	familyAny, hashTooBig := false, false
 	// ipset first checks that every word is an option of the type (it
 	// picks the kernel's type revision from them), then parses them in
 	// order: an unknown word is the answer before any value's error.
@@ -337,11 +337,10 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 				if bits.OnesCount64(v) != 1 {
 					v = 1 << bits.Len64(v)
 				}
-				if v > 1<<27 {
-					// The kernel cannot allocate 2 GiB of buckets.
-					return "", errorf("Kernel error received: Cannot allocate memory")
-				}
-				s.HashSize = uint32(v)
+				// The kernel cannot allocate 2 GiB of buckets (it says so
+				// after ipset parsed every option).
+				hashTooBig = v > 1<<27
+				s.HashSize = uint32(min(v, 1<<31))
 			}
 		case opt == "maxelem" && !s.Type.Bitmap && !s.Type.List:
 			if v, err = num(0xffffffff); err == nil {
@@ -449,6 +448,9 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 		if s.Netmask = int(v); s.Netmask == s.maxBits() {
 			s.Netmask = 0 // a host mask is no mask
 		}
+	}
+	if hashTooBig {
+		return "", errorf("Kernel error received: Cannot allocate memory")
 	}
 	if err := checkBitmapRange(s); err != nil {
 		return "", err

@@ -216,6 +216,12 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		returnNomatch := false
 		if c.Op == OpAdd {
 			if err := parseEntryOptions(s, &tmpl, a[2:]); err != nil {
+				if herr := HostPrefixErr(s, a[1], c.Op); herr != nil && !ParseError(err) {
+					return "", herr // (before the kernel's refusal of an option)
+				}
+				if elemErr != nil && (elemErr.Checked || elemErr.BeforeExt) && !ParseError(err) {
+					return "", elemErr
+				}
 				return "", err
 			}
 		} else {
@@ -226,6 +232,12 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				returnNomatch = true
 			}
 		}
+		if elemErr != nil && elemErr.Mandatory {
+			return "", elemErr
+		}
+		if err := HostPrefixErr(s, a[1], c.Op); err != nil {
+			return "", err
+		}
 		if c.Op == OpTest {
 			// (ipset's parser refuses a range in test)
 			if err := TestRangeErr(s, a[1]); err != nil {
@@ -233,7 +245,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		}
 		if elemErr != nil {
-			if c.Op == OpTest {
+			if c.Op == OpTest && !elemErr.Checked {
 				// the kernel answers a test it refuses (out of a
 				// bitmap's range, a null element, a /0) with "not in
 				// the set"
@@ -322,11 +334,12 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		if s == nil {
 			return "", errorf(MsgNoSet)
 		}
+		if st.refs(s) > 0 {
+			// (the kernel looks at the references first)
+			return "", errorf(MsgRenameBusy)
+		}
 		if st.Find(a[1]) != nil {
 			return "", errorf(MsgRenameExists)
-		}
-		if st.refs(s) > 0 {
-			return "", errorf(MsgRenameBusy)
 		}
 		x := st.index()
 		delete(x.byName, s.Name)
@@ -406,9 +419,10 @@ func TestRangeErr(s *Set, arg string) *Error {
 
 func testRangeErr(s *Set, arg string) *Error {
 	for i, f := range splitParts(arg, len(s.Type.Dims)) {
-		if i == 0 && s.Family != Inet6 && (s.Type.Dims[0] == DimNet || s.Type.Dims[0] == DimIP && (len(s.Type.Dims) > 1 || s.Type.Bitmap)) {
+		if i == 0 && (s.Type.Dims[0] == DimNet || s.Type.Dims[0] == DimIP && (len(s.Type.Dims) > 1 || s.Type.Bitmap)) {
 			// Of the first address only hash:ip tests a range or a
 			// prefix (its first address); hash:net tests prefixes.
+			// (In IPv6 only a "/128" parses to come here.)
 			_, _, isRange := cutRange(f)
 			switch {
 			case isRange && !hasCIDR(f):
@@ -417,11 +431,8 @@ func testRangeErr(s *Set, arg string) *Error {
 				return errorf("IP/CIDR range is not allowed in command test with set type %s and family %s", s.Type.Name, s.Family)
 			}
 		}
-		if i < len(s.Type.Dims) && s.Type.Dims[i] == DimPort {
-			if j := strings.LastIndex(f, ":"); j >= 0 {
-				f = f[j+1:]
-			}
-			if strings.Contains(f, "-") {
+		if i < len(s.Type.Dims) && s.Type.Dims[i] == DimPort && portRange(s, f) {
+			{
 				fam := s.Family.String()
 				if s.Type.Bitmap {
 					fam = "unspec"
@@ -431,6 +442,27 @@ func testRangeErr(s *Set, arg string) *Error {
 		}
 	}
 	return nil
+}
+
+// portRange reports whether port dimension f parses as a range of TCP,
+// UDP, SCTP or UDPLite ports (what ipset's parser stores as a port
+// range, which test refuses): ICMP names hold dashes but are no range,
+// and what does not parse is the parser's error, reported first.
+func portRange(s *Set, f string) bool {
+	if _, err := parsePortDim(s, f); err != nil && ParseError(err) {
+		return false
+	}
+	port := f
+	if j := strings.Index(f, ":"); j > 0 && !strings.HasSuffix(f, ":") { // (as parsePortDim)
+		switch pn, _ := protoNumber(f[:j]); pn {
+		case protoTCP, protoUDP, protoSCTP, protoUDPLite:
+		default:
+			return false
+		}
+		port = f[j+1:]
+	}
+	_, _, isRange := cutRange(port)
+	return isRange
 }
 
 // sameSet is the kernel's test for create -exist: the same type and
@@ -463,8 +495,9 @@ func (st *State) targets(a []string) []*Set {
 // execList handles add/del/test on a list:set.
 func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	a := c.Args
-	if strings.Contains(a[1], ",") {
-		// NAME,before|after,REF is the element with its position.
+	if len(elemFields(a[1])) > 1 {
+		// NAME,before|after,REF is the element with its position (a
+		// comma at either end separates nothing).
 		p := strings.SplitN(a[1], ",", 3)
 		if len(p) != 3 || (p[1] != "before" && p[1] != "after") {
 			return "", errorf("you must specify elements as setname,[before|after],setname")
@@ -501,7 +534,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		return "", notIn()
 	case member == nil:
 		return "", errorf("Set to be added/deleted/tested as element does not exist.")
-	case member.Type.List && c.Op == OpAdd:
+	case member.Type.List && c.Op != OpTest: // (del too)
 		return "", errorf("Sets with list:set type cannot be added to the set.")
 	}
 	e := Elem{{Name: a[1]}}
@@ -545,10 +578,29 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	}
 	switch c.Op {
 	case OpAdd:
-		if idx(a[1]) >= 0 {
+		if pos != "" && (idx(ref) < 0 || ref == a[1]) {
+			// the kernel looks for the set referred to first (among
+			// the members other than the one added)
+			return "", notAdded
+		}
+		if i := idx(a[1]); i >= 0 {
 			if !c.Opts.Exist {
 				return "", errorf(MsgElemExists)
 			}
+			// the kernel sets the member's timeout, comment and
+			// skbinfo again (where it is: a position given is only
+			// checked), and its counters where given
+			old := s.Entries[i]
+			en := tmpl
+			en.Elem = old.Elem
+			if !en.GotPackets {
+				en.Packets = old.Packets
+			}
+			if !en.GotBytes {
+				en.Bytes = old.Bytes
+			}
+			s.Entries[i] = &en
+			s.reindex()
 			return "", nil
 		}
 		en := tmpl
@@ -569,9 +621,8 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 	case OpDel:
 		i := idx(a[1])
 		if pos != "" && !at() {
-			if c.Opts.Exist {
-				return "", nil
-			}
+			// (-exist ignores a missing member, not a position that
+			// does not hold)
 			return "", notAdded
 		}
 		if i < 0 {

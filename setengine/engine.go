@@ -495,7 +495,7 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 					ierr.Line = c.Line
 				}
 				ierr.Quiet = c.Opts.Quiet
-				if c.Line > 0 && !ipset.ParseError(ierr) && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
+				if c.Line > 0 && !ipset.ParseError(ierr) && !lookupErr(c, ierr) && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
 					if perr := laterParseError(st, cmds[i+1:], c); perr != nil {
 						ierr = perr
 					}
@@ -549,6 +549,14 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 	}
 }
 
+// lookupErr reports whether err is ipset's answer to the set lookup of
+// an add, del or test line (the set does not exist): ipset asks for the
+// set's type to parse the element, so it answers as it parses the line,
+// not when it sends the batch.
+func lookupErr(c *ipset.Command, err *ipset.Error) bool {
+	return err.Msg == ipset.MsgNoSet && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel || c.Op == ipset.OpTest)
+}
+
 // laterParseError is what ipset answers instead of the kernel's refusal
 // of restore line c, an add or del: ipset sends a run of adds (dels) to
 // one set as one batch once it has parsed the line after the run, so a
@@ -560,7 +568,7 @@ func laterParseError(st *ipset.State, rest []*ipset.Command, c *ipset.Command) *
 		if n.Op == ipset.OpList || n.Op == ipset.OpSave {
 			return nil // (their words were parsed with the file)
 		}
-		if _, err := tmp.Exec(n); err != nil && ipset.ParseError(err) {
+		if _, err := tmp.Exec(n); err != nil && (ipset.ParseError(err) || lookupErr(n, err)) {
 			if err.Status != ipset.StatusUsage {
 				err.Line = n.Line
 			}

@@ -115,8 +115,17 @@ func (e *Engine) fastTest(c *ipset.Command, s *ipset.Set, fam kernel.Family) (Re
 	if perr != nil && ipset.ParseError(perr) {
 		return Result{}, perr, true
 	}
+	if perr != nil && perr.Mandatory {
+		return Result{}, perr, true
+	}
+	if herr := ipset.HostPrefixErr(s, c.Args[1], c.Op); herr != nil {
+		return Result{}, herr, true
+	}
 	if rerr := ipset.TestRangeErr(s, c.Args[1]); rerr != nil {
 		return Result{}, rerr, true
+	}
+	if perr != nil && perr.Checked {
+		return Result{}, perr, true
 	}
 	if perr != nil {
 		return Result{}, ipset.NotInSet(s, c.Args[1]), true // (as the model's test)
@@ -281,6 +290,12 @@ func (e *Engine) fastDel(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		return Result{}, nil, false, false
 	}
 	elems, perr := ipset.ParseElemFor(s, c.Args[1], c.Op)
+	if perr != nil && ipset.ParseError(perr) {
+		return Result{}, perr, true, false
+	}
+	if herr := ipset.HostPrefixErr(s, c.Args[1], c.Op); herr != nil {
+		return Result{}, herr, true, false
+	}
 	if perr != nil {
 		return Result{}, perr, true, false
 	}

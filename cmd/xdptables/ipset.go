@@ -40,22 +40,30 @@ func ipsetMain(_ string, args []string) int {
 func ipsetInteractive(opts ipset.Options, in io.Reader, stdout, stderr io.Writer) int {
 	prompt := func() { fmt.Fprint(stdout, "ipset> ") }
 	prompt()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		t := strings.TrimLeft(sc.Text(), " \t\r")
+	br := bufio.NewReader(in)
+	for {
+		line, ok := ipset.ReadLine(br)
+		if !ok {
+			break
+		}
+		t := strings.TrimLeft(line, " \t\r")
 		if strings.TrimSpace(t) == "" || t[0] == '#' {
 			prompt()
 			prompt()
 			continue
 		}
 		words := ipset.SplitLine(t)
+		if len(words) > ipset.MaxLineWords {
+			fmt.Fprint(stderr, ipset.Format(ipset.LineTooLong()))
+			prompt()
+			continue
+		}
 		if words[0] == "quit" {
 			return 0
 		}
 		cmd, perr := ipset.ParseArgs(words)
 		switch {
-		case perr != nil && strings.HasPrefix(perr.Msg, "No command specified") || perr != nil && strings.HasPrefix(perr.Msg, "Invalid option"):
+		case perr != nil && strings.HasPrefix(perr.Msg, "No command specified"):
 			fmt.Fprintln(stdout, "No command specified")
 		case perr != nil:
 			fmt.Fprint(stderr, ipset.Format(perr))
@@ -101,6 +109,10 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 	case ipset.OpQuit:
 		return 0
 	case ipset.OpHelp:
+		if cmd.Opts.Quiet {
+			fmt.Fprint(stdout, ipset.QuietHelp())
+			return 0
+		}
 		if len(cmd.Args) == 0 {
 			fmt.Fprint(stdout, ipset.Help())
 			return 0
