@@ -133,6 +133,13 @@ func TestTranslateLoads(t *testing.T) {
 			}
 			nf := netns.New(t, "trn")
 			if r := nf.Run(script, "nft", "-f", "-"); r.RC != 0 {
+				if restored.RC != 0 && strings.Contains(r.Stderr, "Could not process rule") {
+					// the kernel refuses a rule of the file (a native
+					// nat target where its hook cannot run) as it
+					// refused our restore of it
+					t.Logf("both refused: restore: %s; nft -f: %s", strings.TrimSpace(restored.Stderr), strings.TrimSpace(r.Stderr))
+					return
+				}
 				t.Fatalf("nft -f of the translation: rc %d: %s\n%s", r.RC, r.Stderr, script)
 			}
 			if restored.RC != 0 {
