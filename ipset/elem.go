@@ -858,7 +858,7 @@ func parseMAC(s string) ([6]byte, bool) {
 	}
 	p := 0
 	for i := 0; i < 6; i++ {
-		v, end := strtolHex(s, p)
+		v, end := hexPrefix(s, p)
 		last := i == 5
 		if end < len(s) && s[end] == ':' && !last || end == len(s) && last {
 			if v < 0 || v > 255 {
@@ -871,50 +871,6 @@ func parseMAC(s string) ([6]byte, bool) {
 		return m, false
 	}
 	return m, true
-}
-
-// strtolHex reads s from p as C's strtol(s+p, &end, 16): the value and
-// where it ended (p itself when no digit was read).
-func strtolHex(s string, p int) (int64, int) {
-	i := p
-	for i < len(s) && (s[i] == ' ' || s[i]-'\t' <= '\r'-'\t') {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	if i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexDigit(s[i+2]) >= 0 {
-		i += 2
-	}
-	start := i
-	var v int64
-	for i < len(s) && hexDigit(s[i]) >= 0 {
-		if v < 1<<40 { // (at most 17 bytes: no overflow to care for)
-			v = v*16 + int64(hexDigit(s[i]))
-		}
-		i++
-	}
-	if i == start {
-		return 0, p
-	}
-	if neg {
-		v = -v
-	}
-	return v, i
-}
-
-func hexDigit(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
 }
 
 // Format prints an element of set s as ipset does.

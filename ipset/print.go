@@ -405,7 +405,7 @@ func compareListed(x, y string) int {
 // when there is no number.
 func hexPrefix(s string, i int) (int64, int) {
 	k := i
-	for k < len(s) && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n') {
+	for k < len(s) && (s[k] == ' ' || s[k]-'\t' <= '\r'-'\t') { // C's isspace
 		k++
 	}
 	neg := false
