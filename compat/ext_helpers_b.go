@@ -65,40 +65,51 @@ func x6Fcheck(ext string, defs []OptDef, seen OptSet, rels map[int]x6Rel) error 
 // returns the value, the unparsed rest, and false when no digits were
 // read, a minus sign leads, or the value overflows.
 func strtoulPrefix(s string) (uint64, string, bool) {
+	v, neg, end, ok := cStrtoul(s, 0)
+	if neg || end == 0 {
+		return 0, s, false
+	}
+	return v, s[end:], ok
+}
+
+// cStrtoul is C's strtoul(s, &end, base) for base 0 or 16: blanks as
+// isspace, a sign, a 0x prefix (and for base 0 a leading 0 for octal),
+// then digits. It returns the unsigned value of the digits, whether a
+// minus sign came before them, how many bytes were consumed (0 when no
+// digits were read) and false when the value overflowed.
+func cStrtoul(s string, base uint64) (v uint64, neg bool, end int, ok bool) {
 	i := 0
 	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
 		i++
 	}
-	if i < len(s) && s[i] == '-' {
-		return 0, s, false
-	}
-	if i < len(s) && s[i] == '+' {
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
 		i++
 	}
-	base := uint64(10)
-	start := i
-	if i+1 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && i+2 < len(s) && hexDigit(s[i+2]) >= 0 {
-		base, i, start = 16, i+2, i+2
-	} else if i < len(s) && s[i] == '0' {
+	if (base == 0 || base == 16) && i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexDigit(s[i+2]) >= 0 {
+		base, i = 16, i+2
+	} else if base == 0 && i < len(s) && s[i] == '0' {
 		base = 8
+	} else if base == 0 {
+		base = 10
 	}
-	var v uint64
-	overflow := false
+	start := i
+	ok = true
 	for i < len(s) {
 		d := hexDigit(s[i])
 		if d < 0 || uint64(d) >= base {
 			break
 		}
 		if v > (^uint64(0)-uint64(d))/base {
-			overflow = true
+			ok = false
 		}
 		v = v*base + uint64(d)
 		i++
 	}
 	if i == start {
-		return 0, s, false
+		return 0, false, 0, true
 	}
-	return v, s[i:], !overflow
+	return v, neg, i, ok
 }
 
 func hexDigit(c byte) int {

@@ -47,31 +47,11 @@ func parseMAC(s string) ([6]byte, bool) {
 // strtoul16 is strtoul(s, &end, 16): the value and how many bytes were
 // consumed (0 when there are no digits).
 func strtoul16(s string) (uint64, int) {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	if i+2 < len(s) && s[i] == '0' && (s[i+1] == 'x' || s[i+1] == 'X') && hexDigit(s[i+2]) >= 0 {
-		i += 2
-	}
-	start := i
-	var v uint64
-	for i < len(s) && hexDigit(s[i]) >= 0 {
-		v = v*16 + uint64(hexDigit(s[i]))
-		i++
-	}
-	if i == start {
-		return 0, 0
-	}
+	v, neg, end, _ := cStrtoul(s, 16)
 	if neg {
 		v = -v
 	}
-	return v, i
+	return v, end
 }
 
 func macString(a [6]byte) string {
