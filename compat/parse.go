@@ -356,6 +356,15 @@ func (p *parser) base(c int, r goResult) error {
 	g := &p.g
 	arg := r.arg
 	switch c {
+	case 'p', 's', 'd', 'i', 'o', 'j':
+		// iptables takes these options' value from the last word getopt
+		// consumed, not from optarg: a value written in the option's own
+		// word ("-s1.2.3.4", "--source=1.2.3.4") is that whole word
+		if r.hasArg {
+			arg = g.args[g.optind-1]
+		}
+	}
+	switch c {
 	case 'A':
 		if err := p.addCommand(OpAppend); err != nil {
 			return err

@@ -1,0 +1,39 @@
+package compat
+
+import (
+	"strings"
+	"testing"
+)
+
+// iptables reads -p, -s, -d, -i, -o and -j from the word getopt last
+// consumed: a value glued to the option is the whole word (as measured
+// with iptables-nft 1.8.9), while -g, -m and the commands take optarg.
+func TestParseGluedValues(t *testing.T) {
+	for _, c := range []struct{ args, err string }{
+		{"-A INPUT -s1.2.3.4", "host/network `-s1.2.3.4' not found"},
+		{"-A INPUT --src=1.2.3.4", "host/network `--src=1.2.3.4' not found"},
+		{"-A INPUT -d1.2.3.4", "host/network `-d1.2.3.4' not found"},
+		{"-A INPUT ! -ptcp", `unknown protocol "-ptcp" specified`},
+		{"-A INPUT --protocol=tcp", `unknown protocol "--protocol=tcp" specified`},
+		{"-A INPUT --in-interface=eth0", "interface name `--in-interface=eth0' must be shorter than IFNAMSIZ (15)"},
+	} {
+		_, err := Parse(IPv4, strings.Fields(c.args), ParseOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: %v, want %q", c.args, err, c.err)
+		}
+	}
+	cmd, err := Parse(IPv4, strings.Fields("-A INPUT -ieth0 -jACCEPT -t filter"), ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cmd.Rules[0]; r.InIface != "-ieth0" || cmd.JumpChain != "-jACCEPT" {
+		t.Errorf("-ieth0 -jACCEPT: interface %q, jump to %q", r.InIface, cmd.JumpChain)
+	}
+	cmd, err = Parse(IPv4, strings.Fields("-A INPUT -gweb -mcomment --comment x"), ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tt, ok := cmd.Rules[0].Target.(*ChainTarget); !ok || tt.Chain != "web" || !tt.Goto {
+		t.Errorf("-gweb: target %#v", cmd.Rules[0].Target)
+	}
+}
