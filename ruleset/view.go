@@ -469,15 +469,15 @@ func (v *View) Apply(cmd *compat.Command) error {
 	case compat.OpDeleteChain:
 		return v.deleteChain(cmd.Chain)
 	case compat.OpRenameChain:
+		// iptables looks at the new name first (a built-in chain's name
+		// is taken whether or not the chain is in the kernel), and leaves
+		// its length to the kernel
+		if v.existing(cmd.NewName) != nil || compat.IsBuiltin(v.Table, cmd.NewName) {
+			return compat.ErrFileExists
+		}
 		c := v.existing(cmd.Chain)
 		if c == nil {
 			return compat.ErrNoChain
-		}
-		if v.existing(cmd.NewName) != nil {
-			return compat.ErrFileExists
-		}
-		if err := checkChainName(cmd.NewName, v.Family); err != nil {
-			return err
 		}
 		delete(v.Chains, c.Name)
 		if c.renameFrom == "" && c.InKernel {
@@ -504,13 +504,6 @@ func (v *View) Apply(cmd *compat.Command) error {
 		}
 	default:
 		return fmt.Errorf("command %d is not a modifying command", cmd.Op)
-	}
-	return nil
-}
-
-func checkChainName(name string, f compat.Family) error {
-	if len(name) >= 29 {
-		return compat.Paramf("chain name `%s' too long (must be under %d chars)", name, 29)
 	}
 	return nil
 }

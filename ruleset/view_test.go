@@ -53,6 +53,13 @@ func TestViewCommands(t *testing.T) {
 		{"-P INPUT DROP", nil},
 		{"-E web INPUT", compat.ErrFileExists},
 		{"-E nope x", compat.ErrNoChain},
+		// the new name is looked at first; built-in names are taken
+		{"-E nope web", compat.ErrFileExists},
+		{"-E nope FORWARD", compat.ErrFileExists},
+		{"-N u1", nil},
+		// no length limit of its own: the kernel's (255) applies
+		{"-E u1 " + strings.Repeat("x", 40), nil},
+		{"-E nope " + strings.Repeat("x", 40), compat.ErrFileExists},
 		{"-X nope", compat.ErrNoChain},
 	}
 	for _, s := range steps {
@@ -60,7 +67,7 @@ func TestViewCommands(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", s.line, err, s.err)
 		}
 	}
-	want := "-P INPUT DROP\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n-N web\n" +
+	want := "-P INPUT DROP\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n-N web\n-N " + strings.Repeat("x", 40) + "\n" +
 		"-A INPUT -i lo -j ACCEPT\n-A INPUT -s 2.2.2.2/32 -j DROP\n-A INPUT -s 1.1.1.1/32 -j DROP\n" +
 		"-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n-A web -j RETURN\n"
 	if got := listRules(t, v); got != want {
