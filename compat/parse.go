@@ -138,6 +138,10 @@ type ParseOptions struct {
 	// Commands and restore files set it; rules read back do not. -m bpf
 	// --object-pinned asks for its object under the same condition.
 	LookupSets bool
+	// KernelChain says the chain is one the kernel holds (a rule read
+	// back): its name is not checked, as iptables -E renames chains to
+	// names of any length.
+	KernelChain bool
 }
 
 type parser struct {
@@ -352,6 +356,20 @@ func (p *parser) run() error {
 	return p.finish()
 }
 
+// chainOperand takes the optional chain of -L, -S, -F, -Z, -X: attached
+// to the option or the next word when that looks like a value.
+func (p *parser) chainOperand(r goResult) {
+	switch {
+	case r.hasArg:
+		p.cmd.Chain = r.arg
+	case p.g.hasArg():
+		p.cmd.Chain = p.g.take()
+	default:
+		return
+	}
+	p.cmd.ChainGiven = true
+}
+
 func (p *parser) base(c int, r goResult) error {
 	g := &p.g
 	arg := r.arg
@@ -422,11 +440,7 @@ func (p *parser) base(c int, r goResult) error {
 		if err := p.addCommand(op, OpZero, OpZeroNum); err != nil {
 			return err
 		}
-		if r.hasArg {
-			p.cmd.Chain = arg
-		} else if g.hasArg() {
-			p.cmd.Chain = g.take()
-		}
+		p.chainOperand(r)
 		if g.hasArg() {
 			n, err := parseRuleNumber(g.take())
 			if err != nil {
@@ -438,29 +452,17 @@ func (p *parser) base(c int, r goResult) error {
 		if err := p.addCommand(OpFlush); err != nil {
 			return err
 		}
-		if r.hasArg {
-			p.cmd.Chain = arg
-		} else if g.hasArg() {
-			p.cmd.Chain = g.take()
-		}
+		p.chainOperand(r)
 	case 'Z':
 		if err := p.addCommand(OpZero, OpList, OpListRules); err != nil {
 			return err
 		}
 		if p.cmd.Op != OpZero {
 			// combined with an earlier -L/-S: chain args belong to it
-			if r.hasArg {
-				p.cmd.Chain = arg
-			} else if g.hasArg() {
-				p.cmd.Chain = g.take()
-			}
+			p.chainOperand(r)
 			return nil
 		}
-		if r.hasArg {
-			p.cmd.Chain = arg
-		} else if g.hasArg() {
-			p.cmd.Chain = g.take()
-		}
+		p.chainOperand(r)
 		if g.hasArg() {
 			n, err := parseRuleNumber(g.take())
 			if err != nil {
@@ -481,11 +483,7 @@ func (p *parser) base(c int, r goResult) error {
 		if err := p.addCommand(OpDeleteChain); err != nil {
 			return err
 		}
-		if r.hasArg {
-			p.cmd.Chain = arg
-		} else if g.hasArg() {
-			p.cmd.Chain = g.take()
-		}
+		p.chainOperand(r)
 	case 'E':
 		if err := p.addCommand(OpRenameChain); err != nil {
 			return err
@@ -1019,7 +1017,7 @@ func (p *parser) finish() error {
 	if err := p.checkOptions(); err != nil {
 		return err
 	}
-	if len(p.cmd.Chain) >= 29 {
+	if len(p.cmd.Chain) >= 29 && !p.o.KernelChain {
 		return Paramf("chain name `%s' too long (must be under %d chars)", p.cmd.Chain, 29)
 	}
 	if isRuleOp(p.cmd.Op) {

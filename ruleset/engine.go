@@ -374,6 +374,17 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 	if err := validTable(cmd.Table); err != nil {
 		return "", err
 	}
+	if cmd.ChainGiven && cmd.Chain == "" {
+		// an empty word names no chain (it does not mean every chain)
+		switch cmd.Op {
+		case compat.OpList, compat.OpListRules:
+			return "", NewView(e.Family, cmd.Table).incompatible("")
+		case compat.OpFlush, compat.OpZero, compat.OpDeleteChain:
+			return "", compat.ErrNoChain
+		case compat.OpZeroNum:
+			return "", compat.ErrBadRule // as for any missing chain
+		}
+	}
 	pre := ""
 	if cmd.Verbose > 0 {
 		switch cmd.Op {

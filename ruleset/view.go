@@ -488,11 +488,12 @@ func (v *View) Apply(cmd *compat.Command) error {
 		v.Chains[c.Name] = c
 		v.names = append(v.names, c.Name)
 	case compat.OpPolicy:
-		if !compat.IsBuiltin(v.Table, cmd.Chain) {
-			return compat.ErrBadBuiltin
-		}
+		// the policy is looked at before the chain
 		if cmd.Policy != compat.VerdictAccept && cmd.Policy != compat.VerdictDrop {
 			return compat.ErrBadPolicy
+		}
+		if !compat.IsBuiltin(v.Table, cmd.Chain) {
+			return compat.ErrBadBuiltin
 		}
 		c := v.chain(cmd.Chain)
 		v.materialize(c)

@@ -49,6 +49,8 @@ func TestViewCommands(t *testing.T) {
 		{"-N INPUT", compat.ErrChainExists},
 		{"-A web -j RETURN", nil},
 		{"-P web DROP", compat.ErrBadBuiltin},
+		{"-P web QUEUE", compat.ErrBadPolicy},
+		{"-P nope accept", compat.ErrBadPolicy},
 		{"-P INPUT RETURN", compat.ErrBadPolicy},
 		{"-P INPUT DROP", nil},
 		{"-E web INPUT", compat.ErrFileExists},
