@@ -626,8 +626,13 @@ func (p *parser) base(c int, r goResult) error {
 		if !r.hasArg && g.hasArg() {
 			arg, r.hasArg = g.take(), true
 		}
-		if _, ok := scanfInt(arg, true); r.hasArg && !ok {
-			return Paramf("wait seconds not numeric")
+		if r.hasArg {
+			secs, ok := scanfInt(arg, true)
+			if !ok {
+				return Paramf("wait seconds not numeric")
+			}
+			// waiting 0 seconds is not waiting (for -W's check)
+			p.cmd.Wait = secs != 0
 		}
 	case 'W':
 		if p.o.Restore {
@@ -1073,7 +1078,8 @@ func (p *parser) checkOptions() error {
 // checkNewChainName applies iptables' rules for -N names.
 func checkNewChainName(name string, f Family) error {
 	if name == "" {
-		return Paramf("empty chain name is not allowed")
+		// (iptables finds a target of no name)
+		return Paramf("chain name may not clash with target name")
 	}
 	if name[0] == '-' || name[0] == '!' {
 		return Paramf("chain name not allowed to start with `%c'", name[0])

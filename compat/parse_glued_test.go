@@ -37,3 +37,24 @@ func TestParseGluedValues(t *testing.T) {
 		t.Errorf("-gweb: target %#v", cmd.Rules[0].Target)
 	}
 }
+
+// Measured with iptables-nft 1.8.9: "-w 0" is no wait for -W's check, and
+// an empty -N name clashes with a target name.
+func TestParseWaitZeroAndEmptyChain(t *testing.T) {
+	for _, c := range []struct{ args, err string }{
+		{"-w 0 -W 1000 -S", "--wait-interval only makes sense with --wait"},
+		{"--wait=00 -W 5 -S", "--wait-interval only makes sense with --wait"},
+		{"-w 2 -w 0 -W 5 -S", "--wait-interval only makes sense with --wait"},
+		{"-w 2 -W 5 -S", ""},
+		{"-w -W 5 -S", ""},
+	} {
+		_, err := Parse(IPv4, strings.Fields(c.args), ParseOptions{Warn: func(string) {}})
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: %v, want %q", c.args, err, c.err)
+		}
+	}
+	_, err := Parse(IPv4, []string{"-N", ""}, ParseOptions{})
+	if err == nil || !strings.Contains(err.Error(), "chain name may not clash with target name") {
+		t.Errorf("-N '': %v", err)
+	}
+}
