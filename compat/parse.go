@@ -1075,20 +1075,34 @@ func (p *parser) checkOptions() error {
 	return nil
 }
 
-// checkNewChainName applies iptables' rules for -N names.
+// checkNewChainName applies iptables' rules for -N names: no target of
+// that name may exist (the standard verdicts are the target "standard";
+// an empty name finds it too).
 func checkNewChainName(name string, f Family) error {
 	if name == "" {
-		// (iptables finds a target of no name)
 		return Paramf("chain name may not clash with target name")
 	}
-	if name[0] == '-' || name[0] == '!' {
-		return Paramf("chain name not allowed to start with `%c'", name[0])
+	if err := checkDeclaredChainName(name); err != nil {
+		return err
 	}
-	if FindTarget(name, f) != nil || IsVerdict(name) {
+	if FindTarget(name, f) != nil || name == "standard" {
 		return Paramf("chain name may not clash with target name")
 	}
 	if strings.ContainsAny(name, " \t\n\v\f\r") {
 		return Paramf("Invalid chain name `%s'", name)
+	}
+	return nil
+}
+
+// checkDeclaredChainName applies iptables-restore's rules for the name
+// on a ":CHAIN -" line: it looks only at the standard verdicts, not at
+// target extensions (":REJECT -" makes a chain).
+func checkDeclaredChainName(name string) error {
+	if name[0] == '-' || name[0] == '!' {
+		return Paramf("chain name not allowed to start with `%c'", name[0])
+	}
+	if IsVerdict(name) {
+		return Paramf("chain name may not clash with target name")
 	}
 	return nil
 }

@@ -237,7 +237,7 @@ func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
 	}
 	d.Policy = f[1]
 	if d.Policy == "-" {
-		if err := checkNewChainName(d.Name, o.Family); err != nil {
+		if err := checkDeclaredChainName(d.Name); err != nil {
 			return d, err
 		}
 	}
