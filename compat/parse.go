@@ -1112,6 +1112,12 @@ func checkDeclaredChainName(name string) error {
 // ignored. ok is false when no digit starts it. The value wraps as C's
 // conversion does.
 func scanfInt(s string, base0 bool) (int64, bool) {
+	v, _, ok := scanfIntRest(s, base0)
+	return v, ok
+}
+
+// scanfIntRest is scanfInt that also returns what follows the number.
+func scanfIntRest(s string, base0 bool) (int64, string, bool) {
 	s = strings.TrimLeft(s, " \t\n\v\f\r")
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
@@ -1123,7 +1129,7 @@ func scanfInt(s string, base0 bool) (int64, bool) {
 		if (s[0] == 'x' || s[0] == 'X') && len(s) > 1 && hexDigit(s[1]) >= 0 {
 			base, s = 16, s[1:]
 		} else if s[0] < '0' || s[0] > '7' {
-			return 0, true // a lone 0
+			return 0, s, true // a lone 0
 		}
 	}
 	var v uint64
@@ -1136,10 +1142,10 @@ func scanfInt(s string, base0 bool) (int64, bool) {
 		v = v*base + uint64(d)
 	}
 	if n == 0 {
-		return 0, false
+		return 0, s, false
 	}
 	if neg {
 		v = -v
 	}
-	return int64(v), true
+	return int64(v), s[n:], true
 }

@@ -185,7 +185,7 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 		case skip:
 			continue
 		case line[0] == ':' && cur != nil:
-			d, err := parseChainDecl(line[1:], n, o)
+			d, err := parseChainDecl(cur.Name, line[1:], n, o)
 			if err != nil {
 				return fail(err)
 			}
@@ -223,7 +223,7 @@ func firstField(s string) string {
 	return f[0]
 }
 
-func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
+func parseChainDecl(table, s string, n int, o RestoreOptions) (ChainDecl, error) {
 	f := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
 	if len(f) == 0 {
 		return ChainDecl{}, Paramf("%s: line %d chain name invalid", o.Prog, n)
@@ -241,9 +241,9 @@ func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
 			return d, err
 		}
 	}
-	// like iptables-restore, a user chain's counters are not read
-	// (":x - -" is fine with -c)
-	if o.Counters && d.Policy != "-" {
+	// like iptables-restore, only a built-in chain's counters are read
+	// (":x - -" and ":x ACCEPT" are fine with -c, ":INPUT -" is not)
+	if o.Counters && IsBuiltin(table, d.Name) {
 		if len(f) < 3 {
 			return d, Paramf("invalid policy counters for chain '%s'", d.Name)
 		}
@@ -256,21 +256,22 @@ func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
 	return d, nil
 }
 
-// parseBracketCounters parses "[p:b]".
+// parseBracketCounters parses "[p:b]" as iptables-restore's
+// sscanf("[%llu:%llu]") does: a number may carry a sign (a negative one
+// wraps) and nothing after the second one is looked at.
 func parseBracketCounters(s string) (Counters, bool) {
-	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
+	if !strings.HasPrefix(s, "[") {
 		return Counters{}, false
 	}
-	p, b, ok := strings.Cut(s[1:len(s)-1], ":")
+	p, rest, ok := scanfIntRest(s[1:], false)
+	if !ok || !strings.HasPrefix(rest, ":") {
+		return Counters{}, false
+	}
+	b, _, ok := scanfIntRest(rest[1:], false)
 	if !ok {
 		return Counters{}, false
 	}
-	pv, ok1 := scanULL(p)
-	bv, ok2 := scanULL(b)
-	if !ok1 || !ok2 {
-		return Counters{}, false
-	}
-	return Counters{Packets: pv, Bytes: bv}, true
+	return Counters{Packets: uint64(p), Bytes: uint64(b)}, true
 }
 
 // parseRestoreRule parses a rule line; *room is where its words may go
