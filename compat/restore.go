@@ -232,15 +232,16 @@ func parseChainDecl(table, s string, n int, o RestoreOptions) (ChainDecl, error)
 	if len(d.Name) >= 29 {
 		return d, Paramf("chain name `%s' too long (must be under %d chars)", d.Name, 29)
 	}
-	if len(f) < 2 {
-		return d, Paramf("%s: line %d policy invalid", o.Prog, n)
-	}
-	d.Policy = f[1]
-	if d.Policy == "-" {
+	// any name but a built-in chain's is checked, whatever the policy
+	if !IsBuiltin(table, d.Name) {
 		if err := checkDeclaredChainName(d.Name); err != nil {
 			return d, err
 		}
 	}
+	if len(f) < 2 {
+		return d, Paramf("%s: line %d policy invalid", o.Prog, n)
+	}
+	d.Policy = f[1]
 	// like iptables-restore, only a built-in chain's counters are read
 	// (":x - -" and ":x ACCEPT" are fine with -c, ":INPUT -" is not)
 	if o.Counters && IsBuiltin(table, d.Name) {

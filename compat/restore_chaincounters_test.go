@@ -20,6 +20,10 @@ func TestRestoreChainCounters(t *testing.T) {
 		{":OUTPUT - 1:2", "invalid policy counters for chain 'OUTPUT'", Counters{}},
 		{":INPUT ACCEPT [0x10:2]", "invalid policy counters for chain 'INPUT'", Counters{}},
 		{":INPUT ACCEPT [1]", "invalid policy counters for chain 'INPUT'", Counters{}},
+		// a user chain's name is checked whatever its policy
+		{":ACCEPT DROP [0:0]", "chain name may not clash with target name", Counters{}},
+		{": ACCEPT [0:0]", "chain name may not clash with target name", Counters{}},
+		{":-x", "chain name not allowed to start with `-'", Counters{}},
 	} {
 		ts, err := ParseRestore(strings.NewReader("*filter\n"+c.line+"\nCOMMIT\n"), RestoreOptions{Counters: true, Prog: "iptables-restore"})
 		if c.err != "" {
