@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/xdptables/xdptables/compat"
 )
 
 // GenCommands makes a seeded sequence of n iptables/ip6tables command
@@ -58,16 +60,8 @@ type cmdGen struct {
 	made map[string][]string // table -> user chains created (as far as we know)
 }
 
-// tableBuiltins are the built-in chains of each iptables table (the same
-// for both families); "nosuch" is a table the kernel does not know.
-var tableBuiltins = map[string][]string{
-	"filter":   {"INPUT", "FORWARD", "OUTPUT"},
-	"nat":      {"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"},
-	"mangle":   {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"},
-	"raw":      {"PREROUTING", "OUTPUT"},
-	"security": {"INPUT", "FORWARD", "OUTPUT"},
-}
-
+// genTables are the tables commands go to (filter most); "nosuch" (see
+// table) is one the kernel does not know.
 var genTables = []string{"filter", "filter", "filter", "nat", "mangle", "raw", "security"}
 
 // oddChainNames are names iptables checks or treats specially.
@@ -132,11 +126,11 @@ func (g *cmdGen) userChain(table string) string {
 
 // chain is any chain name of table: built-in, user or odd.
 func (g *cmdGen) chain(table string) string {
-	if b := tableBuiltins[table]; len(b) > 0 && g.chance(50) {
+	if b := compat.BuiltinChains[table]; len(b) > 0 && g.chance(50) {
 		return g.pick(b)
 	}
 	if g.chance(5) {
-		return g.pick(tableBuiltins[g.pick(genTables)]) // a built-in of another table
+		return g.pick(compat.BuiltinChains[g.pick(genTables)]) // a built-in of another table
 	}
 	return g.userChain(table)
 }
@@ -285,7 +279,7 @@ func (g *cmdGen) command() CmdStep {
 	case k < 49:
 		c := g.userChain(table)
 		if g.chance(10) {
-			c = g.pick(tableBuiltins["filter"])
+			c = g.pick(compat.BuiltinChains["filter"])
 		}
 		cmd = []string{g.long("-N", g.pick([]string{"--new-chain", "--new"})), c}
 		if g.chance(3) {
@@ -512,7 +506,7 @@ func (g *cmdGen) section(b *strings.Builder, noflush bool) {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(b, "*%s\n", table)
-	builtins := tableBuiltins[table]
+	builtins := compat.BuiltinChains[table]
 	for _, c := range builtins {
 		if g.chance(60) {
 			fmt.Fprintf(b, ":%s %s%s\n", c, g.pick([]string{"ACCEPT", "ACCEPT", "DROP", "BOGUS", "-"}), g.counters())
