@@ -602,6 +602,11 @@ func (v *View) deleteChain(name string) error {
 		if c == nil {
 			return compat.ErrNoChain
 		}
+		if c.Builtin && c.Policy != compat.VerdictAccept {
+			// iptables-nft keeps a built-in chain whose policy is not
+			// ACCEPT, and says so before it looks at the rules
+			return compat.ErrChainNotEmpty
+		}
 		if len(c.Rules) > 0 || (v.Complete && v.References(name) > 0) {
 			return busy(c)
 		}

@@ -53,6 +53,7 @@ func TestViewCommands(t *testing.T) {
 		{"-P nope accept", compat.ErrBadPolicy},
 		{"-P INPUT RETURN", compat.ErrBadPolicy},
 		{"-P INPUT DROP", nil},
+		{"-X INPUT", compat.ErrChainNotEmpty},
 		{"-E web INPUT", compat.ErrFileExists},
 		{"-E nope x", compat.ErrNoChain},
 		// the new name is looked at first; built-in names are taken
