@@ -202,6 +202,9 @@ type Command struct {
 	Op     Op
 	// ZeroToo is set for -L/-S combined with -Z.
 	ZeroToo bool
+	// ZeroNum is set when that -Z named a rule (-Z CHAIN N -L): only the
+	// listed rule is zeroed.
+	ZeroNum bool
 	Table   string
 	Chain   string
 	// ChainGiven says that a chain was named, also as an empty word

@@ -235,6 +235,7 @@ func (p *parser) addCommand(op Op, othersAllowed ...Op) error {
 			return nil
 		}
 		p.cmd.ZeroToo = true
+		p.cmd.ZeroNum = p.cmd.Op == OpZeroNum
 	}
 	p.cmd.Op = op
 	return nil
@@ -458,8 +459,17 @@ func (p *parser) base(c int, r goResult) error {
 			return err
 		}
 		if p.cmd.Op != OpZero {
-			// combined with an earlier -L/-S: chain args belong to it
+			// combined with an earlier -L/-S: chain args belong to it,
+			// but a rule number makes the command -Z CHAIN N alone (as
+			// iptables replaces the command then)
 			p.chainOperand(r)
+			if g.hasArg() {
+				n, err := parseRuleNumber(g.take())
+				if err != nil {
+					return err
+				}
+				p.cmd.Op, p.cmd.RuleNum, p.cmd.ZeroToo = OpZeroNum, n, false
+			}
 			return nil
 		}
 		p.chainOperand(r)

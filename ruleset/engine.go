@@ -486,6 +486,15 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			}
 			z := *cmd
 			z.Op = compat.OpZero
+			if cmd.ZeroNum {
+				// -Z CHAIN N -L: the listed rule; iptables-nft ignores
+				// that the chain or the rule is not there
+				z.Op = compat.OpZeroNum
+				if err := v.Apply(&z); err != nil && !errors.Is(err, compat.ErrBadRule) {
+					return out, asCompat(err)
+				}
+				break
+			}
 			if cmd.Verbose > 0 {
 				for _, c := range v.Sorted() {
 					if cmd.Chain == "" || c.Name == cmd.Chain {

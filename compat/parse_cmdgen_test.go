@@ -58,3 +58,19 @@ func TestParseWaitZeroAndEmptyChain(t *testing.T) {
 		t.Errorf("-N '': %v", err)
 	}
 }
+
+// -Z CHAIN N with -L: before it, both list and zero that rule; after it,
+// the rule number makes the command -Z CHAIN N alone.
+func TestParseZeroNumWithList(t *testing.T) {
+	cmd, err := Parse(IPv4, strings.Fields("-Z INPUT 2 -L -v"), ParseOptions{})
+	if err != nil || cmd.Op != OpList || !cmd.ZeroToo || !cmd.ZeroNum || cmd.RuleNum != 2 {
+		t.Errorf("-Z INPUT 2 -L: %+v %v", cmd, err)
+	}
+	cmd, err = Parse(IPv4, strings.Fields("-L -Z INPUT 1"), ParseOptions{})
+	if err != nil || cmd.Op != OpZeroNum || cmd.ZeroToo || cmd.RuleNum != 1 {
+		t.Errorf("-L -Z INPUT 1: %+v %v", cmd, err)
+	}
+	if _, err := Parse(IPv4, strings.Fields("-L -Z INPUT 1 -n"), ParseOptions{}); err == nil || err.Error() != "Illegal option `-n' with this command" {
+		t.Errorf("-L -Z INPUT 1 -n: %v", err)
+	}
+}
