@@ -499,10 +499,9 @@ func (v *View) Apply(cmd *compat.Command) error {
 		v.materialize(c)
 		c.Policy = cmd.Policy
 		c.policySet = true
+		// -P resets the policy counters; iptables-nft does not apply -c
+		// to them (-c is for rules)
 		c.Counters = &compat.Counters{}
-		if cmd.Counters != nil {
-			*c.Counters = *cmd.Counters
-		}
 	default:
 		return fmt.Errorf("command %d is not a modifying command", cmd.Op)
 	}

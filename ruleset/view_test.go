@@ -135,3 +135,15 @@ func TestRestoreSection(t *testing.T) {
 		t.Errorf("jump check: %v", err)
 	}
 }
+
+// -P resets the policy counters and, as iptables-nft, ignores -c.
+func TestViewPolicyCounters(t *testing.T) {
+	v := NewView(compat.IPv4, "filter")
+	v.Complete = true
+	if err := run(t, v, "-P INPUT DROP -c 5 6"); err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Chains["INPUT"].Counters; c == nil || *c != (compat.Counters{}) {
+		t.Errorf("policy counters %+v, want 0 0", c)
+	}
+}
