@@ -78,6 +78,8 @@ type scriptDiff struct {
 	dir       string
 	ref, ours *netns.NS
 	fails     int
+	// last is the reference's result of the last step
+	last netns.Result
 }
 
 func newScriptDiff(t *testing.T) *scriptDiff {
@@ -111,6 +113,7 @@ func (d *scriptDiff) step(where, tool string, args []string, stdin string) bool 
 	}
 	a := d.ref.Run(stdin, append([]string{refTool}, args...)...)
 	b := d.ours.Run(stdin, append([]string{filepath.Join(d.dir, refTool)}, args...)...)
+	d.last = a
 	if strings.HasSuffix(tool, "-save") {
 		a.Stdout, b.Stdout = normalizeSave(a.Stdout), normalizeSave(b.Stdout)
 	}
