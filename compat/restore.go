@@ -129,8 +129,11 @@ func (c *collector) Commit(t *RestoreTable) error {
 // so that a large file need not be held as rules in memory.
 func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 	var (
-		cur  *RestoreTable
-		skip bool // inside a section -T excludes
+		cur *RestoreTable
+		// skip: past a section -T excludes; iptables-restore then
+		// ignores every line up to the next "*table" line (a COMMIT
+		// too, and the end of the file may come)
+		skip bool
 		n    int
 		// words is the room of each rule line's words: nothing keeps
 		// the list past the line's Parse (only the words themselves)
@@ -156,16 +159,15 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 				o.Echo(raw)
 			}
 			continue
-		case (cur != nil || skip) && line == "COMMIT":
-			if cur != nil {
-				cur.CommitLine = n
-				if err := h.Commit(cur); err != nil {
-					return err
-				}
+		case cur != nil && line == "COMMIT":
+			cur.CommitLine = n
+			if err := h.Commit(cur); err != nil {
+				return err
 			}
-			cur, skip = nil, false
+			cur = nil
 			continue
-		case line[0] == '*' && cur == nil && !skip:
+		case line[0] == '*' && cur == nil:
+			skip = false
 			name := firstField(line[1:])
 			if name == "" {
 				return fail(Paramf("%s: line %d table name invalid", o.Prog, n))
@@ -209,7 +211,7 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 			return err
 		}
 	}
-	if cur != nil || skip {
+	if cur != nil {
 		return &RestoreError{Line: n + 1, Err: Rawf(StatusOther, "%s: COMMIT expected at line %d\n", o.Prog, n+1)}
 	}
 	return nil
