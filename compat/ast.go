@@ -202,8 +202,14 @@ type Command struct {
 	Op     Op
 	// ZeroToo is set for -L/-S combined with -Z.
 	ZeroToo bool
+	// ZeroNum is set when that -Z named a rule (-Z CHAIN N -L): only the
+	// listed rule is zeroed.
+	ZeroNum bool
 	Table   string
 	Chain   string
+	// ChainGiven says that a chain was named, also as an empty word
+	// (which names no chain: -F "" is not -F).
+	ChainGiven bool
 	// RuleNum is the 1-based rule number of -D N, -I N, -R N, -L C N,
 	// -S C N, -Z C N; 0 when none was given.
 	RuleNum int

@@ -38,6 +38,10 @@ type Error struct {
 	Status int
 	Kind   ErrKind
 	Msg    string
+	// CmdHint follows Msg when iptables prints the error for a command
+	// line, not when iptables-restore prints it for a line of its file
+	// ("line 3 failed: Bad policy name.").
+	CmdHint string
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -68,7 +72,7 @@ var (
 	ErrBadRule       = Plainf(StatusOther, "Bad rule (does a matching rule exist in that chain?).")
 	ErrChainExists   = Plainf(StatusOther, "Chain already exists.")
 	ErrBadBuiltin    = Plainf(StatusOther, "Bad built-in chain name.")
-	ErrBadPolicy     = Plainf(StatusOther, "Bad policy name. Run `dmesg' for more information.")
+	ErrBadPolicy     = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Bad policy name.", CmdHint: " Run `dmesg' for more information."}
 	ErrFileExists    = Plainf(StatusOther, "File exists.")
 	ErrIndexDelete   = Plainf(StatusOther, "Index of deletion too big.")
 	ErrIndexInsert   = Plainf(StatusOther, "Index of insertion too big.")
@@ -90,7 +94,7 @@ func Format(err error, prog string, line int) string {
 	case KindXtables:
 		fmt.Fprintf(&b, "%s v%s (nf_tables): %s\n", prog, Version, e.Msg)
 	case KindPlain:
-		fmt.Fprintf(&b, "%s: %s\n", prog, e.Msg)
+		fmt.Fprintf(&b, "%s: %s%s\n", prog, e.Msg, e.CmdHint)
 	case KindRaw:
 		b.WriteString(e.Msg)
 		if e.Msg != "" && !strings.HasSuffix(e.Msg, "\n") {

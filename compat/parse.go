@@ -138,6 +138,10 @@ type ParseOptions struct {
 	// Commands and restore files set it; rules read back do not. -m bpf
 	// --object-pinned asks for its object under the same condition.
 	LookupSets bool
+	// KernelChain says the chain is one the kernel holds (a rule read
+	// back): its name is not checked, as iptables -E renames chains to
+	// names of any length.
+	KernelChain bool
 }
 
 type parser struct {
@@ -231,6 +235,7 @@ func (p *parser) addCommand(op Op, othersAllowed ...Op) error {
 			return nil
 		}
 		p.cmd.ZeroToo = true
+		p.cmd.ZeroNum = p.cmd.Op == OpZeroNum
 	}
 	p.cmd.Op = op
 	return nil
@@ -352,9 +357,32 @@ func (p *parser) run() error {
 	return p.finish()
 }
 
+// chainOperand takes the optional chain of -L, -S, -F, -Z, -X: attached
+// to the option or the next word when that looks like a value.
+func (p *parser) chainOperand(r goResult) {
+	switch {
+	case r.hasArg:
+		p.cmd.Chain = r.arg
+	case p.g.hasArg():
+		p.cmd.Chain = p.g.take()
+	default:
+		return
+	}
+	p.cmd.ChainGiven = true
+}
+
 func (p *parser) base(c int, r goResult) error {
 	g := &p.g
 	arg := r.arg
+	switch c {
+	case 'p', 's', 'd', 'i', 'o', 'j':
+		// iptables takes these options' value from the last word getopt
+		// consumed, not from optarg: a value written in the option's own
+		// word ("-s1.2.3.4", "--source=1.2.3.4") is that whole word
+		if r.hasArg {
+			arg = g.args[g.optind-1]
+		}
+	}
 	switch c {
 	case 'A':
 		if err := p.addCommand(OpAppend); err != nil {
@@ -413,11 +441,7 @@ func (p *parser) base(c int, r goResult) error {
 		if err := p.addCommand(op, OpZero, OpZeroNum); err != nil {
 			return err
 		}
-		if r.hasArg {
-			p.cmd.Chain = arg
-		} else if g.hasArg() {
-			p.cmd.Chain = g.take()
-		}
+		p.chainOperand(r)
 		if g.hasArg() {
 			n, err := parseRuleNumber(g.take())
 			if err != nil {
@@ -429,29 +453,26 @@ func (p *parser) base(c int, r goResult) error {
 		if err := p.addCommand(OpFlush); err != nil {
 			return err
 		}
-		if r.hasArg {
-			p.cmd.Chain = arg
-		} else if g.hasArg() {
-			p.cmd.Chain = g.take()
-		}
+		p.chainOperand(r)
 	case 'Z':
 		if err := p.addCommand(OpZero, OpList, OpListRules); err != nil {
 			return err
 		}
 		if p.cmd.Op != OpZero {
-			// combined with an earlier -L/-S: chain args belong to it
-			if r.hasArg {
-				p.cmd.Chain = arg
-			} else if g.hasArg() {
-				p.cmd.Chain = g.take()
+			// combined with an earlier -L/-S: chain args belong to it,
+			// but a rule number makes the command -Z CHAIN N alone (as
+			// iptables replaces the command then)
+			p.chainOperand(r)
+			if g.hasArg() {
+				n, err := parseRuleNumber(g.take())
+				if err != nil {
+					return err
+				}
+				p.cmd.Op, p.cmd.RuleNum, p.cmd.ZeroToo = OpZeroNum, n, false
 			}
 			return nil
 		}
-		if r.hasArg {
-			p.cmd.Chain = arg
-		} else if g.hasArg() {
-			p.cmd.Chain = g.take()
-		}
+		p.chainOperand(r)
 		if g.hasArg() {
 			n, err := parseRuleNumber(g.take())
 			if err != nil {
@@ -472,11 +493,7 @@ func (p *parser) base(c int, r goResult) error {
 		if err := p.addCommand(OpDeleteChain); err != nil {
 			return err
 		}
-		if r.hasArg {
-			p.cmd.Chain = arg
-		} else if g.hasArg() {
-			p.cmd.Chain = g.take()
-		}
+		p.chainOperand(r)
 	case 'E':
 		if err := p.addCommand(OpRenameChain); err != nil {
 			return err
@@ -619,8 +636,13 @@ func (p *parser) base(c int, r goResult) error {
 		if !r.hasArg && g.hasArg() {
 			arg, r.hasArg = g.take(), true
 		}
-		if _, ok := scanfInt(arg, true); r.hasArg && !ok {
-			return Paramf("wait seconds not numeric")
+		if r.hasArg {
+			secs, ok := scanfInt(arg, true)
+			if !ok {
+				return Paramf("wait seconds not numeric")
+			}
+			// waiting 0 seconds is not waiting (for -W's check)
+			p.cmd.Wait = secs != 0
 		}
 	case 'W':
 		if p.o.Restore {
@@ -1010,7 +1032,7 @@ func (p *parser) finish() error {
 	if err := p.checkOptions(); err != nil {
 		return err
 	}
-	if len(p.cmd.Chain) >= 29 {
+	if len(p.cmd.Chain) >= 29 && !p.o.KernelChain {
 		return Paramf("chain name `%s' too long (must be under %d chars)", p.cmd.Chain, 29)
 	}
 	if isRuleOp(p.cmd.Op) {
@@ -1063,19 +1085,34 @@ func (p *parser) checkOptions() error {
 	return nil
 }
 
-// checkNewChainName applies iptables' rules for -N names.
+// checkNewChainName applies iptables' rules for -N names: no target of
+// that name may exist (the standard verdicts are the target "standard";
+// an empty name finds it too).
 func checkNewChainName(name string, f Family) error {
 	if name == "" {
-		return Paramf("empty chain name is not allowed")
+		return Paramf("chain name may not clash with target name")
 	}
-	if name[0] == '-' || name[0] == '!' {
-		return Paramf("chain name not allowed to start with `%c'", name[0])
+	if err := checkDeclaredChainName(name); err != nil {
+		return err
 	}
-	if FindTarget(name, f) != nil || IsVerdict(name) {
+	if FindTarget(name, f) != nil || name == "standard" {
 		return Paramf("chain name may not clash with target name")
 	}
 	if strings.ContainsAny(name, " \t\n\v\f\r") {
 		return Paramf("Invalid chain name `%s'", name)
+	}
+	return nil
+}
+
+// checkDeclaredChainName applies iptables-restore's rules for the name
+// on a ":CHAIN -" line: it looks only at the standard verdicts, not at
+// target extensions (":REJECT -" makes a chain).
+func checkDeclaredChainName(name string) error {
+	if name[0] == '-' || name[0] == '!' {
+		return Paramf("chain name not allowed to start with `%c'", name[0])
+	}
+	if IsVerdict(name) {
+		return Paramf("chain name may not clash with target name")
 	}
 	return nil
 }
@@ -1085,6 +1122,12 @@ func checkNewChainName(name string, f Family) error {
 // ignored. ok is false when no digit starts it. The value wraps as C's
 // conversion does.
 func scanfInt(s string, base0 bool) (int64, bool) {
+	v, _, ok := scanfIntRest(s, base0)
+	return v, ok
+}
+
+// scanfIntRest is scanfInt that also returns what follows the number.
+func scanfIntRest(s string, base0 bool) (int64, string, bool) {
 	s = strings.TrimLeft(s, " \t\n\v\f\r")
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
@@ -1096,7 +1139,7 @@ func scanfInt(s string, base0 bool) (int64, bool) {
 		if (s[0] == 'x' || s[0] == 'X') && len(s) > 1 && hexDigit(s[1]) >= 0 {
 			base, s = 16, s[1:]
 		} else if s[0] < '0' || s[0] > '7' {
-			return 0, true // a lone 0
+			return 0, s, true // a lone 0
 		}
 	}
 	var v uint64
@@ -1109,10 +1152,10 @@ func scanfInt(s string, base0 bool) (int64, bool) {
 		v = v*base + uint64(d)
 	}
 	if n == 0 {
-		return 0, false
+		return 0, s, false
 	}
 	if neg {
 		v = -v
 	}
-	return int64(v), true
+	return int64(v), s[n:], true
 }

@@ -129,8 +129,11 @@ func (c *collector) Commit(t *RestoreTable) error {
 // so that a large file need not be held as rules in memory.
 func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 	var (
-		cur  *RestoreTable
-		skip bool // inside a section -T excludes
+		cur *RestoreTable
+		// skip: past a section -T excludes; iptables-restore then
+		// ignores every line up to the next "*table" line (a COMMIT
+		// too, and the end of the file may come)
+		skip bool
 		n    int
 		// words is the room of each rule line's words: nothing keeps
 		// the list past the line's Parse (only the words themselves)
@@ -156,16 +159,15 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 				o.Echo(raw)
 			}
 			continue
-		case (cur != nil || skip) && line == "COMMIT":
-			if cur != nil {
-				cur.CommitLine = n
-				if err := h.Commit(cur); err != nil {
-					return err
-				}
+		case cur != nil && line == "COMMIT":
+			cur.CommitLine = n
+			if err := h.Commit(cur); err != nil {
+				return err
 			}
-			cur, skip = nil, false
+			cur = nil
 			continue
-		case line[0] == '*' && cur == nil && !skip:
+		case line[0] == '*' && cur == nil:
+			skip = false
 			name := firstField(line[1:])
 			if name == "" {
 				return fail(Paramf("%s: line %d table name invalid", o.Prog, n))
@@ -185,7 +187,7 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 		case skip:
 			continue
 		case line[0] == ':' && cur != nil:
-			d, err := parseChainDecl(line[1:], n, o)
+			d, err := parseChainDecl(cur.Name, line[1:], n, o)
 			if err != nil {
 				return fail(err)
 			}
@@ -209,7 +211,7 @@ func ParseRestoreFunc(r io.Reader, o RestoreOptions, h RestoreHandler) error {
 			return err
 		}
 	}
-	if cur != nil || skip {
+	if cur != nil {
 		return &RestoreError{Line: n + 1, Err: Rawf(StatusOther, "%s: COMMIT expected at line %d\n", o.Prog, n+1)}
 	}
 	return nil
@@ -223,7 +225,7 @@ func firstField(s string) string {
 	return f[0]
 }
 
-func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
+func parseChainDecl(table, s string, n int, o RestoreOptions) (ChainDecl, error) {
 	f := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
 	if len(f) == 0 {
 		return ChainDecl{}, Paramf("%s: line %d chain name invalid", o.Prog, n)
@@ -232,18 +234,19 @@ func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
 	if len(d.Name) >= 29 {
 		return d, Paramf("chain name `%s' too long (must be under %d chars)", d.Name, 29)
 	}
+	// any name but a built-in chain's is checked, whatever the policy
+	if !IsBuiltin(table, d.Name) {
+		if err := checkDeclaredChainName(d.Name); err != nil {
+			return d, err
+		}
+	}
 	if len(f) < 2 {
 		return d, Paramf("%s: line %d policy invalid", o.Prog, n)
 	}
 	d.Policy = f[1]
-	if d.Policy == "-" {
-		if err := checkNewChainName(d.Name, o.Family); err != nil {
-			return d, err
-		}
-	}
-	// like iptables-restore, a user chain's counters are not read
-	// (":x - -" is fine with -c)
-	if o.Counters && d.Policy != "-" {
+	// like iptables-restore, only a built-in chain's counters are read
+	// (":x - -" and ":x ACCEPT" are fine with -c, ":INPUT -" is not)
+	if o.Counters && IsBuiltin(table, d.Name) {
 		if len(f) < 3 {
 			return d, Paramf("invalid policy counters for chain '%s'", d.Name)
 		}
@@ -256,21 +259,22 @@ func parseChainDecl(s string, n int, o RestoreOptions) (ChainDecl, error) {
 	return d, nil
 }
 
-// parseBracketCounters parses "[p:b]".
+// parseBracketCounters parses "[p:b]" as iptables-restore's
+// sscanf("[%llu:%llu]") does: a number may carry a sign (a negative one
+// wraps) and nothing after the second one is looked at.
 func parseBracketCounters(s string) (Counters, bool) {
-	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
+	if !strings.HasPrefix(s, "[") {
 		return Counters{}, false
 	}
-	p, b, ok := strings.Cut(s[1:len(s)-1], ":")
+	p, rest, ok := scanfIntRest(s[1:], false)
+	if !ok || !strings.HasPrefix(rest, ":") {
+		return Counters{}, false
+	}
+	b, _, ok := scanfIntRest(rest[1:], false)
 	if !ok {
 		return Counters{}, false
 	}
-	pv, ok1 := scanULL(p)
-	bv, ok2 := scanULL(b)
-	if !ok1 || !ok2 {
-		return Counters{}, false
-	}
-	return Counters{Packets: pv, Bytes: bv}, true
+	return Counters{Packets: uint64(p), Bytes: uint64(b)}, true
 }
 
 // parseRestoreRule parses a rule line; *room is where its words may go

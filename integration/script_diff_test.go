@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -48,30 +49,13 @@ func TestScriptDiff(t *testing.T) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".txt")
 		t.Run(name, func(t *testing.T) {
-			netns.RequireRoot(t)
-			if !netns.Have("iptables-nft") {
-				t.Fatal("reference iptables-nft is not installed")
-			}
-			dir := LinkDir(t)
 			lines, err := ReadCorpus(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref, ours := netns.New(t, "ref"), netns.New(t, "our")
-			fails := 0
-			run := func(l CorpusLine) {
-				stdin := ""
-				args := l.Args
-				if tool := l.Tool; tool == "ipset" {
-					if r := ref.Run("", append([]string{"ipset"}, args...)...); r.RC != 0 {
-						t.Fatalf("line %d: ipset: %s", l.Line, r.Stderr)
-					}
-					// ours keeps its sets as nftables sets: our ipset makes them
-					if r := ours.Run("", append([]string{filepath.Join(dir, "ipset")}, args...)...); r.RC != 0 {
-						t.Fatalf("line %d: our ipset: %s", l.Line, r.Stderr)
-					}
-					return
-				}
+			d := newScriptDiff(t)
+			for _, l := range lines {
+				stdin, args := "", l.Args
 				if n := len(args); n >= 2 && args[n-2] == "<" {
 					data, err := os.ReadFile(filepath.Join("../testdata/scripts", args[n-1]))
 					if err != nil {
@@ -79,30 +63,75 @@ func TestScriptDiff(t *testing.T) {
 					}
 					stdin, args = string(data), args[:n-2]
 				}
-				tool := l.Tool
-				refTool := strings.Replace(tool, "tables", "tables-nft", 1)
-				if tool == "ipset" || strings.Contains(tool, "-nft") {
-					refTool = tool // (xtables-nft-multi)
-				}
-				a := ref.Run(stdin, append([]string{refTool}, args...)...)
-				b := ours.Run(stdin, append([]string{filepath.Join(dir, refTool)}, args...)...)
-				if strings.HasSuffix(tool, "-save") {
-					a.Stdout, b.Stdout = normalizeSave(a.Stdout), normalizeSave(b.Stdout)
-				}
-				// the one notice of ours that the reference has no reason to print
-				b.Stderr = strings.ReplaceAll(b.Stderr, compat.ChecksumWarning, "")
-				if a != b && fails < 20 {
-					fails++
-					t.Errorf("%s:%d: %s %s\nreference rc %d\n--stdout--\n%s--stderr--\n%s\nxdptables rc %d\n--stdout--\n%s--stderr--\n%s",
-						filepath.Base(file), l.Line, tool, strings.Join(l.Args, " "), a.RC, a.Stdout, a.Stderr, b.RC, b.Stdout, b.Stderr)
-				}
+				d.step(fmt.Sprintf("%s:%d", filepath.Base(file), l.Line), l.Tool, args, stdin)
 			}
-			for _, l := range lines {
-				run(l)
-			}
-			for _, tool := range []string{"iptables-save", "ip6tables-save"} {
-				run(CorpusLine{Line: 0, Tool: tool})
-			}
+			d.saves(filepath.Base(file) + ":0")
 		})
 	}
+}
+
+// scriptDiff runs commands in a namespace with the reference tools and
+// in another with ours, and reports where the two differ (at most 20
+// differences per test).
+type scriptDiff struct {
+	t         *testing.T
+	dir       string
+	ref, ours *netns.NS
+	fails     int
+	// last is the reference's result of the last step
+	last netns.Result
+}
+
+func newScriptDiff(t *testing.T) *scriptDiff {
+	netns.RequireRoot(t)
+	if !netns.Have("iptables-nft") {
+		t.Fatal("reference iptables-nft is not installed")
+	}
+	return &scriptDiff{t: t, dir: LinkDir(t), ref: netns.New(t, "ref"), ours: netns.New(t, "our")}
+}
+
+// step runs "tool args" with stdin in both namespaces ("iptables",
+// "ip6tables-restore", ...: the reference is its -nft tool) and reports
+// a difference in stdout, stderr or exit status, naming it by where. An
+// ipset line only prepares both sides and must succeed. It returns
+// whether both sides agreed.
+func (d *scriptDiff) step(where, tool string, args []string, stdin string) bool {
+	t := d.t
+	if tool == "ipset" {
+		if r := d.ref.Run("", append([]string{"ipset"}, args...)...); r.RC != 0 {
+			t.Fatalf("%s: ipset: %s", where, r.Stderr)
+		}
+		// ours keeps its sets as nftables sets: our ipset makes them
+		if r := d.ours.Run("", append([]string{filepath.Join(d.dir, "ipset")}, args...)...); r.RC != 0 {
+			t.Fatalf("%s: our ipset: %s", where, r.Stderr)
+		}
+		return true
+	}
+	refTool := strings.Replace(tool, "tables", "tables-nft", 1)
+	if strings.Contains(tool, "-nft") {
+		refTool = tool // (xtables-nft-multi)
+	}
+	a := d.ref.Run(stdin, append([]string{refTool}, args...)...)
+	b := d.ours.Run(stdin, append([]string{filepath.Join(d.dir, refTool)}, args...)...)
+	d.last = a
+	if strings.HasSuffix(tool, "-save") {
+		a.Stdout, b.Stdout = normalizeSave(a.Stdout), normalizeSave(b.Stdout)
+	}
+	// the one notice of ours that the reference has no reason to print
+	b.Stderr = strings.ReplaceAll(b.Stderr, compat.ChecksumWarning, "")
+	if a == b {
+		return true
+	}
+	if d.fails < 20 {
+		d.fails++
+		t.Errorf("%s: %s %s\nreference rc %d\n--stdout--\n%s--stderr--\n%s\nxdptables rc %d\n--stdout--\n%s--stderr--\n%s",
+			where, tool, strings.Join(args, " "), a.RC, a.Stdout, a.Stderr, b.RC, b.Stdout, b.Stderr)
+	}
+	return false
+}
+
+// saves compares iptables-save and ip6tables-save.
+func (d *scriptDiff) saves(where string) bool {
+	ok := d.step(where, "iptables-save", nil, "")
+	return d.step(where, "ip6tables-save", nil, "") && ok
 }

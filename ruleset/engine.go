@@ -374,6 +374,17 @@ func (e *Engine) Command(cmd *compat.Command) (string, error) {
 	if err := validTable(cmd.Table); err != nil {
 		return "", err
 	}
+	if cmd.ChainGiven && cmd.Chain == "" {
+		// an empty word names no chain (it does not mean every chain)
+		switch cmd.Op {
+		case compat.OpList, compat.OpListRules:
+			return "", NewView(e.Family, cmd.Table).incompatible("")
+		case compat.OpFlush, compat.OpZero, compat.OpDeleteChain:
+			return "", compat.ErrNoChain
+		case compat.OpZeroNum:
+			return "", compat.ErrBadRule // as for any missing chain
+		}
+	}
 	pre := ""
 	if cmd.Verbose > 0 {
 		switch cmd.Op {
@@ -475,6 +486,15 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			}
 			z := *cmd
 			z.Op = compat.OpZero
+			if cmd.ZeroNum {
+				// -Z CHAIN N -L: the listed rule; iptables-nft ignores
+				// that the chain or the rule is not there
+				z.Op = compat.OpZeroNum
+				if err := v.Apply(&z); err != nil && !errors.Is(err, compat.ErrBadRule) {
+					return out, asCompat(err)
+				}
+				break
+			}
 			if cmd.Verbose > 0 {
 				for _, c := range v.Sorted() {
 					if cmd.Chain == "" || c.Name == cmd.Chain {

@@ -177,7 +177,7 @@ func (v *View) declare(t *compat.RestoreTable, d compat.ChainDecl, o RestoreOpti
 			d.Policy = compat.VerdictAccept // ":INPUT -" declares the built-in chain
 		}
 		if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
-			return &compat.RestoreError{Line: d.Line, Err: compat.Plainf(compat.StatusOther, "Bad policy name.")}
+			return &compat.RestoreError{Line: d.Line, Err: compat.ErrBadPolicy}
 		}
 		c := v.chain(d.Name)
 		v.materialize(c)

@@ -485,7 +485,7 @@ func (h *restoreHandler) Chain(t *compat.RestoreTable, d compat.ChainDecl) error
 			d.Policy = compat.VerdictAccept
 		}
 		if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
-			s.fail(&compat.RestoreError{Line: d.Line, Err: compat.Plainf(compat.StatusOther, "Bad policy name.")})
+			s.fail(&compat.RestoreError{Line: d.Line, Err: compat.ErrBadPolicy})
 			return nil
 		}
 		cnt := compat.Counters{}

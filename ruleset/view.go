@@ -469,15 +469,15 @@ func (v *View) Apply(cmd *compat.Command) error {
 	case compat.OpDeleteChain:
 		return v.deleteChain(cmd.Chain)
 	case compat.OpRenameChain:
+		// iptables looks at the new name first (a built-in chain's name
+		// is taken whether or not the chain is in the kernel), and leaves
+		// its length to the kernel
+		if v.existing(cmd.NewName) != nil || compat.IsBuiltin(v.Table, cmd.NewName) {
+			return compat.ErrFileExists
+		}
 		c := v.existing(cmd.Chain)
 		if c == nil {
 			return compat.ErrNoChain
-		}
-		if v.existing(cmd.NewName) != nil {
-			return compat.ErrFileExists
-		}
-		if err := checkChainName(cmd.NewName, v.Family); err != nil {
-			return err
 		}
 		delete(v.Chains, c.Name)
 		if c.renameFrom == "" && c.InKernel {
@@ -488,29 +488,22 @@ func (v *View) Apply(cmd *compat.Command) error {
 		v.Chains[c.Name] = c
 		v.names = append(v.names, c.Name)
 	case compat.OpPolicy:
-		if !compat.IsBuiltin(v.Table, cmd.Chain) {
-			return compat.ErrBadBuiltin
-		}
+		// the policy is looked at before the chain
 		if cmd.Policy != compat.VerdictAccept && cmd.Policy != compat.VerdictDrop {
 			return compat.ErrBadPolicy
+		}
+		if !compat.IsBuiltin(v.Table, cmd.Chain) {
+			return compat.ErrBadBuiltin
 		}
 		c := v.chain(cmd.Chain)
 		v.materialize(c)
 		c.Policy = cmd.Policy
 		c.policySet = true
+		// -P resets the policy counters; iptables-nft does not apply -c
+		// to them (-c is for rules)
 		c.Counters = &compat.Counters{}
-		if cmd.Counters != nil {
-			*c.Counters = *cmd.Counters
-		}
 	default:
 		return fmt.Errorf("command %d is not a modifying command", cmd.Op)
-	}
-	return nil
-}
-
-func checkChainName(name string, f compat.Family) error {
-	if len(name) >= 29 {
-		return compat.Paramf("chain name `%s' too long (must be under %d chars)", name, 29)
 	}
 	return nil
 }
@@ -607,6 +600,11 @@ func (v *View) deleteChain(name string) error {
 		c := v.existing(name)
 		if c == nil {
 			return compat.ErrNoChain
+		}
+		if c.Builtin && c.Policy != compat.VerdictAccept {
+			// iptables-nft keeps a built-in chain whose policy is not
+			// ACCEPT, and says so before it looks at the rules
+			return compat.ErrChainNotEmpty
 		}
 		if len(c.Rules) > 0 || (v.Complete && v.References(name) > 0) {
 			return busy(c)

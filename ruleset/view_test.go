@@ -49,10 +49,20 @@ func TestViewCommands(t *testing.T) {
 		{"-N INPUT", compat.ErrChainExists},
 		{"-A web -j RETURN", nil},
 		{"-P web DROP", compat.ErrBadBuiltin},
+		{"-P web QUEUE", compat.ErrBadPolicy},
+		{"-P nope accept", compat.ErrBadPolicy},
 		{"-P INPUT RETURN", compat.ErrBadPolicy},
 		{"-P INPUT DROP", nil},
+		{"-X INPUT", compat.ErrChainNotEmpty},
 		{"-E web INPUT", compat.ErrFileExists},
 		{"-E nope x", compat.ErrNoChain},
+		// the new name is looked at first; built-in names are taken
+		{"-E nope web", compat.ErrFileExists},
+		{"-E nope FORWARD", compat.ErrFileExists},
+		{"-N u1", nil},
+		// no length limit of its own: the kernel's (255) applies
+		{"-E u1 " + strings.Repeat("x", 40), nil},
+		{"-E nope " + strings.Repeat("x", 40), compat.ErrFileExists},
 		{"-X nope", compat.ErrNoChain},
 	}
 	for _, s := range steps {
@@ -60,7 +70,7 @@ func TestViewCommands(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", s.line, err, s.err)
 		}
 	}
-	want := "-P INPUT DROP\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n-N web\n" +
+	want := "-P INPUT DROP\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n-N web\n-N " + strings.Repeat("x", 40) + "\n" +
 		"-A INPUT -i lo -j ACCEPT\n-A INPUT -s 2.2.2.2/32 -j DROP\n-A INPUT -s 1.1.1.1/32 -j DROP\n" +
 		"-A INPUT -p tcp -m tcp --dport 22 -j ACCEPT\n-A web -j RETURN\n"
 	if got := listRules(t, v); got != want {
@@ -123,5 +133,17 @@ func TestRestoreSection(t *testing.T) {
 	err = NewView(compat.IPv4, "filter").restoreSection(tables[0], RestoreOptions{})
 	if re, ok := err.(*compat.RestoreError); !ok || re.Line != 3 {
 		t.Errorf("jump check: %v", err)
+	}
+}
+
+// -P resets the policy counters and, as iptables-nft, ignores -c.
+func TestViewPolicyCounters(t *testing.T) {
+	v := NewView(compat.IPv4, "filter")
+	v.Complete = true
+	if err := run(t, v, "-P INPUT DROP -c 5 6"); err != nil {
+		t.Fatal(err)
+	}
+	if c := v.Chains["INPUT"].Counters; c == nil || *c != (compat.Counters{}) {
+		t.Errorf("policy counters %+v, want 0 0", c)
 	}
 }

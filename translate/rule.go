@@ -723,7 +723,7 @@ func StoredRule(f compat.Family, table, chain string, userdata []byte) (*compat.
 	if !ok {
 		return nil, ErrForeign
 	}
-	cmd, err := compat.Parse(f, append([]string{"-A", chain}, compat.RestoreWords(spec)...), compat.ParseOptions{Table: table})
+	cmd, err := compat.Parse(f, append([]string{"-A", chain}, compat.RestoreWords(spec)...), compat.ParseOptions{Table: table, KernelChain: true})
 	if err != nil || len(cmd.Rules) != 1 {
 		return nil, ErrForeign
 	}

@@ -236,7 +236,7 @@ func simulateRestore(f compat.Family, tables []*compat.RestoreTable) ([]*tchain,
 					d.Policy = compat.VerdictAccept // ":INPUT -" declares the built-in chain
 				}
 				if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
-					return nil, &compat.RestoreError{Line: d.Line, Err: compat.Plainf(compat.StatusOther, "Bad policy name.")}
+					return nil, &compat.RestoreError{Line: d.Line, Err: compat.ErrBadPolicy}
 				}
 				if v.Chains[d.Name] == nil {
 					v.AddChain(&ruleset.ChainState{Name: d.Name, Builtin: true, Policy: d.Policy, Loaded: true})
