@@ -118,6 +118,10 @@ type Command struct {
 	// need the set they belong to.
 	Args []string
 	Line int // restore line, 0 on the command line
+	// Err is ipset's refusal of a restore line as it reads it (an
+	// unknown command, missing arguments, a bad global option): the
+	// line runs as this error, after the lines before it.
+	Err *Error
 }
 
 // ParseArgs parses a command line (without argv[0]).
@@ -294,26 +298,44 @@ func LineTooLong() *Error { return usagef("Line is too long to parse.") }
 // stop the parse (no line number, as ipset prints them); syntax errors
 // inside a command are found when it runs.
 func ParseRestore(text string) ([]*Command, *Error) {
+	cmds := RestoreCommands(text)
+	if n := len(cmds); n > 0 && cmds[n-1].Err != nil {
+		return nil, cmds[n-1].Err
+	}
+	return cmds, nil
+}
+
+// RestoreCommands is the commands of a restore file up to the first
+// line ipset refuses as it reads it, that line included as a Command
+// whose Err is the refusal: ipset runs the lines before it first, so
+// their errors come before its.
+func RestoreCommands(text string) []*Command {
 	var cmds []*Command
-	err := EachRestoreCommand(text, func(c *Command) *Error {
+	EachRestoreCommand(text, func(c *Command) *Error {
 		n := *c
 		n.Args = append([]string(nil), c.Args...)
 		cmds = append(cmds, &n)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return cmds, nil
+	return cmds
 }
 
 // EachRestoreCommand parses a restore file as ParseRestore does and calls
 // fn with each command in order, without keeping them: the command and
 // its Args are reused for the next line (the arguments are substrings of
-// text). The first error, ParseRestore's or fn's, stops the walk.
+// text). The first error, ParseRestore's or fn's, stops the walk; a
+// line ipset refuses as it reads it is given to fn as a Command with
+// Err (and no Op) before the walk stops with that error.
 func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 	var c Command
 	var args []string
+	refuse := func(line int, err *Error) *Error {
+		c = Command{Line: line, Err: err}
+		if ferr := fn(&c); ferr != nil {
+			return ferr
+		}
+		return err
+	}
 	// Global options on a line (-exist, -t, -o save, -q, …) stay set for
 	// the lines after it: ipset keeps them in its session.
 	var sticky Command
@@ -338,7 +360,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 			args = splitPlain(t, args[:0])
 		}
 		if len(args) > MaxLineWords {
-			return LineTooLong()
+			return refuse(i+1, LineTooLong())
 		}
 		if len(args) == 0 {
 			continue // only blanks ("\r", …): ipset skips the line
@@ -349,7 +371,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		for j := 0; j < len(args); j++ {
 			handled, err := sticky.globalOption(args, &j)
 			if err != nil {
-				return err
+				return refuse(i+1, err)
 			}
 			if !handled {
 				kept = append(kept, args[j])
@@ -360,8 +382,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		}
 		op, ok := LookupOp(args[0])
 		if !ok {
-			e := usagef("No command specified: unknown argument %s", args[0])
-			return e
+			return refuse(i+1, usagef("No command specified: unknown argument %s", args[0]))
 		}
 		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1}
 		// ipset sends a run of adds (or dels) to one set as one message,
@@ -378,13 +399,13 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 			return nil // the lines after it are not read
 		}
 		if op == OpRestore || op == OpVersion || op == OpHelp || op == OpInteractive {
-			return usagef("Command `%s' is invalid in restore mode.", op)
+			return refuse(i+1, usagef("Command `%s' is invalid in restore mode.", op))
 		}
 		if err := c.checkArgs(); err != nil {
 			if err.Status != StatusUsage {
 				err.Line = i + 1
 			}
-			return err
+			return refuse(i+1, err)
 		}
 		if err := fn(&c); err != nil {
 			return err

@@ -220,3 +220,50 @@ func TestRestoreParse(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// A line ipset refuses as it reads it is the last command, run after
+// the lines before it: their errors come first (ipset 7.17 runs a
+// restore line by line).
+func TestRestoreCommandsRefusedLine(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []string // Format of each command's error, in order
+	}{
+		{"add nosuch 198.51.100.1\nbogus\n", []string{
+			"ipset v7.17: Error in line 1: The set with the given name does not exist\n",
+			"ipset v7.17: No command specified: unknown argument bogus\nTry `ipset help' for more information.\n"}},
+		{"create a hash:ip\n\ncreate a hash:ip\ndel a\n", []string{
+			"",
+			"ipset v7.17: Error in line 3: Set cannot be created: set with the same name already exists\n",
+			"ipset v7.17: Missing second mandatory argument to command del\nTry `ipset help' for more information.\n"}},
+		{"create a hash:ip\nlist -o json\n", []string{
+			"",
+			"ipset v7.17: Error in line 2: Syntax error: unknown output mode 'json'\n"}},
+		{"create a hash:ip\nversion\nadd a 198.51.100.1\n", []string{
+			"",
+			"ipset v7.17: Command `version' is invalid in restore mode.\nTry `ipset help' for more information.\n"}},
+	} {
+		cmds := RestoreCommands(tc.file)
+		if len(cmds) != len(tc.want) {
+			t.Errorf("%q: %d commands, want %d", tc.file, len(cmds), len(tc.want))
+			continue
+		}
+		st := &State{}
+		for i, c := range cmds {
+			got := ""
+			if _, e := st.Exec(c); e != nil {
+				if e.Status != StatusUsage {
+					e.Line = c.Line
+				}
+				got = Format(e)
+			}
+			if got != tc.want[i] {
+				t.Errorf("%q command %d: got %q, want %q", tc.file, i, got, tc.want[i])
+			}
+		}
+		// ParseRestore stops with the refusal
+		if _, err := ParseRestore(tc.file); err == nil || Format(err) != Format(cmds[len(cmds)-1].Err) {
+			t.Errorf("%q: ParseRestore: %v", tc.file, err)
+		}
+	}
+}

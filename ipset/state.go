@@ -161,6 +161,10 @@ func (st *State) refs(s *Set) int {
 // after a line that warns (with status 0): the lines after it are not
 // run.
 func (st *State) Exec(c *Command) (out string, err *Error) {
+	if c.Err != nil {
+		e := *c.Err
+		return "", &e
+	}
 	if st.idx != nil {
 		st.idx.members = nil // (list:set entries may change)
 	}

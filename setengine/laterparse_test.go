@@ -18,14 +18,16 @@ func TestLaterParseError(t *testing.T) {
 			"ipset v7.17: Error in line 3: Syntax error: cannot parse 198.51.100.999: resolving to IPv4 address failed\n"},
 		{"add bt 198.51.100.1\nadd bt 198.51.100.4 bogus\n",
 			"ipset v7.17: Unknown argument: `bogus'\nTry `ipset help' for more information.\n"},
+		// a line ipset refuses as it reads it ends the run unsent
+		{"add bt 198.51.100.1\nbogus\n",
+			"ipset v7.17: No command specified: unknown argument bogus\nTry `ipset help' for more information.\n"},
+		{"add bt 198.51.100.1\nadd bt\n",
+			"ipset v7.17: Missing second mandatory argument to command add\nTry `ipset help' for more information.\n"},
 		// the run was sent by a line that parsed: the kernel's answer
 		{"add bt 198.51.100.1\nflush bt\nadd bt 198.51.100.999\n", ""},
 		{"add bt 198.51.100.1\n", ""},
 	} {
-		cmds, perr := ipset.ParseRestore("create bt hash:ip\n" + tc.file)
-		if perr != nil {
-			t.Fatal(perr)
-		}
+		cmds := ipset.RestoreCommands("create bt hash:ip\n" + tc.file)
 		st := &ipset.State{}
 		if _, err := st.Exec(cmds[0]); err != nil {
 			t.Fatal(err)

@@ -147,22 +147,20 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 		_, _ = io.Copy(&text, in)
 		restoreText = text.String()
 	}
-	// A restore file must parse before anything runs: its first parse
-	// error is the answer whatever else fails. Restore and ParseRestore
-	// walk the whole file before they change anything, so the file is
-	// read once more only on the way out with an error.
-	parseErr := func() *ipset.Error {
-		if cmd.Op != ipset.OpRestore {
-			return nil
-		}
-		return ipset.EachRestoreCommand(restoreText, func(*ipset.Command) *ipset.Error { return nil })
-	}
 	conn, err := kernel.Open()
 	if err != nil {
-		if rerr := parseErr(); rerr != nil {
-			return fail(rerr)
+		// ipset fails at its first command: a restore at its first line,
+		// with its refusal of the line if it refuses it as it reads it
+		kerr := &ipset.Error{Msg: "Kernel error received: Operation not permitted", Status: ipset.StatusError}
+		if cmd.Op == ipset.OpRestore {
+			if first := ipset.RestoreCommands(restoreText); len(first) > 0 {
+				if first[0].Err != nil {
+					return fail(first[0].Err)
+				}
+				kerr.Line = first[0].Line
+			}
 		}
-		return fail(&ipset.Error{Msg: "Kernel error received: Operation not permitted", Status: ipset.StatusError})
+		return fail(kerr)
 	}
 	// (the command ends without waiting for the kernel to free what it
 	// deleted: see kernel.Conn.Release)
@@ -193,19 +191,11 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 	if cmd.Op == ipset.OpRestore {
 		// New sets filled by the file: without the in-memory model.
 		res, err, handled = e.Restore(restoreText, cmd.Opts.Exist)
-		if err != nil {
-			if rerr := parseErr(); rerr != nil {
-				return fail(rerr)
-			}
-		}
 		if !handled {
 			// The general path builds the sets in memory once, briefly:
 			// trade memory for less garbage collection.
 			debug.SetGCPercent(400)
-			var rerr *ipset.Error
-			if cmds, rerr = ipset.ParseRestore(restoreText); rerr != nil {
-				return fail(rerr)
-			}
+			cmds = ipset.RestoreCommands(restoreText)
 			for _, c := range cmds {
 				c.Opts.Exist = c.Opts.Exist || cmd.Opts.Exist
 				// (ipset -q restore: -q on every line, so test's "is in
