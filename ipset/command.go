@@ -124,33 +124,31 @@ type Command struct {
 	Err *Error
 }
 
-// ParseArgs parses a command line (without argv[0]).
+// ParseArgs parses a command line (without argv[0]). As ipset does, it
+// takes the global options first, wherever they are, then the command
+// and its arguments. On an error in the arguments the command is
+// returned with the error (list and save open their -f file before
+// they check them).
 func ParseArgs(args []string) (*Command, *Error) {
 	c := &Command{}
-	var rest []string
+	var words []string
 	for i := 0; i < len(args); i++ {
-		a := args[i]
 		handled, err := c.globalOption(args, &i)
 		if err != nil {
 			return nil, err
 		}
-		if handled {
-			continue
+		if !handled {
+			words = append(words, args[i])
 		}
-		if c.Op == "" {
-			op, ok := LookupOp(a)
-			if !ok {
-				return nil, usagef("No command specified: unknown argument %s", a)
-			}
-			c.Op = op
-			continue
-		}
-		rest = append(rest, a)
 	}
-	if c.Op == "" {
+	if len(words) == 0 {
 		return nil, usagef("No command specified.")
 	}
-	c.Args = rest
+	op, ok := LookupOp(words[0])
+	if !ok {
+		return nil, usagef("No command specified: unknown argument %s", words[0])
+	}
+	c.Op, c.Args = op, words[1:]
 	return c, c.checkArgs()
 }
 
@@ -180,6 +178,9 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 		*i++
 		v := args[*i]
 		if a == "-f" || a == "-file" {
+			if c.Opts.File != "" {
+				return false, usagef("-file option cannot be used when full io is activated")
+			}
 			c.Opts.File = v
 			break
 		}

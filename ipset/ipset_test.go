@@ -267,3 +267,29 @@ func TestRestoreCommandsRefusedLine(t *testing.T) {
 		}
 	}
 }
+
+// ipset takes the global options first, wherever they are, then the
+// command and its arguments.
+func TestParseArgsOptionsFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus", "-o", "json"}, "ipset v7.17: Syntax error: unknown output mode 'json'\n"},
+		{[]string{"bogus", "-f"}, "ipset v7.17: Missing mandatory argument to option -f\nTry `ipset help' for more information.\n"},
+		{[]string{"-f", "a", "bogus", "-f", "b"}, "ipset v7.17: -file option cannot be used when full io is activated\nTry `ipset help' for more information.\n"},
+		{[]string{"-f", "a", "-file", "b", "restore"}, "ipset v7.17: -file option cannot be used when full io is activated\nTry `ipset help' for more information.\n"},
+		{[]string{"-q", "bogus"}, "ipset v7.17: No command specified: unknown argument bogus\nTry `ipset help' for more information.\n"},
+	} {
+		c, err := ParseArgs(tc.args)
+		if err == nil || Format(err) != tc.want || c != nil {
+			t.Errorf("%q: got %v %v, want %q", tc.args, c, err, tc.want)
+		}
+	}
+	// an error in the arguments comes with the command (list and save
+	// open their file first)
+	c, err := ParseArgs([]string{"list", "a", "b", "-f", "out"})
+	if err == nil || c == nil || c.Op != OpList || c.Opts.File != "out" {
+		t.Errorf("list a b -f out: %+v %v", c, err)
+	}
+}

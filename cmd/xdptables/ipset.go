@@ -19,6 +19,16 @@ import (
 func ipsetMain(_ string, args []string) int {
 	cmd, perr := ipset.ParseArgs(args)
 	if perr != nil {
+		if cmd != nil && (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
+			// ipset opens list's and save's file before it checks their
+			// arguments
+			f, ferr := createOutput(cmd.Opts.File)
+			if ferr != nil {
+				perr = ferr
+			} else {
+				f.Close()
+			}
+		}
 		// ipset takes -q wherever it is, even after what it fails on.
 		if !slices.ContainsFunc(args, func(a string) bool { return a == "-q" || a == "-quiet" || a == "--quiet" }) {
 			fmt.Fprint(os.Stderr, ipset.Format(perr))
@@ -168,9 +178,9 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 	e := &setengine.Engine{Conn: conn}
 	out := stdout
 	if (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
-		f, ferr := os.Create(cmd.Opts.File)
+		f, ferr := createOutput(cmd.Opts.File)
 		if ferr != nil {
-			return fail(&ipset.Error{Msg: "Cannot open " + cmd.Opts.File + " for writing: " + strerror(ferr), Status: ipset.StatusError})
+			return fail(ferr)
 		}
 		defer f.Close()
 		out = f
@@ -232,6 +242,15 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 		return fail(err)
 	}
 	return 0
+}
+
+// createOutput creates list's or save's -f file.
+func createOutput(name string) (*os.File, *ipset.Error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, &ipset.Error{Msg: "Cannot open " + name + " for writing: " + strerror(err), Status: ipset.StatusError}
+	}
+	return f, nil
 }
 
 // strerror is the C library's text for the error behind err
