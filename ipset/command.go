@@ -216,9 +216,19 @@ func (c *Command) checkArgs() *Error {
 		return usagef("Unknown argument %s", c.Args[m])
 	}
 	for _, a := range c.Args[:min(n, 2)] {
-		if (c.Op != OpHelp) && len(a) > 31 && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
-			return syntaxf("setname '%s' is longer than 31 characters", a)
+		if c.Op != OpHelp && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
+			if err := checkSetName(a); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// checkSetName refuses a set name ipset's parser refuses.
+func checkSetName(name string) *Error {
+	if len(name) > 31 {
+		return syntaxf("setname '%s' is longer than 31 characters", name)
 	}
 	return nil
 }

@@ -358,7 +358,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			return "", errorf("Sets cannot be swapped: the second set does not exist")
 		}
 		// The family is part of the kernel's set type.
-		if x.Type != y.Type || x.Family != y.Family {
+		if !x.Type.SameFeatures(y.Type) || x.Family != y.Family {
 			return "", errorf(MsgSwapType)
 		}
 		// The names stay where they are; everything else moves.
@@ -513,10 +513,16 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		}
 		a = append([]string{a[0], p[0], p[1], p[2]}, a[2:]...)
 	}
-	// ipset parses every word before it asks the kernel: a word that is
-	// no option is refused first
+	// ipset parses every word before it asks the kernel: the names
+	// first, then a word that is no option is refused
+	if err := checkSetName(a[1]); err != nil {
+		return "", err
+	}
 	rest := a[2:]
 	if len(rest) >= 2 && (OptionName(rest[0]) == "before" || OptionName(rest[0]) == "after") {
+		if err := checkSetName(rest[1]); err != nil {
+			return "", err
+		}
 		rest = rest[2:]
 	}
 	if c.Op == OpAdd {
