@@ -57,6 +57,22 @@ func TestMessages(t *testing.T) {
 		{"add a 1.2.3.4 timeout 5", "", "ipset v7.17: Timeout cannot be used: set was created without timeout support\n"},
 		{"add a 1.2.3.5 nomatch", "", "ipset v7.17: Unknown argument: `nomatch'\nTry `ipset help' for more information.\n"},
 		{"swap a n", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		// the kernel compares what the elements hold, not the type
+		{"create bm bitmap:ip range 10.0.0.0/28", "", ""},
+		{"swap a bm", "", ""},
+		{"test bm 10.0.0.1", "Warning: 10.0.0.1 is in set bm.\n", ""},
+		{"swap a bm", "", ""},
+		{"create a6 hash:ip family inet6", "", ""},
+		{"swap a6 bm", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		{"create pm bitmap:port range 1-10", "", ""},
+		{"swap pm p", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		{"create ipn hash:ip,port,net", "", ""},
+		{"create npn hash:net,port,net", "", ""},
+		{"swap ipn npn", "", ""},
+		{"swap ipn p", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		{"create ipm hash:ip,mac", "", ""},
+		{"create bim bitmap:ip,mac range 10.0.0.0/28", "", ""},
+		{"swap ipm bim", "", ""},
 		{"destroy nope", "", "ipset v7.17: The set with the given name does not exist\n"},
 	} {
 		out, err := run(t, st, tc.line)
