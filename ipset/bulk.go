@@ -201,9 +201,14 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 	var elems []Elem
 	if d := s.Type.Dims; len(d) == 1 && (d[0] == DimIP || d[0] == DimNet) {
 		// ParseElem for one address dimension, without its copies.
-		if d[0] == DimIP {
+		if strings.IndexByte(args[1], ',') >= 0 {
+			err = separatorErr(s, args[1], len(elemFields(args[1]))-1)
+		}
+		switch {
+		case err != nil:
+		case d[0] == DimIP:
 			b.parts, err = appendIPDim(b.parts[:0], s, args[1], true)
-		} else {
+		default:
 			b.parts, err = appendNetDim(b.parts[:0], s, args[1])
 		}
 		if err == nil {

@@ -44,6 +44,10 @@ func randomElem(r *rand.Rand, typ string, v6 bool) string {
 		return fmt.Sprintf("10.%d.%d.%d/%d", r.IntN(2), r.IntN(4), r.IntN(256), bits)
 	}
 	host := func() string { return strings.Split(addr(32), "/")[0] }
+	if r.IntN(40) == 0 {
+		// more separators than the type has, or one at the end
+		return host() + []string{",80", ",", ",1,2,3", ",tcp:80,"}[r.IntN(4)]
+	}
 	switch typ {
 	case "hash:net":
 		if r.IntN(10) == 0 && !v6 {

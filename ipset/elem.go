@@ -46,11 +46,8 @@ const (
 func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 	dims := s.Type.Dims
 	fields := elemFields(arg)
-	if n := len(fields) - 1; len(dims) == 1 && !s.Type.List && n > 0 {
-		return nil, syntaxf("Elem separator in %s, but settype %s supports none.", arg, s.Type.Name)
-	} else if len(dims) > 1 && n >= len(dims) {
-		words := [...]string{"", "One", "Two", "Three", "Four"}
-		return nil, syntaxf("%s elem separators in %s, but settype %s supports %s.", words[min(n, 4)], arg, s.Type.Name, strings.ToLower(words[len(dims)-1]))
+	if err := separatorErr(s, arg, len(fields)-1); err != nil {
+		return nil, err
 	}
 	if s.Type.List {
 		fields = []string{arg}
@@ -151,6 +148,19 @@ func splitParts(arg string, n int) []string {
 // elemFields splits an element at its commas as ipset does: a comma
 // that starts or ends what is left of the text separates nothing
 // (",a" and "a," are one field, "a,,b" is "a" and ",b").
+// separatorErr is ipset's refusal of n separators in element arg of s,
+// more than its type has.
+func separatorErr(s *Set, arg string, n int) *Error {
+	dims := s.Type.Dims
+	if len(dims) == 1 && !s.Type.List && n > 0 {
+		return syntaxf("Elem separator in %s, but settype %s supports none.", arg, s.Type.Name)
+	} else if len(dims) > 1 && n >= len(dims) {
+		words := [...]string{"", "One", "Two", "Three", "Four"}
+		return syntaxf("%s elem separators in %s, but settype %s supports %s.", words[min(n, 4)], arg, s.Type.Name, strings.ToLower(words[len(dims)-1]))
+	}
+	return nil
+}
+
 func elemFields(arg string) []string {
 	var out []string
 	rest := arg
