@@ -217,9 +217,10 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 				b.elems = append(b.elems, Elem(b.parts[i:i+1:i+1]))
 			}
 			elems = b.elems
+			err = nullKeyErr(s, elems)
 		}
 	} else {
-		elems, err = ParseElem(s, args[1])
+		elems, err = ParseElemFor(s, args[1], OpAdd)
 	}
 	// (as Exec: the kernel's refusal of the element comes after the
 	// options' parse errors and the options the set lacks)

@@ -1006,6 +1006,23 @@ func HostPrefixErr(s *Set, arg string, op Op) *Error {
 		Status: StatusError, NoLine: true}
 }
 
+// nullKeyErr is the refusal of the null address as the key of a
+// hash:ip or of a hash type of an address and one more dimension.
+func nullKeyErr(s *Set, elems []Elem) *Error {
+	if s.Type.Bitmap || len(s.Type.Dims) > 2 || s.Type.Dims[0] != DimIP {
+		return nil
+	}
+	for _, e := range elems {
+		if e[0].Addr.IsUnspecified() {
+			if s.Type.Name == "hash:ip" {
+				return errorf("Null-valued element, cannot be stored in a hash type of set")
+			}
+			return errorf("Kernel error received: Invalid argument")
+		}
+	}
+	return nil
+}
+
 // ParseElemFor is ParseElem for command op, with the messages ipset
 // gives for that command: an ICMP protocol of the other family fails
 // add with a second line and test and del with an internal-error
@@ -1031,15 +1048,9 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 		}
 	}
 	elems, err := ParseElem(s, arg)
-	if err == nil && !s.Type.Bitmap && len(s.Type.Dims) <= 2 && s.Type.Dims[0] == DimIP {
-		// The kernel refuses the null address as a hash key.
-		for _, e := range elems {
-			if e[0].Addr.IsUnspecified() {
-				if s.Type.Name == "hash:ip" {
-					return nil, errorf("Null-valued element, cannot be stored in a hash type of set")
-				}
-				return nil, errorf("Kernel error received: Invalid argument")
-			}
+	if err == nil {
+		if err := nullKeyErr(s, elems); err != nil {
+			return nil, err
 		}
 	}
 	if err == nil && op == OpTest && len(elems) > 0 {
