@@ -1077,13 +1077,20 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 		// fail their check of mandatory flags (an error, not "NOT in
 		// set")
 		fields := splitParts(arg, len(s.Type.Dims))
+		// (after the protocol's refusal ipset reads the addresses as
+		// IPv4, whatever the set's family)
+		v4 := *s
+		v4.Family = Inet
 		for i, d := range s.Type.Dims {
 			if d != DimPort || i >= len(fields) || i+1 >= len(fields) {
 				continue
 			}
 			rest := append(append([]string(nil), fields...), "")[:len(fields)]
 			rest[i] = "0"
-			if _, later := ParseElem(s, strings.Join(rest, ",")); later != nil && ParseError(later) {
+			for j := range i {
+				rest[j] = "0.0.0.1" // (parsed already, in the set's family)
+			}
+			if _, later := ParseElem(&v4, strings.Join(rest, ",")); later != nil && ParseError(later) {
 				return nil, &Error{Msg: err.Msg + "\n" + later.Msg, Status: StatusError, NoLine: later.NoLine}
 			}
 		}
@@ -1095,7 +1102,10 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 		case op == OpTest && s.NetDims() > 0:
 			err.Msg += "\nInvalid test command: missing setname"
 		default:
+			// (a check of ipset's command parser: a restore reports
+			// it without the line)
 			err = errorf("There are missing mandatory flags but can't check them. It's a bug, please report the problem.")
+			err.NoLine = true
 		}
 		// found after the options parse (an unknown word comes
 		// first), before the check of a range in test

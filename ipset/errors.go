@@ -103,10 +103,15 @@ func Format(err error) string {
 	}
 	var b strings.Builder
 	b.WriteString("ipset v" + Version + ": ")
+	msg := e.Msg
 	if e.Line > 0 && !e.NoLine {
 		fmt.Fprintf(&b, "Error in line %d: ", e.Line)
+		// ipset's report of an error in a restore line replaces what
+		// it reported before for the line: of several messages the
+		// last is left
+		msg = msg[strings.LastIndexByte(msg, '\n')+1:]
 	}
-	b.WriteString(e.Msg)
+	b.WriteString(msg)
 	b.WriteString("\n")
 	if e.Status == StatusUsage {
 		b.WriteString("Try `ipset help' for more information.\n")
