@@ -309,3 +309,27 @@ func TestParseArgsOptionsFirst(t *testing.T) {
 		t.Errorf("list a b -f out: %+v %v", c, err)
 	}
 }
+
+// create checks every word and that each option that takes a value has
+// one, and parses the family options, before it parses the others.
+func TestCreateOptionPasses(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, err string }{
+		{"create x hash:ip timeout abc hashsize", "ipset v7.17: Missing mandatory argument of option `hashsize'\nTry `ipset help' for more information.\n"},
+		{"create x hash:ip initval 0x1 initval 0x1 hashsize", "ipset v7.17: Missing mandatory argument of option `hashsize'\nTry `ipset help' for more information.\n"},
+		{"create x hash:ip timeout abc family inet7", "ipset v7.17: Syntax error: unknown inet family inet7\n"},
+		{"create x hash:ip family inet family inet6 timeout", "ipset v7.17: Syntax error: family already specified\n"},
+		{"create x hash:ip timeout abc family inet6 -6", "ipset v7.17: Syntax error: -6 already specified\n"},
+		{"create x hash:ip timeout abc -6", "ipset v7.17: Syntax error: 'abc' is invalid as number\n"},
+		{"create x hash:ip foo hashsize", "ipset v7.17: Unknown argument: `foo'\nTry `ipset help' for more information.\n"},
+		{"create x hash:ip initval 0x1 initval 0x1", "ipset v7.17: Syntax error: initval already specified\n"},
+		{"create x hash:ip hashsize 64 -6 timeout 5", ""},
+	} {
+		if _, err := run(t, st, tc.line); err != tc.err {
+			t.Errorf("%s:\n got %q\nwant %q", tc.line, err, tc.err)
+		}
+	}
+	if s := st.Find("x"); s == nil || s.Family != Inet6 || s.Timeout != 5 {
+		t.Errorf("x: %+v", s)
+	}
+}
