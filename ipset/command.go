@@ -188,7 +188,9 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 		case OutputPlain, OutputSave, OutputXML:
 			c.Opts.Output = v
 		default:
-			return false, syntaxf("unknown output mode '%s'", v)
+			err := syntaxf("unknown output mode '%s'", v)
+			err.Loud = true
+			return false, err
 		}
 	default:
 		return false, nil

@@ -78,9 +78,8 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 			if len(p.Iface) > 15 {
 				return nil, syntaxf("interface name '%s' is longer than 15 characters", p.Iface)
 			}
-			if p.Iface == "" {
-				return nil, syntaxf("Invalid interface name %s", f)
-			}
+			// (an empty name is an element: "physdev:" alone, which no
+			// packet's interface matches)
 			alts = []Part{p}
 		case DimMAC:
 			m, ok := parseMAC(f)

@@ -45,6 +45,9 @@ type Error struct {
 	// BeforeExt: a kernel refusal of the element that comes before its
 	// refusal of an option the set lacks (bitmap:port's range).
 	BeforeExt bool
+	// Loud: printed even with -q (ipset reports an unknown output
+	// mode whatever its options say).
+	Loud bool
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -331,5 +332,39 @@ func TestCreateOptionPasses(t *testing.T) {
 	}
 	if s := st.Find("x"); s == nil || s.Family != Inet6 || s.Timeout != 5 {
 		t.Errorf("x: %+v", s)
+	}
+}
+
+// Findings of the generated differential test (TestGeneratedIpsetDiff).
+func TestGeneratedFindings(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		// "physdev:" alone is an interface: the empty name
+		{"create ni hash:net,iface", "", ""},
+		{"add ni 198.51.100.0/24,physdev:", "", ""},
+		{"test ni 198.51.100.1,physdev:", "Warning: 198.51.100.1, is in set ni.\n", ""},
+		{"add ni 198.51.100.0/24,physdev: bytes 1", "", "ipset v7.17: Packet/byte counters cannot be used: set was created without counter support\n"},
+		{"save ni", "create ni hash:net,iface family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x811c9dc5\nadd ni 198.51.100.0/24,physdev:\n", ""},
+	} {
+		out, err := run(t, st, tc.line)
+		if tc.line == "save ni" {
+			out = regexp.MustCompile(`initval 0x[0-9a-f]+`).ReplaceAllString(out, "initval 0x811c9dc5")
+		}
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+	// an unknown output mode is printed even with -q
+	if _, err := ParseArgs([]string{"-q", "-o", "json", "list"}); err == nil || !err.Loud {
+		t.Errorf("-o json: %+v", err)
+	}
+	// a list:set member with a comma but no position is refused by
+	// ipset's parser: before a later line's lookup of a missing set
+	file := "create l list:set\nadd l 198.51.100.1,80\nadd nosuch 198.51.100.1\n"
+	cmds := RestoreCommands(file)
+	st = &State{}
+	st.Exec(cmds[0])
+	if _, err := st.Exec(cmds[1]); err == nil || !ParseError(err) {
+		t.Errorf("%q: %+v", file, err)
 	}
 }

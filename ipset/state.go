@@ -504,7 +504,9 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		// comma at either end separates nothing).
 		p := strings.SplitN(a[1], ",", 3)
 		if len(p) != 3 || (p[1] != "before" && p[1] != "after") {
-			return "", errorf("you must specify elements as setname,[before|after],setname")
+			err := errorf("you must specify elements as setname,[before|after],setname")
+			err.Parser = true // (ipset's parser's, before a later line's)
+			return "", err
 		}
 		for _, w := range a[2:] {
 			if w := OptionName(w); w == "before" || w == "after" {

@@ -30,7 +30,7 @@ func ipsetMain(_ string, args []string) int {
 			}
 		}
 		// ipset takes -q wherever it is, even after what it fails on.
-		if !slices.ContainsFunc(args, func(a string) bool { return a == "-q" || a == "-quiet" || a == "--quiet" }) {
+		if perr.Loud || !slices.ContainsFunc(args, func(a string) bool { return a == "-q" || a == "-quiet" || a == "--quiet" }) {
 			fmt.Fprint(os.Stderr, ipset.Format(perr))
 		}
 		return perr.Status
