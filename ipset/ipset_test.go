@@ -344,6 +344,9 @@ func TestGeneratedFindings(t *testing.T) {
 		{"add ni 198.51.100.0/24,physdev:", "", ""},
 		{"test ni 198.51.100.1,physdev:", "Warning: 198.51.100.1, is in set ni.\n", ""},
 		{"add ni 198.51.100.0/24,physdev: bytes 1", "", "ipset v7.17: Packet/byte counters cannot be used: set was created without counter support\n"},
+		// an option's missing value comes before its repetition
+		{"add ni 198.51.100.0/25,eth0 comment x comment", "", "ipset v7.17: Missing mandatory argument of option `comment'\nTry `ipset help' for more information.\n"},
+		{"add ni 198.51.100.0/25,eth0 timeout abc timeout", "", "ipset v7.17: Syntax error: 'abc' is invalid as number\n"},
 		{"save ni", "create ni hash:net,iface family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x811c9dc5\nadd ni 198.51.100.0/24,physdev:\n", ""},
 	} {
 		out, err := run(t, st, tc.line)
@@ -352,6 +355,19 @@ func TestGeneratedFindings(t *testing.T) {
 		}
 		if out != tc.out || err != tc.err {
 			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+	// save's members come with -terse too, without their heading
+	for _, tc := range []struct{ line, out string }{
+		{"save -o plain -t ni", "Name: ni\nType: hash:net,iface\nRevision: 8\nHeader: family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x811c9dc5\nSize in memory: 488\nReferences: 0\nNumber of entries: 1\n198.51.100.0/24,physdev:\n"},
+		{"save -o xml -t ni", "<ipsets>\n<ipset name=\"ni\">\n<type>hash:net,iface</type>\n<revision>8</revision>\n<header><family>inet</family><hashsize>1024</hashsize><maxelem>65536</maxelem><bucketsize>12</bucketsize><initval>0x811c9dc5</initval>\n<memsize>488</memsize>\n<references>0</references>\n<numentries>1</numentries>\n</header>\n<member><elem>198.51.100.0/24,physdev:</elem></member>\n</ipset>\n</ipsets>\n"},
+		{"list -o plain -t ni", "Name: ni\nType: hash:net,iface\nRevision: 8\nHeader: family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x811c9dc5\nSize in memory: 488\nReferences: 0\nNumber of entries: 1\n"},
+	} {
+		out, _ := run(t, st, tc.line)
+		out = regexp.MustCompile(`initval( |>)0x[0-9a-f]+`).ReplaceAllString(out, "initval${1}0x811c9dc5")
+		out = regexp.MustCompile(`(Size in memory: |<memsize>)\d+`).ReplaceAllString(out, "${1}488")
+		if out != tc.out {
+			t.Errorf("%s:\n got %q\nwant %q", tc.line, out, tc.out)
 		}
 	}
 	// an unknown output mode is printed even with -q

@@ -682,6 +682,12 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 		opt := OptionName(args[i])
 		switch opt {
 		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
+			// ipset reads the argument before the kernel checks the
+			// set supports the option, and before it looks whether
+			// the option came already.
+			if i+1 >= len(args) {
+				return usagef("Missing mandatory argument of option `%s'", opt)
+			}
 			if seen[opt] {
 				return syntaxf("%s already specified", opt)
 			}
@@ -696,14 +702,6 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 		}
 		var err *Error
 		var a string
-		switch opt {
-		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
-			// ipset reads the argument before the kernel checks the
-			// set supports the option.
-			if i+1 >= len(args) {
-				return usagef("Missing mandatory argument of option `%s'", opt)
-			}
-		}
 		switch opt {
 		case "timeout":
 			unsupported[0] = unsupported[0] || !s.HasTimeout
