@@ -357,6 +357,26 @@ func TestGeneratedFindings(t *testing.T) {
 			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
 		}
 	}
+	// a bitmap:ip,mac entry without MAC in a set with timeout is taken
+	// for expired by add and del
+	for _, tc := range []struct{ line, err string }{
+		{"create bm bitmap:ip,mac range 198.51.100.0/28 timeout 100", ""},
+		{"add bm 198.51.100.1", ""},
+		{"add bm 198.51.100.1", ""},
+		{"del bm 198.51.100.1", "ipset v7.17: Element cannot be deleted from the set: it's not added\n"},
+		{"del bm 198.51.100.1", "ipset v7.17: Element cannot be deleted from the set: it's not added\n"},
+		{"add bm 198.51.100.2 timeout 0", ""},
+		{"add bm 198.51.100.2", "ipset v7.17: Element cannot be added to the set: it's already added\n"},
+		{"add bm 198.51.100.3,00:11:22:33:44:55", ""},
+		{"add bm 198.51.100.3", "ipset v7.17: Element cannot be added to the set: it's already added\n"},
+	} {
+		if _, err := run(t, st, tc.line); err != tc.err {
+			t.Errorf("%s:\n got %q\nwant %q", tc.line, err, tc.err)
+		}
+	}
+	if n := len(st.Find("bm").Entries); n != 2 {
+		t.Errorf("bm: %d entries, want 2", n)
+	}
 	// save's members come with -terse too, without their heading
 	for _, tc := range []struct{ line, out string }{
 		{"save -o plain -t ni", "Name: ni\nType: hash:net,iface\nRevision: 8\nHeader: family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x811c9dc5\nSize in memory: 488\nReferences: 0\nNumber of entries: 1\n198.51.100.0/24,physdev:\n"},

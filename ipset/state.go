@@ -263,7 +263,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				if old := s.Lookup(e); old != nil {
 					// A bitmap:ip,mac entry without MAC takes one.
 					fill := s.Type.OptionalMAC && !old.Elem[1].HasMAC && e[1].HasMAC
-					if !exist && !fill {
+					if !exist && !fill && !s.unfilledExpired(old) {
 						return "", errorf(MsgElemExists)
 					}
 				} else if uint32(len(s.Entries)) >= s.MaxElem && !s.Type.Bitmap {
@@ -284,7 +284,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		case OpDel:
 			for _, e := range elems {
-				if !s.remove(e) && !exist {
+				old := s.Lookup(e)
+				gone := old != nil && s.unfilledExpired(old)
+				if (!s.remove(e) || gone) && !exist {
 					return "", errorf(MsgElemMissing)
 				}
 			}
@@ -389,6 +391,16 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		return "", usagef("Command `%s' is invalid here", c.Op)
 	}
 	return out, nil
+}
+
+// unfilledExpired reports whether en is a bitmap:ip,mac entry without
+// MAC that ipset's kernel takes for expired when a command looks for
+// it: it keeps the timeout of such an entry as given (seconds, not a
+// deadline, which it sets once a packet gives the MAC), so an add
+// replaces it without -exist and a del removes it and answers that it
+// was not there. A permanent one (timeout 0) is not expired.
+func (s *Set) unfilledExpired(en *Entry) bool {
+	return s.Type.OptionalMAC && s.HasTimeout && !en.Elem[1].HasMAC && en.Timeout != 0
 }
 
 // keepShards is the shard count of plain hash set s after a swap gave
