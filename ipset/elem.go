@@ -342,6 +342,7 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 			if _, err := parseAddr(s, ip); err == nil {
 				err := errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
 				err.Checked = true
+				err.NoLine = true // (a restore reports it without the line)
 				return nil, err
 			}
 		}

@@ -98,6 +98,14 @@ func ParseError(e *Error) bool {
 	return e.Status == StatusUsage || e.Parser || strings.HasPrefix(e.Msg, "Syntax error: ")
 }
 
+// FromUserspace says whether e is found by ipset itself as it reads a
+// line (its parser and its checks after the parse), not by the kernel:
+// such an error ends a restore at its line, and the run of adds (dels)
+// the line belongs to is never sent.
+func FromUserspace(e *Error) bool {
+	return ParseError(e) || e.Checked || e.NoLine
+}
+
 // Format renders err as ipset prints it on stderr (without -q).
 func Format(err error) string {
 	e, ok := err.(*Error)
