@@ -125,12 +125,14 @@ var (
 
 // normIpsetSorted is normIpsetOutput for -sorted output: members keep
 // their order.
-func normIpsetSorted(s string) string { return normIpsetCorpus(s, false) }
+func normIpsetSorted(s string) string { return normIpsetCorpus(s, false, nil) }
 
 // normIpsetOutput applies the corpus normalisation to list/save output.
-func normIpsetOutput(s string) string { return normIpsetCorpus(s, true) }
+func normIpsetOutput(s string) string { return normIpsetCorpus(s, true, nil) }
 
-func normIpsetCorpus(s string, sortHash bool) string {
+// normIpsetCorpus normalises s; a set whose initval is one of fixed
+// keeps its initval and Size in memory.
+func normIpsetCorpus(s string, sortHash bool, fixed []string) string {
 	lines := strings.Split(s, "\n")
 	typ := ""
 	var out, run []string
@@ -142,14 +144,23 @@ func normIpsetCorpus(s string, sortHash bool) string {
 		run = nil
 	}
 	inMembers := false
+	keep := false // the set's initval is one of fixed
 	for _, l := range lines {
-		l = ipsInitval.ReplaceAllString(l, "initval${1}X")
-		l = ipsMem.ReplaceAllStringFunc(l, func(m string) string {
-			if strings.HasPrefix(m, "<") {
-				return "<memsize>N</memsize>"
-			}
-			return "Size in memory: N"
-		})
+		if strings.HasPrefix(l, "Name: ") || strings.HasPrefix(l, "create ") || strings.HasPrefix(l, "<ipset ") {
+			keep = false
+		}
+		if m := ipsInitval.FindString(l); m != "" && slices.Contains(fixed, m[len("initval "):]) {
+			keep = true
+		}
+		if !keep {
+			l = ipsInitval.ReplaceAllString(l, "initval${1}X")
+			l = ipsMem.ReplaceAllStringFunc(l, func(m string) string {
+				if strings.HasPrefix(m, "<") {
+					return "<memsize>N</memsize>"
+				}
+				return "Size in memory: N"
+			})
+		}
 		member := false
 		switch {
 		case strings.HasPrefix(l, "add "):

@@ -201,9 +201,14 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 	var elems []Elem
 	if d := s.Type.Dims; len(d) == 1 && (d[0] == DimIP || d[0] == DimNet) {
 		// ParseElem for one address dimension, without its copies.
-		if d[0] == DimIP {
+		if strings.IndexByte(args[1], ',') >= 0 {
+			err = separatorErr(s, args[1], len(elemFields(args[1]))-1)
+		}
+		switch {
+		case err != nil:
+		case d[0] == DimIP:
 			b.parts, err = appendIPDim(b.parts[:0], s, args[1], true)
-		} else {
+		default:
 			b.parts, err = appendNetDim(b.parts[:0], s, args[1])
 		}
 		if err == nil {
@@ -212,9 +217,10 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 				b.elems = append(b.elems, Elem(b.parts[i:i+1:i+1]))
 			}
 			elems = b.elems
+			err = nullKeyErr(s, elems)
 		}
 	} else {
-		elems, err = ParseElem(s, args[1])
+		elems, err = ParseElemFor(s, args[1], OpAdd)
 	}
 	// (as Exec: the kernel's refusal of the element comes after the
 	// options' parse errors and the options the set lacks)

@@ -44,6 +44,28 @@ func randomElem(r *rand.Rand, typ string, v6 bool) string {
 		return fmt.Sprintf("10.%d.%d.%d/%d", r.IntN(2), r.IntN(4), r.IntN(256), bits)
 	}
 	host := func() string { return strings.Split(addr(32), "/")[0] }
+	if r.IntN(40) == 0 {
+		// more separators than the type has, or one at the end
+		return host() + []string{",80", ",", ",1,2,3", ",tcp:80,"}[r.IntN(4)]
+	}
+	if r.IntN(30) == 0 {
+		// the null address (the kernel refuses it as a key of some
+		// types), an ICMP protocol of the other family
+		null := "0.0.0.0"
+		if v6 {
+			null = "::"
+		}
+		switch typ {
+		case "hash:ip", "hash:net":
+			return null
+		case "hash:ip,port":
+			return []string{null + ",80", host() + ",icmp:ping", host() + ",icmpv6:ping"}[r.IntN(3)]
+		case "hash:ip,mark":
+			return null + ",0x1"
+		case "hash:ip,mac":
+			return null + ",02:00:00:00:00:01"
+		}
+	}
 	switch typ {
 	case "hash:net":
 		if r.IntN(10) == 0 && !v6 {

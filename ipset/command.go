@@ -118,35 +118,37 @@ type Command struct {
 	// need the set they belong to.
 	Args []string
 	Line int // restore line, 0 on the command line
+	// Err is ipset's refusal of a restore line as it reads it (an
+	// unknown command, missing arguments, a bad global option): the
+	// line runs as this error, after the lines before it.
+	Err *Error
 }
 
-// ParseArgs parses a command line (without argv[0]).
+// ParseArgs parses a command line (without argv[0]). As ipset does, it
+// takes the global options first, wherever they are, then the command
+// and its arguments. On an error in the arguments the command is
+// returned with the error (list and save open their -f file before
+// they check them).
 func ParseArgs(args []string) (*Command, *Error) {
 	c := &Command{}
-	var rest []string
+	var words []string
 	for i := 0; i < len(args); i++ {
-		a := args[i]
 		handled, err := c.globalOption(args, &i)
 		if err != nil {
 			return nil, err
 		}
-		if handled {
-			continue
+		if !handled {
+			words = append(words, args[i])
 		}
-		if c.Op == "" {
-			op, ok := LookupOp(a)
-			if !ok {
-				return nil, usagef("No command specified: unknown argument %s", a)
-			}
-			c.Op = op
-			continue
-		}
-		rest = append(rest, a)
 	}
-	if c.Op == "" {
+	if len(words) == 0 {
 		return nil, usagef("No command specified.")
 	}
-	c.Args = rest
+	op, ok := LookupOp(words[0])
+	if !ok {
+		return nil, usagef("No command specified: unknown argument %s", words[0])
+	}
+	c.Op, c.Args = op, words[1:]
 	return c, c.checkArgs()
 }
 
@@ -176,6 +178,9 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 		*i++
 		v := args[*i]
 		if a == "-f" || a == "-file" {
+			if c.Opts.File != "" {
+				return false, usagef("-file option cannot be used when full io is activated")
+			}
 			c.Opts.File = v
 			break
 		}
@@ -183,7 +188,9 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 		case OutputPlain, OutputSave, OutputXML:
 			c.Opts.Output = v
 		default:
-			return false, syntaxf("unknown output mode '%s'", v)
+			err := syntaxf("unknown output mode '%s'", v)
+			err.Loud = true
+			return false, err
 		}
 	default:
 		return false, nil
@@ -211,9 +218,19 @@ func (c *Command) checkArgs() *Error {
 		return usagef("Unknown argument %s", c.Args[m])
 	}
 	for _, a := range c.Args[:min(n, 2)] {
-		if (c.Op != OpHelp) && len(a) > 31 && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
-			return syntaxf("setname '%s' is longer than 31 characters", a)
+		if c.Op != OpHelp && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
+			if err := checkSetName(a); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// checkSetName refuses a set name ipset's parser refuses.
+func checkSetName(name string) *Error {
+	if len(name) > 31 {
+		return syntaxf("setname '%s' is longer than 31 characters", name)
 	}
 	return nil
 }
@@ -294,26 +311,44 @@ func LineTooLong() *Error { return usagef("Line is too long to parse.") }
 // stop the parse (no line number, as ipset prints them); syntax errors
 // inside a command are found when it runs.
 func ParseRestore(text string) ([]*Command, *Error) {
+	cmds := RestoreCommands(text)
+	if n := len(cmds); n > 0 && cmds[n-1].Err != nil {
+		return nil, cmds[n-1].Err
+	}
+	return cmds, nil
+}
+
+// RestoreCommands is the commands of a restore file up to the first
+// line ipset refuses as it reads it, that line included as a Command
+// whose Err is the refusal: ipset runs the lines before it first, so
+// their errors come before its.
+func RestoreCommands(text string) []*Command {
 	var cmds []*Command
-	err := EachRestoreCommand(text, func(c *Command) *Error {
+	EachRestoreCommand(text, func(c *Command) *Error {
 		n := *c
 		n.Args = append([]string(nil), c.Args...)
 		cmds = append(cmds, &n)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return cmds, nil
+	return cmds
 }
 
 // EachRestoreCommand parses a restore file as ParseRestore does and calls
 // fn with each command in order, without keeping them: the command and
 // its Args are reused for the next line (the arguments are substrings of
-// text). The first error, ParseRestore's or fn's, stops the walk.
+// text). The first error, ParseRestore's or fn's, stops the walk; a
+// line ipset refuses as it reads it is given to fn as a Command with
+// Err (and no Op) before the walk stops with that error.
 func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 	var c Command
 	var args []string
+	refuse := func(line int, err *Error) *Error {
+		c = Command{Line: line, Err: err}
+		if ferr := fn(&c); ferr != nil {
+			return ferr
+		}
+		return err
+	}
 	// Global options on a line (-exist, -t, -o save, -q, …) stay set for
 	// the lines after it: ipset keeps them in its session.
 	var sticky Command
@@ -338,7 +373,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 			args = splitPlain(t, args[:0])
 		}
 		if len(args) > MaxLineWords {
-			return LineTooLong()
+			return refuse(i+1, LineTooLong())
 		}
 		if len(args) == 0 {
 			continue // only blanks ("\r", …): ipset skips the line
@@ -349,7 +384,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		for j := 0; j < len(args); j++ {
 			handled, err := sticky.globalOption(args, &j)
 			if err != nil {
-				return err
+				return refuse(i+1, err)
 			}
 			if !handled {
 				kept = append(kept, args[j])
@@ -360,8 +395,7 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		}
 		op, ok := LookupOp(args[0])
 		if !ok {
-			e := usagef("No command specified: unknown argument %s", args[0])
-			return e
+			return refuse(i+1, usagef("No command specified: unknown argument %s", args[0]))
 		}
 		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1}
 		// ipset sends a run of adds (or dels) to one set as one message,
@@ -378,13 +412,13 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 			return nil // the lines after it are not read
 		}
 		if op == OpRestore || op == OpVersion || op == OpHelp || op == OpInteractive {
-			return usagef("Command `%s' is invalid in restore mode.", op)
+			return refuse(i+1, usagef("Command `%s' is invalid in restore mode.", op))
 		}
 		if err := c.checkArgs(); err != nil {
 			if err.Status != StatusUsage {
 				err.Line = i + 1
 			}
-			return err
+			return refuse(i+1, err)
 		}
 		if err := fn(&c); err != nil {
 			return err

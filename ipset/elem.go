@@ -46,11 +46,8 @@ const (
 func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 	dims := s.Type.Dims
 	fields := elemFields(arg)
-	if n := len(fields) - 1; len(dims) == 1 && !s.Type.List && n > 0 {
-		return nil, syntaxf("Elem separator in %s, but settype %s supports none.", arg, s.Type.Name)
-	} else if len(dims) > 1 && n >= len(dims) {
-		words := [...]string{"", "One", "Two", "Three", "Four"}
-		return nil, syntaxf("%s elem separators in %s, but settype %s supports %s.", words[min(n, 4)], arg, s.Type.Name, strings.ToLower(words[len(dims)-1]))
+	if err := separatorErr(s, arg, len(fields)-1); err != nil {
+		return nil, err
 	}
 	if s.Type.List {
 		fields = []string{arg}
@@ -81,9 +78,8 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 			if len(p.Iface) > 15 {
 				return nil, syntaxf("interface name '%s' is longer than 15 characters", p.Iface)
 			}
-			if p.Iface == "" {
-				return nil, syntaxf("Invalid interface name %s", f)
-			}
+			// (an empty name is an element: "physdev:" alone, which no
+			// packet's interface matches)
 			alts = []Part{p}
 		case DimMAC:
 			m, ok := parseMAC(f)
@@ -151,6 +147,19 @@ func splitParts(arg string, n int) []string {
 // elemFields splits an element at its commas as ipset does: a comma
 // that starts or ends what is left of the text separates nothing
 // (",a" and "a," are one field, "a,,b" is "a" and ",b").
+// separatorErr is ipset's refusal of n separators in element arg of s,
+// more than its type has.
+func separatorErr(s *Set, arg string, n int) *Error {
+	dims := s.Type.Dims
+	if len(dims) == 1 && !s.Type.List && n > 0 {
+		return syntaxf("Elem separator in %s, but settype %s supports none.", arg, s.Type.Name)
+	} else if len(dims) > 1 && n >= len(dims) {
+		words := [...]string{"", "One", "Two", "Three", "Four"}
+		return syntaxf("%s elem separators in %s, but settype %s supports %s.", words[min(n, 4)], arg, s.Type.Name, strings.ToLower(words[len(dims)-1]))
+	}
+	return nil
+}
+
 func elemFields(arg string) []string {
 	var out []string
 	rest := arg
@@ -333,6 +342,7 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 			if _, err := parseAddr(s, ip); err == nil {
 				err := errorf("There are not allowed options (28) but can't resolve them. It's a bug, please report the problem.")
 				err.Checked = true
+				err.NoLine = true // (a restore reports it without the line)
 				return nil, err
 			}
 		}
@@ -996,6 +1006,23 @@ func HostPrefixErr(s *Set, arg string, op Op) *Error {
 		Status: StatusError, NoLine: true}
 }
 
+// nullKeyErr is the refusal of the null address as the key of a
+// hash:ip or of a hash type of an address and one more dimension.
+func nullKeyErr(s *Set, elems []Elem) *Error {
+	if s.Type.Bitmap || len(s.Type.Dims) > 2 || s.Type.Dims[0] != DimIP {
+		return nil
+	}
+	for _, e := range elems {
+		if e[0].Addr.IsUnspecified() {
+			if s.Type.Name == "hash:ip" {
+				return errorf("Null-valued element, cannot be stored in a hash type of set")
+			}
+			return errorf("Kernel error received: Invalid argument")
+		}
+	}
+	return nil
+}
+
 // ParseElemFor is ParseElem for command op, with the messages ipset
 // gives for that command: an ICMP protocol of the other family fails
 // add with a second line and test and del with an internal-error
@@ -1021,15 +1048,9 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 		}
 	}
 	elems, err := ParseElem(s, arg)
-	if err == nil && !s.Type.Bitmap && len(s.Type.Dims) <= 2 && s.Type.Dims[0] == DimIP {
-		// The kernel refuses the null address as a hash key.
-		for _, e := range elems {
-			if e[0].Addr.IsUnspecified() {
-				if s.Type.Name == "hash:ip" {
-					return nil, errorf("Null-valued element, cannot be stored in a hash type of set")
-				}
-				return nil, errorf("Kernel error received: Invalid argument")
-			}
+	if err == nil {
+		if err := nullKeyErr(s, elems); err != nil {
+			return nil, err
 		}
 	}
 	if err == nil && op == OpTest && len(elems) > 0 {
@@ -1056,13 +1077,20 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 		// fail their check of mandatory flags (an error, not "NOT in
 		// set")
 		fields := splitParts(arg, len(s.Type.Dims))
+		// (after the protocol's refusal ipset reads the addresses as
+		// IPv4, whatever the set's family)
+		v4 := *s
+		v4.Family = Inet
 		for i, d := range s.Type.Dims {
 			if d != DimPort || i >= len(fields) || i+1 >= len(fields) {
 				continue
 			}
 			rest := append(append([]string(nil), fields...), "")[:len(fields)]
 			rest[i] = "0"
-			if _, later := ParseElem(s, strings.Join(rest, ",")); later != nil && ParseError(later) {
+			for j := range i {
+				rest[j] = "0.0.0.1" // (parsed already, in the set's family)
+			}
+			if _, later := ParseElem(&v4, strings.Join(rest, ",")); later != nil && ParseError(later) {
 				return nil, &Error{Msg: err.Msg + "\n" + later.Msg, Status: StatusError, NoLine: later.NoLine}
 			}
 		}
@@ -1074,7 +1102,10 @@ func ParseElemFor(s *Set, arg string, op Op) ([]Elem, *Error) {
 		case op == OpTest && s.NetDims() > 0:
 			err.Msg += "\nInvalid test command: missing setname"
 		default:
+			// (a check of ipset's command parser: a restore reports
+			// it without the line)
 			err = errorf("There are missing mandatory flags but can't check them. It's a bug, please report the problem.")
+			err.NoLine = true
 		}
 		// found after the options parse (an unknown word comes
 		// first), before the check of a range in test

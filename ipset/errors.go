@@ -45,6 +45,9 @@ type Error struct {
 	// BeforeExt: a kernel refusal of the element that comes before its
 	// refusal of an option the set lacks (bitmap:port's range).
 	BeforeExt bool
+	// Loud: printed even with -q (ipset reports an unknown output
+	// mode whatever its options say).
+	Loud bool
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -95,6 +98,14 @@ func ParseError(e *Error) bool {
 	return e.Status == StatusUsage || e.Parser || strings.HasPrefix(e.Msg, "Syntax error: ")
 }
 
+// FromUserspace says whether e is found by ipset itself as it reads a
+// line (its parser and its checks after the parse), not by the kernel:
+// such an error ends a restore at its line, and the run of adds (dels)
+// the line belongs to is never sent.
+func FromUserspace(e *Error) bool {
+	return ParseError(e) || e.Checked || e.NoLine
+}
+
 // Format renders err as ipset prints it on stderr (without -q).
 func Format(err error) string {
 	e, ok := err.(*Error)
@@ -103,10 +114,15 @@ func Format(err error) string {
 	}
 	var b strings.Builder
 	b.WriteString("ipset v" + Version + ": ")
+	msg := e.Msg
 	if e.Line > 0 && !e.NoLine {
 		fmt.Fprintf(&b, "Error in line %d: ", e.Line)
+		// ipset's report of an error in a restore line replaces what
+		// it reported before for the line: of several messages the
+		// last is left
+		msg = msg[strings.LastIndexByte(msg, '\n')+1:]
 	}
-	b.WriteString(e.Msg)
+	b.WriteString(msg)
 	b.WriteString("\n")
 	if e.Status == StatusUsage {
 		b.WriteString("Try `ipset help' for more information.\n")

@@ -272,6 +272,7 @@ func TestKernelAnswerOrder(t *testing.T) {
 func TestICMPOtherFamily(t *testing.T) {
 	st := &State{}
 	const icmp6 = "ipset v7.17: Syntax error: Protocol ICMPv6 can be used with family inet6 only\n"
+	const icmp4 = "ipset v7.17: Syntax error: Protocol ICMP can be used with family inet only\n"
 	for _, tc := range []struct{ line, out, err string }{
 		{"create c hash:ip,port,ip", "", ""},
 		{"create n hash:ip,port,net", "", ""},
@@ -285,6 +286,13 @@ func TestICMPOtherFamily(t *testing.T) {
 		// after the options' parse, before test's check of a prefix
 		{"add c 203.0.113.7,icmpv6:echo-request,198.51.100.1 foo", "", "ipset v7.17: Unknown argument: `foo'\nTry `ipset help' for more information.\n"},
 		{"test p6 2001:db8::1/128,icmp:echo-request", "", "ipset v7.17: There are missing mandatory flags but can't check them. It's a bug, please report the problem.\n"},
+		// the later dimensions are read as IPv4, whatever the family
+		{"create c6 hash:ip,port,ip family inet6", "", ""},
+		{"create n6 hash:ip,port,net family inet6", "", ""},
+		{"add c6 2001:db8::1,icmp:ping,2001:db8::2", "", icmp4 + "Syntax error: cannot parse 2001:db8::2: resolving to IPv4 address failed\n"},
+		{"add c6 2001:db8::1,icmp:ping,198.51.100.2", "", icmp4 + "Invalid add command: missing setname\n"},
+		{"test n6 2001:db8::1,icmp:ping,2001:db8::/64", "", icmp4 + "Syntax error: '64' is out of range 0-32\n"},
+		{"add c 203.0.113.7,icmpv6:echo-request,2001:db8::1", "", icmp6 + "Syntax error: cannot parse 2001:db8::1: resolving to IPv4 address failed\n"},
 	} {
 		out, err := run(t, st, tc.line)
 		if out != tc.out || err != tc.err {
@@ -363,6 +371,31 @@ func TestListSetExist(t *testing.T) {
 		out, err := run(t, st, tc.line)
 		if out != tc.out || err != tc.err {
 			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+}
+
+// In a restore, ipset's report of an error replaces what it reported
+// before for the line: of several messages the last is printed after
+// the line number; checks of its command parser print no line.
+func TestRestoreLastMessage(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"create s hash:ip netmask 33\n", "ipset v7.17: Error in line 1: Syntax error: netmask is out of the inclusive range of 1-32\n"},
+		{"create p hash:ip,port family inet6\nadd p 2001:db8::1,icmp:ping\n", "ipset v7.17: Error in line 2: Invalid add command: missing setname\n"},
+		{"create p hash:ip,port family inet6\ntest p 2001:db8::1,icmp:ping\n", "ipset v7.17: There are missing mandatory flags but can't check them. It's a bug, please report the problem.\n"},
+		{"create p hash:ip,port\nadd p 198.51.100.1,99999\n", "ipset v7.17: Syntax error: '99999' is out of range 0-65535\nSyntax error: 'tcp' is invalid as number\ncannot parse '99999' as a tcp port\n"},
+	} {
+		st := &State{}
+		got := ""
+		for _, c := range RestoreCommands(tc.file) {
+			if _, err := st.Exec(c); err != nil {
+				err.Line = c.Line
+				got = Format(err)
+				break
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%q:\n got %q\nwant %q", tc.file, got, tc.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -57,6 +58,22 @@ func TestMessages(t *testing.T) {
 		{"add a 1.2.3.4 timeout 5", "", "ipset v7.17: Timeout cannot be used: set was created without timeout support\n"},
 		{"add a 1.2.3.5 nomatch", "", "ipset v7.17: Unknown argument: `nomatch'\nTry `ipset help' for more information.\n"},
 		{"swap a n", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		// the kernel compares what the elements hold, not the type
+		{"create bm bitmap:ip range 10.0.0.0/28", "", ""},
+		{"swap a bm", "", ""},
+		{"test bm 10.0.0.1", "Warning: 10.0.0.1 is in set bm.\n", ""},
+		{"swap a bm", "", ""},
+		{"create a6 hash:ip family inet6", "", ""},
+		{"swap a6 bm", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		{"create pm bitmap:port range 1-10", "", ""},
+		{"swap pm p", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		{"create ipn hash:ip,port,net", "", ""},
+		{"create npn hash:net,port,net", "", ""},
+		{"swap ipn npn", "", ""},
+		{"swap ipn p", "", "ipset v7.17: The sets cannot be swapped: their type does not match\n"},
+		{"create ipm hash:ip,mac", "", ""},
+		{"create bim bitmap:ip,mac range 10.0.0.0/28", "", ""},
+		{"swap ipm bim", "", ""},
 		{"destroy nope", "", "ipset v7.17: The set with the given name does not exist\n"},
 	} {
 		out, err := run(t, st, tc.line)
@@ -218,5 +235,172 @@ func TestRestoreParse(t *testing.T) {
 	_, err = ParseRestore("create zz hash:ip\nadd zz\n")
 	if got := Format(err); got != "ipset v7.17: Missing second mandatory argument to command add\nTry `ipset help' for more information.\n" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// A line ipset refuses as it reads it is the last command, run after
+// the lines before it: their errors come first (ipset 7.17 runs a
+// restore line by line).
+func TestRestoreCommandsRefusedLine(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []string // Format of each command's error, in order
+	}{
+		{"add nosuch 198.51.100.1\nbogus\n", []string{
+			"ipset v7.17: Error in line 1: The set with the given name does not exist\n",
+			"ipset v7.17: No command specified: unknown argument bogus\nTry `ipset help' for more information.\n"}},
+		{"create a hash:ip\n\ncreate a hash:ip\ndel a\n", []string{
+			"",
+			"ipset v7.17: Error in line 3: Set cannot be created: set with the same name already exists\n",
+			"ipset v7.17: Missing second mandatory argument to command del\nTry `ipset help' for more information.\n"}},
+		{"create a hash:ip\nlist -o json\n", []string{
+			"",
+			"ipset v7.17: Error in line 2: Syntax error: unknown output mode 'json'\n"}},
+		{"create a hash:ip\nversion\nadd a 198.51.100.1\n", []string{
+			"",
+			"ipset v7.17: Command `version' is invalid in restore mode.\nTry `ipset help' for more information.\n"}},
+	} {
+		cmds := RestoreCommands(tc.file)
+		if len(cmds) != len(tc.want) {
+			t.Errorf("%q: %d commands, want %d", tc.file, len(cmds), len(tc.want))
+			continue
+		}
+		st := &State{}
+		for i, c := range cmds {
+			got := ""
+			if _, e := st.Exec(c); e != nil {
+				if e.Status != StatusUsage {
+					e.Line = c.Line
+				}
+				got = Format(e)
+			}
+			if got != tc.want[i] {
+				t.Errorf("%q command %d: got %q, want %q", tc.file, i, got, tc.want[i])
+			}
+		}
+		// ParseRestore stops with the refusal
+		if _, err := ParseRestore(tc.file); err == nil || Format(err) != Format(cmds[len(cmds)-1].Err) {
+			t.Errorf("%q: ParseRestore: %v", tc.file, err)
+		}
+	}
+}
+
+// ipset takes the global options first, wherever they are, then the
+// command and its arguments.
+func TestParseArgsOptionsFirst(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bogus", "-o", "json"}, "ipset v7.17: Syntax error: unknown output mode 'json'\n"},
+		{[]string{"bogus", "-f"}, "ipset v7.17: Missing mandatory argument to option -f\nTry `ipset help' for more information.\n"},
+		{[]string{"-f", "a", "bogus", "-f", "b"}, "ipset v7.17: -file option cannot be used when full io is activated\nTry `ipset help' for more information.\n"},
+		{[]string{"-f", "a", "-file", "b", "restore"}, "ipset v7.17: -file option cannot be used when full io is activated\nTry `ipset help' for more information.\n"},
+		{[]string{"-q", "bogus"}, "ipset v7.17: No command specified: unknown argument bogus\nTry `ipset help' for more information.\n"},
+	} {
+		c, err := ParseArgs(tc.args)
+		if err == nil || Format(err) != tc.want || c != nil {
+			t.Errorf("%q: got %v %v, want %q", tc.args, c, err, tc.want)
+		}
+	}
+	// an error in the arguments comes with the command (list and save
+	// open their file first)
+	c, err := ParseArgs([]string{"list", "a", "b", "-f", "out"})
+	if err == nil || c == nil || c.Op != OpList || c.Opts.File != "out" {
+		t.Errorf("list a b -f out: %+v %v", c, err)
+	}
+}
+
+// create checks every word and that each option that takes a value has
+// one, and parses the family options, before it parses the others.
+func TestCreateOptionPasses(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, err string }{
+		{"create x hash:ip timeout abc hashsize", "ipset v7.17: Missing mandatory argument of option `hashsize'\nTry `ipset help' for more information.\n"},
+		{"create x hash:ip initval 0x1 initval 0x1 hashsize", "ipset v7.17: Missing mandatory argument of option `hashsize'\nTry `ipset help' for more information.\n"},
+		{"create x hash:ip timeout abc family inet7", "ipset v7.17: Syntax error: unknown inet family inet7\n"},
+		{"create x hash:ip family inet family inet6 timeout", "ipset v7.17: Syntax error: family already specified\n"},
+		{"create x hash:ip timeout abc family inet6 -6", "ipset v7.17: Syntax error: -6 already specified\n"},
+		{"create x hash:ip timeout abc -6", "ipset v7.17: Syntax error: 'abc' is invalid as number\n"},
+		{"create x hash:ip foo hashsize", "ipset v7.17: Unknown argument: `foo'\nTry `ipset help' for more information.\n"},
+		{"create x hash:ip initval 0x1 initval 0x1", "ipset v7.17: Syntax error: initval already specified\n"},
+		{"create x hash:ip hashsize 64 -6 timeout 5", ""},
+	} {
+		if _, err := run(t, st, tc.line); err != tc.err {
+			t.Errorf("%s:\n got %q\nwant %q", tc.line, err, tc.err)
+		}
+	}
+	if s := st.Find("x"); s == nil || s.Family != Inet6 || s.Timeout != 5 {
+		t.Errorf("x: %+v", s)
+	}
+}
+
+// Findings of the generated differential test (TestGeneratedIpsetDiff).
+func TestGeneratedFindings(t *testing.T) {
+	st := &State{}
+	for _, tc := range []struct{ line, out, err string }{
+		// "physdev:" alone is an interface: the empty name
+		{"create ni hash:net,iface", "", ""},
+		{"add ni 198.51.100.0/24,physdev:", "", ""},
+		{"test ni 198.51.100.1,physdev:", "Warning: 198.51.100.1, is in set ni.\n", ""},
+		{"add ni 198.51.100.0/24,physdev: bytes 1", "", "ipset v7.17: Packet/byte counters cannot be used: set was created without counter support\n"},
+		// an option's missing value comes before its repetition
+		{"add ni 198.51.100.0/25,eth0 comment x comment", "", "ipset v7.17: Missing mandatory argument of option `comment'\nTry `ipset help' for more information.\n"},
+		{"add ni 198.51.100.0/25,eth0 timeout abc timeout", "", "ipset v7.17: Syntax error: 'abc' is invalid as number\n"},
+		{"save ni", "create ni hash:net,iface family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x811c9dc5\nadd ni 198.51.100.0/24,physdev:\n", ""},
+	} {
+		out, err := run(t, st, tc.line)
+		if tc.line == "save ni" {
+			out = regexp.MustCompile(`initval 0x[0-9a-f]+`).ReplaceAllString(out, "initval 0x811c9dc5")
+		}
+		if out != tc.out || err != tc.err {
+			t.Errorf("%s:\n got %q %q\nwant %q %q", tc.line, out, err, tc.out, tc.err)
+		}
+	}
+	// a bitmap:ip,mac entry without MAC in a set with timeout is taken
+	// for expired by add and del
+	for _, tc := range []struct{ line, err string }{
+		{"create bm bitmap:ip,mac range 198.51.100.0/28 timeout 100", ""},
+		{"add bm 198.51.100.1", ""},
+		{"add bm 198.51.100.1", ""},
+		{"del bm 198.51.100.1", "ipset v7.17: Element cannot be deleted from the set: it's not added\n"},
+		{"del bm 198.51.100.1", "ipset v7.17: Element cannot be deleted from the set: it's not added\n"},
+		{"add bm 198.51.100.2 timeout 0", ""},
+		{"add bm 198.51.100.2", "ipset v7.17: Element cannot be added to the set: it's already added\n"},
+		{"add bm 198.51.100.3,00:11:22:33:44:55", ""},
+		{"add bm 198.51.100.3", "ipset v7.17: Element cannot be added to the set: it's already added\n"},
+	} {
+		if _, err := run(t, st, tc.line); err != tc.err {
+			t.Errorf("%s:\n got %q\nwant %q", tc.line, err, tc.err)
+		}
+	}
+	if n := len(st.Find("bm").Entries); n != 2 {
+		t.Errorf("bm: %d entries, want 2", n)
+	}
+	// save's members come with -terse too, without their heading
+	for _, tc := range []struct{ line, out string }{
+		{"save -o plain -t ni", "Name: ni\nType: hash:net,iface\nRevision: 8\nHeader: family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x811c9dc5\nSize in memory: 488\nReferences: 0\nNumber of entries: 1\n198.51.100.0/24,physdev:\n"},
+		{"save -o xml -t ni", "<ipsets>\n<ipset name=\"ni\">\n<type>hash:net,iface</type>\n<revision>8</revision>\n<header><family>inet</family><hashsize>1024</hashsize><maxelem>65536</maxelem><bucketsize>12</bucketsize><initval>0x811c9dc5</initval>\n<memsize>488</memsize>\n<references>0</references>\n<numentries>1</numentries>\n</header>\n<member><elem>198.51.100.0/24,physdev:</elem></member>\n</ipset>\n</ipsets>\n"},
+		{"list -o plain -t ni", "Name: ni\nType: hash:net,iface\nRevision: 8\nHeader: family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x811c9dc5\nSize in memory: 488\nReferences: 0\nNumber of entries: 1\n"},
+	} {
+		out, _ := run(t, st, tc.line)
+		out = regexp.MustCompile(`initval( |>)0x[0-9a-f]+`).ReplaceAllString(out, "initval${1}0x811c9dc5")
+		out = regexp.MustCompile(`(Size in memory: |<memsize>)\d+`).ReplaceAllString(out, "${1}488")
+		if out != tc.out {
+			t.Errorf("%s:\n got %q\nwant %q", tc.line, out, tc.out)
+		}
+	}
+	// an unknown output mode is printed even with -q
+	if _, err := ParseArgs([]string{"-q", "-o", "json", "list"}); err == nil || !err.Loud {
+		t.Errorf("-o json: %+v", err)
+	}
+	// a list:set member with a comma but no position is refused by
+	// ipset's parser: before a later line's lookup of a missing set
+	file := "create l list:set\nadd l 198.51.100.1,80\nadd nosuch 198.51.100.1\n"
+	cmds := RestoreCommands(file)
+	st = &State{}
+	st.Exec(cmds[0])
+	if _, err := st.Exec(cmds[1]); err == nil || !ParseError(err) {
+		t.Errorf("%q: %+v", file, err)
 	}
 }

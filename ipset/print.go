@@ -113,9 +113,11 @@ func MembersNeedCount(c *Command) bool {
 }
 
 // WantMembers reports whether c prints members at all (save mode
-// prints them whatever -name and -terse say).
+// prints them whatever -name and -terse say; the save command, whose
+// request to the kernel has no -terse, prints them with -terse in
+// every mode).
 func WantMembers(c *Command) bool {
-	return OutputMode(c) == OutputSave || !c.Opts.Names && !c.Opts.Terse
+	return OutputMode(c) == OutputSave || !c.Opts.Names && (!c.Opts.Terse || c.Op == OpSave)
 }
 
 // WriteSetHead prints what comes before the members of the i-th set
@@ -149,7 +151,8 @@ func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool
 			"\nHeader: " + strings.Join(opts, " ") + "\nSize in memory: " + strconv.Itoa(shown.mem) +
 			"\nReferences: " + strconv.Itoa(st.refs(s)) + "\nNumber of entries: " + strconv.Itoa(n) + "\n")
 		if c.Opts.Terse {
-			return false
+			// (save's members follow without their heading)
+			return c.Op == OpSave
 		}
 		b.WriteString("Members:\n")
 		return true
@@ -159,6 +162,9 @@ func (st *State) WriteSetHead(b StringWriter, c *Command, s *Set, i, n int) bool
 			"\n<memsize>" + strconv.Itoa(shown.mem) + "</memsize>\n<references>" + strconv.Itoa(st.refs(s)) +
 			"</references>\n<numentries>" + strconv.Itoa(n) + "</numentries>\n</header>\n")
 		if c.Opts.Terse {
+			if c.Op == OpSave {
+				return true // (members without <members>)
+			}
 			b.WriteString("</ipset>\n")
 			return false
 		}
@@ -191,7 +197,10 @@ func WriteMember(b StringWriter, c *Command, s *Set, en *Entry) {
 // WriteSetEnd ends a set whose members were printed.
 func WriteSetEnd(b StringWriter, c *Command) {
 	if OutputMode(c) == OutputXML {
-		b.WriteString("</members>\n</ipset>\n")
+		if !c.Opts.Terse {
+			b.WriteString("</members>\n")
+		}
+		b.WriteString("</ipset>\n")
 	}
 }
 

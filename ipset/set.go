@@ -239,12 +239,38 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 	var rg bitmapRange
 	familyAny, hashTooBig := false, false
 	// ipset first checks that every word is an option of the type (it
-	// picks the kernel's type revision from them), then parses them in
-	// order: an unknown word is the answer before any value's error.
+	// picks the kernel's type revision from them) and that each option
+	// that takes a value has one, and parses the family options; then
+	// it parses the others in order: an unknown word, a missing value
+	// or the family's error is the answer before any other value's.
 	for i := 0; i < len(args); i++ {
-		known, hasArg := createOption(s, OptionName(args[i]))
+		name := OptionName(args[i])
+		known, hasArg := createOption(s, name)
 		if !known {
 			return "", usagef("Unknown argument: `%s'", args[i])
+		}
+		if hasArg && i+1 >= len(args) {
+			return "", usagef("Missing mandatory argument of option `%s'", name)
+		}
+		if name == "family" || name == "-4" || name == "-6" {
+			if seen["family"] {
+				return "", syntaxf("%s already specified", name)
+			}
+			seen["family"] = true
+			switch {
+			case name != "family":
+				s.Family = map[string]Family{"-4": Inet, "-6": Inet6}[name]
+			case args[i+1] == "inet" || args[i+1] == "ipv4" || args[i+1] == "-4":
+				s.Family = Inet
+			case args[i+1] == "inet6" || args[i+1] == "ipv6" || args[i+1] == "-6":
+				s.Family = Inet6
+			case args[i+1] == "any" || args[i+1] == "unspec":
+				// ipset takes it, then finds no type revision for it
+				// once every option is parsed
+				familyAny = true
+			default:
+				return "", syntaxf("unknown inet family %s", args[i+1])
+			}
 		}
 		if hasArg {
 			i++
@@ -253,16 +279,15 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 	for i := 0; i < len(args); i++ {
 		opt := args[i]
 		name := OptionName(opt)
+		if name == "family" || name == "-4" || name == "-6" {
+			if name == "family" {
+				i++
+			}
+			continue // (parsed above)
+		}
 		key := name
-		if name == "-4" || name == "-6" {
-			key = "family"
-		}
-		if _, hasArg := createOption(s, name); hasArg && i+1 >= len(args) {
-			// (before "already specified")
-			return "", usagef("Missing mandatory argument of option `%s'", name)
-		}
 		switch key {
-		case "family", "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size":
+		case "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size":
 			// Options with a value may come once.
 			if seen[key] {
 				return "", syntaxf("%s already specified", name)
@@ -313,24 +338,6 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 				seen["ignored "+w] = true
 				warnings = append(warnings, fmt.Sprintf("Option '--%s %s' is ignored. Please upgrade your syntax.", w, a))
 			}
-		case opt == "family" && !s.Type.Bitmap && !s.Type.List && !s.Type.Neutral:
-			var a string
-			if a, err = arg(); err == nil {
-				switch a {
-				case "inet", "ipv4", "-4":
-					s.Family = Inet
-				case "inet6", "ipv6", "-6":
-					s.Family = Inet6
-				case "any", "unspec":
-					// ipset takes it, then finds no type revision
-					// for it once every option is parsed
-					familyAny = true
-				default:
-					err = syntaxf("unknown inet family %s", a)
-				}
-			}
-		case (opt == "-4" || opt == "-6") && !s.Type.Neutral:
-			s.Family = map[string]Family{"-4": Inet, "-6": Inet6}[opt]
 		case opt == "hashsize" && !s.Type.Bitmap && !s.Type.List:
 			if v, err = num(0xffffffff); err == nil {
 				v = max(v, 64)
@@ -675,6 +682,12 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 		opt := OptionName(args[i])
 		switch opt {
 		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
+			// ipset reads the argument before the kernel checks the
+			// set supports the option, and before it looks whether
+			// the option came already.
+			if i+1 >= len(args) {
+				return usagef("Missing mandatory argument of option `%s'", opt)
+			}
 			if seen[opt] {
 				return syntaxf("%s already specified", opt)
 			}
@@ -689,14 +702,6 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 		}
 		var err *Error
 		var a string
-		switch opt {
-		case "timeout", "packets", "bytes", "comment", "skbmark", "skbprio", "skbqueue":
-			// ipset reads the argument before the kernel checks the
-			// set supports the option.
-			if i+1 >= len(args) {
-				return usagef("Missing mandatory argument of option `%s'", opt)
-			}
-		}
 		switch opt {
 		case "timeout":
 			unsupported[0] = unsupported[0] || !s.HasTimeout

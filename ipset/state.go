@@ -161,6 +161,10 @@ func (st *State) refs(s *Set) int {
 // after a line that warns (with status 0): the lines after it are not
 // run.
 func (st *State) Exec(c *Command) (out string, err *Error) {
+	if c.Err != nil {
+		e := *c.Err
+		return "", &e
+	}
 	if st.idx != nil {
 		st.idx.members = nil // (list:set entries may change)
 	}
@@ -259,7 +263,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				if old := s.Lookup(e); old != nil {
 					// A bitmap:ip,mac entry without MAC takes one.
 					fill := s.Type.OptionalMAC && !old.Elem[1].HasMAC && e[1].HasMAC
-					if !exist && !fill {
+					if !exist && !fill && !s.unfilledExpired(old) {
 						return "", errorf(MsgElemExists)
 					}
 				} else if uint32(len(s.Entries)) >= s.MaxElem && !s.Type.Bitmap {
@@ -280,7 +284,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		case OpDel:
 			for _, e := range elems {
-				if !s.remove(e) && !exist {
+				old := s.Lookup(e)
+				gone := old != nil && s.unfilledExpired(old)
+				if (!s.remove(e) || gone) && !exist {
 					return "", errorf(MsgElemMissing)
 				}
 			}
@@ -354,7 +360,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			return "", errorf("Sets cannot be swapped: the second set does not exist")
 		}
 		// The family is part of the kernel's set type.
-		if x.Type != y.Type || x.Family != y.Family {
+		if !x.Type.SameFeatures(y.Type) || x.Family != y.Family {
 			return "", errorf(MsgSwapType)
 		}
 		// The names stay where they are; everything else moves.
@@ -385,6 +391,16 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		return "", usagef("Command `%s' is invalid here", c.Op)
 	}
 	return out, nil
+}
+
+// unfilledExpired reports whether en is a bitmap:ip,mac entry without
+// MAC that ipset's kernel takes for expired when a command looks for
+// it: it keeps the timeout of such an entry as given (seconds, not a
+// deadline, which it sets once a packet gives the MAC), so an add
+// replaces it without -exist and a del removes it and answers that it
+// was not there. A permanent one (timeout 0) is not expired.
+func (s *Set) unfilledExpired(en *Entry) bool {
+	return s.Type.OptionalMAC && s.HasTimeout && !en.Elem[1].HasMAC && en.Timeout != 0
 }
 
 // keepShards is the shard count of plain hash set s after a swap gave
@@ -500,7 +516,9 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		// comma at either end separates nothing).
 		p := strings.SplitN(a[1], ",", 3)
 		if len(p) != 3 || (p[1] != "before" && p[1] != "after") {
-			return "", errorf("you must specify elements as setname,[before|after],setname")
+			err := errorf("you must specify elements as setname,[before|after],setname")
+			err.Parser = true // (ipset's parser's, before a later line's)
+			return "", err
 		}
 		for _, w := range a[2:] {
 			if w := OptionName(w); w == "before" || w == "after" {
@@ -509,10 +527,16 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		}
 		a = append([]string{a[0], p[0], p[1], p[2]}, a[2:]...)
 	}
-	// ipset parses every word before it asks the kernel: a word that is
-	// no option is refused first
+	// ipset parses every word before it asks the kernel: the names
+	// first, then a word that is no option is refused
+	if err := checkSetName(a[1]); err != nil {
+		return "", err
+	}
 	rest := a[2:]
 	if len(rest) >= 2 && (OptionName(rest[0]) == "before" || OptionName(rest[0]) == "after") {
+		if err := checkSetName(rest[1]); err != nil {
+			return "", err
+		}
 		rest = rest[2:]
 	}
 	if c.Op == OpAdd {

@@ -37,6 +37,28 @@ func (t *Type) Net() bool {
 	return false
 }
 
+// SameFeatures reports whether the kernel takes t and u for one type in
+// a swap: it compares what the types' elements hold (an ip and a net
+// dimension are both addresses) and whether they have nomatch, not
+// the types themselves, so a hash:ip swaps with a bitmap:ip.
+func (t *Type) SameFeatures(u *Type) bool {
+	if t.Net() != u.Net() || len(t.Dims) != len(u.Dims) {
+		return false
+	}
+	addr := func(d Dim) Dim {
+		if d == DimNet {
+			return DimIP
+		}
+		return d
+	}
+	for i, d := range t.Dims {
+		if addr(d) != addr(u.Dims[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 var types = []*Type{
 	{Name: "hash:ip", Revision: 6, Dims: []Dim{DimIP}},
 	{Name: "hash:net", Revision: 7, Dims: []Dim{DimNet}},

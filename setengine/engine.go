@@ -495,7 +495,7 @@ func (e *Engine) Run(cmds []*ipset.Command) (Result, error) {
 					ierr.Line = c.Line
 				}
 				ierr.Quiet = c.Opts.Quiet
-				if c.Line > 0 && !ipset.ParseError(ierr) && !lookupErr(c, ierr) && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
+				if c.Line > 0 && !ipset.FromUserspace(ierr) && !lookupErr(c, ierr) && (c.Op == ipset.OpAdd || c.Op == ipset.OpDel) {
 					if perr := laterParseError(st, cmds[i+1:], c); perr != nil {
 						ierr = perr
 					}
@@ -568,7 +568,7 @@ func laterParseError(st *ipset.State, rest []*ipset.Command, c *ipset.Command) *
 		if n.Op == ipset.OpList || n.Op == ipset.OpSave {
 			return nil // (their words were parsed with the file)
 		}
-		if _, err := tmp.Exec(n); err != nil && (ipset.ParseError(err) || lookupErr(n, err)) {
+		if _, err := tmp.Exec(n); err != nil && (ipset.FromUserspace(err) || lookupErr(n, err)) {
 			if err.Status != ipset.StatusUsage {
 				err.Line = n.Line
 			}

@@ -328,6 +328,10 @@ func (r *bulkRestore) load(s *ipset.Set) *ipset.Error {
 }
 
 func (r *bulkRestore) exec(c *ipset.Command) *ipset.Error {
+	if c.Err != nil {
+		// (whether a line before it fails first: Run's)
+		return errFallback
+	}
 	a := c.Args
 	switch c.Op {
 	case ipset.OpCreate:

@@ -19,8 +19,18 @@ import (
 func ipsetMain(_ string, args []string) int {
 	cmd, perr := ipset.ParseArgs(args)
 	if perr != nil {
+		if cmd != nil && (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
+			// ipset opens list's and save's file before it checks their
+			// arguments
+			f, ferr := createOutput(cmd.Opts.File)
+			if ferr != nil {
+				perr = ferr
+			} else {
+				f.Close()
+			}
+		}
 		// ipset takes -q wherever it is, even after what it fails on.
-		if !slices.ContainsFunc(args, func(a string) bool { return a == "-q" || a == "-quiet" || a == "--quiet" }) {
+		if perr.Loud || !slices.ContainsFunc(args, func(a string) bool { return a == "-q" || a == "-quiet" || a == "--quiet" }) {
 			fmt.Fprint(os.Stderr, ipset.Format(perr))
 		}
 		return perr.Status
@@ -147,22 +157,20 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 		_, _ = io.Copy(&text, in)
 		restoreText = text.String()
 	}
-	// A restore file must parse before anything runs: its first parse
-	// error is the answer whatever else fails. Restore and ParseRestore
-	// walk the whole file before they change anything, so the file is
-	// read once more only on the way out with an error.
-	parseErr := func() *ipset.Error {
-		if cmd.Op != ipset.OpRestore {
-			return nil
-		}
-		return ipset.EachRestoreCommand(restoreText, func(*ipset.Command) *ipset.Error { return nil })
-	}
 	conn, err := kernel.Open()
 	if err != nil {
-		if rerr := parseErr(); rerr != nil {
-			return fail(rerr)
+		// ipset fails at its first command: a restore at its first line,
+		// with its refusal of the line if it refuses it as it reads it
+		kerr := &ipset.Error{Msg: "Kernel error received: Operation not permitted", Status: ipset.StatusError}
+		if cmd.Op == ipset.OpRestore {
+			if first := ipset.RestoreCommands(restoreText); len(first) > 0 {
+				if first[0].Err != nil {
+					return fail(first[0].Err)
+				}
+				kerr.Line = first[0].Line
+			}
 		}
-		return fail(&ipset.Error{Msg: "Kernel error received: Operation not permitted", Status: ipset.StatusError})
+		return fail(kerr)
 	}
 	// (the command ends without waiting for the kernel to free what it
 	// deleted: see kernel.Conn.Release)
@@ -170,9 +178,9 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 	e := &setengine.Engine{Conn: conn}
 	out := stdout
 	if (cmd.Op == ipset.OpList || cmd.Op == ipset.OpSave) && cmd.Opts.File != "" {
-		f, ferr := os.Create(cmd.Opts.File)
+		f, ferr := createOutput(cmd.Opts.File)
 		if ferr != nil {
-			return fail(&ipset.Error{Msg: "Cannot open " + cmd.Opts.File + " for writing: " + strerror(ferr), Status: ipset.StatusError})
+			return fail(ferr)
 		}
 		defer f.Close()
 		out = f
@@ -193,19 +201,11 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 	if cmd.Op == ipset.OpRestore {
 		// New sets filled by the file: without the in-memory model.
 		res, err, handled = e.Restore(restoreText, cmd.Opts.Exist)
-		if err != nil {
-			if rerr := parseErr(); rerr != nil {
-				return fail(rerr)
-			}
-		}
 		if !handled {
 			// The general path builds the sets in memory once, briefly:
 			// trade memory for less garbage collection.
 			debug.SetGCPercent(400)
-			var rerr *ipset.Error
-			if cmds, rerr = ipset.ParseRestore(restoreText); rerr != nil {
-				return fail(rerr)
-			}
+			cmds = ipset.RestoreCommands(restoreText)
 			for _, c := range cmds {
 				c.Opts.Exist = c.Opts.Exist || cmd.Opts.Exist
 				// (ipset -q restore: -q on every line, so test's "is in
@@ -242,6 +242,15 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 		return fail(err)
 	}
 	return 0
+}
+
+// createOutput creates list's or save's -f file.
+func createOutput(name string) (*os.File, *ipset.Error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, &ipset.Error{Msg: "Cannot open " + name + " for writing: " + strerror(err), Status: ipset.StatusError}
+	}
+	return f, nil
 }
 
 // strerror is the C library's text for the error behind err
