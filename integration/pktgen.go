@@ -33,6 +33,12 @@ type GenRule struct {
 	// ReadsL4: a match of the rule reads the transport header (ports,
 	// flags, types), which non-first IPv4 fragments do not have.
 	ReadsL4 bool
+	// Stateful: the rule counts the packets that reach a match (nth),
+	// so one packet counted differently moves later results too.
+	Stateful bool
+	// RefDeviates says why iptables-nft 1.8.9 does not run the rule as
+	// iptables documents it ("" when it does).
+	RefDeviates string
 }
 
 // GenPacket is one datagram: one IP packet, or the fragments of one.
@@ -219,6 +225,12 @@ func (g *gen) rule(v6 bool) GenRule {
 		seen[kind] = true
 		words = append(words, w...)
 		r.ReadsL4 = r.ReadsL4 || l4
+		if kind == "statistic" {
+			r.Stateful = true
+		}
+		if kind == "proto" && (proto == "tcp" || proto == "udp") && invertedPorts(w) {
+			r.RefDeviates = "iptables-nft compares both inverted ports as one: it matches unless both are equal"
+		}
 	}
 	p := ""
 	switch {
@@ -233,6 +245,19 @@ func (g *gen) rule(v6 bool) GenRule {
 	}
 	r.Spec = strings.TrimSpace(p + strings.Join(words, " "))
 	return r
+}
+
+// invertedPorts tells whether the words of a tcp or udp match hold an
+// inverted single source port and an inverted single destination port,
+// which iptables-nft 1.8.9 loads as one 4-byte compare with "!=".
+func invertedPorts(words []string) bool {
+	n := 0
+	for _, w := range words {
+		if f := strings.Fields(w); len(f) == 3 && f[0] == "!" && (f[1] == "--sport" || f[1] == "--dport") && !strings.Contains(f[2], ":") {
+			n++
+		}
+	}
+	return n == 2
 }
 
 // protoWord is the protocol by name or by number.
