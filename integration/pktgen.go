@@ -74,6 +74,9 @@ var (
 
 type gen struct {
 	r *rand.Rand
+	// fragID identifies the datagram being built: fragments of two
+	// datagrams must never meet in one reassembly queue
+	fragID uint32
 }
 
 func (g *gen) pick(n int) int          { return g.r.IntN(n) }
@@ -141,6 +144,7 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 		}
 	}
 	for i := 0; i < nPackets; i++ {
+		g.fragID = uint32(seed)*7919 + uint32(i)
 		v6 := g.chance(0.4)
 		c.Packets = append(c.Packets, g.packet(v6, c.Conntrack[b2i(v6)]))
 	}
@@ -696,7 +700,7 @@ func (g *gen) ipv4(p *GenPacket, src, dst netip.Addr, proto byte, l4 []byte, con
 	}
 	tos := g.byteOf(0, 0, 0x10, 0x08, 0xb8, 0x28, 0x01, 0x02, 0x03, 0x12)
 	ttl := byte(g.one4(64, 64, 1, 2, 63, 128, 255, 10))
-	id := uint16(g.r.Uint32())
+	id := uint16(g.fragID)
 	hdr := func(off int, mf bool, data []byte) []byte {
 		h := make([]byte, 20, 20+len(opts)+len(data))
 		h = append(h, opts...)
@@ -782,7 +786,7 @@ func (g *gen) ipv6(p *GenPacket, src, dst netip.Addr, proto byte, l4 []byte, con
 		}
 		return
 	}
-	id := uint32(g.pick(4) * 100)
+	id := g.fragID
 	cut := 8 * (1 + g.pick(len(l4)/8-1))
 	frag := func(off int, mf bool) []byte {
 		fo := uint16(off)
