@@ -247,10 +247,12 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 // are truncated), which nft's `tcp option` does not do the same way:
 // with it the whole match is the xtables tcp match (struct xt_tcp,
 // revision 0), as iptables-nft sends it; xt_tcp skips fragments itself.
+// So is a match with nothing to test (iptables-nft sends those as xt_tcp
+// too, which the kernel refuses without -p tcp): xt_tcp still skips the
+// non-first fragments, IPv6 ones too, which nft cannot tell in one rule,
+// and drops a packet too short for a TCP header.
 func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if m.HasOption || m.allZero() && (ctx.Rule.Proto != 6 || ctx.Rule.ProtoInv) {
-		// a match with nothing to test stays xt_tcp in iptables-nft,
-		// which the kernel refuses without -p tcp
+	if m.HasOption || m.allZero() {
 		return []expr.Any{m.xtTCP()}, nil
 	}
 	out := firstFragmentExprs(ctx.Rule)

@@ -232,8 +232,13 @@ func (g *gen) rule(v6 bool) GenRule {
 		if kind == "statistic" {
 			r.Stateful = true
 		}
-		if kind == "proto" && (proto == "tcp" || proto == "udp") && invertedPorts(w) {
-			r.RefDeviates = "iptables-nft compares both inverted ports as one: it matches unless both are equal"
+		if kind == "proto" && (proto == "tcp" || proto == "udp") {
+			switch full, two := portWords(w); {
+			case full:
+				r.RefDeviates = "iptables-nft leaves out an inverted 0:65535 port range: it matches every packet"
+			case two:
+				r.RefDeviates = "iptables-nft compares both inverted ports as one: it matches unless both are equal"
+			}
 		}
 	}
 	p := ""
@@ -251,17 +256,26 @@ func (g *gen) rule(v6 bool) GenRule {
 	return r
 }
 
-// invertedPorts tells whether the words of a tcp or udp match hold an
-// inverted single source port and an inverted single destination port,
-// which iptables-nft 1.8.9 loads as one 4-byte compare with "!=".
-func invertedPorts(words []string) bool {
+// portWords tells whether the words of a tcp or udp match hold an
+// inverted port range of all ports, and whether they hold an inverted
+// single source port and an inverted single destination port, which
+// iptables-nft 1.8.9 loads as one 4-byte compare with "!=".
+func portWords(words []string) (invertedAll, invertedBoth bool) {
 	n := 0
 	for _, w := range words {
-		if f := strings.Fields(w); len(f) == 3 && f[0] == "!" && (f[1] == "--sport" || f[1] == "--dport") && !strings.Contains(f[2], ":") {
+		f := strings.Fields(w)
+		if len(f) != 3 || f[0] != "!" || f[1] != "--sport" && f[1] != "--dport" {
+			continue
+		}
+		switch f[2] {
+		case "0:", ":65535", "0:65535":
+			invertedAll = true
+		}
+		if !strings.Contains(f[2], ":") {
 			n++
 		}
 	}
-	return n == 2
+	return invertedAll, n == 2
 }
 
 // protoWord is the protocol by name or by number.
@@ -661,6 +675,21 @@ func (g *gen) transport(v6 bool) (byte, []byte, string) {
 	}
 	pr := g.byteOf(47, 50, 253)
 	return pr, g.payload(), fmt.Sprintf("proto %d", pr)
+}
+
+// inetChecksum is the Internet checksum (RFC 1071) of b.
+func inetChecksum(b []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
 }
 
 // l4Checksum fills in the checksum of the transport header h, with the
