@@ -205,7 +205,10 @@ func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
 		}
 		fmt.Fprintf(b, " --tcp-option %d", m.Option)
 	}
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
+	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
+	// as no test at all
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
 		if m.FlagsInv {
 			b.WriteString(" !")
 		}
@@ -224,7 +227,10 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 		}
 		fmt.Fprintf(b, " option=%s%d", inv, m.Option)
 	}
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
+	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
+	// as no test at all
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
 		b.WriteString(" flags:")
 		if m.FlagsInv {
 			b.WriteByte('!')
@@ -256,7 +262,10 @@ func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		return []expr.Any{m.xtTCP()}, nil
 	}
 	out := firstFragmentExprs(ctx.Rule)
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
+	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
+	// as no test at all
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
 		op := expr.CmpOpEq
 		if m.FlagsInv {
 			op = expr.CmpOpNeq

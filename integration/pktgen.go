@@ -234,6 +234,8 @@ func (g *gen) rule(v6 bool) GenRule {
 		}
 		if kind == "proto" && (proto == "tcp" || proto == "udp") {
 			switch full, two := portWords(w); {
+			case noFlags(w):
+				r.RefDeviates = "iptables-nft leaves out a --tcp-flags test of mask NONE: it matches every packet"
 			case full:
 				r.RefDeviates = "iptables-nft leaves out an inverted 0:65535 port range: it matches every packet"
 			case two:
@@ -254,6 +256,23 @@ func (g *gen) rule(v6 bool) GenRule {
 	}
 	r.Spec = strings.TrimSpace(p + strings.Join(words, " "))
 	return r
+}
+
+// noFlags tells whether the words hold a --tcp-flags test of mask NONE
+// that is not always true (inverted, or with flags to compare), which
+// iptables-nft 1.8.9 leaves out.
+func noFlags(words []string) bool {
+	for _, w := range words {
+		f := strings.Fields(w)
+		inv := len(f) > 0 && f[0] == "!"
+		if inv {
+			f = f[1:]
+		}
+		if len(f) == 3 && f[0] == "--tcp-flags" && f[1] == "NONE" && (inv || f[2] != "NONE") {
+			return true
+		}
+	}
+	return false
 }
 
 // portWords tells whether the words of a tcp or udp match hold an
