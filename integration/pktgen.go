@@ -52,7 +52,9 @@ type GenPacket struct {
 	// frames are all the fragments of the datagram (a reassembler makes
 	// one packet of them), not a lone piece.
 	NonFirst, Whole bool
-	Desc            string
+	// ShortICMP: an ICMP packet too short for an 8-byte ICMP header.
+	ShortICMP bool
+	Desc      string
 }
 
 // GenCase is a generated ruleset with the packets to send through it.
@@ -181,9 +183,11 @@ func (g *gen) prefix(v6 bool) string {
 		}
 		return fmt.Sprintf("%s/%d", a, g.one4(32, 24, 16, 15, 20, 27, 31, 30, 8, 0))
 	}
-	switch g.pick(5) {
+	switch g.pick(6) {
 	case 0:
 		return a
+	case 1:
+		return a + "/" + g.one("ffff:ffff:0:ffff::", "ffff:ffff::ffff", "::ffff:ffff", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fff0")
 	}
 	return fmt.Sprintf("%s/%d", a, g.one4(128, 64, 48, 32, 61, 127, 120, 112, 97, 0))
 }
@@ -564,7 +568,15 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 	for src.String() == GenServer4 || src.String() == GenServer6 {
 		src = g.addr(v6)
 	}
-	if g.chance(0.2) { // a neighbour of a pool address
+	switch k := g.pick(100); {
+	case k < 5: // the server's own address (which routing drops later)
+		src = netip.MustParseAddr(GenServer4)
+		if v6 {
+			src = netip.MustParseAddr(GenServer6)
+		}
+	case k < 8 && !v6: // the server's subnet broadcast address
+		src = netip.MustParseAddr("198.18.0.255")
+	case k < 28: // a neighbour of a pool address
 		b := src.AsSlice()
 		b[len(b)-1] ^= byte(1 << g.pick(8))
 		src, _ = netip.AddrFromSlice(b)
@@ -592,6 +604,13 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 		}
 	}
 	proto, l4, desc := g.transport(v6)
+	if g.chance(0.06) && (proto == 6 || proto == 17 || proto == 1 || proto == 58) {
+		// a transport header cut short (xtables matches drop such a
+		// packet, native tests read what is there)
+		l4 = l4[:g.between(2, 7)]
+		desc += fmt.Sprintf(" cut to %d bytes", len(l4))
+		p.ShortICMP = proto == 1
+	}
 	p.Desc = fmt.Sprintf("%s %s>%s %s", map[bool]string{false: "ip", true: "ip6"}[v6], src, dst, desc)
 	if v6 {
 		g.ipv6(&p, src, dst, proto, l4, conntrack)
@@ -714,6 +733,9 @@ func inetChecksum(b []byte) uint16 {
 // l4Checksum fills in the checksum of the transport header h, with the
 // pseudo header of src and dst.
 func l4Checksum(proto byte, src, dst netip.Addr, h []byte) {
+	if len(h) < 12 {
+		return // cut short: no room for a checksum
+	}
 	switch proto {
 	case 132:
 		binary.LittleEndian.PutUint32(h[8:], crc32.Checksum(h, crc32.MakeTable(crc32.Castagnoli)))

@@ -32,7 +32,8 @@ import (
 // matches read its data as the header (an nth match behind such a test
 // counts differently from then on). Nor the rules where iptables-nft
 // departs from iptables' semantics otherwise (GenRule.RefDeviates,
-// docs/extensions.md).
+// docs/extensions.md), nor IPv4 ICMP packets too short for an ICMP
+// header when an --icmp-type rule may drop them (xt icmp does).
 func TestGeneratedPacketsDiff(t *testing.T) {
 	pktTools(t)
 	seeds := []uint64{1, 2, 3}
@@ -287,7 +288,11 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 		}
 		return genCount{^uint64(0), ^uint64(0)}
 	}
-	errs, skipped := 0, 0
+	errs, skipped, dropped := 0, 0, 0
+	icmpRules := false
+	for _, r := range rules {
+		icmpRules = icmpRules || !r.V6 && strings.Contains(r.Spec, "--icmp-type")
+	}
 	tainted := make([]bool, len(rules)) // counted differently before
 	deviates := map[string]int{}
 	for pi, pk := range c.Packets {
@@ -313,8 +318,20 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 				}
 			}
 		}
+		// xt icmp (the reference's) drops an ICMP packet too short for
+		// its 8-byte header, xdptables' native test passes it over
+		// (docs/extensions.md): such a packet is not compared, and nth
+		// counts may differ from then on
+		shortICMP := !pk.V6 && pk.ShortICMP && icmpRules
+		if shortICMP {
+			dropped++
+		}
 		for ri, r := range rules {
 			if r.V6 != pk.V6 {
+				continue
+			}
+			if shortICMP {
+				tainted[ri] = true
 				continue
 			}
 			var d [2]genCount
@@ -372,6 +389,9 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 		t.Errorf("%d differences in all", errs)
 	}
 	t.Logf("%d rules (%d of them counted packets), %d packets; %d counts of non-first IPv4 fragments on transport matches (and after them on nth matches) left out", len(rules), hit, len(c.Packets), skipped)
+	if dropped > 0 {
+		t.Logf("%d ICMP packets too short for the header left out", dropped)
+	}
 	for why, n := range deviates {
 		t.Logf("%d counts left out: %s", n, why)
 	}
