@@ -64,6 +64,10 @@ type GenCase struct {
 	// Conntrack[v6]: the family's rules use conntrack, so the kernel
 	// reassembles fragments before the raw table sees them.
 	Conntrack [2]bool
+	// Lead[v6] is the number of DROP and ACCEPT rules that raw
+	// PREROUTING starts with (xdptables runs the leading ones it can
+	// evaluate in XDP); the rule counting every packet comes after them.
+	Lead [2]int
 }
 
 var (
@@ -120,9 +124,16 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	c := &GenCase{}
 	for _, v6 := range []bool{false, true} {
-		// first in raw PREROUTING, a rule that counts every packet
-		// (the test waits on it); first in mangle PREROUTING, the marks
-		// that the mark matches look for
+		// first in raw PREROUTING, at times, verdicts for the XDP fast
+		// path, then a rule that counts every packet (the test waits on
+		// it with them); first in mangle PREROUTING, the marks that the
+		// mark matches look for
+		if g.chance(0.5) {
+			for n := 1 + g.pick(3); n > 0; n-- {
+				c.Rules = append(c.Rules, g.verdictRule(v6))
+				c.Lead[b2i(v6)]++
+			}
+		}
 		c.Rules = append(c.Rules,
 			GenRule{V6: v6, Table: "raw", Chain: "PREROUTING"},
 			GenRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --set-xmark 0x11/0xff"},
@@ -192,6 +203,54 @@ func (g *gen) prefix(v6 bool) string {
 	return fmt.Sprintf("%s/%d", a, g.one4(128, 64, 48, 32, 61, 127, 120, 112, 97, 0))
 }
 
+// verdictRule is a raw PREROUTING rule that drops or accepts what it
+// matches: one of addresses, protocol and ports, which XDP evaluates,
+// at times with a match it does not.
+func (g *gen) verdictRule(v6 bool) GenRule {
+	r := GenRule{V6: v6, Table: "raw", Chain: "PREROUTING"}
+	// one address test, not too wide, keeps the verdict from taking
+	// most packets away from the rules after it
+	a := g.prefix(v6)
+	for strings.HasSuffix(a, "/0") || strings.HasSuffix(a, "/8") || strings.HasSuffix(a, "::ffff:ffff") {
+		a = g.prefix(v6)
+	}
+	words := []string{g.one("-s ", "-d ") + a}
+	proto := g.one("tcp", "udp", "", "")
+	if proto != "" {
+		w, _ := g.protoMatch(v6, proto)
+		words = append(words, "-p "+proto)
+		words = append(words, w...)
+		r.ReadsL4 = true
+	}
+	for n := g.pick(3); n > 0; n-- {
+		var w []string
+		switch g.pick(6) {
+		case 0, 1, 2:
+			w = []string{g.not() + g.one("-s ", "-d ") + g.prefix(v6)}
+		case 3:
+			_, w = g.genericMatch(v6, false)
+		case 4:
+			a := g.between(40, 600)
+			w = []string{"-m length " + g.not() + fmt.Sprintf("--length %d:%d", a, a+g.between(0, 600))}
+		default:
+			w = []string{g.not() + "-i " + g.one(GenDev, "pkt+", "lo")}
+		}
+		if opt := strings.Fields(strings.TrimPrefix(w[0], "! "))[0]; !strings.Contains(" "+strings.Join(words, " ")+" ", " "+opt+" ") {
+			words = append(words, w...) // an option given twice is refused
+		}
+	}
+	r.Spec = strings.Join(words, " ") + " -j " + g.one("DROP", "DROP", "ACCEPT")
+	if strings.Contains(r.Spec, "-m statistic") {
+		r.Stateful = true
+	}
+	if proto != "" && refDeviation(words) != "" {
+		// a verdict the reference takes otherwise would change what
+		// every later rule sees
+		return g.verdictRule(v6)
+	}
+	return r
+}
+
 // rule is one counting rule of 1 to 3 matches.
 func (g *gen) rule(v6 bool) GenRule {
 	r := GenRule{V6: v6}
@@ -237,14 +296,7 @@ func (g *gen) rule(v6 bool) GenRule {
 			r.Stateful = true
 		}
 		if kind == "proto" && (proto == "tcp" || proto == "udp") {
-			switch full, two := portWords(w); {
-			case noFlags(w):
-				r.RefDeviates = "iptables-nft leaves out a --tcp-flags test of mask NONE: it matches every packet"
-			case full:
-				r.RefDeviates = "iptables-nft leaves out an inverted 0:65535 port range: it matches every packet"
-			case two:
-				r.RefDeviates = "iptables-nft compares both inverted ports as one: it matches unless both are equal"
-			}
+			r.RefDeviates = refDeviation(w)
 		}
 	}
 	p := ""
@@ -260,6 +312,20 @@ func (g *gen) rule(v6 bool) GenRule {
 	}
 	r.Spec = strings.TrimSpace(p + strings.Join(words, " "))
 	return r
+}
+
+// refDeviation says how iptables-nft 1.8.9 runs the words of a tcp or
+// udp match otherwise than iptables documents ("" when it does not).
+func refDeviation(words []string) string {
+	switch full, two := portWords(words); {
+	case noFlags(words):
+		return "iptables-nft leaves out a --tcp-flags test of mask NONE: it matches every packet"
+	case full:
+		return "iptables-nft leaves out an inverted 0:65535 port range: it matches every packet"
+	case two:
+		return "iptables-nft compares both inverted ports as one: it matches unless both are equal"
+	}
+	return ""
 }
 
 // noFlags tells whether the words hold a --tcp-flags test of mask NONE

@@ -74,7 +74,14 @@ func TestGeneratedPacketsDiff(t *testing.T) {
 				}
 				c.Packets = keep
 			}
-			compareGenPackets(t, sides, c, loadGenRules(t, sides, c.Rules))
+			rules := loadGenRules(t, sides, c.Rules)
+			if c.Lead != [2]int{} {
+				sides[1].attachXDP(t, dir)
+			}
+			compareGenPackets(t, sides, c, rules)
+			if c.Lead != [2]int{} {
+				t.Logf("%s", mustRun(t, sides[1].p.server, filepath.Join(dir, "xdptables"), "xdp", "status"))
+			}
 		})
 	}
 }
@@ -140,6 +147,14 @@ func (s *genSide) setup(t *testing.T, seed uint64) {
 		copy(s.to.Addr[:], dstMAC)
 	})
 	t.Cleanup(func() { unix.Close(s.fd) })
+}
+
+// attachXDP puts xdptables' fast path on the server's interface.
+func (s *genSide) attachXDP(t *testing.T, dir string) {
+	xdpPins(t)
+	xt := filepath.Join(dir, "xdptables")
+	mustRun(t, s.p.server, xt, "xdp", "attach", GenDev, "--mode", "native")
+	t.Cleanup(func() { s.p.server.Run("", xt, "xdp", "detach", GenDev) })
 }
 
 // restore loads the rules of one family (all of them, as -A lines
@@ -288,10 +303,18 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 		}
 		return genCount{^uint64(0), ^uint64(0)}
 	}
+	// the leading verdict rules of raw PREROUTING that were loaded
+	var lead [2]int
+	for i, r := range rules {
+		if r.Table == "raw" && where[i].i == lead[b2i(r.V6)] && (strings.HasSuffix(r.Spec, " DROP") || strings.HasSuffix(r.Spec, " ACCEPT")) {
+			lead[b2i(r.V6)]++
+		}
+	}
 	errs, skipped, dropped := 0, 0, 0
-	icmpRules := false
+	icmpRules, leadL4 := false, false
 	for _, r := range rules {
 		icmpRules = icmpRules || !r.V6 && strings.Contains(r.Spec, "--icmp-type")
+		leadL4 = leadL4 || !r.V6 && r.ReadsL4 && (strings.HasSuffix(r.Spec, " DROP") || strings.HasSuffix(r.Spec, " ACCEPT"))
 	}
 	tainted := make([]bool, len(rules)) // counted differently before
 	deviates := map[string]int{}
@@ -306,10 +329,15 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 			s.send(t, pk)
 		}
 		for i, s := range sides {
-			// the first rule of raw PREROUTING counts every packet
+			// every packet meets a leading verdict rule of raw
+			// PREROUTING or the rule that counts every packet
 			for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 				now[i] = s.counters(t, pk.V6)
-				if get(now[i], at{"raw/PREROUTING", 0}).pkts-get(last[i][fam], at{"raw/PREROUTING", 0}).pkts >= want {
+				seen := uint64(0)
+				for j := 0; j <= lead[fam]; j++ {
+					seen += get(now[i], at{"raw/PREROUTING", j}).pkts - get(last[i][fam], at{"raw/PREROUTING", j}).pkts
+				}
+				if seen >= want {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -322,15 +350,22 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 		// its 8-byte header, xdptables' native test passes it over
 		// (docs/extensions.md): such a packet is not compared, and nth
 		// counts may differ from then on
+		// A non-first IPv4 fragment that a leading verdict rule with a
+		// transport test may drop on the reference only (see above) is
+		// not compared either.
 		shortICMP := !pk.V6 && pk.ShortICMP && icmpRules
 		if shortICMP {
 			dropped++
+		}
+		leadFrag := !pk.V6 && pk.NonFirst && !c.Conntrack[0] && leadL4
+		if leadFrag {
+			skipped++
 		}
 		for ri, r := range rules {
 			if r.V6 != pk.V6 {
 				continue
 			}
-			if shortICMP {
+			if shortICMP || leadFrag {
 				tainted[ri] = true
 				continue
 			}
@@ -380,7 +415,11 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 	}
 	for fam, n := range sent {
 		for i, s := range sides {
-			if got := get(last[i][fam], at{"raw/PREROUTING", 0}).pkts; n > 0 && got == 0 {
+			got := uint64(0)
+			for j := 0; j <= lead[fam]; j++ {
+				got += get(last[i][fam], at{"raw/PREROUTING", j}).pkts
+			}
+			if n > 0 && got == 0 {
 				t.Errorf("%s: none of the %d packets of family %d reached the raw table", s.label, n, 4+2*fam)
 			}
 		}
