@@ -151,17 +151,25 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 			c.Rules = append(c.Rules, r)
 		}
 	}
-	for _, r := range c.Rules {
-		if strings.Contains(r.Spec, "-m conntrack") || strings.Contains(r.Spec, "-m state") {
-			c.Conntrack[b2i(r.V6)] = true
-		}
-	}
+	c.Conntrack = GenConntrack(c.Rules)
 	for i := 0; i < nPackets; i++ {
 		g.fragID = uint32(seed)*7919 + uint32(i)
 		v6 := g.chance(0.4)
 		c.Packets = append(c.Packets, g.packet(v6, c.Conntrack[b2i(v6)]))
 	}
 	return c
+}
+
+// GenConntrack tells, by family, whether rules use conntrack (and so
+// the kernel reassembles fragments before the raw table).
+func GenConntrack(rules []GenRule) [2]bool {
+	var ct [2]bool
+	for _, r := range rules {
+		if strings.Contains(r.Spec, "-m conntrack") || strings.Contains(r.Spec, "-m state") {
+			ct[b2i(r.V6)] = true
+		}
+	}
+	return ct
 }
 
 func b2i(b bool) int {

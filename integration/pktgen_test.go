@@ -75,6 +75,7 @@ func TestGeneratedPacketsDiff(t *testing.T) {
 				c.Packets = keep
 			}
 			rules := loadGenRules(t, sides, c.Rules)
+			c.Conntrack = GenConntrack(rules) // of the rules loaded
 			if c.Lead != [2]int{} {
 				sides[1].attachXDP(t, dir)
 			}
