@@ -36,7 +36,7 @@ import (
 // header when an --icmp-type rule may drop them (xt icmp does).
 func TestGeneratedPacketsDiff(t *testing.T) {
 	pktTools(t)
-	seeds := []uint64{1, 2, 3}
+	seeds := []uint64{1, 2, 3, 4, 5, 6}
 	if s := os.Getenv("XDPT_PKTGEN_SEED"); s != "" {
 		seeds = nil
 		for _, f := range strings.Split(s, ",") {
@@ -47,7 +47,7 @@ func TestGeneratedPacketsDiff(t *testing.T) {
 			seeds = append(seeds, v)
 		}
 	}
-	n, m := envInt(t, "XDPT_PKTGEN_N", 30), envInt(t, "XDPT_PKTGEN_M", 40)
+	n, m := envInt(t, "XDPT_PKTGEN_N", 40), envInt(t, "XDPT_PKTGEN_M", 80)
 	dir := LinkDir(t)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -332,7 +332,7 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 		for i, s := range sides {
 			// every packet meets a leading verdict rule of raw
 			// PREROUTING or the rule that counts every packet
-			for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 				now[i] = s.counters(t, pk.V6)
 				seen := uint64(0)
 				for j := 0; j <= lead[fam]; j++ {
