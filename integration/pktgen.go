@@ -52,9 +52,10 @@ type GenPacket struct {
 	// frames are all the fragments of the datagram (a reassembler makes
 	// one packet of them), not a lone piece.
 	NonFirst, Whole bool
-	// ShortICMP: an ICMP packet too short for an 8-byte ICMP header.
-	ShortICMP bool
-	Desc      string
+	// Short is the protocol (ICMP, ESP) of a packet too short for the
+	// 8-byte header that the protocol's xtables match reads, 0 if none.
+	Short byte
+	Desc  string
 }
 
 // GenCase is a generated ruleset with the packets to send through it.
@@ -225,10 +226,10 @@ func (g *gen) verdictRule(v6 bool) GenRule {
 	words := []string{g.one("-s ", "-d ") + a}
 	proto := g.one("tcp", "udp", "", "")
 	if proto != "" {
-		w, _ := g.protoMatch(v6, proto)
+		w, l4 := g.protoMatch(v6, proto)
 		words = append(words, "-p "+proto)
 		words = append(words, w...)
-		r.ReadsL4 = true
+		r.ReadsL4 = l4
 	}
 	for n := g.pick(3); n > 0; n-- {
 		var w []string
@@ -276,9 +277,9 @@ func (g *gen) rule(v6 bool) GenRule {
 	proto := ""
 	if g.chance(0.6) {
 		if v6 {
-			proto = g.one("tcp", "udp", "sctp", "ipv6-icmp", "tcp", "udp")
+			proto = g.one("tcp", "udp", "sctp", "ipv6-icmp", "tcp", "udp", "esp")
 		} else {
-			proto = g.one("tcp", "udp", "sctp", "icmp", "tcp", "udp")
+			proto = g.one("tcp", "udp", "sctp", "icmp", "tcp", "udp", "esp", "ah")
 		}
 	}
 	n := 1 + g.pick(3)
@@ -447,7 +448,7 @@ func (g *gen) protoMatch(v6 bool, proto string) ([]string, bool) {
 					ps = append(ps, fmt.Sprint(a))
 				}
 			}
-			return []string{"-m multiport " + g.not() + g.one("--sports", "--dports", "--ports") + " " + strings.Join(ps, ",")}, true
+			return []string{"-m multiport " + g.not() + g.one("--sports", "--dports", "--ports") + " " + strings.Join(ps, ",")}, false
 		}
 		for _, opt := range []string{"--sport", "--dport"} {
 			if g.chance(0.4) {
@@ -474,15 +475,37 @@ func (g *gen) protoMatch(v6 bool, proto string) ([]string, bool) {
 		if len(w) == 0 {
 			w = append(w, g.portMatch(g.one("--sport", "--dport")))
 		}
-		return w, true
+		return w, proto != "sctp" && refNativeL4(w)
 	case "icmp":
 		return []string{g.not() + "--icmp-type " + g.one("echo-request", "echo-reply", "8", "0/0", "3", "3/3", "port-unreachable",
-			"host-unreachable", "time-exceeded", "11/1", "redirect", "timestamp-request", "any", "65", "parameter-problem")}, true
+			"host-unreachable", "time-exceeded", "11/1", "redirect", "timestamp-request", "any", "65", "parameter-problem")}, false
 	case "ipv6-icmp":
 		return []string{g.not() + "--icmpv6-type " + g.one("echo-request", "echo-reply", "128", "129/0", "1", "1/3", "port-unreachable",
-			"destination-unreachable", "packet-too-big", "time-exceeded", "3/1", "parameter-problem", "neighbour-solicitation", "143")}, true
+			"destination-unreachable", "packet-too-big", "time-exceeded", "3/1", "parameter-problem", "neighbour-solicitation", "143")}, false
+	case "esp", "ah":
+		return []string{"-m " + proto + " " + g.not() + "--" + proto + "spi " + g.one("5", "7", "5:100", "256:4294967295", "0x2000", "0:6")}, false
 	}
 	return nil, false
+}
+
+// refNativeL4 tells whether iptables-nft 1.8.9 loads the words of a tcp
+// or udp match as native transport payload tests, which read a
+// non-first IPv4 fragment's data as the header (it sends xt_tcp/xt_udp,
+// which skip fragments, with --tcp-option or with nothing to test).
+func refNativeL4(words []string) bool {
+	native := false
+	for _, w := range words {
+		f := strings.Fields(strings.TrimPrefix(w, "! "))
+		switch {
+		case f[0] == "--tcp-option":
+			return false
+		case f[0] == "--syn", f[0] == "--tcp-flags" && f[1] != "NONE":
+			native = true
+		case (f[0] == "--sport" || f[0] == "--dport") && f[1] != "0:" && f[1] != ":65535" && f[1] != "0:65535":
+			native = true
+		}
+	}
+	return native
 }
 
 // genericMatch is a match that any packet of the family can meet, with
@@ -678,12 +701,14 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 		}
 	}
 	proto, l4, desc := g.transport(v6)
-	if g.chance(0.06) && (proto == 6 || proto == 17 || proto == 1 || proto == 58) {
+	if g.chance(0.06) && (proto == 6 || proto == 17 || proto == 1 || proto == 58 || proto == 50) {
 		// a transport header cut short (xtables matches drop such a
 		// packet, native tests read what is there)
 		l4 = l4[:g.between(2, 7)]
 		desc += fmt.Sprintf(" cut to %d bytes", len(l4))
-		p.ShortICMP = proto == 1
+		if proto == 1 || proto == 50 {
+			p.Short = proto
+		}
 	}
 	p.Desc = fmt.Sprintf("%s %s>%s %s", map[bool]string{false: "ip", true: "ip6"}[v6], src, dst, desc)
 	if v6 {
@@ -785,7 +810,21 @@ func (g *gen) transport(v6 bool) (byte, []byte, string) {
 		h := []byte{ty, code, 0, 0, 0x12, 0x34, 0, byte(g.pick(256))}
 		return map[bool]byte{false: 1, true: 58}[v6], append(h, g.payload()...), fmt.Sprintf("icmp %d/%d", ty, code)
 	}
-	pr := g.byteOf(47, 50, 253)
+	spi := [...]uint32{5, 7, 100, 256, 0x2000}[g.pick(5)]
+	switch g.pick(4) {
+	case 0, 1: // ESP: SPI, sequence number, data
+		h := binary.BigEndian.AppendUint32(nil, spi)
+		h = binary.BigEndian.AppendUint32(h, 1)
+		return 50, append(h, g.payload()...), fmt.Sprintf("esp spi %d", spi)
+	case 2:
+		if !v6 { // AH of 24 bytes (an extension header in IPv6)
+			h := []byte{59, 4, 0, 0}
+			h = binary.BigEndian.AppendUint32(h, spi)
+			h = append(binary.BigEndian.AppendUint32(h, 1), make([]byte, 12)...)
+			return 51, append(h, g.payload()...), fmt.Sprintf("ah spi %d", spi)
+		}
+	}
+	pr := g.byteOf(47, 253)
 	return pr, g.payload(), fmt.Sprintf("proto %d", pr)
 }
 
