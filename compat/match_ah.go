@@ -111,7 +111,7 @@ func (m *AHMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		if r := ctx.Rule; r == nil || !r.ProtoSet || r.ProtoInv || r.Proto != 51 {
 			return []expr.Any{compatMatch("ah", 0, spiBlob(m.SPI))}, nil
 		}
-		return spiExprs(4, m.SPI), nil
+		return spiExprs(ctx.Rule, 4, m.SPI), nil
 	}
 	x := &xtBlob{}
 	x.u32(m.SPI.Min)

@@ -100,14 +100,20 @@ func (m *ESPMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	m.SPI.list(b, " ")
 }
 
-// spiExprs loads the 32-bit SPI at transport offset off and tests r. A
-// full uninverted range still loads, so that the rule, like xt_esp and
-// xt_ah, does not match non-first fragments or truncated headers.
-func spiExprs(off uint32, r SPIRange) []expr.Any {
-	if r.full() && !r.Invert {
-		return []expr.Any{thLoad(off, 4)}
+// spiExprs tests r against the 32-bit SPI at transport offset off of an
+// IPv4 rule's packet, behind the first-fragment test (see
+// firstFragmentExprs: xt_esp and xt_ah skip non-first fragments, whose
+// data nft's transport payload would read as the SPI). A full
+// uninverted range still loads, so that the rule, like xt_esp and
+// xt_ah, does not match a packet too short for the SPI (which they
+// drop, as they drop one too short for the whole header: 8 bytes for
+// ESP, 12 for AH).
+func spiExprs(r *Rule, off uint32, spi SPIRange) []expr.Any {
+	out := append(firstFragmentExprs(r), thLoad(off, 4))
+	if spi.full() && !spi.Invert {
+		return out
 	}
-	return []expr.Any{thLoad(off, 4), rangeReg(r.Invert, be32(r.Min), be32(r.Max))}
+	return append(out, rangeReg(spi.Invert, be32(spi.Min), be32(spi.Max)))
 }
 
 // spiBlob is struct xt_esp / ipt_ah: spis[2], invflags.
@@ -123,12 +129,14 @@ func spiBlob(r SPIRange) *xtBlob {
 	return x
 }
 
-// NftExprs tests the SPI at th+0. xt_esp is only accepted by the kernel
-// after "-p esp"; without it the xtables match is sent so that the
-// kernel refuses the rule as it does for iptables-nft.
+// NftExprs tests the SPI at th+0 of IPv4 packets. xt_esp is only
+// accepted by the kernel after "-p esp"; without it the xtables match
+// is sent so that the kernel refuses the rule as it does for
+// iptables-nft. IPv6 rules keep xt_esp too: it skips non-first
+// fragments, which nft cannot tell in one rule.
 func (m *ESPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if r := ctx.Rule; r == nil || !r.ProtoSet || r.ProtoInv || r.Proto != 50 {
+	if r := ctx.Rule; r == nil || !r.ProtoSet || r.ProtoInv || r.Proto != 50 || ctx.Family == IPv6 {
 		return []expr.Any{compatMatch("esp", 0, spiBlob(m.SPI))}, nil
 	}
-	return spiExprs(0, m.SPI), nil
+	return spiExprs(ctx.Rule, 0, m.SPI), nil
 }

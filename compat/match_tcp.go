@@ -205,7 +205,10 @@ func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
 		}
 		fmt.Fprintf(b, " --tcp-option %d", m.Option)
 	}
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
+	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
+	// as no test at all
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
 		if m.FlagsInv {
 			b.WriteString(" !")
 		}
@@ -224,7 +227,10 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 		}
 		fmt.Fprintf(b, " option=%s%d", inv, m.Option)
 	}
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
+	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
+	// as no test at all
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
 		b.WriteString(" flags:")
 		if m.FlagsInv {
 			b.WriteByte('!')
@@ -247,14 +253,19 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 // are truncated), which nft's `tcp option` does not do the same way:
 // with it the whole match is the xtables tcp match (struct xt_tcp,
 // revision 0), as iptables-nft sends it; xt_tcp skips fragments itself.
+// So is a match with nothing to test (iptables-nft sends those as xt_tcp
+// too, which the kernel refuses without -p tcp): xt_tcp still skips the
+// non-first fragments, IPv6 ones too, which nft cannot tell in one rule,
+// and drops a packet too short for a TCP header.
 func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if m.HasOption || m.allZero() && (ctx.Rule.Proto != 6 || ctx.Rule.ProtoInv) {
-		// a match with nothing to test stays xt_tcp in iptables-nft,
-		// which the kernel refuses without -p tcp
+	if m.HasOption || m.allZero() {
 		return []expr.Any{m.xtTCP()}, nil
 	}
 	out := firstFragmentExprs(ctx.Rule)
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
+	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
+	// as no test at all
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
 		op := expr.CmpOpEq
 		if m.FlagsInv {
 			op = expr.CmpOpNeq

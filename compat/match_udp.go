@@ -90,9 +90,11 @@ func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 // never matches a non-first IPv4 fragment; see firstFragmentExprs), then
 // source and destination ports.
 func (m *UDPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if m.Src == AnyPorts && m.Dst == AnyPorts && (ctx.Rule.Proto != 17 || ctx.Rule.ProtoInv) {
-		// a match with nothing to test stays xt_udp in iptables-nft,
-		// which the kernel refuses without -p udp
+	if m.Src == AnyPorts && m.Dst == AnyPorts {
+		// a match with nothing to test stays xt_udp in iptables-nft
+		// (which the kernel refuses without -p udp): xt_udp still skips
+		// the non-first fragments, IPv6 ones too, which nft cannot tell
+		// in one rule, and drops a packet too short for a UDP header
 		x := &xtBlob{}
 		x.u16(0)
 		x.u16(0xffff)

@@ -12,9 +12,11 @@ var ErrNoNative = errors.New("no native nftables translation")
 
 // PortExprs loads the 16-bit port at transport offset off and compares
 // it with r: "cmp eq" for a single port, "cmp lte" for a range from 0,
-// "range" otherwise; negation flips the operator. Any port: nothing.
+// "range" otherwise; negation flips the operator. Any port: nothing;
+// not any port (! 0:65535, which no packet meets, as in xt_tcp/xt_udp):
+// "range neq 0 65535".
 func PortExprs(off uint32, r PortRange) []expr.Any {
-	if r.Min == 0 && r.Max == 0xffff {
+	if r.IsAny() {
 		return nil
 	}
 	load := &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: off, Len: 2}

@@ -179,20 +179,6 @@ func sendTCPOpts(t *testing.T, ns *netns.NS, sport int, c tcpoptCase) bool {
 	return sent
 }
 
-func inetChecksum(b []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	if len(b)%2 == 1 {
-		sum += uint32(b[len(b)-1]) << 8
-	}
-	for sum>>16 != 0 {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
-}
-
 // tcpRawReceiver opens a raw TCP socket in ns, which gets a copy of every
 // TCP segment the server receives; the returned function gives the TCP
 // header and data of the segment from sport as hex ("none" after a short

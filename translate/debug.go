@@ -36,6 +36,8 @@ func Debug(es []expr.Any) string {
 			}
 		case *expr.Objref:
 			fmt.Fprintf(&b, "objref type %d name %s", x.Type, x.Name)
+		case *expr.Match:
+			fmt.Fprintf(&b, "match name %s rev %d", x.Name, x.Rev)
 		case *expr.Counter:
 			fmt.Fprintf(&b, "counter pkts %d bytes %d", x.Packets, x.Bytes)
 		case *expr.Verdict:
