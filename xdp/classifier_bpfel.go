@@ -100,9 +100,11 @@ const (
 	classifierProgXdptablesFastSet   = "xdptables_fast_set"
 	classifierProgXdptablesFastSplit = "xdptables_fast_split"
 	classifierProgXdptablesFastSrc   = "xdptables_fast_src"
+	classifierVarAny6                = "any6"
 	classifierVarDir4                = "dir4"
 	classifierVarDst4Dir             = "dst4_dir"
 	classifierVarDst4Slots           = "dst4_slots"
+	classifierVarDst6Tab             = "dst6_tab"
 	classifierVarFamCls              = "fam_cls"
 	classifierVarFams                = "fams"
 	classifierVarFastMac             = "fast_mac"
@@ -113,10 +115,14 @@ const (
 	classifierVarFoldDst             = "fold_dst"
 	classifierVarFoldSlots           = "fold_slots"
 	classifierVarFoldTab             = "fold_tab"
+	classifierVarHash6               = "hash6"
 	classifierVarIftab               = "iftab"
+	classifierVarLens6               = "lens6"
+	classifierVarMask6               = "mask6"
 	classifierVarMore                = "more"
 	classifierVarNeedL4              = "need_l4"
 	classifierVarNiftab              = "niftab"
+	classifierVarNlens6              = "nlens6"
 	classifierVarNsets               = "nsets"
 	classifierVarNsummary            = "nsummary"
 	classifierVarNvec                = "nvec"
@@ -134,6 +140,9 @@ const (
 	classifierVarSingle              = "single"
 	classifierVarSrc4Dir             = "src4_dir"
 	classifierVarSrc4Slots           = "src4_slots"
+	classifierVarSrc6Tab             = "src6_tab"
+	classifierVarTab6Bits            = "tab6_bits"
+	classifierVarTab6Words           = "tab6_words"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -218,9 +227,11 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
+	Any6       *ebpf.VariableSpec `ebpf:"any6"`
 	Dir4       *ebpf.VariableSpec `ebpf:"dir4"`
 	Dst4Dir    *ebpf.VariableSpec `ebpf:"dst4_dir"`
 	Dst4Slots  *ebpf.VariableSpec `ebpf:"dst4_slots"`
+	Dst6Tab    *ebpf.VariableSpec `ebpf:"dst6_tab"`
 	FamCls     *ebpf.VariableSpec `ebpf:"fam_cls"`
 	Fams       *ebpf.VariableSpec `ebpf:"fams"`
 	FastMac    *ebpf.VariableSpec `ebpf:"fast_mac"`
@@ -231,10 +242,14 @@ type classifierVariableSpecs struct {
 	FoldDst    *ebpf.VariableSpec `ebpf:"fold_dst"`
 	FoldSlots  *ebpf.VariableSpec `ebpf:"fold_slots"`
 	FoldTab    *ebpf.VariableSpec `ebpf:"fold_tab"`
+	Hash6      *ebpf.VariableSpec `ebpf:"hash6"`
 	Iftab      *ebpf.VariableSpec `ebpf:"iftab"`
+	Lens6      *ebpf.VariableSpec `ebpf:"lens6"`
+	Mask6      *ebpf.VariableSpec `ebpf:"mask6"`
 	More       *ebpf.VariableSpec `ebpf:"more"`
 	NeedL4     *ebpf.VariableSpec `ebpf:"need_l4"`
 	Niftab     *ebpf.VariableSpec `ebpf:"niftab"`
+	Nlens6     *ebpf.VariableSpec `ebpf:"nlens6"`
 	Nsets      *ebpf.VariableSpec `ebpf:"nsets"`
 	Nsummary   *ebpf.VariableSpec `ebpf:"nsummary"`
 	Nvec       *ebpf.VariableSpec `ebpf:"nvec"`
@@ -252,6 +267,9 @@ type classifierVariableSpecs struct {
 	Single     *ebpf.VariableSpec `ebpf:"single"`
 	Src4Dir    *ebpf.VariableSpec `ebpf:"src4_dir"`
 	Src4Slots  *ebpf.VariableSpec `ebpf:"src4_slots"`
+	Src6Tab    *ebpf.VariableSpec `ebpf:"src6_tab"`
+	Tab6Bits   *ebpf.VariableSpec `ebpf:"tab6_bits"`
+	Tab6Words  *ebpf.VariableSpec `ebpf:"tab6_words"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -319,9 +337,11 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
+	Any6       *ebpf.Variable `ebpf:"any6"`
 	Dir4       *ebpf.Variable `ebpf:"dir4"`
 	Dst4Dir    *ebpf.Variable `ebpf:"dst4_dir"`
 	Dst4Slots  *ebpf.Variable `ebpf:"dst4_slots"`
+	Dst6Tab    *ebpf.Variable `ebpf:"dst6_tab"`
 	FamCls     *ebpf.Variable `ebpf:"fam_cls"`
 	Fams       *ebpf.Variable `ebpf:"fams"`
 	FastMac    *ebpf.Variable `ebpf:"fast_mac"`
@@ -332,10 +352,14 @@ type classifierVariables struct {
 	FoldDst    *ebpf.Variable `ebpf:"fold_dst"`
 	FoldSlots  *ebpf.Variable `ebpf:"fold_slots"`
 	FoldTab    *ebpf.Variable `ebpf:"fold_tab"`
+	Hash6      *ebpf.Variable `ebpf:"hash6"`
 	Iftab      *ebpf.Variable `ebpf:"iftab"`
+	Lens6      *ebpf.Variable `ebpf:"lens6"`
+	Mask6      *ebpf.Variable `ebpf:"mask6"`
 	More       *ebpf.Variable `ebpf:"more"`
 	NeedL4     *ebpf.Variable `ebpf:"need_l4"`
 	Niftab     *ebpf.Variable `ebpf:"niftab"`
+	Nlens6     *ebpf.Variable `ebpf:"nlens6"`
 	Nsets      *ebpf.Variable `ebpf:"nsets"`
 	Nsummary   *ebpf.Variable `ebpf:"nsummary"`
 	Nvec       *ebpf.Variable `ebpf:"nvec"`
@@ -353,6 +377,9 @@ type classifierVariables struct {
 	Single     *ebpf.Variable `ebpf:"single"`
 	Src4Dir    *ebpf.Variable `ebpf:"src4_dir"`
 	Src4Slots  *ebpf.Variable `ebpf:"src4_slots"`
+	Src6Tab    *ebpf.Variable `ebpf:"src6_tab"`
+	Tab6Bits   *ebpf.Variable `ebpf:"tab6_bits"`
+	Tab6Words  *ebpf.Variable `ebpf:"tab6_words"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.

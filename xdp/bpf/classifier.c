@@ -213,6 +213,110 @@ static __always_inline __u32 *dir_table(__u32 *t)
 }
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
+
+/* Per-prefix-length hash tables (xdp/lenhash.go): the prefixes of an
+ * IPv6 address field or of a mirrored set, each under its address
+ * masked to its length and a key word: the length, and for sets with
+ * ports the protocol and port above it. The program looks the address
+ * up at each length in use, longest first: the first hit is the longest
+ * stored prefix holding it, as a trie lookup gives, for a few
+ * multiplications and compares per length where the trie walks up to a
+ * node per bit.
+ *
+ * A table is an array of 64-bit words read in place (as src4_dir):
+ * 2^bits buckets of HWAYS entries of HENT words (the address as two
+ * words read from the packet, then the key word in the low half and the
+ * value in the high half of the third; key word 0: empty), from word
+ * base. A key is in one of its two buckets (hkey_buckets). */
+#define MAX_LENS 8
+#define HWAYS 4
+#define HENT 3
+#define HBUCKET (HWAYS * HENT)
+#define HMIX1 0x9e3779b97f4a7c15ULL
+#define HMIX2 0xbf58476d1ce4e5b9ULL
+#define HMIX3 0x94d049bb133111ebULL
+
+static __always_inline __u64 hkey_hash(__u64 a0, __u64 a1, __u32 kw)
+{
+	__u64 h = a0 * HMIX1 + a1;
+
+	h ^= h >> 32;
+	h = (h + kw) * HMIX2;
+	return h ^ (h >> 29);
+}
+
+/* Whether bucket b (a word index) of table t of n words holds the key;
+ * its value to *val. */
+static __always_inline int hbucket_find(__u64 *t, __u64 n, __u64 b, __u64 a0, __u64 a1, __u32 kw,
+					__u32 *val)
+{
+	__u64 *p;
+
+	if (b + HBUCKET > n)
+		return 0;
+	p = t + b;
+#pragma unroll
+	for (int j = 0; j < HWAYS; j++) {
+		if (p[j * HENT] == a0 && p[j * HENT + 1] == a1 && (__u32)p[j * HENT + 2] == kw) {
+			*val = p[j * HENT + 2] >> 32;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether the table t of n words, 2^bits buckets from word base, holds
+ * the key; its value to *val. */
+static __always_inline int htab_find(__u64 *t, __u64 n, __u64 base, __u32 bits, __u64 a0, __u64 a1,
+				     __u32 kw, __u32 *val)
+{
+	__u64 h = hkey_hash(a0, a1, kw), sh = (64 - bits) & 63;
+
+	return hbucket_find(t, n, base + (h >> sh) * HBUCKET, a0, a1, kw, val) ||
+	       hbucket_find(t, n, base + ((h * HMIX3) >> sh) * HBUCKET, a0, a1, kw, val);
+}
+
+/* IPv6 address fields as such tables: hash6 bit 0 for src6_tab, bit 1
+ * for dst6_tab (otherwise the field's trie, when it has more than
+ * MAX_LENS prefix lengths). Per field: tab6_words words, 2^tab6_bits
+ * buckets, nlens6 lengths, longest first, with their masks as the
+ * packet's address reads them, and any6 the class of ::/0, the answer
+ * when no length holds the address. */
+volatile const __u32 hash6 = 0;
+volatile const __u32 tab6_words[2];
+volatile const __u32 tab6_bits[2];
+volatile const __u32 nlens6[2];
+volatile const __u32 lens6[2][MAX_LENS];
+volatile const __u64 mask6[2][MAX_LENS][2];
+volatile const __u32 any6[2];
+__u64 src6_tab[1] SEC(".data.src6_tab");
+__u64 dst6_tab[1] SEC(".data.dst6_tab");
+
+static __always_inline __u64 *htable(__u64 *t)
+{
+	asm volatile("" : "+r"(t));
+	return t;
+}
+
+/* The class of IPv6 address addr in the table of field f (0 src, 1 dst). */
+static __always_inline __u32 addr6_class(int f, __u64 *t, void *addr)
+{
+	__u64 a0, a1;
+	__u32 v;
+
+	__builtin_memcpy(&a0, addr, 8);
+	__builtin_memcpy(&a1, addr + 8, 8);
+#pragma unroll
+	for (int i = 0; i < MAX_LENS; i++) {
+		if (i >= nlens6[f])
+			break;
+		if (htab_find(t, tab6_words[f], 0, tab6_bits[f], a0 & mask6[f][i][0], a1 & mask6[f][i][1],
+			      lens6[f][i], &v))
+			return v;
+	}
+	return any6[f];
+}
+
 /* Ports and lengths: value -> class, one entry per 16-bit value (an
  * array lookup, where an LPM trie of the value ranges walks up to 17
  * nodes); index 65536 is for packets without ports. The loader sizes
@@ -829,7 +933,11 @@ int xdptables_classify(struct xdp_md *ctx)
 		daddr = &ip6->daddr;
 		protokey = ip6->nexthdr;
 		l4 = ip6 + 1;
-		if (fields & F_SRC) {
+		if ((fields & F_SRC) && (hash6 & 1)) {
+			__u32 cls = addr6_class(0, htable(src6_tab), saddr);
+
+			PUSH(vec_of(&sc, &cls));
+		} else if (fields & F_SRC) {
 			struct lpm6 k = {.prefixlen = 128};
 			__u32 *c;
 
@@ -837,7 +945,11 @@ int xdptables_classify(struct xdp_md *ctx)
 			c = bpf_map_lookup_elem(&src6, &k);
 			PUSH(vec_of(&sc, c));
 		}
-		if (fields & F_DST) {
+		if ((fields & F_DST) && (hash6 & 2)) {
+			__u32 cls = addr6_class(1, htable(dst6_tab), daddr);
+
+			PUSH(vec_of(&sc, &cls));
+		} else if (fields & F_DST) {
 			struct lpm6 k = {.prefixlen = 128};
 			__u32 *c;
 
@@ -977,7 +1089,8 @@ int xdptables_classify(struct xdp_md *ctx)
 }
 
 /* When one address field alone decides the run (single, no other field
- * or lookup), its IPv4 side is a table and one interface is attached,
+ * or lookup), its IPv4 side (if it has rules) is a table and one
+ * interface is attached,
  * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
  * xdptables_classify; when one lookup of a set mirrored as a table does
  * (IPv4 rules only), xdptables_fast_set (xdptables_fast_split for a
@@ -1126,20 +1239,27 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int src)
 {
 	struct lpm6 k = {.prefixlen = 128};
-	__u32 *c;
+	__u32 *c, v;
 
 	if (!v6_ok(ip6, end))
 		return XDP_PASS;
-	if (src) {
-		__builtin_memcpy(k.addr, &ip6->saddr, 16);
-		c = bpf_map_lookup_elem(&src6, &k);
+	if (src && (hash6 & 1)) {
+		v = addr6_class(0, htable(src6_tab), &ip6->saddr);
+	} else if (!src && (hash6 & 2)) {
+		v = addr6_class(1, htable(dst6_tab), &ip6->daddr);
 	} else {
-		__builtin_memcpy(k.addr, &ip6->daddr, 16);
-		c = bpf_map_lookup_elem(&dst6, &k);
+		if (src) {
+			__builtin_memcpy(k.addr, &ip6->saddr, 16);
+			c = bpf_map_lookup_elem(&src6, &k);
+		} else {
+			__builtin_memcpy(k.addr, &ip6->daddr, 16);
+			c = bpf_map_lookup_elem(&dst6, &k);
+		}
+		if (!c)
+			return XDP_PASS;
+		v = *c;
 	}
-	if (!c)
-		return XDP_PASS;
-	return single_verdict(*c, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
+	return single_verdict(v, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
 }
 
 static __always_inline int fast_path(struct xdp_md *ctx, int kind)
@@ -1158,9 +1278,10 @@ static __always_inline int fast_path(struct xdp_md *ctx, int kind)
 	if (!(dst & 1) && dst << 16 != fast_mac)
 		return XDP_PASS;
 	proto = ((__u32 *)data)[3];
-	if ((proto & 0xffffff) == ETH_IP_IHL5)
+	/* (an ip6tables run of one address field has no IPv4 side) */
+	if ((fams & 1) && (proto & 0xffffff) == ETH_IP_IHL5)
 		return fast_v4(ip, end, 5, kind);
-	if ((proto & 0xffff) == ETH_IP_WORD) {
+	if ((fams & 1) && (proto & 0xffff) == ETH_IP_WORD) {
 		if (ip->version != 4 || ip->ihl < 5)
 			return XDP_PASS;
 		return fast_v4(ip, end, ip->ihl, kind);
