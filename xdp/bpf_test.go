@@ -348,10 +348,11 @@ func TestClassifierDifferentialTrie(t *testing.T) {
 }
 
 // withTrie makes the sets of test t keep their tries when over budget
-// (not split).
+// (not split) or not IPv4 address-only sets without timeouts (no
+// per-length table).
 func withTrie(t testing.TB) {
-	splitSets = false
-	t.Cleanup(func() { splitSets = true })
+	splitSets, lenSets = false, false
+	t.Cleanup(func() { splitSets, lenSets = true, true })
 }
 
 // withDirBudget sets the chunk budget of the address fields' and sets'

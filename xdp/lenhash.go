@@ -2,8 +2,17 @@ package xdp
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 	"sort"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/xdptables/xdptables/ipset"
 )
 
 // Per-prefix-length hash tables (bpf/classifier.c htab_find): the
@@ -249,3 +258,181 @@ func buildFieldTable(ps []PrefixClass) *fieldTable {
 // fieldLens bounds the lengths of an IPv6 address field's table (tests
 // lower it to exercise the trie).
 var fieldLens = maxLens
+
+// A mirrored set that is not an IPv4 address-only set without timeouts
+// (dirSet), or whose table and split are over budget, is a per-length
+// table with a header: the map (named setLenName, one memory-mappable
+// value) holds setHead words (bits, the number of lengths, the lengths
+// longest first), then the buckets. An entry's key word is its length |
+// protocol << 8 | port << 16, its value 1 (match) or 0 (nomatch) | the
+// expiry << 1 in units of 2^expShift ns (0: none).
+const (
+	setLenName = "xdpt_setlen"
+	setHead    = 16
+)
+
+// lenSet is where a set's per-length table is: bits 0 when the map is
+// not one.
+type lenSet struct {
+	bits uint32
+	lens []uint32
+}
+
+// setEntry is the table entry of entry en of s, read at now.
+func setEntry(s *ipset.Set, en *ipset.Entry, now time.Duration) hentry {
+	p := entryPrefix(s, en)
+	kw := uint32(p.Bits())
+	if len(s.Type.Dims) == 2 {
+		kw |= uint32(en.Elem[1].Proto)<<8 | uint32(en.Elem[1].Port)<<16
+	}
+	val := uint32(1)
+	if en.Nomatch {
+		val = 0
+	}
+	if e := expiry(en, now); s.HasTimeout && e != 0 {
+		val |= uint32(max(e>>expShift, 1)) << 1
+	}
+	return prefixEntry(p, kw, val)
+}
+
+// newLenSetMap creates the map holding set s as a per-length table,
+// filled, with room for half as many entries again; nil when s has more
+// than maxLens prefix lengths (or a /0) or the table would be too large.
+func newLenSetMap(s *ipset.Set) (*ebpf.Map, error) {
+	pfx := make([]netip.Prefix, len(s.Entries))
+	now := monotime()
+	es := make([]hentry, len(s.Entries))
+	for i, en := range s.Entries {
+		pfx[i] = entryPrefix(s, en)
+		if pfx[i].Bits() == 0 {
+			return nil, nil
+		}
+		es[i] = setEntry(s, en, now)
+	}
+	lens, ok := prefixLens(pfx, maxLens)
+	if !ok {
+		return nil, nil
+	}
+	words, bits := buildHTable(es, htBits(len(es)+len(es)/2+64))
+	if words == nil {
+		return nil, nil
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: setLenName, Type: ebpf.Array, KeySize: 4,
+		ValueSize: uint32(8 * (setHead + len(words))), MaxEntries: 1, Flags: unix.BPF_F_MMAPABLE})
+	if err != nil {
+		return nil, fmt.Errorf("xdp: creating the map of set %s: %w", s.Name, err)
+	}
+	a, err := mapTable(m)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	defer a.close()
+	head := make([]uint64, setHead)
+	head[0], head[1] = uint64(bits), uint64(len(lens))
+	for i, l := range lens {
+		head[2+i] = uint64(l)
+	}
+	for i, w := range append(head, words...) {
+		if w != 0 {
+			if err := a.put64(uint64(i), w); err != nil {
+				m.Close()
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// lenSetOf reads the header of set map m (mapped as a), when it is a
+// per-length table.
+func lenSetOf(m *ebpf.Map, a *tableArray) (lenSet, error) {
+	info, err := m.Info()
+	if err != nil {
+		return lenSet{}, fmt.Errorf("xdp: reading %s: %w", m, err)
+	}
+	if info.Name != setLenName {
+		return lenSet{}, nil
+	}
+	var w [2 + maxLens]uint64
+	for i := range w {
+		if w[i], err = a.get64(uint64(i)); err != nil {
+			return lenSet{}, err
+		}
+	}
+	bits, n := uint32(w[0]), w[1]
+	if bits == 0 || bits > maxHTBits || n > maxLens || uint64(setHead+htBucket<<bits) != a.words() {
+		return lenSet{}, fmt.Errorf("xdp: %s: not a set's per-length table", m)
+	}
+	l := lenSet{bits: bits}
+	for _, x := range w[2 : 2+n] {
+		l.lens = append(l.lens, uint32(x))
+	}
+	return l, nil
+}
+
+// lenSetUpdate writes the entries of ops of set s into its table (a,
+// with header l) in place; false when the table cannot take them (a
+// length it has no probe for, or both buckets of a key full): the set
+// is then rebuilt.
+func lenSetUpdate(a *tableArray, l lenSet, s *ipset.Set, now time.Duration, ops []setOp) bool {
+	for _, o := range ops {
+		bits := uint32(entryPrefix(s, o.en).Bits())
+		known := false
+		for _, x := range l.lens {
+			known = known || x == bits
+		}
+		if !known && !o.del {
+			return false
+		}
+	}
+	for _, o := range ops {
+		e := setEntry(s, o.en, now)
+		var err error
+		if o.del {
+			err = htDel(a, setHead, l.bits, e)
+		} else {
+			err = htPut(a, setHead, l.bits, e)
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// get64 and put64 read and write word i of a table of 64-bit words
+// atomically (packets read it meanwhile).
+func (a *tableArray) get64(i uint64) (uint64, error) {
+	if i >= a.words() {
+		return 0, fmt.Errorf("xdp: table word %d out of %d", i, a.words())
+	}
+	return atomic.LoadUint64((*uint64)(unsafe.Pointer(&a.mem[8*i]))), nil
+}
+
+func (a *tableArray) put64(i uint64, v uint64) error {
+	if i >= a.words() {
+		return fmt.Errorf("xdp: table word %d out of %d", i, a.words())
+	}
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&a.mem[8*i])), v)
+	return nil
+}
+
+func (a *tableArray) words() uint64 { return uint64(len(a.mem) / 8) }
+
+// lenSetOfMap is lenSetOf for set map m, mapped here.
+func lenSetOfMap(m *ebpf.Map) (lenSet, error) {
+	if info, err := m.Info(); err != nil || info.Name != setLenName {
+		return lenSet{}, err
+	}
+	a, err := mapTable(m)
+	if err != nil {
+		return lenSet{}, err
+	}
+	defer a.close()
+	return lenSetOf(m, a)
+}
+
+// lenSets says whether sets are mirrored as per-length tables (tests
+// turn it off to exercise the trie).
+var lenSets = true

@@ -125,11 +125,26 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		ntab = uint32(len(c.Ifaces))
 	}
-	var cfg, setSlots, hashBase, hashBits, bitmap [MaxSets]uint32
+	var cfg, setSlots, hashBase, hashBits, bitmap, setNlens [MaxSets]uint32
+	var setLens [MaxSets][maxLens]uint32
+	var setMask [MaxSets][maxLens][2]uint64
 	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
 		if m := sets[l.Set]; m != nil && m.Type() == ebpf.Array {
+			ls, err := lenSetOfMap(m)
+			if err != nil {
+				return nil, err
+			}
+			if ls.bits > 0 {
+				// a per-length table (lenhash.go)
+				cfg[i] |= setLen
+				setSlots[i], hashBits[i] = m.ValueSize()/8, ls.bits
+				setNlens[i], setMask[i] = uint32(len(ls.lens)), lenMasks(ls.lens)
+				copy(setLens[i][:], ls.lens)
+				needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
+				continue
+			}
 			cfg[i] |= setDir
 			setSlots[i] = m.ValueSize() / 4
 			h, err := setHashOf(m)
@@ -161,6 +176,9 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 			if cfg[0]&setHash != 0 {
 				progName = "xdptables_fast_split"
 			}
+		case c.Fields == 0 && len(c.Sets) == 1 && cfg[0]&(setLen|setPortSrc|setPortDst) == setLen &&
+			c.Fams == map[bool]uint32{false: 1, true: 2}[cfg[0]&setV6 != 0]:
+			progName = "xdptables_fast_lenset"
 		}
 	}
 	// the protocol and one other field decide: both folded into one
@@ -249,7 +267,8 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		"need_l4": boolU32(needL4), "more": boolU32(more), "fast_mac": fastMAC,
 		"set_slots": setSlots, "set_hbase": hashBase, "set_hbits": hashBits,
 		"set_bitmap": bitmap, "hash6": hash6, "nlens6": nlens6, "lens6": lens6, "mask6": mask6,
-		"any6": any6, "tab6_words": words6, "tab6_bits": bits6,
+		"any6": any6, "tab6_words": words6, "tab6_bits": bits6, "set_nlens": setNlens,
+		"set_lens": setLens, "set_mask": setMask,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -596,7 +615,9 @@ func valueTable(vs []ValueClass) (keys, vals []uint32) {
 
 // newSetMap creates the map mirroring set s, filled: a table (an array
 // map) when dirSet and within budget, with a hash of its /32s when only
-// that keeps it within budget (sethash.go), an LPM trie otherwise.
+// that keeps it within budget (sethash.go), a per-length table
+// (lenhash.go) for other sets and those over budget, an LPM trie for
+// sets of more than maxLens prefix lengths.
 func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	if dirSet(s) {
 		m, err := newDirSetMap(s)
@@ -604,6 +625,12 @@ func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
 			return m, err
 		}
 		m, err = newHashSetMap(s)
+		if m != nil || err != nil {
+			return m, err
+		}
+	}
+	if lenSets {
+		m, err := newLenSetMap(s)
 		if m != nil || err != nil {
 			return m, err
 		}

@@ -74,6 +74,20 @@ volatile const __u32 more = 1;
  * gives SET_BITMAP where the bitmap decides. */
 #define SET_HASH (1 << 5)
 #define SET_BITMAP 2
+/* The set is a per-prefix-length hash table (xdp/lenhash.go, IPv6 sets,
+ * sets with ports or timeouts) in setN_tab, read as 64-bit words
+ * (set_slots[N] of them): a header of SET_HEAD words, then 2^set_hbits[N]
+ * buckets; set_nlens[N] lengths, longest first, and their masks. The
+ * key word of an entry is its length | protocol << 8 | port << 16; its
+ * value is 1 (match) or 0 (nomatch) | the expiry << 1: when the set has
+ * timeouts, in units of 2^EXP_SHIFT ns of CLOCK_MONOTONIC (0: none). */
+#define SET_LEN (1 << 6)
+#define MAX_LENS 8
+#define SET_HEAD 16
+#define EXP_SHIFT 28
+volatile const __u32 set_nlens[MAX_SETS];
+volatile const __u32 set_lens[MAX_SETS][MAX_LENS];
+volatile const __u64 set_mask[MAX_SETS][MAX_LENS][2];
 volatile const __u32 set_hbase[MAX_SETS];
 volatile const __u32 set_hbits[MAX_SETS];
 volatile const __u32 set_bitmap[MAX_SETS];
@@ -228,7 +242,6 @@ LPM(dst6, struct lpm6);
  * words read from the packet, then the key word in the low half and the
  * value in the high half of the third; key word 0: empty), from word
  * base. A key is in one of its two buckets (hkey_buckets). */
-#define MAX_LENS 8
 #define HWAYS 4
 #define HENT 3
 #define HBUCKET (HWAYS * HENT)
@@ -716,16 +729,46 @@ static __noinline int scan_after(struct scan *sc, __u64 w0)
 }
 
 /* Looks packet key k up in mirrored set map; 1 match, 0 no match, -1
- * an entry that may have expired (leave the packet to nftables). */
+ * an entry that may have expired (leave the packet to nftables). The
+ * coarse clock lags by up to a tick: the loader's expiries are early
+ * by more than that (xdp/sets.go expiryMargin). */
 static __always_inline int set_test(void *map, struct setkey *k)
 {
 	struct setval *e = bpf_map_lookup_elem(map, k);
 
 	if (!e)
 		return 0;
-	if (e->expires && bpf_ktime_get_boot_ns() >= e->expires)
+	if (e->expires && bpf_ktime_get_coarse_ns() >= e->expires)
 		return -1;
 	return !e->nomatch;
+}
+
+/* set_test for set i of per-length table t of n words (SET_LEN): the
+ * address (4 or 16 bytes at addr), kwhi the protocol and port of the
+ * key word. */
+static __always_inline int lenset_test(int i, __u64 *t, __u64 n, int v6, void *addr, __u32 kwhi)
+{
+	__u64 a0 = 0, a1 = 0;
+	__u32 v;
+
+	if (v6) {
+		__builtin_memcpy(&a0, addr, 8);
+		__builtin_memcpy(&a1, addr + 8, 8);
+	} else {
+		a0 = *(__u32 *)addr;
+	}
+#pragma unroll
+	for (int j = 0; j < MAX_LENS; j++) {
+		if (j >= set_nlens[i])
+			break;
+		if (htab_find(t, n, SET_HEAD, set_hbits[i], a0 & set_mask[i][j][0], a1 & set_mask[i][j][1],
+			      set_lens[i][j] | kwhi, &v)) {
+			if ((v >> 1) && (bpf_ktime_get_coarse_ns() >> EXP_SHIFT) >= (v >> 1))
+				return -1;
+			return v & 1;
+		}
+	}
+	return 0;
 }
 
 static __always_inline int port_proto_ipset(__u8 p)
@@ -742,7 +785,28 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *
 	__u32 cls;
 	int m = 0;
 
-	if (cfg & SET_DIR) {
+	if (cfg & SET_LEN) {
+		if (!!(cfg & SET_V6) == v6) {
+			__u32 kwhi = 0;
+			int ok = 1;
+
+			if (cfg & (SET_PORT_SRC | SET_PORT_DST)) {
+				if (!ports || !port_proto_ipset(proto)) {
+					ok = 0;
+				} else {
+					__u8 *pp = (cfg & SET_PORT_SRC) ? ports : ports + 2;
+
+					kwhi = (__u32)proto << 8 | (__u32)pp[0] << 24 | (__u32)pp[1] << 16;
+				}
+			}
+			if (ok) {
+				m = lenset_test(i, (__u64 *)tab, set_slots[i], v6,
+						(cfg & SET_ADDR_DST) ? daddr : saddr, kwhi);
+				if (m < 0)
+					return 0;
+			}
+		}
+	} else if (cfg & SET_DIR) {
 		if (!v6) {
 			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
 			__u32 val;
@@ -1094,7 +1158,8 @@ int xdptables_classify(struct xdp_md *ctx)
  * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
  * xdptables_classify; when one lookup of a set mirrored as a table does
  * (IPv4 rules only), xdptables_fast_set (xdptables_fast_split for a
- * split set); when the protocol and one port do (IPv4 rules only),
+ * split set); of a set without ports mirrored as a per-length table
+ * (rules of its family only), xdptables_fast_lenset; when the protocol and one port do (IPv4 rules only),
  * xdptables_fast_port, the protocol and an address field,
  * xdptables_fast_psrc or _pdst, the protocol, a port and an address
  * field, xdptables_fast_ppsrc or _ppdst: the same verdicts with only the
@@ -1127,6 +1192,7 @@ volatile const __u64 fast_mac;
 #define FAST_PPSRC 7
 #define FAST_PPDST 8
 #define FAST_SPLIT 9
+#define FAST_LENSET 10
 
 /* Runs whose rules test the protocol and one other field (IPv4 only)
  * fold the two into one table of answers, fold_slots entries, at
@@ -1198,6 +1264,13 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 		if (kind == FAST_SPLIT && !split_value(0, dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
 			return XDP_PASS;
 		v = set_cls[v & 1];
+	} else if (kind == FAST_LENSET) {
+		int m = lenset_test(0, htable((__u64 *)set0_tab), set_slots[0], 0,
+				    (set_cfg[0] & SET_ADDR_DST) ? &ip->daddr : &ip->saddr, 0);
+
+		if (m < 0)
+			return XDP_PASS;
+		v = set_cls[m & 1];
 	} else if (kind == FAST_PORT) {
 		if (!fold_port(ip, end, ihl, iplen, &v))
 			return XDP_PASS;
@@ -1236,14 +1309,22 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 	return single_verdict(v, ip, end, iplen, ihl);
 }
 
-static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int src)
+static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int kind)
 {
 	struct lpm6 k = {.prefixlen = 128};
 	__u32 *c, v;
+	int src = kind == FAST_SRC;
 
 	if (!v6_ok(ip6, end))
 		return XDP_PASS;
-	if (src && (hash6 & 1)) {
+	if (kind == FAST_LENSET) {
+		int m = lenset_test(0, htable((__u64 *)set0_tab), set_slots[0], 1,
+				    (set_cfg[0] & SET_ADDR_DST) ? &ip6->daddr : &ip6->saddr, 0);
+
+		if (m < 0)
+			return XDP_PASS;
+		v = set_cls[m & 1];
+	} else if (src && (hash6 & 1)) {
 		v = addr6_class(0, htable(src6_tab), &ip6->saddr);
 	} else if (!src && (hash6 & 2)) {
 		v = addr6_class(1, htable(dst6_tab), &ip6->daddr);
@@ -1286,9 +1367,9 @@ static __always_inline int fast_path(struct xdp_md *ctx, int kind)
 			return XDP_PASS;
 		return fast_v4(ip, end, ip->ihl, kind);
 	}
-	if ((kind == FAST_SRC || kind == FAST_DST) && (fams & 2) &&
+	if ((kind == FAST_SRC || kind == FAST_DST || kind == FAST_LENSET) && (fams & 2) &&
 	    (proto & 0xffff) == bpf_htons(ETH_P_IPV6))
-		return fast_v6((void *)ip, end, kind == FAST_SRC);
+		return fast_v6((void *)ip, end, kind);
 	return XDP_PASS;
 }
 
@@ -1314,6 +1395,12 @@ SEC("xdp")
 int xdptables_fast_split(struct xdp_md *ctx)
 {
 	return fast_path(ctx, FAST_SPLIT);
+}
+
+SEC("xdp")
+int xdptables_fast_lenset(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_LENSET);
 }
 
 SEC("xdp")
