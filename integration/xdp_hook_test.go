@@ -142,6 +142,48 @@ func TestXDPFollowsCommands(t *testing.T) {
 	x.run("ipset", "destroy", "bl")
 }
 
+// TestXDPSetTimeouts: a set with timeouts mirrored in XDP follows ipset
+// add -exist with another timeout in the same command: re-added with a
+// shorter one, its entry stops matching in XDP before the kernel's
+// element expires (after it, pings are answered); added again, it
+// matches in XDP again.
+func TestXDPSetTimeouts(t *testing.T) {
+	x := newXDPBed(t)
+	const n = 5
+	rule := "-m set --match-set tl src -j DROP"
+	x.run("ipset", "create", "tl", "hash:ip", "timeout", "600")
+	x.run("ipset", "add", "tl", "198.18.0.1")
+	x.run("iptables", "-t", "raw", "-A", "PREROUTING", "-m", "set", "--match-set", "tl", "src", "-j", "DROP")
+	if st := x.run("xdptables", "xdp", "status"); !strings.Contains(st, "1 of 1 rules in XDP") {
+		t.Fatalf("set rule not in XDP:\n%s", st)
+	}
+	if got := x.ping(n, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d answers through the set", got)
+	}
+	if c := xdpCounts(t, x.run("xdptables", "xdp", "status")); c[rule] != n {
+		t.Fatalf("XDP counted %v, want %d", c, n)
+	}
+	x.run("ipset", "add", "tl", "198.18.0.1", "timeout", "3", "-exist")
+	readded := time.Now()
+	time.Sleep(3500*time.Millisecond - time.Since(readded))
+	if got := x.ping(3, "198.18.0.2"); got != 3 {
+		t.Fatalf("%d of 3 answers after the entry's shorter timeout ran out", got)
+	}
+	x.run("ipset", "add", "tl", "198.18.0.1", "timeout", "600")
+	if got := x.ping(n, "198.18.0.2"); got != 0 {
+		t.Fatalf("%d answers after the entry came back", got)
+	}
+	if c := xdpCounts(t, x.run("xdptables", "xdp", "status")); c[rule] != 2*n {
+		t.Fatalf("XDP counted %v, want %d", c, 2*n)
+	}
+	x.run("ipset", "del", "tl", "198.18.0.1")
+	if got := x.ping(3, "198.18.0.2"); got != 3 {
+		t.Fatalf("%d of 3 answers after del", got)
+	}
+	x.run("iptables", "-t", "raw", "-F", "PREROUTING")
+	x.run("ipset", "destroy", "tl")
+}
+
 // TestXDPUpdatesUnderTraffic: ping floods through a steady DROP rule
 // while 1000 updates (-I and -D of another rule in front of it) each
 // replace the XDP program: every packet is dropped and counted exactly

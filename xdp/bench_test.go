@@ -268,3 +268,126 @@ func BenchmarkPortRule(b *testing.B) {
 	tb := newTestbed(b, parseRules(b, compat.IPv4, "-p udp --dport 9 -j DROP"), nil, "eth0")
 	benchProg(b, tb.prog.prog, xdpDrop)
 }
+
+var benchPkt6 = pkt{src: netip.MustParseAddr("2001:db8::7"), dst: netip.MustParseAddr("2001:db8:ffff::1"), proto: 17, sport: 1, dport: 9, dstMAC: testMAC}
+
+// BenchmarkRules6 is BenchmarkRules for ip6tables: n-1 rules "-s
+// 2001:db8:1::X/128 -j DROP", then "-s 2001:db8::/48 -j DROP", which
+// the packet (from 2001:db8::7) hits.
+func BenchmarkRules6(b *testing.B) {
+	requireBPF(b)
+	for _, n := range []int{1, 1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			specs := make([]string, 0, n)
+			for i := 0; i < n-1; i++ {
+				specs = append(specs, fmt.Sprintf("-s 2001:db8:1::%x/128 -j DROP", i))
+			}
+			specs = append(specs, "-s 2001:db8::/48 -j DROP")
+			tb := newTestbed(b, nil, parseRules(b, compat.IPv6, specs...), "eth0")
+			benchSetPkt(b, tb.prog.prog, benchPkt6)
+		})
+	}
+}
+
+// benchSetPkt is benchProg with packet p, which is dropped.
+func benchSetPkt(b *testing.B, prog *ebpf.Program, p pkt) {
+	frame := p.frame()
+	b.ResetTimer()
+	ret, d, err := prog.Benchmark(frame, b.N, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if ret != xdpDrop {
+		b.Fatalf("verdict %d, want %d", ret, xdpDrop)
+	}
+	b.ReportMetric(float64(d.Nanoseconds()), "ns/pkt")
+}
+
+// BenchmarkSetEntries6: one "-m set --match-set bl src -j DROP" rule
+// of ip6tables on a hash:net set of 2001:db8::/48 (the packet's
+// source is in it) and 999 999 random /128s (-net), and on a hash:ip
+// set of a million random addresses with the packet's among them (-ip).
+func BenchmarkSetEntries6(b *testing.B) {
+	requireBPF(b)
+	for _, typ := range []string{"net", "ip"} {
+		b.Run("1000000-"+typ, func(b *testing.B) {
+			const n = 1_000_000
+			s := ipset.NewSet("bl", ipset.LookupType("hash:"+typ))
+			s.Family, s.MaxElem = ipset.Inet6, n
+			first := ipset.Elem{{Addr: netip.MustParseAddr("2001:db8::"), Bits: 48}}
+			if typ == "ip" {
+				first = ipset.Elem{{Addr: benchPkt6.src, Bits: 128}}
+			}
+			s.Entries = append(s.Entries, &ipset.Entry{Elem: first})
+			rng := rand.New(rand.NewSource(1))
+			for i := 1; i < n; i++ {
+				var a [16]byte
+				a[0], a[1], a[2], a[3], a[4] = 0x20, 0x01, 0x0d, 0xb8, 0x80|byte(rng.Intn(128))
+				rng.Read(a[5:])
+				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: netip.AddrFrom16(a), Bits: 128}}})
+			}
+			benchSet(b, s, compat.IPv6, benchPkt6)
+		})
+	}
+}
+
+// BenchmarkSetTimeout: "-m set --match-set bl src -j DROP" on a hash:ip
+// set with timeouts of a million entries, the packet's source among
+// them: IPv4 (4) and IPv6 (6).
+func BenchmarkSetTimeout(b *testing.B) {
+	requireBPF(b)
+	for _, fam := range []string{"4", "6"} {
+		b.Run("1000000-"+fam, func(b *testing.B) {
+			const n = 1_000_000
+			s := ipset.NewSet("bl", ipset.LookupType("hash:ip"))
+			s.MaxElem, s.HasTimeout, s.Timeout = n, true, 3600
+			p, cf := benchPkt, compat.IPv4
+			if fam == "6" {
+				s.Family, p, cf = ipset.Inet6, benchPkt6, compat.IPv6
+			}
+			s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: p.src, Bits: p.src.BitLen()}}, Timeout: 3600})
+			rng := rand.New(rand.NewSource(1))
+			for i := 1; i < n; i++ {
+				var a netip.Addr
+				if fam == "4" {
+					a = netip.AddrFrom4([4]byte{byte(1 + rng.Intn(190)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256))})
+				} else {
+					var x [16]byte
+					x[0], x[1], x[2], x[3], x[4] = 0x20, 0x01, 0x0d, 0xb8, 0x80|byte(rng.Intn(128))
+					rng.Read(x[5:])
+					a = netip.AddrFrom16(x)
+				}
+				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: a, Bits: a.BitLen()}}, Timeout: 3600})
+			}
+			benchSet(b, s, cf, p)
+		})
+	}
+}
+
+// benchSet benchmarks "-m set --match-set bl src -j DROP" of family fam
+// on set s with packet p, which is dropped.
+func benchSet(b *testing.B, s *ipset.Set, fam compat.Family, p pkt) {
+	rules := parseRules(b, fam, "-m set --match-set bl src -j DROP")
+	var v4, v6 []*compat.Rule
+	if fam == compat.IPv4 {
+		v4 = rules
+	} else {
+		v6 = rules
+	}
+	c, err := CompileSets(v4, v6, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
+		func(string) *ipset.Set { return s })
+	if err != nil || c.Run4+c.Run6 != 1 {
+		b.Fatal(err, c.Stop4, c.Stop6)
+	}
+	sm, err := newSetMap(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sm.Close()
+	prog, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prog.Close()
+	benchSetPkt(b, prog.prog, p)
+}

@@ -337,19 +337,22 @@ func TestClassifierDifferential(t *testing.T) {
 	differential(t, 5)
 }
 
-// TestClassifierDifferentialTrie: the same with the IPv4 address fields
-// in their LPM tries (tables over budget) instead of DIR-16-8-8 tables.
+// TestClassifierDifferentialTrie: the same with the address fields in
+// their LPM tries (tables over budget) instead of DIR-16-8-8 tables
+// (IPv4) and per-length hash tables (IPv6).
 func TestClassifierDifferentialTrie(t *testing.T) {
 	requireBPF(t)
 	withDirBudget(t, 0)
+	withFieldLens(t, 0)
 	differential(t, 6)
 }
 
 // withTrie makes the sets of test t keep their tries when over budget
-// (not split).
+// (not split) or not IPv4 address-only sets without timeouts (no
+// per-length table).
 func withTrie(t testing.TB) {
-	splitSets = false
-	t.Cleanup(func() { splitSets = true })
+	splitSets, lenSets = false, false
+	t.Cleanup(func() { splitSets, lenSets = true, true })
 }
 
 // withDirBudget sets the chunk budget of the address fields' and sets'
@@ -358,6 +361,14 @@ func withDirBudget(t testing.TB, n int) {
 	old, oldField := dirBudget, dirFieldBudget
 	dirBudget, dirFieldBudget = n, n
 	t.Cleanup(func() { dirBudget, dirFieldBudget = old, oldField })
+}
+
+// withFieldLens bounds the prefix lengths of an IPv6 address field's
+// table for test t (more: the field's trie).
+func withFieldLens(t testing.TB, n int) {
+	old := fieldLens
+	fieldLens = n
+	t.Cleanup(func() { fieldLens = old })
 }
 
 func differential(t *testing.T, seed int64) {
@@ -405,7 +416,8 @@ func differential(t *testing.T, seed int64) {
 // TestClassifierDifferentialLarge is the differential test with the
 // random rules spread among rules no packet matches, so that the match
 // lies in any word of the bit vectors (up to 4 words: the unrolled walk;
-// more: the summary walk, whose candidate words may hold no match), and
+// more: the summary walk, whose candidate words may hold no match), IPv6
+// rules beside them (address fields of several prefix lengths), and
 // with the receiving interface among 1 to 6 attached ones (more than 4:
 // the ifaces map instead of the compiled-in table).
 func TestClassifierDifferentialLarge(t *testing.T) {
@@ -415,15 +427,25 @@ func TestClassifierDifferentialLarge(t *testing.T) {
 
 // TestClassifierDifferentialLargeBudget: the large runs with a chunk
 // budget that some address tables exceed (those fields keep their
-// tries) and others do not.
+// tries) and others do not, and IPv6 fields with more than 4 prefix
+// lengths in their tries.
 func TestClassifierDifferentialLargeBudget(t *testing.T) {
 	requireBPF(t)
 	withDirBudget(t, 3)
+	withFieldLens(t, 4)
 	differentialLarge(t, 8)
 }
 
 func differentialLarge(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
+	tables6 := 0
+	defer func() {
+		// (with fewer lengths allowed, both kinds of IPv6 field were
+		// exercised)
+		if !t.Failed() && fieldLens < maxLens && (tables6 == 0 || tables6 == 18) {
+			t.Errorf("%d of 18 IPv6 fields were tables", tables6)
+		}
+	}()
 	sizes := []int{70, 130, 200, 256, 257, 300, 700, 4100, 9000}
 	for round, size := range sizes {
 		filler := func(i int) string {
@@ -438,15 +460,36 @@ func differentialLarge(t *testing.T, seed int64) {
 				return fmt.Sprintf("-p tcp -s 198.19.%d.0/24 -j ACCEPT", 224+i%16)
 			}
 		}
-		var s4 []string
+		filler6 := func(i int) string {
+			switch rng.Intn(4) {
+			case 0:
+				return fmt.Sprintf("-s 2001:db8:f0::%x/128 -j DROP", i)
+			case 1:
+				return fmt.Sprintf("-d 2001:db8:e0::%x/127 -j DROP", 2*i)
+			case 2:
+				return fmt.Sprintf("-p udp --dport %d -j DROP", 3000+i%4000)
+			default:
+				return fmt.Sprintf("-p tcp -s 2001:db8:%x::/56 -j ACCEPT", 0xd000+i%16)
+			}
+		}
+		var s4, s6 []string
 		for i := 0; i < size; i++ {
 			if rng.Intn(size/8+1) == 0 {
 				s4 = append(s4, randomRule(rng, compat.IPv4))
 			} else {
 				s4 = append(s4, filler(i))
 			}
+			// (the IPv6 run, a third as long: both are at most MaxRules)
+			if i%3 == 0 {
+				if rng.Intn(size/24+1) == 0 {
+					s6 = append(s6, randomRule(rng, compat.IPv6))
+				} else {
+					s6 = append(s6, filler6(i))
+				}
+			}
 		}
 		s4 = append(s4, randomRule(rng, compat.IPv4))
+		s6 = append(s6, randomRule(rng, compat.IPv6))
 		var ifs []Iface
 		nif := 1 + round%6
 		for i := 0; i < nif; i++ {
@@ -454,29 +497,52 @@ func differentialLarge(t *testing.T, seed int64) {
 		}
 		ifname := "eth0"
 		ifs[round%nif] = Iface{Index: 1, Name: ifname, MAC: testMAC[:]}
-		r4 := parseRules(t, compat.IPv4, s4...)
-		tb := newTestbedIfaces(t, r4, nil, ifs)
-		if tb.c.Stop4 != nil {
-			t.Fatalf("run stopped: %v", tb.c.Stop4)
+		r4, r6 := parseRules(t, compat.IPv4, s4...), parseRules(t, compat.IPv6, s6...)
+		tb := newTestbedIfaces(t, r4, r6, ifs)
+		if tb.c.Stop4 != nil || tb.c.Stop6 != nil {
+			t.Fatalf("run stopped: %v %v", tb.c.Stop4, tb.c.Stop6)
+		}
+		for i, name := range []string{".data.src6_tab", ".data.dst6_tab"} {
+			// the fields with at most fieldLens prefix lengths are tables
+			ps := [][]PrefixClass{tb.c.Src6, tb.c.Dst6}[i]
+			pfx := make([]netip.Prefix, len(ps))
+			for j, p := range ps {
+				pfx[j] = p.Prefix
+			}
+			_, fits := prefixLens(pfx, fieldLens)
+			if table := tb.prog.coll.Maps[name].ValueSize() > 8; table != (fits && len(ps) > 1) {
+				t.Fatalf("round %d: %s table %v, %d prefixes (%d lengths at most: %v)", round, name, table, len(ps), fieldLens, fits)
+			}
+			tables6 += boolInt(fits && len(ps) > 1)
 		}
 		want := map[uint32][2]uint64{}
-		for k := 0; k < 300; k++ {
-			p := randomPkt(rng, compat.IPv4)
+		for k := 0; k < 400; k++ {
+			fam, rules, specs, base := compat.IPv4, r4, s4, uint32(0)
+			if k%4 == 3 {
+				fam, rules, specs, base = compat.IPv6, r6, s6, 1000
+			}
+			p := randomPkt(rng, fam)
+			if fam == compat.IPv6 && k%8 == 7 {
+				// a source or destination of the fillers'
+				j := rng.Intn(size)
+				p.src = a(fmt.Sprintf("2001:db8:f0::%x", j))
+				p.dst = a(fmt.Sprintf("2001:db8:e0::%x", j))
+			}
 			p.iface = ifname
 			if k%10 == 0 {
 				p.dstMAC = [6]byte{2, 0, 0, 0, 0, byte(k % 7)} // another host's frame
 			}
 			got := tb.run(t, &p)
-			exp := expect(r4, &p)
+			exp := expect(rules, &p)
 			if p.dstMAC != testMAC {
 				exp = xdpPass
 			}
 			if got != exp {
 				t.Fatalf("round %d (%d rules, %d ifaces): packet %+v: verdict %d, want %d (rule %d: %s)",
-					round, len(s4), nif, p, got, exp, verdict(r4, &p)+1, s4[max(verdict(r4, &p), 0)])
+					round, len(specs), nif, p, got, exp, verdict(rules, &p)+1, specs[max(verdict(rules, &p), 0)])
 			}
 			if got == xdpDrop {
-				slot := uint32(verdict(r4, &p))
+				slot := base + uint32(verdict(rules, &p))
 				w := want[slot]
 				want[slot] = [2]uint64{w[0] + 1, w[1] + uint64(p.length)}
 			}
@@ -599,4 +665,11 @@ func TestValueTableCovers(t *testing.T) {
 			}
 		}
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

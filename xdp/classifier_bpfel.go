@@ -72,68 +72,81 @@ type classifierSetval struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	classifierMapCounters            = "counters"
-	classifierMapDports              = "dports"
-	classifierMapDst4                = "dst4"
-	classifierMapDst6                = "dst6"
-	classifierMapIfaces              = "ifaces"
-	classifierMapLengths             = "lengths"
-	classifierMapProtos              = "protos"
-	classifierMapRules               = "rules"
-	classifierMapSet0                = "set0"
-	classifierMapSet1                = "set1"
-	classifierMapSet2                = "set2"
-	classifierMapSet3                = "set3"
-	classifierMapSports              = "sports"
-	classifierMapSrc4                = "src4"
-	classifierMapSrc6                = "src6"
-	classifierMapTcpflags            = "tcpflags"
-	classifierMapVecs                = "vecs"
-	classifierProgXdptablesClassify  = "xdptables_classify"
-	classifierProgXdptablesDropAll   = "xdptables_drop_all"
-	classifierProgXdptablesFastDst   = "xdptables_fast_dst"
-	classifierProgXdptablesFastPdst  = "xdptables_fast_pdst"
-	classifierProgXdptablesFastPort  = "xdptables_fast_port"
-	classifierProgXdptablesFastPpdst = "xdptables_fast_ppdst"
-	classifierProgXdptablesFastPpsrc = "xdptables_fast_ppsrc"
-	classifierProgXdptablesFastPsrc  = "xdptables_fast_psrc"
-	classifierProgXdptablesFastSet   = "xdptables_fast_set"
-	classifierProgXdptablesFastSplit = "xdptables_fast_split"
-	classifierProgXdptablesFastSrc   = "xdptables_fast_src"
-	classifierVarDir4                = "dir4"
-	classifierVarDst4Dir             = "dst4_dir"
-	classifierVarDst4Slots           = "dst4_slots"
-	classifierVarFamCls              = "fam_cls"
-	classifierVarFams                = "fams"
-	classifierVarFastMac             = "fast_mac"
-	classifierVarFields              = "fields"
-	classifierVarFold2Slots          = "fold2_slots"
-	classifierVarFold2Tab            = "fold2_tab"
-	classifierVarFoldBase            = "fold_base"
-	classifierVarFoldDst             = "fold_dst"
-	classifierVarFoldSlots           = "fold_slots"
-	classifierVarFoldTab             = "fold_tab"
-	classifierVarIftab               = "iftab"
-	classifierVarMore                = "more"
-	classifierVarNeedL4              = "need_l4"
-	classifierVarNiftab              = "niftab"
-	classifierVarNsets               = "nsets"
-	classifierVarNsummary            = "nsummary"
-	classifierVarNvec                = "nvec"
-	classifierVarNwords              = "nwords"
-	classifierVarSet0Tab             = "set0_tab"
-	classifierVarSet1Tab             = "set1_tab"
-	classifierVarSet2Tab             = "set2_tab"
-	classifierVarSet3Tab             = "set3_tab"
-	classifierVarSetBitmap           = "set_bitmap"
-	classifierVarSetCfg              = "set_cfg"
-	classifierVarSetCls              = "set_cls"
-	classifierVarSetHbase            = "set_hbase"
-	classifierVarSetHbits            = "set_hbits"
-	classifierVarSetSlots            = "set_slots"
-	classifierVarSingle              = "single"
-	classifierVarSrc4Dir             = "src4_dir"
-	classifierVarSrc4Slots           = "src4_slots"
+	classifierMapCounters             = "counters"
+	classifierMapDports               = "dports"
+	classifierMapDst4                 = "dst4"
+	classifierMapDst6                 = "dst6"
+	classifierMapIfaces               = "ifaces"
+	classifierMapLengths              = "lengths"
+	classifierMapProtos               = "protos"
+	classifierMapRules                = "rules"
+	classifierMapSet0                 = "set0"
+	classifierMapSet1                 = "set1"
+	classifierMapSet2                 = "set2"
+	classifierMapSet3                 = "set3"
+	classifierMapSports               = "sports"
+	classifierMapSrc4                 = "src4"
+	classifierMapSrc6                 = "src6"
+	classifierMapTcpflags             = "tcpflags"
+	classifierMapVecs                 = "vecs"
+	classifierProgXdptablesClassify   = "xdptables_classify"
+	classifierProgXdptablesDropAll    = "xdptables_drop_all"
+	classifierProgXdptablesFastDst    = "xdptables_fast_dst"
+	classifierProgXdptablesFastLenset = "xdptables_fast_lenset"
+	classifierProgXdptablesFastPdst   = "xdptables_fast_pdst"
+	classifierProgXdptablesFastPort   = "xdptables_fast_port"
+	classifierProgXdptablesFastPpdst  = "xdptables_fast_ppdst"
+	classifierProgXdptablesFastPpsrc  = "xdptables_fast_ppsrc"
+	classifierProgXdptablesFastPsrc   = "xdptables_fast_psrc"
+	classifierProgXdptablesFastSet    = "xdptables_fast_set"
+	classifierProgXdptablesFastSplit  = "xdptables_fast_split"
+	classifierProgXdptablesFastSrc    = "xdptables_fast_src"
+	classifierVarAny6                 = "any6"
+	classifierVarDir4                 = "dir4"
+	classifierVarDst4Dir              = "dst4_dir"
+	classifierVarDst4Slots            = "dst4_slots"
+	classifierVarDst6Tab              = "dst6_tab"
+	classifierVarFamCls               = "fam_cls"
+	classifierVarFams                 = "fams"
+	classifierVarFastMac              = "fast_mac"
+	classifierVarFields               = "fields"
+	classifierVarFold2Slots           = "fold2_slots"
+	classifierVarFold2Tab             = "fold2_tab"
+	classifierVarFoldBase             = "fold_base"
+	classifierVarFoldDst              = "fold_dst"
+	classifierVarFoldSlots            = "fold_slots"
+	classifierVarFoldTab              = "fold_tab"
+	classifierVarHash6                = "hash6"
+	classifierVarIftab                = "iftab"
+	classifierVarLens6                = "lens6"
+	classifierVarMask6                = "mask6"
+	classifierVarMore                 = "more"
+	classifierVarNeedL4               = "need_l4"
+	classifierVarNiftab               = "niftab"
+	classifierVarNlens6               = "nlens6"
+	classifierVarNsets                = "nsets"
+	classifierVarNsummary             = "nsummary"
+	classifierVarNvec                 = "nvec"
+	classifierVarNwords               = "nwords"
+	classifierVarSet0Tab              = "set0_tab"
+	classifierVarSet1Tab              = "set1_tab"
+	classifierVarSet2Tab              = "set2_tab"
+	classifierVarSet3Tab              = "set3_tab"
+	classifierVarSetBitmap            = "set_bitmap"
+	classifierVarSetCfg               = "set_cfg"
+	classifierVarSetCls               = "set_cls"
+	classifierVarSetHbase             = "set_hbase"
+	classifierVarSetHbits             = "set_hbits"
+	classifierVarSetLens              = "set_lens"
+	classifierVarSetMask              = "set_mask"
+	classifierVarSetNlens             = "set_nlens"
+	classifierVarSetSlots             = "set_slots"
+	classifierVarSingle               = "single"
+	classifierVarSrc4Dir              = "src4_dir"
+	classifierVarSrc4Slots            = "src4_slots"
+	classifierVarSrc6Tab              = "src6_tab"
+	classifierVarTab6Bits             = "tab6_bits"
+	classifierVarTab6Words            = "tab6_words"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -178,17 +191,18 @@ type classifierSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierProgramSpecs struct {
-	XdptablesClassify  *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
-	XdptablesDropAll   *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
-	XdptablesFastDst   *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
-	XdptablesFastPdst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_pdst"`
-	XdptablesFastPort  *ebpf.ProgramSpec `ebpf:"xdptables_fast_port"`
-	XdptablesFastPpdst *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppdst"`
-	XdptablesFastPpsrc *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppsrc"`
-	XdptablesFastPsrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
-	XdptablesFastSet   *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
-	XdptablesFastSplit *ebpf.ProgramSpec `ebpf:"xdptables_fast_split"`
-	XdptablesFastSrc   *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
+	XdptablesClassify   *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
+	XdptablesDropAll    *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst    *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
+	XdptablesFastLenset *ebpf.ProgramSpec `ebpf:"xdptables_fast_lenset"`
+	XdptablesFastPdst   *ebpf.ProgramSpec `ebpf:"xdptables_fast_pdst"`
+	XdptablesFastPort   *ebpf.ProgramSpec `ebpf:"xdptables_fast_port"`
+	XdptablesFastPpdst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppdst"`
+	XdptablesFastPpsrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppsrc"`
+	XdptablesFastPsrc   *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
+	XdptablesFastSet    *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
+	XdptablesFastSplit  *ebpf.ProgramSpec `ebpf:"xdptables_fast_split"`
+	XdptablesFastSrc    *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
 }
 
 // classifierMapSpecs contains maps before they are loaded into the kernel.
@@ -218,9 +232,11 @@ type classifierMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierVariableSpecs struct {
+	Any6       *ebpf.VariableSpec `ebpf:"any6"`
 	Dir4       *ebpf.VariableSpec `ebpf:"dir4"`
 	Dst4Dir    *ebpf.VariableSpec `ebpf:"dst4_dir"`
 	Dst4Slots  *ebpf.VariableSpec `ebpf:"dst4_slots"`
+	Dst6Tab    *ebpf.VariableSpec `ebpf:"dst6_tab"`
 	FamCls     *ebpf.VariableSpec `ebpf:"fam_cls"`
 	Fams       *ebpf.VariableSpec `ebpf:"fams"`
 	FastMac    *ebpf.VariableSpec `ebpf:"fast_mac"`
@@ -231,10 +247,14 @@ type classifierVariableSpecs struct {
 	FoldDst    *ebpf.VariableSpec `ebpf:"fold_dst"`
 	FoldSlots  *ebpf.VariableSpec `ebpf:"fold_slots"`
 	FoldTab    *ebpf.VariableSpec `ebpf:"fold_tab"`
+	Hash6      *ebpf.VariableSpec `ebpf:"hash6"`
 	Iftab      *ebpf.VariableSpec `ebpf:"iftab"`
+	Lens6      *ebpf.VariableSpec `ebpf:"lens6"`
+	Mask6      *ebpf.VariableSpec `ebpf:"mask6"`
 	More       *ebpf.VariableSpec `ebpf:"more"`
 	NeedL4     *ebpf.VariableSpec `ebpf:"need_l4"`
 	Niftab     *ebpf.VariableSpec `ebpf:"niftab"`
+	Nlens6     *ebpf.VariableSpec `ebpf:"nlens6"`
 	Nsets      *ebpf.VariableSpec `ebpf:"nsets"`
 	Nsummary   *ebpf.VariableSpec `ebpf:"nsummary"`
 	Nvec       *ebpf.VariableSpec `ebpf:"nvec"`
@@ -248,10 +268,16 @@ type classifierVariableSpecs struct {
 	SetCls     *ebpf.VariableSpec `ebpf:"set_cls"`
 	SetHbase   *ebpf.VariableSpec `ebpf:"set_hbase"`
 	SetHbits   *ebpf.VariableSpec `ebpf:"set_hbits"`
+	SetLens    *ebpf.VariableSpec `ebpf:"set_lens"`
+	SetMask    *ebpf.VariableSpec `ebpf:"set_mask"`
+	SetNlens   *ebpf.VariableSpec `ebpf:"set_nlens"`
 	SetSlots   *ebpf.VariableSpec `ebpf:"set_slots"`
 	Single     *ebpf.VariableSpec `ebpf:"single"`
 	Src4Dir    *ebpf.VariableSpec `ebpf:"src4_dir"`
 	Src4Slots  *ebpf.VariableSpec `ebpf:"src4_slots"`
+	Src6Tab    *ebpf.VariableSpec `ebpf:"src6_tab"`
+	Tab6Bits   *ebpf.VariableSpec `ebpf:"tab6_bits"`
+	Tab6Words  *ebpf.VariableSpec `ebpf:"tab6_words"`
 }
 
 // classifierObjects contains all objects after they have been loaded into the kernel.
@@ -319,9 +345,11 @@ func (m *classifierMaps) Close() error {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierVariables struct {
+	Any6       *ebpf.Variable `ebpf:"any6"`
 	Dir4       *ebpf.Variable `ebpf:"dir4"`
 	Dst4Dir    *ebpf.Variable `ebpf:"dst4_dir"`
 	Dst4Slots  *ebpf.Variable `ebpf:"dst4_slots"`
+	Dst6Tab    *ebpf.Variable `ebpf:"dst6_tab"`
 	FamCls     *ebpf.Variable `ebpf:"fam_cls"`
 	Fams       *ebpf.Variable `ebpf:"fams"`
 	FastMac    *ebpf.Variable `ebpf:"fast_mac"`
@@ -332,10 +360,14 @@ type classifierVariables struct {
 	FoldDst    *ebpf.Variable `ebpf:"fold_dst"`
 	FoldSlots  *ebpf.Variable `ebpf:"fold_slots"`
 	FoldTab    *ebpf.Variable `ebpf:"fold_tab"`
+	Hash6      *ebpf.Variable `ebpf:"hash6"`
 	Iftab      *ebpf.Variable `ebpf:"iftab"`
+	Lens6      *ebpf.Variable `ebpf:"lens6"`
+	Mask6      *ebpf.Variable `ebpf:"mask6"`
 	More       *ebpf.Variable `ebpf:"more"`
 	NeedL4     *ebpf.Variable `ebpf:"need_l4"`
 	Niftab     *ebpf.Variable `ebpf:"niftab"`
+	Nlens6     *ebpf.Variable `ebpf:"nlens6"`
 	Nsets      *ebpf.Variable `ebpf:"nsets"`
 	Nsummary   *ebpf.Variable `ebpf:"nsummary"`
 	Nvec       *ebpf.Variable `ebpf:"nvec"`
@@ -349,27 +381,34 @@ type classifierVariables struct {
 	SetCls     *ebpf.Variable `ebpf:"set_cls"`
 	SetHbase   *ebpf.Variable `ebpf:"set_hbase"`
 	SetHbits   *ebpf.Variable `ebpf:"set_hbits"`
+	SetLens    *ebpf.Variable `ebpf:"set_lens"`
+	SetMask    *ebpf.Variable `ebpf:"set_mask"`
+	SetNlens   *ebpf.Variable `ebpf:"set_nlens"`
 	SetSlots   *ebpf.Variable `ebpf:"set_slots"`
 	Single     *ebpf.Variable `ebpf:"single"`
 	Src4Dir    *ebpf.Variable `ebpf:"src4_dir"`
 	Src4Slots  *ebpf.Variable `ebpf:"src4_slots"`
+	Src6Tab    *ebpf.Variable `ebpf:"src6_tab"`
+	Tab6Bits   *ebpf.Variable `ebpf:"tab6_bits"`
+	Tab6Words  *ebpf.Variable `ebpf:"tab6_words"`
 }
 
 // classifierPrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierPrograms struct {
-	XdptablesClassify  *ebpf.Program `ebpf:"xdptables_classify"`
-	XdptablesDropAll   *ebpf.Program `ebpf:"xdptables_drop_all"`
-	XdptablesFastDst   *ebpf.Program `ebpf:"xdptables_fast_dst"`
-	XdptablesFastPdst  *ebpf.Program `ebpf:"xdptables_fast_pdst"`
-	XdptablesFastPort  *ebpf.Program `ebpf:"xdptables_fast_port"`
-	XdptablesFastPpdst *ebpf.Program `ebpf:"xdptables_fast_ppdst"`
-	XdptablesFastPpsrc *ebpf.Program `ebpf:"xdptables_fast_ppsrc"`
-	XdptablesFastPsrc  *ebpf.Program `ebpf:"xdptables_fast_psrc"`
-	XdptablesFastSet   *ebpf.Program `ebpf:"xdptables_fast_set"`
-	XdptablesFastSplit *ebpf.Program `ebpf:"xdptables_fast_split"`
-	XdptablesFastSrc   *ebpf.Program `ebpf:"xdptables_fast_src"`
+	XdptablesClassify   *ebpf.Program `ebpf:"xdptables_classify"`
+	XdptablesDropAll    *ebpf.Program `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst    *ebpf.Program `ebpf:"xdptables_fast_dst"`
+	XdptablesFastLenset *ebpf.Program `ebpf:"xdptables_fast_lenset"`
+	XdptablesFastPdst   *ebpf.Program `ebpf:"xdptables_fast_pdst"`
+	XdptablesFastPort   *ebpf.Program `ebpf:"xdptables_fast_port"`
+	XdptablesFastPpdst  *ebpf.Program `ebpf:"xdptables_fast_ppdst"`
+	XdptablesFastPpsrc  *ebpf.Program `ebpf:"xdptables_fast_ppsrc"`
+	XdptablesFastPsrc   *ebpf.Program `ebpf:"xdptables_fast_psrc"`
+	XdptablesFastSet    *ebpf.Program `ebpf:"xdptables_fast_set"`
+	XdptablesFastSplit  *ebpf.Program `ebpf:"xdptables_fast_split"`
+	XdptablesFastSrc    *ebpf.Program `ebpf:"xdptables_fast_src"`
 }
 
 func (p *classifierPrograms) Close() error {
@@ -377,6 +416,7 @@ func (p *classifierPrograms) Close() error {
 		p.XdptablesClassify,
 		p.XdptablesDropAll,
 		p.XdptablesFastDst,
+		p.XdptablesFastLenset,
 		p.XdptablesFastPdst,
 		p.XdptablesFastPort,
 		p.XdptablesFastPpdst,

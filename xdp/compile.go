@@ -133,6 +133,7 @@ const (
 	setV6
 	setDir  // set by the loader: the set's map is a table (dir.go)
 	setHash // set by the loader: the table has a hash of /32s (sethash.go)
+	setLen  // set by the loader: the set is a per-length table (lenhash.go)
 )
 
 // SetLookup is one mirrored -m set --match-set: the set and which

@@ -68,8 +68,33 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		size(f.name, n)
 	}
-	size("src6", len(c.Src6))
-	size("dst6", len(c.Dst6))
+	// IPv6 address fields as per-length hash tables (lenhash.go) when
+	// they have few enough prefix lengths, their tries otherwise
+	var nlens6, any6, words6, bits6 [2]uint32
+	var lens6 [2][maxLens]uint32
+	var mask6 [2][maxLens][2]uint64
+	hash6 := uint32(0)
+	for i, f := range []struct {
+		name string
+		bit  uint32
+		ps   []PrefixClass
+	}{{"src6", FSrc, c.Src6}, {"dst6", FDst, c.Dst6}} {
+		n := len(f.ps)
+		var t *fieldTable
+		if c.Fields&f.bit != 0 && c.Fams&2 != 0 {
+			t = buildFieldTable(f.ps)
+		}
+		if t != nil {
+			hash6 |= 1 << i
+			n = 1
+			nlens6[i], lens6[i], mask6[i], any6[i] = t.n, t.lens, t.masks, t.any
+			words6[i], bits6[i] = uint32(len(t.words)), t.bits
+			if err := putWords(spec, f.name+"_tab", t.words); err != nil {
+				return nil, err
+			}
+		}
+		size(f.name, n)
+	}
 	values := func(name string, f uint32) {
 		if c.Fields&f != 0 {
 			size(name, valueSlots)
@@ -100,11 +125,26 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		}
 		ntab = uint32(len(c.Ifaces))
 	}
-	var cfg, setSlots, hashBase, hashBits, bitmap [MaxSets]uint32
+	var cfg, setSlots, hashBase, hashBits, bitmap, setNlens [MaxSets]uint32
+	var setLens [MaxSets][maxLens]uint32
+	var setMask [MaxSets][maxLens][2]uint64
 	needL4 := c.Fields&(FSport|FDport|FFlags) != 0
 	for i, l := range c.Sets {
 		cfg[i] = l.Cfg
 		if m := sets[l.Set]; m != nil && m.Type() == ebpf.Array {
+			ls, err := lenSetOfMap(m)
+			if err != nil {
+				return nil, err
+			}
+			if ls.bits > 0 {
+				// a per-length table (lenhash.go)
+				cfg[i] |= setLen
+				setSlots[i], hashBits[i] = m.ValueSize()/8, ls.bits
+				setNlens[i], setMask[i] = uint32(len(ls.lens)), lenMasks(ls.lens)
+				copy(setLens[i][:], ls.lens)
+				needL4 = needL4 || l.Cfg&(setPortSrc|setPortDst) != 0
+				continue
+			}
 			cfg[i] |= setDir
 			setSlots[i] = m.ValueSize() / 4
 			h, err := setHashOf(m)
@@ -127,15 +167,18 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	progName := "xdptables_classify"
 	if c.Single && ntab == 1 {
 		switch {
-		case !more && c.Fields == FSrc && dir4&1 != 0:
+		case !more && c.Fields == FSrc && (dir4&1 != 0 || c.Fams == 2):
 			progName = "xdptables_fast_src"
-		case !more && c.Fields == FDst && dir4&2 != 0:
+		case !more && c.Fields == FDst && (dir4&2 != 0 || c.Fams == 2):
 			progName = "xdptables_fast_dst"
 		case c.Fields == 0 && c.Fams == 1 && len(c.Sets) == 1 && cfg[0]&(setDir|setPortSrc|setPortDst|setV6) == setDir:
 			progName = "xdptables_fast_set"
 			if cfg[0]&setHash != 0 {
 				progName = "xdptables_fast_split"
 			}
+		case c.Fields == 0 && len(c.Sets) == 1 && cfg[0]&(setLen|setPortSrc|setPortDst) == setLen &&
+			c.Fams == map[bool]uint32{false: 1, true: 2}[cfg[0]&setV6 != 0]:
+			progName = "xdptables_fast_lenset"
 		}
 	}
 	// the protocol and one other field decide: both folded into one
@@ -223,7 +266,9 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		"niftab": ntab, "iftab": tab, "single": boolU32(c.Single), "dir4": dir4, "nvec": uint32(c.NVec),
 		"need_l4": boolU32(needL4), "more": boolU32(more), "fast_mac": fastMAC,
 		"set_slots": setSlots, "set_hbase": hashBase, "set_hbits": hashBits,
-		"set_bitmap": bitmap,
+		"set_bitmap": bitmap, "hash6": hash6, "nlens6": nlens6, "lens6": lens6, "mask6": mask6,
+		"any6": any6, "tab6_words": words6, "tab6_bits": bits6, "set_nlens": setNlens,
+		"set_lens": setLens, "set_mask": setMask,
 	} {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("xdp: setting %s: %w", name, err)
@@ -259,7 +304,7 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 		return nil, fmt.Errorf("xdp: loading the classifier: %w", err)
 	}
 	p := &program{coll: coll, prog: coll.Programs[progName]}
-	if err := fill(coll, c, slots, dirs); err != nil {
+	if err := fill(coll, c, slots, dirs, hash6); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -277,6 +322,15 @@ func setDirTable(spec *ebpf.CollectionSpec, name string, t []uint32) error {
 		return fmt.Errorf("xdp: setting %s_slots: %w", name, err)
 	}
 	return nil
+}
+
+// putWords is putTable for a table of 64-bit words.
+func putWords(spec *ebpf.CollectionSpec, global string, t []uint64) error {
+	u := make([]uint32, 2*len(t))
+	for i, w := range t {
+		u[2*i], u[2*i+1] = uint32(w), uint32(w>>32)
+	}
+	return putTable(spec, global, u)
 }
 
 // putTable makes the data section of global (a table the program reads
@@ -300,7 +354,7 @@ func putTable(spec *ebpf.CollectionSpec, global string, t []uint32) error {
 	return nil
 }
 
-func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2][]uint32) error {
+func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2][]uint32, hash6 uint32) error {
 	m := coll.Maps
 	put := func(name string, k, v any) error {
 		if err := m[name].Put(k, v); err != nil {
@@ -322,6 +376,9 @@ func fill(coll *ebpf.Collection, c *Classifier, slots []uint32, dirs [2][]uint32
 		ps   []PrefixClass
 	}{{"src4", c.Src4}, {"dst4", c.Dst4}, {"src6", c.Src6}, {"dst6", c.Dst6}} {
 		if (f.name == "src4" && dirs[0] != nil) || (f.name == "dst4" && dirs[1] != nil) {
+			continue
+		}
+		if (f.name == "src6" && hash6&1 != 0) || (f.name == "dst6" && hash6&2 != 0) {
 			continue
 		}
 		for _, p := range f.ps {
@@ -558,7 +615,9 @@ func valueTable(vs []ValueClass) (keys, vals []uint32) {
 
 // newSetMap creates the map mirroring set s, filled: a table (an array
 // map) when dirSet and within budget, with a hash of its /32s when only
-// that keeps it within budget (sethash.go), an LPM trie otherwise.
+// that keeps it within budget (sethash.go), a per-length table
+// (lenhash.go) for other sets and those over budget, an LPM trie for
+// sets of more than maxLens prefix lengths.
 func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	if dirSet(s) {
 		m, err := newDirSetMap(s)
@@ -566,6 +625,12 @@ func newSetMap(s *ipset.Set) (*ebpf.Map, error) {
 			return m, err
 		}
 		m, err = newHashSetMap(s)
+		if m != nil || err != nil {
+			return m, err
+		}
+	}
+	if lenSets {
+		m, err := newLenSetMap(s)
 		if m != nil || err != nil {
 			return m, err
 		}

@@ -112,11 +112,39 @@ type setKey [4 + 3 + 16]byte
 // setVal is struct setval.
 type setVal [16]byte
 
-// boottime is CLOCK_BOOTTIME, the clock of bpf_ktime_get_boot_ns.
-func boottime() time.Duration {
+// monotime is CLOCK_MONOTONIC, the clock of bpf_ktime_get_coarse_ns;
+// nftables' timeouts count jiffies, which also stop in suspend.
+func monotime() time.Duration {
 	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return time.Duration(ts.Nano())
+}
+
+// expShift is the unit of a per-length table's expiries, 2^expShift ns
+// (bpf/classifier.c EXP_SHIFT): 31 bits of them span 18 years.
+const expShift = 28
+
+// expiryMargin is how much earlier than the kernel's element the mirror
+// of an entry with a timeout stops matching (its packets then go to
+// nftables, which still has the element): the kernel lists whole
+// seconds left, 1 in the last second (ipset.RemainingTimeout), so an
+// element listed with r left expires within (r-1, r+1) s of the
+// listing; the program's coarse clock lags by up to a tick; tables
+// round the expiry down to 2^expShift ns. With 8 units (2.15 s) taken
+// off, the mirror expires between 0.15 and 3.4 s before the element,
+// as long as the mirror is written within 1.1 s of the listing; never
+// after it.
+const expiryMargin = 8 << expShift
+
+// expiry is when the mirror of entry en of a set with timeouts stops
+// matching, in ns of CLOCK_MONOTONIC, the entry read at now: 0 for an
+// entry without a timeout (timeout 0: RemainingTimeout never lists 0
+// for one that has one).
+func expiry(en *ipset.Entry, now time.Duration) uint64 {
+	if en.Timeout == 0 {
+		return 0
+	}
+	return uint64(max(now+time.Duration(en.Timeout)*time.Second-expiryMargin, 1))
 }
 
 // entryKV is the map key and value of set entry en of s.
@@ -132,15 +160,7 @@ func entryKV(s *ipset.Set, en *ipset.Entry, now time.Duration) (setKey, setVal) 
 	copy(k[7:], pfx.Addr().AsSlice())
 	binary.NativeEndian.PutUint32(k[:4], uint32(24+bits))
 	if s.HasTimeout {
-		// The kernel reports whole seconds left (rounded down), so
-		// the mirror expires no later than nftables' element; an
-		// element read back with 0 left may be permanent or about to
-		// go: its packets are left to nftables.
-		exp := now + time.Duration(en.Timeout)*time.Second
-		if en.Timeout == 0 {
-			exp = 1
-		}
-		binary.NativeEndian.PutUint64(v[:8], uint64(exp))
+		binary.NativeEndian.PutUint64(v[:8], expiry(en, now))
 	}
 	if en.Nomatch {
 		binary.NativeEndian.PutUint32(v[8:], 1)
@@ -265,7 +285,7 @@ func (a *tableArray) size() uint32 { return uint32(len(a.mem) / 4) }
 
 // setContents is the map contents of s.
 func setContents(s *ipset.Set) ([]setKey, []setVal) {
-	now := boottime()
+	now := monotime()
 	ks := make([]setKey, len(s.Entries))
 	vs := make([]setVal, len(s.Entries))
 	for i, en := range s.Entries {
@@ -296,11 +316,12 @@ func (m *Manager) SetChanged(name string, old, cur *ipset.Set) (bool, error) {
 	if old == nil || cur == nil || old.Header() != cur.Header() || Mirrorable(cur) != nil {
 		return false, nil
 	}
-	type op struct {
-		del bool
-		en  *ipset.Entry
-	}
-	var ops []op
+	// ops change what the set holds (one at most: more is rebuilt, so
+	// that packets see them all at once); renew, the expiry of entries
+	// whose timeout changed (re-added with another timeout, or their
+	// seconds left counted down between the two listings): each is
+	// written again, early or late, from the new listing.
+	var ops, renew []setOp
 	was := map[string]*ipset.Entry{}
 	for _, en := range old.Entries {
 		was[old.Key(en.Elem)] = en
@@ -309,35 +330,47 @@ func (m *Manager) SetChanged(name string, old, cur *ipset.Set) (bool, error) {
 		k := cur.Key(en.Elem)
 		o := was[k]
 		delete(was, k)
-		if o == nil || o.Nomatch != en.Nomatch || en.Timeout > o.Timeout {
-			ops = append(ops, op{en: en})
+		switch {
+		case o == nil || o.Nomatch != en.Nomatch:
+			ops = append(ops, setOp{en: en})
+		case en.Timeout != o.Timeout:
+			renew = append(renew, setOp{en: en})
 		}
 	}
 	for _, en := range was {
-		ops = append(ops, op{del: true, en: en})
+		ops = append(ops, setOp{del: true, en: en})
 	}
-	if len(ops) == 0 {
+	if len(ops)+len(renew) == 0 {
 		return true, nil
 	}
-	if len(ops) > 1 {
+	if len(ops) > 1 || len(renew) > maxRenew {
 		return false, nil
 	}
+	ops = append(ops, renew...)
 	sm, err := ebpf.LoadPinnedMap(m.setPath(name), nil)
 	if err != nil {
 		return false, nil
 	}
 	defer sm.Close()
+	now := monotime()
 	if sm.Type() == ebpf.Array {
-		// a table: the part that the entry's addresses lie in
-		if !dirSet(cur) {
-			return false, nil
-		}
-		p := entryPrefix(cur, ops[0].en)
 		a, err := mapTable(sm)
 		if err != nil {
 			return false, nil
 		}
 		defer a.close()
+		if l, err := lenSetOf(sm, a); err != nil || l.bits > 0 {
+			// a per-length table: in place, unless a length is new
+			if err != nil || !lenSetUpdate(a, l, cur, now, ops) {
+				return false, nil
+			}
+			return true, nil
+		}
+		// a table: the part that the entry's addresses lie in
+		if !dirSet(cur) || len(ops) > 1 {
+			return false, nil
+		}
+		p := entryPrefix(cur, ops[0].en)
 		h, err := setHashOf(sm)
 		if err != nil {
 			return false, nil
@@ -347,14 +380,26 @@ func (m *Manager) SetChanged(name string, old, cur *ipset.Set) (bool, error) {
 		}
 		return true, nil
 	}
-	k, v := entryKV(cur, ops[0].en, boottime())
-	if ops[0].del {
-		err = sm.Delete(k)
-	} else {
-		err = sm.Put(k, v)
-	}
-	if err != nil {
-		return false, nil
+	for _, o := range ops {
+		k, v := entryKV(cur, o.en, now)
+		if o.del {
+			err = sm.Delete(k)
+		} else {
+			err = sm.Put(k, v)
+		}
+		if err != nil {
+			return false, nil
+		}
 	}
 	return true, nil
 }
+
+// setOp is a change of a set's mirror: entry en added or changed, or
+// deleted.
+type setOp struct {
+	del bool
+	en  *ipset.Entry
+}
+
+// maxRenew bounds the entries whose expiry SetChanged writes in place.
+const maxRenew = 4096

@@ -74,6 +74,20 @@ volatile const __u32 more = 1;
  * gives SET_BITMAP where the bitmap decides. */
 #define SET_HASH (1 << 5)
 #define SET_BITMAP 2
+/* The set is a per-prefix-length hash table (xdp/lenhash.go, IPv6 sets,
+ * sets with ports or timeouts) in setN_tab, read as 64-bit words
+ * (set_slots[N] of them): a header of SET_HEAD words, then 2^set_hbits[N]
+ * buckets; set_nlens[N] lengths, longest first, and their masks. The
+ * key word of an entry is its length | protocol << 8 | port << 16; its
+ * value is 1 (match) or 0 (nomatch) | the expiry << 1: when the set has
+ * timeouts, in units of 2^EXP_SHIFT ns of CLOCK_MONOTONIC (0: none). */
+#define SET_LEN (1 << 6)
+#define MAX_LENS 8
+#define SET_HEAD 16
+#define EXP_SHIFT 28
+volatile const __u32 set_nlens[MAX_SETS];
+volatile const __u32 set_lens[MAX_SETS][MAX_LENS];
+volatile const __u64 set_mask[MAX_SETS][MAX_LENS][2];
 volatile const __u32 set_hbase[MAX_SETS];
 volatile const __u32 set_hbits[MAX_SETS];
 volatile const __u32 set_bitmap[MAX_SETS];
@@ -213,6 +227,109 @@ static __always_inline __u32 *dir_table(__u32 *t)
 }
 LPM(src6, struct lpm6);
 LPM(dst6, struct lpm6);
+
+/* Per-prefix-length hash tables (xdp/lenhash.go): the prefixes of an
+ * IPv6 address field or of a mirrored set, each under its address
+ * masked to its length and a key word: the length, and for sets with
+ * ports the protocol and port above it. The program looks the address
+ * up at each length in use, longest first: the first hit is the longest
+ * stored prefix holding it, as a trie lookup gives, for a few
+ * multiplications and compares per length where the trie walks up to a
+ * node per bit.
+ *
+ * A table is an array of 64-bit words read in place (as src4_dir):
+ * 2^bits buckets of HWAYS entries of HENT words (the address as two
+ * words read from the packet, then the key word in the low half and the
+ * value in the high half of the third; key word 0: empty), from word
+ * base. A key is in one of its two buckets (hkey_buckets). */
+#define HWAYS 4
+#define HENT 3
+#define HBUCKET (HWAYS * HENT)
+#define HMIX1 0x9e3779b97f4a7c15ULL
+#define HMIX2 0xbf58476d1ce4e5b9ULL
+#define HMIX3 0x94d049bb133111ebULL
+
+static __always_inline __u64 hkey_hash(__u64 a0, __u64 a1, __u32 kw)
+{
+	__u64 h = a0 * HMIX1 + a1;
+
+	h ^= h >> 32;
+	h = (h + kw) * HMIX2;
+	return h ^ (h >> 29);
+}
+
+/* Whether bucket b (a word index) of table t of n words holds the key;
+ * its value to *val. */
+static __always_inline int hbucket_find(__u64 *t, __u64 n, __u64 b, __u64 a0, __u64 a1, __u32 kw,
+					__u32 *val)
+{
+	__u64 *p;
+
+	if (b + HBUCKET > n)
+		return 0;
+	p = t + b;
+#pragma unroll
+	for (int j = 0; j < HWAYS; j++) {
+		if (p[j * HENT] == a0 && p[j * HENT + 1] == a1 && (__u32)p[j * HENT + 2] == kw) {
+			*val = p[j * HENT + 2] >> 32;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether the table t of n words, 2^bits buckets from word base, holds
+ * the key; its value to *val. */
+static __always_inline int htab_find(__u64 *t, __u64 n, __u64 base, __u32 bits, __u64 a0, __u64 a1,
+				     __u32 kw, __u32 *val)
+{
+	__u64 h = hkey_hash(a0, a1, kw), sh = (64 - bits) & 63;
+
+	return hbucket_find(t, n, base + (h >> sh) * HBUCKET, a0, a1, kw, val) ||
+	       hbucket_find(t, n, base + ((h * HMIX3) >> sh) * HBUCKET, a0, a1, kw, val);
+}
+
+/* IPv6 address fields as such tables: hash6 bit 0 for src6_tab, bit 1
+ * for dst6_tab (otherwise the field's trie, when it has more than
+ * MAX_LENS prefix lengths). Per field: tab6_words words, 2^tab6_bits
+ * buckets, nlens6 lengths, longest first, with their masks as the
+ * packet's address reads them, and any6 the class of ::/0, the answer
+ * when no length holds the address. */
+volatile const __u32 hash6 = 0;
+volatile const __u32 tab6_words[2];
+volatile const __u32 tab6_bits[2];
+volatile const __u32 nlens6[2];
+volatile const __u32 lens6[2][MAX_LENS];
+volatile const __u64 mask6[2][MAX_LENS][2];
+volatile const __u32 any6[2];
+__u64 src6_tab[1] SEC(".data.src6_tab");
+__u64 dst6_tab[1] SEC(".data.dst6_tab");
+
+static __always_inline __u64 *htable(__u64 *t)
+{
+	asm volatile("" : "+r"(t));
+	return t;
+}
+
+/* The class of IPv6 address addr in the table of field f (0 src, 1 dst). */
+static __always_inline __u32 addr6_class(int f, __u64 *t, void *addr)
+{
+	__u64 a0, a1;
+	__u32 v;
+
+	__builtin_memcpy(&a0, addr, 8);
+	__builtin_memcpy(&a1, addr + 8, 8);
+#pragma unroll
+	for (int i = 0; i < MAX_LENS; i++) {
+		if (i >= nlens6[f])
+			break;
+		if (htab_find(t, tab6_words[f], 0, tab6_bits[f], a0 & mask6[f][i][0], a1 & mask6[f][i][1],
+			      lens6[f][i], &v))
+			return v;
+	}
+	return any6[f];
+}
+
 /* Ports and lengths: value -> class, one entry per 16-bit value (an
  * array lookup, where an LPM trie of the value ranges walks up to 17
  * nodes); index 65536 is for packets without ports. The loader sizes
@@ -612,16 +729,46 @@ static __noinline int scan_after(struct scan *sc, __u64 w0)
 }
 
 /* Looks packet key k up in mirrored set map; 1 match, 0 no match, -1
- * an entry that may have expired (leave the packet to nftables). */
+ * an entry that may have expired (leave the packet to nftables). The
+ * coarse clock lags by up to a tick: the loader's expiries are early
+ * by more than that (xdp/sets.go expiryMargin). */
 static __always_inline int set_test(void *map, struct setkey *k)
 {
 	struct setval *e = bpf_map_lookup_elem(map, k);
 
 	if (!e)
 		return 0;
-	if (e->expires && bpf_ktime_get_boot_ns() >= e->expires)
+	if (e->expires && bpf_ktime_get_coarse_ns() >= e->expires)
 		return -1;
 	return !e->nomatch;
+}
+
+/* set_test for set i of per-length table t of n words (SET_LEN): the
+ * address (4 or 16 bytes at addr), kwhi the protocol and port of the
+ * key word. */
+static __always_inline int lenset_test(int i, __u64 *t, __u64 n, int v6, void *addr, __u32 kwhi)
+{
+	__u64 a0 = 0, a1 = 0;
+	__u32 v;
+
+	if (v6) {
+		__builtin_memcpy(&a0, addr, 8);
+		__builtin_memcpy(&a1, addr + 8, 8);
+	} else {
+		a0 = *(__u32 *)addr;
+	}
+#pragma unroll
+	for (int j = 0; j < MAX_LENS; j++) {
+		if (j >= set_nlens[i])
+			break;
+		if (htab_find(t, n, SET_HEAD, set_hbits[i], a0 & set_mask[i][j][0], a1 & set_mask[i][j][1],
+			      set_lens[i][j] | kwhi, &v)) {
+			if ((v >> 1) && (bpf_ktime_get_coarse_ns() >> EXP_SHIFT) >= (v >> 1))
+				return -1;
+			return v & 1;
+		}
+	}
+	return 0;
 }
 
 static __always_inline int port_proto_ipset(__u8 p)
@@ -638,7 +785,28 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *
 	__u32 cls;
 	int m = 0;
 
-	if (cfg & SET_DIR) {
+	if (cfg & SET_LEN) {
+		if (!!(cfg & SET_V6) == v6) {
+			__u32 kwhi = 0;
+			int ok = 1;
+
+			if (cfg & (SET_PORT_SRC | SET_PORT_DST)) {
+				if (!ports || !port_proto_ipset(proto)) {
+					ok = 0;
+				} else {
+					__u8 *pp = (cfg & SET_PORT_SRC) ? ports : ports + 2;
+
+					kwhi = (__u32)proto << 8 | (__u32)pp[0] << 24 | (__u32)pp[1] << 16;
+				}
+			}
+			if (ok) {
+				m = lenset_test(i, (__u64 *)tab, set_slots[i], v6,
+						(cfg & SET_ADDR_DST) ? daddr : saddr, kwhi);
+				if (m < 0)
+					return 0;
+			}
+		}
+	} else if (cfg & SET_DIR) {
 		if (!v6) {
 			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
 			__u32 val;
@@ -829,7 +997,11 @@ int xdptables_classify(struct xdp_md *ctx)
 		daddr = &ip6->daddr;
 		protokey = ip6->nexthdr;
 		l4 = ip6 + 1;
-		if (fields & F_SRC) {
+		if ((fields & F_SRC) && (hash6 & 1)) {
+			__u32 cls = addr6_class(0, htable(src6_tab), saddr);
+
+			PUSH(vec_of(&sc, &cls));
+		} else if (fields & F_SRC) {
 			struct lpm6 k = {.prefixlen = 128};
 			__u32 *c;
 
@@ -837,7 +1009,11 @@ int xdptables_classify(struct xdp_md *ctx)
 			c = bpf_map_lookup_elem(&src6, &k);
 			PUSH(vec_of(&sc, c));
 		}
-		if (fields & F_DST) {
+		if ((fields & F_DST) && (hash6 & 2)) {
+			__u32 cls = addr6_class(1, htable(dst6_tab), daddr);
+
+			PUSH(vec_of(&sc, &cls));
+		} else if (fields & F_DST) {
 			struct lpm6 k = {.prefixlen = 128};
 			__u32 *c;
 
@@ -977,11 +1153,13 @@ int xdptables_classify(struct xdp_md *ctx)
 }
 
 /* When one address field alone decides the run (single, no other field
- * or lookup), its IPv4 side is a table and one interface is attached,
+ * or lookup), its IPv4 side (if it has rules) is a table and one
+ * interface is attached,
  * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
  * xdptables_classify; when one lookup of a set mirrored as a table does
  * (IPv4 rules only), xdptables_fast_set (xdptables_fast_split for a
- * split set); when the protocol and one port do (IPv4 rules only),
+ * split set); of a set without ports mirrored as a per-length table
+ * (rules of its family only), xdptables_fast_lenset; when the protocol and one port do (IPv4 rules only),
  * xdptables_fast_port, the protocol and an address field,
  * xdptables_fast_psrc or _pdst, the protocol, a port and an address
  * field, xdptables_fast_ppsrc or _ppdst: the same verdicts with only the
@@ -1014,6 +1192,7 @@ volatile const __u64 fast_mac;
 #define FAST_PPSRC 7
 #define FAST_PPDST 8
 #define FAST_SPLIT 9
+#define FAST_LENSET 10
 
 /* Runs whose rules test the protocol and one other field (IPv4 only)
  * fold the two into one table of answers, fold_slots entries, at
@@ -1085,6 +1264,13 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 		if (kind == FAST_SPLIT && !split_value(0, dir_table(set0_tab), set_slots[0], bpf_ntohl(a), &v))
 			return XDP_PASS;
 		v = set_cls[v & 1];
+	} else if (kind == FAST_LENSET) {
+		int m = lenset_test(0, htable((__u64 *)set0_tab), set_slots[0], 0,
+				    (set_cfg[0] & SET_ADDR_DST) ? &ip->daddr : &ip->saddr, 0);
+
+		if (m < 0)
+			return XDP_PASS;
+		v = set_cls[m & 1];
 	} else if (kind == FAST_PORT) {
 		if (!fold_port(ip, end, ihl, iplen, &v))
 			return XDP_PASS;
@@ -1123,23 +1309,38 @@ static __always_inline int fast_v4(struct iphdr *ip, void *end, __u32 ihl, int k
 	return single_verdict(v, ip, end, iplen, ihl);
 }
 
-static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int src)
+static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int kind)
 {
 	struct lpm6 k = {.prefixlen = 128};
-	__u32 *c;
+	__u32 *c, v;
+	int src = kind == FAST_SRC;
 
 	if (!v6_ok(ip6, end))
 		return XDP_PASS;
-	if (src) {
-		__builtin_memcpy(k.addr, &ip6->saddr, 16);
-		c = bpf_map_lookup_elem(&src6, &k);
+	if (kind == FAST_LENSET) {
+		int m = lenset_test(0, htable((__u64 *)set0_tab), set_slots[0], 1,
+				    (set_cfg[0] & SET_ADDR_DST) ? &ip6->daddr : &ip6->saddr, 0);
+
+		if (m < 0)
+			return XDP_PASS;
+		v = set_cls[m & 1];
+	} else if (src && (hash6 & 1)) {
+		v = addr6_class(0, htable(src6_tab), &ip6->saddr);
+	} else if (!src && (hash6 & 2)) {
+		v = addr6_class(1, htable(dst6_tab), &ip6->daddr);
 	} else {
-		__builtin_memcpy(k.addr, &ip6->daddr, 16);
-		c = bpf_map_lookup_elem(&dst6, &k);
+		if (src) {
+			__builtin_memcpy(k.addr, &ip6->saddr, 16);
+			c = bpf_map_lookup_elem(&src6, &k);
+		} else {
+			__builtin_memcpy(k.addr, &ip6->daddr, 16);
+			c = bpf_map_lookup_elem(&dst6, &k);
+		}
+		if (!c)
+			return XDP_PASS;
+		v = *c;
 	}
-	if (!c)
-		return XDP_PASS;
-	return single_verdict(*c, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
+	return single_verdict(v, 0, end, (bpf_ntohs(ip6->payload_len) + 40) & 0xffff, 0);
 }
 
 static __always_inline int fast_path(struct xdp_md *ctx, int kind)
@@ -1158,16 +1359,17 @@ static __always_inline int fast_path(struct xdp_md *ctx, int kind)
 	if (!(dst & 1) && dst << 16 != fast_mac)
 		return XDP_PASS;
 	proto = ((__u32 *)data)[3];
-	if ((proto & 0xffffff) == ETH_IP_IHL5)
+	/* (an ip6tables run of one address field has no IPv4 side) */
+	if ((fams & 1) && (proto & 0xffffff) == ETH_IP_IHL5)
 		return fast_v4(ip, end, 5, kind);
-	if ((proto & 0xffff) == ETH_IP_WORD) {
+	if ((fams & 1) && (proto & 0xffff) == ETH_IP_WORD) {
 		if (ip->version != 4 || ip->ihl < 5)
 			return XDP_PASS;
 		return fast_v4(ip, end, ip->ihl, kind);
 	}
-	if ((kind == FAST_SRC || kind == FAST_DST) && (fams & 2) &&
+	if ((kind == FAST_SRC || kind == FAST_DST || kind == FAST_LENSET) && (fams & 2) &&
 	    (proto & 0xffff) == bpf_htons(ETH_P_IPV6))
-		return fast_v6((void *)ip, end, kind == FAST_SRC);
+		return fast_v6((void *)ip, end, kind);
 	return XDP_PASS;
 }
 
@@ -1193,6 +1395,12 @@ SEC("xdp")
 int xdptables_fast_split(struct xdp_md *ctx)
 {
 	return fast_path(ctx, FAST_SPLIT);
+}
+
+SEC("xdp")
+int xdptables_fast_lenset(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_LENSET);
 }
 
 SEC("xdp")
