@@ -52,50 +52,21 @@ func TestScriptDiff(t *testing.T) {
 			if !netns.Have("iptables-nft") {
 				t.Fatal("reference iptables-nft is not installed")
 			}
-			dir := LinkDir(t)
 			lines, err := ReadCorpus(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref, ours := netns.New(t, "ref"), netns.New(t, "our")
-			fails := 0
+			p := newDiffPair(t, filepath.Base(file))
 			run := func(l CorpusLine) {
 				stdin := ""
-				args := l.Args
-				if tool := l.Tool; tool == "ipset" {
-					if r := ref.Run("", append([]string{"ipset"}, args...)...); r.RC != 0 {
-						t.Fatalf("line %d: ipset: %s", l.Line, r.Stderr)
-					}
-					// ours keeps its sets as nftables sets: our ipset makes them
-					if r := ours.Run("", append([]string{filepath.Join(dir, "ipset")}, args...)...); r.RC != 0 {
-						t.Fatalf("line %d: our ipset: %s", l.Line, r.Stderr)
-					}
-					return
-				}
-				if n := len(args); n >= 2 && args[n-2] == "<" {
-					data, err := os.ReadFile(filepath.Join("../testdata/scripts", args[n-1]))
+				if n := len(l.Args); n >= 2 && l.Args[n-2] == "<" {
+					data, err := os.ReadFile(filepath.Join("../testdata/scripts", l.Args[n-1]))
 					if err != nil {
 						t.Fatal(err)
 					}
-					stdin, args = string(data), args[:n-2]
+					stdin, l.Args = string(data), l.Args[:n-2]
 				}
-				tool := l.Tool
-				refTool := strings.Replace(tool, "tables", "tables-nft", 1)
-				if tool == "ipset" || strings.Contains(tool, "-nft") {
-					refTool = tool // (xtables-nft-multi)
-				}
-				a := ref.Run(stdin, append([]string{refTool}, args...)...)
-				b := ours.Run(stdin, append([]string{filepath.Join(dir, refTool)}, args...)...)
-				if strings.HasSuffix(tool, "-save") {
-					a.Stdout, b.Stdout = normalizeSave(a.Stdout), normalizeSave(b.Stdout)
-				}
-				// the one notice of ours that the reference has no reason to print
-				b.Stderr = strings.ReplaceAll(b.Stderr, compat.ChecksumWarning, "")
-				if a != b && fails < 20 {
-					fails++
-					t.Errorf("%s:%d: %s %s\nreference rc %d\n--stdout--\n%s--stderr--\n%s\nxdptables rc %d\n--stdout--\n%s--stderr--\n%s",
-						filepath.Base(file), l.Line, tool, strings.Join(l.Args, " "), a.RC, a.Stdout, a.Stderr, b.RC, b.Stdout, b.Stderr)
-				}
+				p.run(l, stdin)
 			}
 			for _, l := range lines {
 				run(l)
@@ -105,4 +76,55 @@ func TestScriptDiff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// diffPair runs commands with the reference tools in one namespace and
+// with ours in another and reports every command whose stdout, stderr or
+// exit status differ (the first 20 of them).
+type diffPair struct {
+	t         *testing.T
+	label     string
+	dir       string
+	ref, ours *netns.NS
+	fails     int
+}
+
+func newDiffPair(t *testing.T, label string) *diffPair {
+	return &diffPair{t: t, label: label, dir: LinkDir(t), ref: netns.New(t, "ref"), ours: netns.New(t, "our")}
+}
+
+// run runs line l (its tool an iptables personality or ipset) with stdin
+// in both namespaces and returns both results. ipset lines only prepare:
+// they must succeed in both.
+func (p *diffPair) run(l CorpusLine, stdin string) (a, b netns.Result) {
+	t := p.t
+	t.Helper()
+	tool := l.Tool
+	if tool == "ipset" {
+		if r := p.ref.Run("", append([]string{"ipset"}, l.Args...)...); r.RC != 0 {
+			t.Fatalf("%s:%d: ipset: %s", p.label, l.Line, r.Stderr)
+		}
+		// ours keeps its sets as nftables sets: our ipset makes them
+		if r := p.ours.Run("", append([]string{filepath.Join(p.dir, "ipset")}, l.Args...)...); r.RC != 0 {
+			t.Fatalf("%s:%d: our ipset: %s", p.label, l.Line, r.Stderr)
+		}
+		return
+	}
+	refTool := strings.Replace(tool, "tables", "tables-nft", 1)
+	if strings.Contains(tool, "-nft") {
+		refTool = tool // (xtables-nft-multi)
+	}
+	a = p.ref.Run(stdin, append([]string{refTool}, l.Args...)...)
+	b = p.ours.Run(stdin, append([]string{filepath.Join(p.dir, refTool)}, l.Args...)...)
+	if strings.HasSuffix(tool, "-save") {
+		a.Stdout, b.Stdout = normalizeSave(a.Stdout), normalizeSave(b.Stdout)
+	}
+	// the one notice of ours that the reference has no reason to print
+	b.Stderr = strings.ReplaceAll(b.Stderr, compat.ChecksumWarning, "")
+	if a != b && p.fails < 20 {
+		p.fails++
+		t.Errorf("%s:%d: %s %s\nreference rc %d\n--stdout--\n%s--stderr--\n%s\nxdptables rc %d\n--stdout--\n%s--stderr--\n%s",
+			p.label, l.Line, tool, strings.Join(l.Args, " "), a.RC, a.Stdout, a.Stderr, b.RC, b.Stdout, b.Stderr)
+	}
+	return a, b
 }
