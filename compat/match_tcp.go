@@ -154,10 +154,28 @@ func (m *TCPMatch) allZero() bool {
 		m.Option == 0 && !m.OptionInv
 }
 
+// Vanishes says iptables-nft turns the match into no expression at all:
+// it is native (see NftExprs) but tests nothing there, its ports being
+// full ranges (inverted or not: iptables-nft leaves out a full range
+// whatever its inversion) and its flags mask empty (inverted or not).
+// Read back, such a rule shows no tcp match, and it matches as written
+// without one (see Vanisher).
+func (m *TCPMatch) Vanishes() bool {
+	return !m.HasOption && !m.allZero() && m.FlagMask == 0 && m.Src.Full() && m.Dst.Full()
+}
+
+// showFlags says whether the flags test is there to print: iptables-nft
+// leaves out a native test with an empty mask (inverted or not); the
+// xtables match (with --tcp-option) keeps it.
+func (m *TCPMatch) showFlags() bool {
+	return m.HasFlags && (m.FlagMask != 0 || m.FlagsInv && m.HasOption)
+}
+
 // Native reports whether iptables-nft expresses this match with native
-// payload expressions (and so merges it with a neighbour on read-back).
+// payload expressions (and so merges it with a neighbour on read-back):
+// all but a match with an option or with nothing to test.
 func (m *TCPMatch) Native() bool {
-	return !m.HasOption && (m.seenSrc || m.seenDst || m.HasFlags)
+	return !m.HasOption && !m.allZero()
 }
 
 // Merge combines native tcp matches as iptables-nft's read-back does:
@@ -196,6 +214,19 @@ func savePorts(b *strings.Builder, opt string, r PortRange) {
 	b.WriteString(r.SaveString())
 }
 
+// saveExactPorts writes a port option unless it spans every port
+// uninverted (as given or not, the same match).
+func saveExactPorts(b *strings.Builder, opt string, r PortRange) {
+	if r == AnyPorts {
+		return
+	}
+	if r.Invert {
+		b.WriteString(" !")
+	}
+	b.WriteString(" --" + opt + " ")
+	b.WriteString(r.SaveString())
+}
+
 func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
 	savePorts(b, "sport", m.Src)
 	savePorts(b, "dport", m.Dst)
@@ -205,7 +236,7 @@ func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
 		}
 		fmt.Fprintf(b, " --tcp-option %d", m.Option)
 	}
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	if m.showFlags() {
 		if m.FlagsInv {
 			b.WriteString(" !")
 		}
@@ -213,10 +244,42 @@ func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
 	}
 }
 
+// SaveExact is Save keeping what -S leaves out: an inverted full port
+// range and a flags test with an empty mask, so that the rule's text
+// reads back as the same match (one that vanishes, see Vanishes).
+func (m *TCPMatch) SaveExact(b *strings.Builder, _ *Rule) {
+	saveExactPorts(b, "sport", m.Src)
+	saveExactPorts(b, "dport", m.Dst)
+	if m.HasOption {
+		if m.OptionInv {
+			b.WriteString(" !")
+		}
+		fmt.Fprintf(b, " --tcp-option %d", m.Option)
+	}
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
+		if m.FlagsInv {
+			b.WriteString(" !")
+		}
+		b.WriteString(" --tcp-flags " + TCPFlagsString(m.FlagMask) + " " + TCPFlagsString(m.FlagCmp))
+	}
+}
+
+// ExactIsSave: the two forms differ only by what SaveExact keeps.
+func (m *TCPMatch) ExactIsSave() bool {
+	hiddenPorts := m.Src.Full() && m.Src.Invert || m.Dst.Full() && m.Dst.Invert
+	hiddenFlags := m.HasFlags && !m.showFlags() && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv)
+	return !hiddenPorts && !hiddenFlags
+}
+
 func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	b.WriteString(" tcp")
-	ListPorts(b, "spt", m.Src, "tcp", numeric)
-	ListPorts(b, "dpt", m.Dst, "tcp", numeric)
+	src, dst := m.Src, m.Dst
+	if m.Native() {
+		// (no expression holds an inverted full range: it reads back as none)
+		src, dst = src.nativeRange(), dst.nativeRange()
+	}
+	ListPorts(b, "spt", src, "tcp", numeric)
+	ListPorts(b, "dpt", dst, "tcp", numeric)
 	if m.HasOption {
 		inv := ""
 		if m.OptionInv {
@@ -224,7 +287,7 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 		}
 		fmt.Fprintf(b, " option=%s%d", inv, m.Option)
 	}
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	if m.showFlags() {
 		b.WriteString(" flags:")
 		if m.FlagsInv {
 			b.WriteByte('!')
@@ -253,8 +316,11 @@ func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		// which the kernel refuses without -p tcp
 		return []expr.Any{m.xtTCP()}, nil
 	}
+	if m.Vanishes() {
+		return nil, nil
+	}
 	out := firstFragmentExprs(ctx.Rule)
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	if m.FlagMask != 0 {
 		op := expr.CmpOpEq
 		if m.FlagsInv {
 			op = expr.CmpOpNeq

@@ -18,6 +18,18 @@ var AnyPorts = PortRange{Min: 0, Max: 0xffff}
 // IsAny reports whether r matches every port and is not inverted.
 func (r PortRange) IsAny() bool { return r.Min == 0 && r.Max == 0xffff && !r.Invert }
 
+// Full reports whether r spans every port (inverted or not).
+func (r PortRange) Full() bool { return r.Min == 0 && r.Max == 0xffff }
+
+// nativeRange is r as iptables-nft reads back a native port test: a full
+// range, inverted or not, is no test at all.
+func (r PortRange) nativeRange() PortRange {
+	if r.Full() {
+		return AnyPorts
+	}
+	return r
+}
+
 // ParsePortRange parses "P", "P:Q", "P:" or ":Q" as the tcp/udp matches
 // do, resolving service names for proto.
 func ParsePortRange(s, proto string) (PortRange, error) {
