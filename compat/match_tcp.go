@@ -19,6 +19,8 @@ type TCPMatch struct {
 	HasFlags  bool
 	seenSrc   bool
 	seenDst   bool
+	// readBack: Src and Dst are already as read back (a merge's result)
+	readBack bool
 }
 
 const (
@@ -187,18 +189,11 @@ func (m *TCPMatch) Merge(next Match) (Match, bool) {
 		return nil, false
 	}
 	c := *m
-	if n.seenSrc {
-		inv := c.Src.Invert
-		c.Src, c.seenSrc = n.Src, true
-		c.Src.Invert = c.Src.Invert || inv
-	}
-	if n.seenDst {
-		inv := c.Dst.Invert
-		c.Dst, c.seenDst = n.Dst, true
-		c.Dst.Invert = c.Dst.Invert || inv
-	}
-	if n.HasFlags {
-		c.FlagMask, c.FlagCmp, c.FlagsInv, c.HasFlags = n.FlagMask, n.FlagCmp, n.FlagsInv || c.FlagsInv, true
+	c.Src, c.Dst = readBackMerge(c.Src, n.Src), readBackMerge(c.Dst, n.Dst)
+	c.seenSrc, c.seenDst, c.readBack = c.seenSrc || n.seenSrc, c.seenDst || n.seenDst, true
+	if n.HasFlags && n.FlagMask != 0 { // (an empty mask is no expression)
+		inv := c.FlagsInv && c.FlagMask != 0
+		c.FlagMask, c.FlagCmp, c.FlagsInv, c.HasFlags = n.FlagMask, n.FlagCmp, n.FlagsInv || inv, true
 	}
 	return &c, true
 }
@@ -228,8 +223,12 @@ func saveExactPorts(b *strings.Builder, opt string, r PortRange) {
 }
 
 func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
-	savePorts(b, "sport", m.Src)
-	savePorts(b, "dport", m.Dst)
+	src, dst := m.Src, m.Dst
+	if m.Native() && !m.readBack {
+		src, dst = src.nativeRange(), dst.nativeRange()
+	}
+	savePorts(b, "sport", src)
+	savePorts(b, "dport", dst)
 	if m.HasOption {
 		if m.OptionInv {
 			b.WriteString(" !")
@@ -266,7 +265,7 @@ func (m *TCPMatch) SaveExact(b *strings.Builder, _ *Rule) {
 
 // ExactIsSave: the two forms differ only by what SaveExact keeps.
 func (m *TCPMatch) ExactIsSave() bool {
-	hiddenPorts := m.Src.Full() && m.Src.Invert || m.Dst.Full() && m.Dst.Invert
+	hiddenPorts := !m.Src.saveIsExact(m.Native()) || !m.Dst.saveIsExact(m.Native())
 	hiddenFlags := m.HasFlags && !m.showFlags() && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv)
 	return !hiddenPorts && !hiddenFlags
 }
@@ -274,8 +273,8 @@ func (m *TCPMatch) ExactIsSave() bool {
 func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	b.WriteString(" tcp")
 	src, dst := m.Src, m.Dst
-	if m.Native() {
-		// (no expression holds an inverted full range: it reads back as none)
+	if m.Native() && !m.readBack {
+		// (as the kernel's expressions read back)
 		src, dst = src.nativeRange(), dst.nativeRange()
 	}
 	ListPorts(b, "spt", src, "tcp", numeric)

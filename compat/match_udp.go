@@ -11,6 +11,8 @@ type UDPMatch struct {
 	Src, Dst PortRange
 	seenSrc  bool
 	seenDst  bool
+	// readBack: Src and Dst are already as read back (a merge's result)
+	readBack bool
 }
 
 func init() {
@@ -68,22 +70,24 @@ func (m *UDPMatch) Merge(next Match) (Match, bool) {
 		return nil, false
 	}
 	c := *m
-	if n.seenSrc {
-		inv := c.Src.Invert
-		c.Src, c.seenSrc = n.Src, true
-		c.Src.Invert = c.Src.Invert || inv
-	}
-	if n.seenDst {
-		inv := c.Dst.Invert
-		c.Dst, c.seenDst = n.Dst, true
-		c.Dst.Invert = c.Dst.Invert || inv
-	}
+	c.Src, c.Dst = readBackMerge(c.Src, n.Src), readBackMerge(c.Dst, n.Dst)
+	c.seenSrc, c.seenDst, c.readBack = c.seenSrc || n.seenSrc, c.seenDst || n.seenDst, true
 	return &c, true
 }
 
 func (m *UDPMatch) Save(b *strings.Builder, _ *Rule) {
-	savePorts(b, "sport", m.Src)
-	savePorts(b, "dport", m.Dst)
+	src, dst := m.ports()
+	savePorts(b, "sport", src)
+	savePorts(b, "dport", dst)
+}
+
+// ports are the ranges as the kernel's expressions read back (the match
+// is native: see allZero).
+func (m *UDPMatch) ports() (src, dst PortRange) {
+	if m.readBack {
+		return m.Src, m.Dst
+	}
+	return m.Src.nativeRange(), m.Dst.nativeRange()
 }
 
 // allZero says the match tests nothing: iptables-nft keeps it as xt_udp
@@ -98,9 +102,10 @@ func (m *UDPMatch) SaveExact(b *strings.Builder, _ *Rule) {
 	saveExactPorts(b, "dport", m.Dst)
 }
 
-// ExactIsSave: the two forms differ only by an inverted full range.
+// ExactIsSave: the two forms differ only where a range reads back as
+// another.
 func (m *UDPMatch) ExactIsSave() bool {
-	return !(m.Src.Full() && m.Src.Invert) && !(m.Dst.Full() && m.Dst.Invert)
+	return m.Src.saveIsExact(true) && m.Dst.saveIsExact(true)
 }
 
 func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {

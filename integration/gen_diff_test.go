@@ -56,6 +56,7 @@ func TestGeneratedRulesDiff(t *testing.T) {
 func genDiff(t *testing.T, c GenCase, seed uint64) {
 	label := fmt.Sprintf("%s seed %d", c.Tool, seed)
 	p := newDiffPair(t, label)
+	p.known = genKnown
 	for _, l := range c.Setup {
 		p.run(l, "")
 	}
@@ -74,8 +75,13 @@ func genDiff(t *testing.T, c GenCase, seed uint64) {
 				rule.Pos = count[key] + 2
 			}
 		}
-		a, _ := p.run(CorpusLine{Line: i + 1, Tool: c.Tool, Args: rule.Args(op)}, "")
-		if a.RC == 0 {
+		a, b := p.run(CorpusLine{Line: i + 1, Tool: c.Tool, Args: rule.Args(op)}, "")
+		if a.RC == 0 && b.RC != 0 && genKnown(a, b) {
+			// documented: the rule stays out of the reference too
+			if r := p.ref.Run("", append([]string{strings.Replace(c.Tool, "tables", "tables-nft", 1)}, rule.Args("-D")...)...); r.RC != 0 {
+				t.Fatalf("reference %s -D: %s", c.Tool, r.Stderr)
+			}
+		} else if a.RC == 0 {
 			count[key] += rule.Count()
 			took = append(took, rule)
 		}
@@ -95,17 +101,36 @@ func genDiff(t *testing.T, c GenCase, seed uint64) {
 
 	// the rules the reference took, as one restore file, in fresh namespaces
 	q := newDiffPair(t, label+" restore")
+	q.known = genKnown
 	for _, l := range c.Setup {
 		if l.Tool == "ipset" {
 			q.run(l, "")
 		}
 	}
 	file := RestoreFile(took)
-	q.run(CorpusLine{Line: 30000, Tool: c.Tool + "-restore"}, file)
+	if _, b := q.run(CorpusLine{Line: 30000, Tool: c.Tool + "-restore"}, file); genKnown(netns.Result{}, b) {
+		return
+	}
 	q.listings(c.Tool, 30000)
 	if t.Failed() {
 		t.Logf("restore file:\n%s", file)
 	}
+}
+
+// genKnownText are the messages of what xdptables documents it cannot do
+// (docs/extensions.md): targets the kernel binds to a table of another
+// name whose instance has no exact nftables form, and raw chains whose CT
+// --helper rules cannot be mirrored after conntrack.
+var genKnownText = []string{"cannot run in the xdptables table", "has CT --helper rules, whose helpers are assigned after conntrack"}
+
+// genKnown tells a difference where ours gives one of genKnownText.
+func genKnown(a, b netns.Result) bool {
+	for _, k := range genKnownText {
+		if strings.Contains(b.Stderr, k) && !strings.Contains(a.Stderr, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // listings compares the save (plain and -c) and, for every table, -S,
