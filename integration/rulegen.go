@@ -171,7 +171,7 @@ func (g *ruleGen) rule() GenRule {
 	if !g.chance(0.05) {
 		spec = append(spec, g.target()...)
 	}
-	if g.chance(0.06) {
+	if g.chance(0.08) {
 		spec = g.spoil(spec)
 	}
 	return GenRule{Table: g.table, Chain: g.chain, Spec: spec}
@@ -693,7 +693,7 @@ func (g *ruleGen) target() []string {
 		{"mangle raw filter nat security", g.connmarkTarget}, {"nat", g.natTarget}, {"nat", g.natTarget},
 		{"nat", g.natTarget}, {"mangle", g.tproxy}, {"raw", g.ctTarget}, {"raw", j("NOTRACK")},
 		{"mangle filter", g.tcpmss}, {"mangle", g.qosTarget}, {"mangle", g.ttlTarget},
-		{"mangle", g.classify}, {"", g.nfqueue}, {"", g.jump}, {"", g.jump}, {"", g.jump},
+		{"mangle", g.classify}, {"mangle security", g.secmark}, {"", g.nfqueue}, {"", g.jump}, {"", g.jump}, {"", g.jump},
 	}
 	for {
 		t := all[g.r.IntN(len(all))]
@@ -913,6 +913,13 @@ func (g *ruleGen) classify() []string {
 	return []string{"-j", "CLASSIFY", "--set-class", g.pick("1:10", "ffff:ffff", "0:0", "1:")}
 }
 
+func (g *ruleGen) secmark() []string {
+	if g.chance(0.5) {
+		return []string{"-j", "CONNSECMARK", g.pick("--save", "--restore")}
+	}
+	return []string{"-j", "SECMARK", "--selctx", "system_u:object_r:ssh_packet_t:s0"}
+}
+
 func (g *ruleGen) nfqueue() []string {
 	out := []string{"-j", "NFQUEUE"}
 	switch g.r.IntN(3) {
@@ -933,7 +940,29 @@ func (g *ruleGen) nfqueue() []string {
 // spoil turns a rule into one iptables refuses (or that tests the edge
 // of what it accepts).
 func (g *ruleGen) spoil(spec []string) []string {
-	switch g.r.IntN(9) {
+	switch g.r.IntN(20) {
+	case 9:
+		return append([]string{"!", "-s", g.addr() + "," + g.addr()}, spec...)
+	case 10:
+		return append([]string{"-m", "set", "--match-set", "nosuchset", "src"}, spec...)
+	case 11:
+		return append([]string{"-m", "set", "--match-set", g.sets[0].name + "_" + map[bool]string{false: "inet", true: "inet6"}[g.v6], "foo"}, spec...)
+	case 12:
+		return append(spec, "-j", g.pick("NOSUCHTARGET", "nosuchchain", "accept"))
+	case 13:
+		return append([]string{"-p", g.pick("nosuchproto", "256", "-1", "TCP6")}, spec...)
+	case 14:
+		return append([]string{"-m", "multiport", "--dports", "80,443"}, spec...)
+	case 15:
+		return append([]string{"-p", "tcp", "--tcp-flags", "SYN,BOGUS", "SYN"}, spec...)
+	case 16:
+		return append(spec, "-j", "LOG", "--log-level", g.pick("9", "loud", "-1"))
+	case 17:
+		return append(spec, "-j", g.pick("MARK", "DNAT", "SNAT", "CONNMARK", "TPROXY", "CLASSIFY"))
+	case 18:
+		return append([]string{"-m", "state", "--state", "BOGUS"}, spec...)
+	case 19:
+		return append(spec, "-j", "REJECT", "--reject-with", g.pick("bogus", "tcp-reset", "icmp6-no-route", "icmp-net-unreachable"))
 	case 0:
 		return append([]string{"--dport", "22"}, spec...)
 	case 1:
