@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/nftables/expr"
@@ -203,4 +204,40 @@ func TestFoldOnlyWhereNftSyntaxAllows(t *testing.T) {
 			t.Errorf("%v: starts with %s", c.args, Debug(es[:1]))
 		}
 	}
+}
+
+// TestUserDataAtTheLimit: a text of 255 or 256 characters is one its
+// record (type, length, text) would take past the kernel's 256 bytes,
+// which it refuses with ERANGE: it is compressed, as a longer one is.
+func TestUserDataAtTheLimit(t *testing.T) {
+	for n := 250; n <= 260; n++ {
+		// " -m comment --comment X...X -j ACCEPT" is 32 characters and X...X
+		r := parseRule(t, compat.IPv4, "-A", "INPUT", "-m", "comment", "--comment", strings.Repeat("x", n-32), "-j", "ACCEPT")
+		if got := len(compat.ExactSpec(r)); got != n {
+			t.Fatalf("text of %d characters, want %d", got, n)
+		}
+		ud, err := UserData(r)
+		if err != nil {
+			t.Fatalf("%d: %v", n, err)
+		}
+		if len(ud) > maxUserdata {
+			t.Errorf("text of %d characters: userdata of %d bytes", n, len(ud))
+		}
+		back, err := FromKernel(compat.IPv4, "filter", "INPUT", mustExprs(t, r), ud)
+		if err != nil {
+			t.Fatalf("%d: %v", n, err)
+		}
+		if a, b := compat.SaveRule("INPUT", r, false), compat.SaveRule("INPUT", back, false); a != b {
+			t.Errorf("round trip: %q != %q", a, b)
+		}
+	}
+}
+
+func mustExprs(t *testing.T, r *compat.Rule) []expr.Any {
+	t.Helper()
+	es, err := Exprs("filter", r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
 }
