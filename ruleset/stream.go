@@ -654,6 +654,8 @@ func (h *restoreHandler) preparedCommand(t *compat.RestoreTable, rc compat.Resto
 func (h *restoreHandler) appendRule(chain string, rs *RuleState, pre *preparedRule) error {
 	exact, rspec, err := pre.exact, pre.spec, pre.err
 	if h.bl.refuse(err, rs, chain, kernel.OpRuleAppend) {
+		c, kname := h.chainNames(chain)
+		h.bl.probeRefused(h.section.Name, kname, c, rs, kernel.OpRuleAppend)
 		return nil
 	}
 	if err != nil {
