@@ -303,7 +303,7 @@ func (g *ruleGen) match() []string {
 	}
 	opts = append(opts, g.conntrack, g.conntrack, g.mark, g.connmark, g.limit, g.hashlimit, g.comment,
 		g.comment, g.iprange, g.addrtype, g.length, g.ttl, g.tos, g.pkttype, g.owner, g.mac, g.recent,
-		g.stringMatch, g.statistic, g.timeMatch, g.physdev, g.u32, g.helper, g.set, g.set)
+		g.stringMatch, g.statistic, g.timeMatch, g.physdev, g.u32, g.helper, g.set, g.set, g.rarer)
 	if g.v6 {
 		opts = append(opts, g.v6ext, g.v6ext)
 	}
@@ -641,6 +641,55 @@ func (g *ruleGen) set() []string {
 	return out
 }
 
+// rarer are matches some rulesets use: connlimit, quota, connbytes,
+// socket, rpfilter, esp/ah, policy, tcpmss, cpu, devgroup.
+func (g *ruleGen) rarer() []string {
+	switch g.r.IntN(11) {
+	case 0:
+		out := append([]string{"-m", "connlimit"}, g.pick("--connlimit-above", "--connlimit-upto"), g.pick("10", "1", "100"))
+		if g.chance(0.5) {
+			out = append(out, "--connlimit-mask", g.pick("24", "32", "64", "0"))
+		}
+		return append(out, g.pick("--connlimit-saddr", "--connlimit-daddr", "--connlimit-saddr"))
+	case 1:
+		return append([]string{"-m", "quota"}, g.inv(0.2, "--quota", g.pick("1000000", "0", "18446744073709551615"))...)
+	case 2:
+		return []string{"-m", "connbytes", "--connbytes", g.pick("10000:", "0:100", "500"), "--connbytes-dir", g.pick("both", "original", "reply"),
+			"--connbytes-mode", g.pick("bytes", "packets", "avgpkt")}
+	case 3:
+		out := []string{"-m", "socket"}
+		for _, o := range []string{"--transparent", "--nowildcard", "--restore-skmark"} {
+			if g.chance(0.3) {
+				out = append(out, o)
+			}
+		}
+		return out
+	case 4:
+		out := []string{"-m", "rpfilter"}
+		for _, o := range []string{"--loose", "--validmark", "--accept-local", "--invert"} {
+			if g.chance(0.3) {
+				out = append(out, o)
+			}
+		}
+		return out
+	case 5:
+		return append([]string{"-m", "esp"}, g.inv(0.2, "--espspi", g.pick("100", "100:200", "4294967295"))...)
+	case 6:
+		return append([]string{"-m", "ah"}, g.inv(0.2, "--ahspi", g.pick("5", "1:65535"))...)
+	case 7:
+		out := []string{"-m", "policy", "--dir", g.pick("in", "out"), "--pol", g.pick("ipsec", "none")}
+		if g.chance(0.4) {
+			out = append(out, "--strict", "--reqid", "1", "--proto", g.pick("esp", "ah"), "--mode", g.pick("tunnel", "transport"))
+		}
+		return out
+	case 8:
+		return append([]string{"-m", "tcpmss"}, g.inv(0.2, "--mss", g.pick("1400:1500", "536", "0:500"))...)
+	case 9:
+		return append([]string{"-m", "cpu"}, g.inv(0.2, "--cpu", g.pick("0", "1"))...)
+	}
+	return append([]string{"-m", "devgroup"}, g.inv(0.2, g.pick("--src-group", "--dst-group"), g.pick("1", "0x10/0xf0"))...)
+}
+
 func (g *ruleGen) v6ext() []string {
 	switch g.r.IntN(5) {
 	case 0:
@@ -693,6 +742,7 @@ func (g *ruleGen) target() []string {
 		{"mangle raw filter nat security", g.connmarkTarget}, {"nat", g.natTarget}, {"nat", g.natTarget},
 		{"nat", g.natTarget}, {"mangle", g.tproxy}, {"raw", g.ctTarget}, {"raw", j("NOTRACK")},
 		{"mangle filter", g.tcpmss}, {"mangle", g.qosTarget}, {"mangle", g.ttlTarget},
+		{"", g.rarerTarget},
 		{"mangle", g.classify}, {"mangle security", g.secmark}, {"", g.nfqueue}, {"", g.jump}, {"", g.jump}, {"", g.jump},
 	}
 	for {
@@ -918,6 +968,44 @@ func (g *ruleGen) secmark() []string {
 		return []string{"-j", "CONNSECMARK", g.pick("--save", "--restore")}
 	}
 	return []string{"-j", "SECMARK", "--selctx", "system_u:object_r:ssh_packet_t:s0"}
+}
+
+// rarerTarget are targets some rulesets use: AUDIT, TRACE, CHECKSUM,
+// ECN, SET, TEE, HMARK, SYNPROXY, IDLETIMER.
+func (g *ruleGen) rarerTarget() []string {
+	fam := "inet"
+	if g.v6 {
+		fam = "inet6"
+	}
+	switch g.r.IntN(9) {
+	case 0:
+		return []string{"-j", "AUDIT", "--type", g.pick("accept", "drop", "reject")}
+	case 1:
+		return []string{"-j", "TRACE"}
+	case 2:
+		return []string{"-j", "CHECKSUM", "--checksum-fill"}
+	case 3:
+		return []string{"-j", "ECN", "--ecn-tcp-remove"}
+	case 4:
+		out := []string{"-j", "SET", g.pick("--add-set", "--del-set"), g.sets[1].name + "_" + fam, g.pick("src,dst", "dst,dst")}
+		if g.chance(0.2) {
+			out = []string{"-j", "SET", "--add-set", g.sets[0].name + "_" + fam, "src"}
+		}
+		if g.chance(0.4) {
+			out = append(out, "--exist", "--timeout", "60")
+		}
+		return out
+	case 5:
+		if g.v6 {
+			return []string{"-j", "TEE", "--gateway", "2001:db8::99"}
+		}
+		return []string{"-j", "TEE", "--gateway", "198.51.100.99"}
+	case 6:
+		return []string{"-j", "HMARK", "--hmark-tuple", g.pick("src,dst", "src,dst,sport,dport,proto"), "--hmark-mod", "10", "--hmark-offset", "1"}
+	case 7:
+		return []string{"-j", "SYNPROXY", "--sack-perm", "--timestamp", "--wscale", "7", "--mss", "1460"}
+	}
+	return []string{"-j", "IDLETIMER", "--timeout", "60", "--label", g.pick("idle1", "x")}
 }
 
 func (g *ruleGen) nfqueue() []string {
