@@ -498,10 +498,9 @@ func (v *View) Apply(cmd *compat.Command) error {
 		v.materialize(c)
 		c.Policy = cmd.Policy
 		c.policySet = true
+		// (iptables-nft sets the policy without counters, also with -c:
+		// they start again at 0)
 		c.Counters = &compat.Counters{}
-		if cmd.Counters != nil {
-			*c.Counters = *cmd.Counters
-		}
 	default:
 		return fmt.Errorf("command %d is not a modifying command", cmd.Op)
 	}
