@@ -168,6 +168,11 @@ func (g *ruleGen) rule() GenRule {
 	for i := 0; i < nm; i++ {
 		spec = append(spec, g.match()...)
 	}
+	if g.chance(0.05) {
+		// start counters: -S -v, -L -v and save -c print them
+		spec = append(spec, g.pick("-c", "--set-counters"), g.pick("1", "99999", "100000", "123456789", "18446744073709551615"),
+			g.pick("60", "1500000", "98765432100", "12345678901234"))
+	}
 	if !g.chance(0.05) {
 		spec = append(spec, g.target()...)
 	}
