@@ -172,11 +172,21 @@ const (
 //
 // fib with iif is allowed in PREROUTING, INPUT and FORWARD, with oif in
 // FORWARD, OUTPUT and POSTROUTING, as xt_addrtype allows
-// --limit-iface-in and --limit-iface-out; with both, xt_addrtype is
-// allowed in FORWARD only, so elsewhere (user chains included) the rule
-// keeps the xtables match and the kernel refuses it as iptables-nft's.
+// --limit-iface-in and --limit-iface-out (both: FORWARD only), and
+// elsewhere the rule keeps the xtables match, which the kernel refuses
+// as iptables-nft's. So does a user chain's rule with either: xt_addrtype
+// checks the hooks once, when the rule is made (none, in a user chain),
+// so that iptables-nft's rule takes any jump to its chain, where fib's
+// hooks would refuse some.
 func (m *AddrtypeMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if ctx.Family == IPv4 && (!m.LimitIn || !m.LimitOut || ctx.InHooks(hookFwd)) {
+	hooks := uint8(hookPre | hookIn | hookFwd | hookOut | hookPost)
+	if m.LimitIn {
+		hooks &= hookPre | hookIn | hookFwd
+	}
+	if m.LimitOut {
+		hooks &= hookFwd | hookOut | hookPost
+	}
+	if ctx.Family == IPv4 && (!m.LimitIn && !m.LimitOut || ctx.InHooks(hooks)) {
 		if out, ok := m.native(); ok {
 			return out, nil
 		}

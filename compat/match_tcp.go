@@ -19,6 +19,8 @@ type TCPMatch struct {
 	HasFlags  bool
 	seenSrc   bool
 	seenDst   bool
+	// readBack: Src and Dst are already as read back (a merge's result)
+	readBack bool
 }
 
 const (
@@ -154,10 +156,28 @@ func (m *TCPMatch) allZero() bool {
 		m.Option == 0 && !m.OptionInv
 }
 
+// Vanishes says iptables-nft turns the match into no expression at all:
+// it is native (see NftExprs) but tests nothing there, its ports being
+// full ranges (inverted or not: iptables-nft leaves out a full range
+// whatever its inversion) and its flags mask empty (inverted or not).
+// Read back, such a rule shows no tcp match, and it matches as written
+// without one (see Vanisher).
+func (m *TCPMatch) Vanishes() bool {
+	return !m.HasOption && !m.allZero() && m.FlagMask == 0 && m.Src.Full() && m.Dst.Full()
+}
+
+// showFlags says whether the flags test is there to print: iptables-nft
+// leaves out a native test with an empty mask (inverted or not); the
+// xtables match (with --tcp-option) keeps it.
+func (m *TCPMatch) showFlags() bool {
+	return m.HasFlags && (m.FlagMask != 0 || m.FlagsInv && m.HasOption)
+}
+
 // Native reports whether iptables-nft expresses this match with native
-// payload expressions (and so merges it with a neighbour on read-back).
+// payload expressions (and so merges it with a neighbour on read-back):
+// all but a match with an option or with nothing to test.
 func (m *TCPMatch) Native() bool {
-	return !m.HasOption && (m.seenSrc || m.seenDst || m.HasFlags)
+	return !m.HasOption && !m.allZero()
 }
 
 // Merge combines native tcp matches as iptables-nft's read-back does:
@@ -169,18 +189,11 @@ func (m *TCPMatch) Merge(next Match) (Match, bool) {
 		return nil, false
 	}
 	c := *m
-	if n.seenSrc {
-		inv := c.Src.Invert
-		c.Src, c.seenSrc = n.Src, true
-		c.Src.Invert = c.Src.Invert || inv
-	}
-	if n.seenDst {
-		inv := c.Dst.Invert
-		c.Dst, c.seenDst = n.Dst, true
-		c.Dst.Invert = c.Dst.Invert || inv
-	}
-	if n.HasFlags {
-		c.FlagMask, c.FlagCmp, c.FlagsInv, c.HasFlags = n.FlagMask, n.FlagCmp, n.FlagsInv || c.FlagsInv, true
+	c.Src, c.Dst = readBackMerge(c.Src, n.Src), readBackMerge(c.Dst, n.Dst)
+	c.seenSrc, c.seenDst, c.readBack = c.seenSrc || n.seenSrc, c.seenDst || n.seenDst, true
+	if n.HasFlags && n.FlagMask != 0 { // (an empty mask is no expression)
+		inv := c.FlagsInv && c.FlagMask != 0
+		c.FlagMask, c.FlagCmp, c.FlagsInv, c.HasFlags = n.FlagMask, n.FlagCmp, n.FlagsInv || inv, true
 	}
 	return &c, true
 }
@@ -196,18 +209,52 @@ func savePorts(b *strings.Builder, opt string, r PortRange) {
 	b.WriteString(r.SaveString())
 }
 
+// saveExactPorts writes a port option unless it spans every port
+// uninverted (as given or not, the same match).
+func saveExactPorts(b *strings.Builder, opt string, r PortRange) {
+	if r == AnyPorts {
+		return
+	}
+	if r.Invert {
+		b.WriteString(" !")
+	}
+	b.WriteString(" --" + opt + " ")
+	b.WriteString(r.SaveString())
+}
+
 func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
-	savePorts(b, "sport", m.Src)
-	savePorts(b, "dport", m.Dst)
+	src, dst := m.Src, m.Dst
+	if m.Native() && !m.readBack {
+		src, dst = src.nativeRange(), dst.nativeRange()
+	}
+	savePorts(b, "sport", src)
+	savePorts(b, "dport", dst)
 	if m.HasOption {
 		if m.OptionInv {
 			b.WriteString(" !")
 		}
 		fmt.Fprintf(b, " --tcp-option %d", m.Option)
 	}
-	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
-	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
-	// as no test at all
+	if m.showFlags() {
+		if m.FlagsInv {
+			b.WriteString(" !")
+		}
+		b.WriteString(" --tcp-flags " + TCPFlagsString(m.FlagMask) + " " + TCPFlagsString(m.FlagCmp))
+	}
+}
+
+// SaveExact is Save keeping what -S leaves out: an inverted full port
+// range and a flags test with an empty mask, so that the rule's text
+// reads back as the same match (one that vanishes, see Vanishes).
+func (m *TCPMatch) SaveExact(b *strings.Builder, _ *Rule) {
+	saveExactPorts(b, "sport", m.Src)
+	saveExactPorts(b, "dport", m.Dst)
+	if m.HasOption {
+		if m.OptionInv {
+			b.WriteString(" !")
+		}
+		fmt.Fprintf(b, " --tcp-option %d", m.Option)
+	}
 	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
 		if m.FlagsInv {
 			b.WriteString(" !")
@@ -216,10 +263,22 @@ func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
 	}
 }
 
+// ExactIsSave: the two forms differ only by what SaveExact keeps.
+func (m *TCPMatch) ExactIsSave() bool {
+	hiddenPorts := !m.Src.saveIsExact(m.Native()) || !m.Dst.saveIsExact(m.Native())
+	hiddenFlags := m.HasFlags && !m.showFlags() && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv)
+	return !hiddenPorts && !hiddenFlags
+}
+
 func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	b.WriteString(" tcp")
-	ListPorts(b, "spt", m.Src, "tcp", numeric)
-	ListPorts(b, "dpt", m.Dst, "tcp", numeric)
+	src, dst := m.Src, m.Dst
+	if m.Native() && !m.readBack {
+		// (as the kernel's expressions read back)
+		src, dst = src.nativeRange(), dst.nativeRange()
+	}
+	ListPorts(b, "spt", src, "tcp", numeric)
+	ListPorts(b, "dpt", dst, "tcp", numeric)
 	if m.HasOption {
 		inv := ""
 		if m.OptionInv {
@@ -227,10 +286,7 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 		}
 		fmt.Fprintf(b, " option=%s%d", inv, m.Option)
 	}
-	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
-	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
-	// as no test at all
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
+	if m.showFlags() {
 		b.WriteString(" flags:")
 		if m.FlagsInv {
 			b.WriteByte('!')
@@ -261,11 +317,11 @@ func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if m.HasOption || m.allZero() {
 		return []expr.Any{m.xtTCP()}, nil
 	}
+	if m.Vanishes() {
+		return nil, nil
+	}
 	out := firstFragmentExprs(ctx.Rule)
-	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
-	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
-	// as no test at all
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
+	if m.FlagMask != 0 {
 		op := expr.CmpOpEq
 		if m.FlagsInv {
 			op = expr.CmpOpNeq

@@ -11,6 +11,8 @@ type UDPMatch struct {
 	Src, Dst PortRange
 	seenSrc  bool
 	seenDst  bool
+	// readBack: Src and Dst are already as read back (a merge's result)
+	readBack bool
 }
 
 func init() {
@@ -49,48 +51,75 @@ func (m *UDPMatch) Parse(p *OptArg) error {
 // the match into payload expressions (it keeps xt_udp for a match with
 // nothing to test).
 func (m *UDPMatch) Final(r *Rule, _ OptSet) error {
-	if (m.Src != AnyPorts || m.Dst != AnyPorts) && r.Proto != 17 {
+	if !m.allZero() && r.Proto != 17 {
 		return Paramf("UDP match requires '-p udp'")
 	}
 	return nil
 }
 
+// Vanishes says iptables-nft turns the match into no expression at all:
+// it has ports, but only full ranges (inverted or not; see Vanisher).
+func (m *UDPMatch) Vanishes() bool {
+	return !m.allZero() && m.Src.Full() && m.Dst.Full()
+}
+
 // Merge combines udp matches with ports, as read-back does (see Merger).
 func (m *UDPMatch) Merge(next Match) (Match, bool) {
 	n, ok := next.(*UDPMatch)
-	if !ok || !(m.seenSrc || m.seenDst) || !(n.seenSrc || n.seenDst) {
+	if !ok || m.allZero() || n.allZero() {
 		return nil, false
 	}
 	c := *m
-	if n.seenSrc {
-		inv := c.Src.Invert
-		c.Src, c.seenSrc = n.Src, true
-		c.Src.Invert = c.Src.Invert || inv
-	}
-	if n.seenDst {
-		inv := c.Dst.Invert
-		c.Dst, c.seenDst = n.Dst, true
-		c.Dst.Invert = c.Dst.Invert || inv
-	}
+	c.Src, c.Dst = readBackMerge(c.Src, n.Src), readBackMerge(c.Dst, n.Dst)
+	c.seenSrc, c.seenDst, c.readBack = c.seenSrc || n.seenSrc, c.seenDst || n.seenDst, true
 	return &c, true
 }
 
 func (m *UDPMatch) Save(b *strings.Builder, _ *Rule) {
-	savePorts(b, "sport", m.Src)
-	savePorts(b, "dport", m.Dst)
+	src, dst := m.ports()
+	savePorts(b, "sport", src)
+	savePorts(b, "dport", dst)
+}
+
+// ports are the ranges as the kernel's expressions read back (the match
+// is native: see allZero).
+func (m *UDPMatch) ports() (src, dst PortRange) {
+	if m.readBack {
+		return m.Src, m.Dst
+	}
+	return m.Src.nativeRange(), m.Dst.nativeRange()
+}
+
+// allZero says the match tests nothing: iptables-nft keeps it as xt_udp
+// (native otherwise).
+func (m *UDPMatch) allZero() bool { return m.Src == AnyPorts && m.Dst == AnyPorts }
+
+// SaveExact is Save keeping an inverted full port range, which -S leaves
+// out, so that the rule's text reads back as the same match (one that
+// vanishes, see Vanishes).
+func (m *UDPMatch) SaveExact(b *strings.Builder, _ *Rule) {
+	saveExactPorts(b, "sport", m.Src)
+	saveExactPorts(b, "dport", m.Dst)
+}
+
+// ExactIsSave: the two forms differ only where a range reads back as
+// another.
+func (m *UDPMatch) ExactIsSave() bool {
+	return m.Src.saveIsExact(true) && m.Dst.saveIsExact(true)
 }
 
 func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 	b.WriteString(" udp")
-	ListPorts(b, "spt", m.Src, "udp", numeric)
-	ListPorts(b, "dpt", m.Dst, "udp", numeric)
+	// (native: no expression holds an inverted full range)
+	ListPorts(b, "spt", m.Src.nativeRange(), "udp", numeric)
+	ListPorts(b, "dpt", m.Dst.nativeRange(), "udp", numeric)
 }
 
 // NftExprs translates the udp match: the first-fragment test (xt_udp
 // never matches a non-first IPv4 fragment; see firstFragmentExprs), then
 // source and destination ports.
 func (m *UDPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
-	if m.Src == AnyPorts && m.Dst == AnyPorts {
+	if m.allZero() {
 		// a match with nothing to test stays xt_udp in iptables-nft
 		// (which the kernel refuses without -p udp): xt_udp still skips
 		// the non-first fragments, IPv6 ones too, which nft cannot tell
@@ -102,6 +131,9 @@ func (m *UDPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		x.u16(0xffff)
 		x.u8(0)
 		return []expr.Any{compatMatch("udp", 0, x)}, nil
+	}
+	if m.Vanishes() {
+		return nil, nil
 	}
 	out := firstFragmentExprs(ctx.Rule)
 	out = append(out, PortExprs(0, m.Src)...)

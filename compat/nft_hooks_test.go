@@ -8,8 +8,8 @@ import (
 	"github.com/google/nftables/xt"
 )
 
-// TestHookRestrictedMatches: owner, mac and addrtype with both
-// interface limits are native only in chains whose hooks the kernel
+// TestHookRestrictedMatches: owner, mac and addrtype with an interface
+// limit are native only in chains whose hooks the kernel
 // allows them in; elsewhere, user chains included, they keep their
 // xtables form (which the kernel then refuses as iptables-nft's).
 func TestHookRestrictedMatches(t *testing.T) {
@@ -31,7 +31,12 @@ func TestHookRestrictedMatches(t *testing.T) {
 		{"-m mac ! --mac-source 00:11:22:33:44:55", "user", false},
 		{"-m addrtype --src-type LOCAL --limit-iface-in", "INPUT", true},
 		{"-m addrtype --src-type LOCAL --limit-iface-out", "OUTPUT", true},
-		{"-m addrtype --src-type LOCAL --limit-iface-in", "OUTPUT", true}, // fib iif: the kernel refuses it too
+		{"-m addrtype --src-type LOCAL --limit-iface-in", "OUTPUT", false},
+		// xt_addrtype checks hooks only when its rule is made: a user
+		// chain's rule takes any jump (fib would refuse some)
+		{"-m addrtype --src-type LOCAL --limit-iface-in", "user", false},
+		{"-m addrtype --dst-type LOCAL --limit-iface-out", "user", false},
+		{"-m addrtype --dst-type LOCAL", "user", true},
 	} {
 		cmd, err := Parse(IPv4, append([]string{"-A", "X"}, strings.Fields(tc.args)...), ParseOptions{})
 		if err != nil {

@@ -1046,7 +1046,11 @@ func (p *parser) finish() error {
 				return Paramf("Can't use -%c with %s\n", 'i', p.cmd.Chain)
 			}
 		}
-		p.rule.Counters = p.cmd.Counters
+		if p.f == IPv4 {
+			// ip6tables-nft 1.8.9 keeps -c (and a restore's [p:b]) in
+			// the IPv4 part of its command state: IPv6 rules start at 0
+			p.rule.Counters = p.cmd.Counters
+		}
 		if len(srcs) == 1 && len(dsts) == 1 {
 			// the one rule is the parser's (Parse is done with it)
 			p.rule.Src, p.rule.Dst = srcs[0], dsts[0]

@@ -18,6 +18,53 @@ var AnyPorts = PortRange{Min: 0, Max: 0xffff}
 // IsAny reports whether r matches every port and is not inverted.
 func (r PortRange) IsAny() bool { return r.Min == 0 && r.Max == 0xffff && !r.Invert }
 
+// Full reports whether r spans every port (inverted or not).
+func (r PortRange) Full() bool { return r.Min == 0 && r.Max == 0xffff }
+
+// nativeRange is r as iptables-nft reads back its native port test: a
+// full range, inverted or not, is no test at all; an inverted range from
+// 0 is a "greater than" compare, which reads back as the range above it.
+func (r PortRange) nativeRange() PortRange {
+	switch {
+	case r.Full():
+		return AnyPorts
+	case r.Invert && r.Min == 0 && r.Max != 0:
+		return PortRange{Min: r.Max + 1, Max: 0xffff}
+	}
+	return r
+}
+
+// readBackMerge is the port test of a native match after iptables-nft's
+// read-back folded into it the test of a later match (next). Its parser
+// sets what each compare says: an equality or a range both bounds (and
+// ORs the inversion), a "less or equal" (a range from 0) only the upper
+// bound and a "greater than" (such a range inverted) only the lower one;
+// a full range is no compare.
+func readBackMerge(first, next PortRange) PortRange {
+	first = first.nativeRange()
+	switch {
+	case next.Full():
+		return first
+	case next.Min == 0 && next.Max != 0 && next.Invert:
+		first.Min = next.Max + 1
+		return first
+	case next.Min == 0 && next.Max != 0:
+		first.Max = next.Max
+		return first
+	}
+	next.Invert = next.Invert || first.Invert
+	return next
+}
+
+// saveIsExact says whether the -S form of r (read back, when native) is
+// r itself: savePorts leaves out full ranges.
+func (r PortRange) saveIsExact(native bool) bool {
+	if native {
+		return r.nativeRange() == r
+	}
+	return !r.Full() || !r.Invert
+}
+
 // ParsePortRange parses "P", "P:Q", "P:" or ":Q" as the tcp/udp matches
 // do, resolving service names for proto.
 func ParsePortRange(s, proto string) (PortRange, error) {

@@ -491,14 +491,31 @@ type Merger interface {
 	Merge(next Match) (Match, bool)
 }
 
-// mergesAny says whether a match of ms merges into an earlier one (not
-// only its neighbour: iptables-nft folds every tcp/udp test of a rule
-// into its first tcp/udp match).
+// Vanisher is implemented by matches that iptables-nft can turn into
+// no expression at all (a native tcp/udp match whose tests all span
+// everything): its read-back shows no trace of them, so neither do the
+// listings, and -C/-D take the rule for one without the match.
+type Vanisher interface {
+	Vanishes() bool
+}
+
+func vanishes(m Match) bool {
+	v, ok := m.(Vanisher)
+	return ok && v.Vanishes()
+}
+
+// mergesAny says whether the read-back of ms differs from ms: a match of
+// ms vanishes or merges into an earlier one (not only its neighbour:
+// iptables-nft folds every tcp/udp test of a rule into its first tcp/udp
+// match).
 func mergesAny(ms []Match) bool {
-	for i := 1; i < len(ms); i++ {
+	for i, m := range ms {
+		if vanishes(m) {
+			return true
+		}
 		for _, prev := range ms[:i] {
 			if mg, ok := prev.(Merger); ok {
-				if _, ok := mg.Merge(ms[i]); ok {
+				if _, ok := mg.Merge(m); ok {
 					return true
 				}
 			}
@@ -507,13 +524,18 @@ func mergesAny(ms []Match) bool {
 	return false
 }
 
+// mergeMatches is ms as iptables-nft reads it back: without the matches
+// that vanish, the others merged.
 func mergeMatches(ms []Match) []Match {
 	if !mergesAny(ms) {
 		return ms
 	}
-	out := []Match{ms[0]}
+	var out []Match
 next:
-	for _, m := range ms[1:] {
+	for _, m := range ms {
+		if vanishes(m) {
+			continue
+		}
 		for j, prev := range out {
 			if mg, ok := prev.(Merger); ok {
 				if merged, ok := mg.Merge(m); ok {

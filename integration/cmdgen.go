@@ -60,9 +60,9 @@ type cmdGen struct {
 	made map[string][]string // table -> user chains created (as far as we know)
 }
 
-// genTables are the tables commands go to (filter most); "nosuch" (see
+// cmdTables are the tables commands go to (filter most); "nosuch" (see
 // table) is one the kernel does not know.
-var genTables = []string{"filter", "filter", "filter", "nat", "mangle", "raw", "security"}
+var cmdTables = []string{"filter", "filter", "filter", "nat", "mangle", "raw", "security"}
 
 // oddChainNames are names iptables checks or treats specially.
 var oddChainNames = []string{
@@ -108,7 +108,7 @@ func (g *cmdGen) table() string {
 	if g.chance(3) {
 		return "nosuch"
 	}
-	return g.pick(genTables)
+	return g.pick(cmdTables)
 }
 
 // userChain is a user chain name: mostly one made before or a plain one,
@@ -130,7 +130,7 @@ func (g *cmdGen) chain(table string) string {
 		return g.pick(b)
 	}
 	if g.chance(5) {
-		return g.pick(compat.BuiltinChains[g.pick(genTables)]) // a built-in of another table
+		return g.pick(compat.BuiltinChains[g.pick(cmdTables)]) // a built-in of another table
 	}
 	return g.userChain(table)
 }

@@ -62,8 +62,8 @@ func quoteWord(a string) string {
 	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 }
 
-// genSet is what the generator believes about one set.
-type genSet struct {
+// ipsetGenSet is what the generator believes about one set.
+type ipsetGenSet struct {
 	name    string
 	typ     string
 	inet6   bool
@@ -78,7 +78,7 @@ type genSet struct {
 type ipsetGen struct {
 	r     *rand.Rand
 	types []string
-	sets  []*genSet
+	sets  []*ipsetGenSet
 }
 
 // GenIpsetCommands returns n commands for seed over the given types
@@ -111,14 +111,14 @@ func (g *ipsetGen) newName() string {
 }
 
 // set is a known set (or, now and then, a name that is none).
-func (g *ipsetGen) set() *genSet {
+func (g *ipsetGen) set() *ipsetGenSet {
 	if len(g.sets) == 0 || g.pct(5) {
-		return &genSet{name: g.newName(), typ: g.pick(g.types...)}
+		return &ipsetGenSet{name: g.newName(), typ: g.pick(g.types...)}
 	}
 	return g.sets[g.r.IntN(len(g.sets))]
 }
 
-func (g *ipsetGen) find(name string) *genSet {
+func (g *ipsetGen) find(name string) *ipsetGenSet {
 	for _, s := range g.sets {
 		if s.name == name {
 			return s
@@ -128,7 +128,7 @@ func (g *ipsetGen) find(name string) *genSet {
 }
 
 func (g *ipsetGen) forget(name string) {
-	g.sets = slices.DeleteFunc(g.sets, func(s *genSet) bool { return s.name == name })
+	g.sets = slices.DeleteFunc(g.sets, func(s *ipsetGenSet) bool { return s.name == name })
 }
 
 // command draws one invocation with global options around it.
@@ -290,11 +290,11 @@ func (g *ipsetGen) bad() []string {
 // create draws a create command and records the set it makes.
 func (g *ipsetGen) create() []string {
 	typ := g.pick(g.types...)
-	s := &genSet{name: g.newName(), typ: typ}
+	s := &ipsetGenSet{name: g.newName(), typ: typ}
 	if old := g.find(s.name); old != nil && g.pct(50) {
 		// the same set again (passes with -exist) or its name with a
 		// different type
-		s = &genSet{name: old.name, typ: old.typ, inet6: old.inet6}
+		s = &ipsetGenSet{name: old.name, typ: old.typ, inet6: old.inet6}
 		typ = s.typ
 	}
 	var opts [][]string
@@ -429,7 +429,7 @@ func (g *ipsetGen) elemCommand(cmd string) []string {
 	return words
 }
 
-func (g *ipsetGen) elemOptions(s *genSet) []string {
+func (g *ipsetGen) elemOptions(s *ipsetGenSet) []string {
 	var opts [][]string
 	o := func(w ...string) { opts = append(opts, w) }
 	if (s.timeout && g.pct(40)) || g.pct(3) {
@@ -473,7 +473,7 @@ func isNetType(typ string) bool {
 }
 
 // elem draws an element of s's type: mostly valid, now and then not.
-func (g *ipsetGen) elem(s *genSet) string {
+func (g *ipsetGen) elem(s *ipsetGenSet) string {
 	if g.pct(3) {
 		return g.pick("", ",", "abc", "198.51.100.1,", ",80", "1.2.3.4 5")
 	}
@@ -528,7 +528,7 @@ func (g *ipsetGen) elem(s *genSet) string {
 	return strings.Join(parts, ",")
 }
 
-func (g *ipsetGen) bitmapIP(s *genSet) string {
+func (g *ipsetGen) bitmapIP(s *ipsetGenSet) string {
 	a := s.lo + g.r.IntN(20)
 	switch g.r.IntN(10) {
 	case 0:

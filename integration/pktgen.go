@@ -25,8 +25,8 @@ const (
 	GenDev     = "pkt0"
 )
 
-// GenRule is one generated rule: Spec follows `-t Table -A Chain`.
-type GenRule struct {
+// PktRule is one generated rule: Spec follows `-t Table -A Chain`.
+type PktRule struct {
 	V6           bool
 	Table, Chain string
 	Spec         string
@@ -58,9 +58,9 @@ type GenPacket struct {
 	Desc  string
 }
 
-// GenCase is a generated ruleset with the packets to send through it.
-type GenCase struct {
-	Rules   []GenRule
+// PktCase is a generated ruleset with the packets to send through it.
+type PktCase struct {
+	Rules   []PktRule
 	Packets []GenPacket
 	// Conntrack[v6]: the family's rules use conntrack, so the kernel
 	// reassembles fragments before the raw table sees them.
@@ -121,9 +121,9 @@ func (g *gen) proto(v6 bool) string {
 
 // GenPacketCase generates nRules rules (besides the fixed ones) and
 // nPackets packets from seed.
-func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
+func GenPacketCase(seed uint64, nRules, nPackets int) *PktCase {
 	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
-	c := &GenCase{}
+	c := &PktCase{}
 	for _, v6 := range []bool{false, true} {
 		// first in raw PREROUTING, at times, verdicts for the XDP fast
 		// path, then a rule that counts every packet (the test waits on
@@ -136,9 +136,9 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 			}
 		}
 		c.Rules = append(c.Rules,
-			GenRule{V6: v6, Table: "raw", Chain: "PREROUTING"},
-			GenRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --set-xmark 0x11/0xff"},
-			GenRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --or-mark 0x100"})
+			PktRule{V6: v6, Table: "raw", Chain: "PREROUTING"},
+			PktRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --set-xmark 0x11/0xff"},
+			PktRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --or-mark 0x100"})
 	}
 	for i := 0; i < nRules; i++ {
 		c.Rules = append(c.Rules, g.rule(g.chance(0.4)))
@@ -163,7 +163,7 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 
 // GenConntrack tells, by family, whether rules use conntrack (and so
 // the kernel reassembles fragments before the raw table).
-func GenConntrack(rules []GenRule) [2]bool {
+func GenConntrack(rules []PktRule) [2]bool {
 	var ct [2]bool
 	for _, r := range rules {
 		if strings.Contains(r.Spec, "-m conntrack") || strings.Contains(r.Spec, "-m state") {
@@ -215,8 +215,8 @@ func (g *gen) prefix(v6 bool) string {
 // verdictRule is a raw PREROUTING rule that drops or accepts what it
 // matches: one of addresses, protocol and ports, which XDP evaluates,
 // at times with a match it does not.
-func (g *gen) verdictRule(v6 bool) GenRule {
-	r := GenRule{V6: v6, Table: "raw", Chain: "PREROUTING"}
+func (g *gen) verdictRule(v6 bool) PktRule {
+	r := PktRule{V6: v6, Table: "raw", Chain: "PREROUTING"}
 	// one address test, not too wide, keeps the verdict from taking
 	// most packets away from the rules after it
 	a := g.prefix(v6)
@@ -261,8 +261,8 @@ func (g *gen) verdictRule(v6 bool) GenRule {
 }
 
 // rule is one counting rule of 1 to 3 matches.
-func (g *gen) rule(v6 bool) GenRule {
-	r := GenRule{V6: v6}
+func (g *gen) rule(v6 bool) PktRule {
+	r := PktRule{V6: v6}
 	switch g.pick(10) {
 	case 0, 1, 2, 3:
 		r.Table, r.Chain = "raw", "PREROUTING"

@@ -31,7 +31,7 @@ import (
 // matches no port, flag or type test, where iptables-nft's native
 // matches read its data as the header (an nth match behind such a test
 // counts differently from then on). Nor the rules where iptables-nft
-// departs from iptables' semantics otherwise (GenRule.RefDeviates,
+// departs from iptables' semantics otherwise (PktRule.RefDeviates,
 // docs/extensions.md), nor IPv4 ICMP and ESP packets too short for the
 // header when an --icmp-type or --espspi rule may drop them (xt icmp
 // and xt esp do).
@@ -161,7 +161,7 @@ func (s *genSide) attachXDP(t *testing.T, dir string) {
 
 // restore loads the rules of one family (all of them, as -A lines
 // under their tables; none empties the tables).
-func (s *genSide) restore(v6 bool, rules []GenRule) netns.Result {
+func (s *genSide) restore(v6 bool, rules []PktRule) netns.Result {
 	var b strings.Builder
 	for _, tb := range []string{"raw", "mangle", "filter"} {
 		fmt.Fprintf(&b, "*%s\n", tb)
@@ -176,7 +176,7 @@ func (s *genSide) restore(v6 bool, rules []GenRule) netns.Result {
 }
 
 // add appends one rule with the command line.
-func (s *genSide) add(t *testing.T, op string, r GenRule) netns.Result {
+func (s *genSide) add(t *testing.T, op string, r PktRule) netns.Result {
 	w, err := ShellWords(r.Spec)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func (s *genSide) add(t *testing.T, op string, r GenRule) netns.Result {
 // When a restore fails, the rules go in one by one: a rule the
 // reference refuses is left out (a generator mistake), a rule only
 // xdptables refuses is an error, and is left out too.
-func loadGenRules(t *testing.T, sides []*genSide, rules []GenRule) []GenRule {
+func loadGenRules(t *testing.T, sides []*genSide, rules []PktRule) []PktRule {
 	failed := false
 	for _, v6 := range []bool{false, true} {
 		for _, s := range sides {
@@ -201,7 +201,7 @@ func loadGenRules(t *testing.T, sides []*genSide, rules []GenRule) []GenRule {
 	if !failed {
 		return rules
 	}
-	var kept []GenRule
+	var kept []PktRule
 	for _, v6 := range []bool{false, true} {
 		for _, s := range sides {
 			if r := s.restore(v6, nil); r.RC != 0 {
@@ -282,7 +282,7 @@ func (s *genSide) counters(t *testing.T, v6 bool) map[string][]genCount {
 
 // compareGenPackets sends the case's datagrams one at a time, and after
 // each compares how far every rule's counters moved on each side.
-func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRule) {
+func compareGenPackets(t *testing.T, sides []*genSide, c *PktCase, rules []PktRule) {
 	// where each rule's counters are in save -c's output
 	type at struct {
 		key string

@@ -402,6 +402,12 @@ func (c *Conn) GetRule(fam Family, chain string, handle uint64) (r Rule, ok bool
 	if errors.Is(err, unix.ENOENT) {
 		return r, false, nil
 	}
+	if errors.Is(err, unix.EPERM) {
+		// the kernel answers -1 (EPERM) when the rule does not fit the
+		// one page it gives a single-rule answer (nf_tables_fill_rule_info
+		// fails; two xt u32 matches are enough): a dump has room for it
+		return c.getRuleByDump(fam, chain, handle)
+	}
 	if err != nil {
 		return r, false, fmt.Errorf("get rule %d of chain %s: %w", handle, chain, err)
 	}
@@ -419,6 +425,23 @@ func (c *Conn) GetRule(fam Family, chain string, handle uint64) (r Rule, ok bool
 		}
 	}
 	return Rule{}, false, nil
+}
+
+// getRuleByDump is GetRule through a dump of the chain.
+func (c *Conn) getRuleByDump(fam Family, chain string, handle uint64) (r Rule, ok bool, err error) {
+	err = c.ScanRules(fam, chain, func() { ok = false }, func(kr *Rule) error {
+		if kr.Handle == handle {
+			r, ok = kr.Clone(), true
+		}
+		return nil
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return Rule{}, false, nil
+	}
+	if err != nil {
+		return Rule{}, false, fmt.Errorf("get rule %d of chain %s: %w", handle, chain, err)
+	}
+	return r, ok, nil
 }
 
 // IndexEntries reads the whole index map of table (for checks: commands

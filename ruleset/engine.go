@@ -534,7 +534,14 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			return "", err
 		}
 		if len(bld.refused) > 0 {
-			return "", bld.refusals(nil, nil)
+			var checked error
+			if bld.hasProbes() {
+				checked = e.checkBatch(b)
+				if !errors.As(checked, new(*kernel.CommitError)) {
+					checked = nil // (only the kernel's refusals tell)
+				}
+			}
+			return "", bld.refusals(checked, nil)
 		}
 		if gen, err = e.finishIndex(bld, gen); err != nil {
 			if errors.Is(err, kernel.ErrGenerationChanged) && attempt < MaxRetries {
@@ -556,6 +563,52 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		e.repairHints(bld, gen)
 		e.afterCommand(cmd, v)
 		return out, nil
+	}
+}
+
+// checkBatch is Conn.Check of b, a batch of the engine's family, with the
+// kernel's validation of the table (a native expression in a hook it is
+// not allowed in, also where a jump reaches it) in the answer also when b
+// creates our table: in a batch it does not apply, the kernel validates
+// only tables that existed before it (the replay that reports the
+// refusals makes a created table again, which has lost its need for
+// validation). So the table is made first, alone, and removed after the
+// check when it is still empty and nothing else changed meanwhile (the
+// generation id): what the command or restore leaves is as before.
+func (e *Engine) checkBatch(b *kernel.Batch) error {
+	fam := e.kfam()
+	if exists, err := e.Conn.TableExists(fam); err != nil || exists {
+		return e.Conn.Check(b)
+	}
+	mk := kernel.NewBatch()
+	mk.AddTable(fam)
+	err := e.Conn.Commit(mk, 0)
+	mk.Release()
+	if err != nil {
+		return e.Conn.Check(b)
+	}
+	defer e.dropEmptyTable(fam)
+	return e.Conn.Check(b)
+}
+
+// dropEmptyTable deletes our table of fam (checkBatch made it) when it
+// holds nothing, unless the ruleset changed meanwhile.
+func (e *Engine) dropEmptyTable(fam kernel.Family) {
+	gen, err := e.Conn.GenID()
+	if err != nil {
+		return
+	}
+	ts, err := e.Conn.Tables(fam)
+	if err != nil {
+		return
+	}
+	for _, t := range ts {
+		if t.Name == kernel.TableName && t.Family == fam && t.Use == 0 {
+			del := kernel.NewBatch()
+			del.DelTable(fam)
+			_ = e.Conn.Commit(del, gen) // (a change meanwhile: left as it is)
+			del.Release()
+		}
 	}
 }
 
@@ -838,6 +891,8 @@ func (bl *builder) add(v *View) error {
 			if r := c.Rules[i]; r.prepend {
 				spec, err := ruleSpec(v.Table, c.Name, r)
 				if bl.refuse(err, r, c.Name, kernel.OpRuleInsert) {
+					bl.table(v)
+					bl.probeRefused(v.Table, kname, c.Name, r, kernel.OpRuleInsert)
 					continue
 				}
 				if err != nil {
@@ -880,6 +935,8 @@ func (bl *builder) add(v *View) error {
 				kind = kernel.OpRuleInsert
 			}
 			if bl.refuse(err, r, c.Name, kind) {
+				bl.table(v)
+				bl.probeRefused(v.Table, kname, c.Name, r, kind)
 				continue
 			}
 			if err != nil {
@@ -1141,6 +1198,71 @@ func (bl *builder) refuse(err error, r *RuleState, chain string, kind kernel.OpK
 type refusal struct {
 	line int
 	ke   *KernelError
+	// probe is 1 + the index of the operation that adds the rule without
+	// its target to the batch (probeRefused), 0 for none
+	probe int
+}
+
+// probeRefused puts into the batch, for rule r of chain (kernel chain
+// kname of table) that refuse left out because of its target, the rule
+// without its target: the kernel takes a rule's expressions in order,
+// so that iptables-nft's rule is refused for a match (a hook it is not
+// allowed in, a protocol it needs) before the target's own check. A
+// batch with probes is only checked, never committed: refusals reports
+// the kernel's answer to a probe in place of the target's refusal.
+func (bl *builder) probeRefused(table, kname, chain string, r *RuleState, kind kernel.OpKind) {
+	if len(bl.refused) == 0 || r.Rule.Target == nil {
+		return
+	}
+	p := *r.Rule
+	p.Target = nil
+	es, err := translate.ExprsIn(table, chain, &p)
+	if err != nil {
+		return
+	}
+	spec := kernel.RuleSpec{Exprs: es}
+	if hasXtables(es) {
+		spec.Compat = ruleCompat(&p)
+	}
+	idx := bl.b.AppendRule(bl.fam, kname, spec)
+	bl.note(idx, chain, r.Line)
+	bl.kindAs(idx, kind)
+	bl.refused[len(bl.refused)-1].probe = idx + 1
+}
+
+// probed moves the kernel's answers in ce to probes (probeRefused) into
+// the refusals of all they stand for, and returns the rest of ce (nil
+// when none is left).
+func (bl *builder) probed(ce *kernel.CommitError, all []refusal) *kernel.CommitError {
+	rest := &kernel.CommitError{Lost: ce.Lost}
+	for _, oe := range ce.Errors {
+		taken := false
+		for i := range all {
+			if all[i].probe == oe.Index+1 {
+				if _, ke, other := bl.opError(oe); other == nil && ke != nil {
+					all[i].ke = ke
+				}
+				taken = true
+			}
+		}
+		if !taken {
+			rest.Errors = append(rest.Errors, oe)
+		}
+	}
+	if len(rest.Errors) == 0 && !rest.Lost {
+		return nil
+	}
+	return rest
+}
+
+// hasProbes says whether the batch holds probes (probeRefused).
+func (bl *builder) hasProbes() bool {
+	for _, r := range bl.refused {
+		if r.probe != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // refusals gives the error for the rules left out of the batch (refuse)
@@ -1153,11 +1275,13 @@ func (bl *builder) refusals(err error, sections []*compat.RestoreTable) error {
 		if !errors.As(err, &ce) {
 			return bl.commitError(err)
 		}
-		got, other := bl.restoreRefusals(ce, sections)
-		if other != nil {
-			return other
+		if ce = bl.probed(ce, all); ce != nil {
+			got, other := bl.restoreRefusals(ce, sections)
+			if other != nil {
+				return other
+			}
+			all = append(all, got...)
 		}
-		all = append(all, got...)
 	}
 	if len(all) == 0 {
 		return bl.commitError(err)
@@ -1186,7 +1310,7 @@ func (bl *builder) refusalsBefore(err error, line int) []refusal {
 		for _, oe := range ce.Errors {
 			l, ke, other := bl.opError(oe)
 			if other == nil && l > 0 && l < line {
-				all = append(all, refusal{l, ke})
+				all = append(all, refusal{line: l, ke: ke})
 			}
 		}
 	}
@@ -1267,7 +1391,7 @@ func (bl *builder) restoreRefusalsWithout(ce *kernel.CommitError, sections []*co
 		if firstOp < 0 {
 			firstOp = oe.Index
 		}
-		all = append(all, refusal{line, ke})
+		all = append(all, refusal{line: line, ke: ke})
 	}
 	if len(all) == 0 || sections == nil {
 		return all, nil
@@ -1292,7 +1416,7 @@ func (bl *builder) restoreRefusalsWithout(ce *kernel.CommitError, sections []*co
 	for _, idx := range lines {
 		line, ke, o := bl.opError(&kernel.OpError{Index: idx, Op: bl.b.Op(idx), Errno: errno})
 		if o == nil && ke != nil {
-			all = append(all, refusal{line, ke})
+			all = append(all, refusal{line: line, ke: ke})
 		}
 	}
 	if !alone || bl.check == nil || rechecks >= maxRechecks {

@@ -73,7 +73,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 			return kernelReadError(err)
 		}
 		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, prepared: maps.Clone(streamable), rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
-			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.Conn.Check}}
+			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.checkBatch}}
 		if ro.Echo != nil {
 			h.echoLen, h.echoAt = echoed.Len, map[int]int{}
 		}
@@ -100,7 +100,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if len(h.bl.refused) > 0 {
 			// the rest of the batch as the kernel would take it, for
 			// its own refusals in the same section
-			err := h.bl.refusals(e.Conn.Check(h.bl.b), h.sections)
+			err := h.bl.refusals(e.checkBatch(h.bl.b), h.sections)
 			h.bl.b.Release()
 			return err
 		}
@@ -189,8 +189,8 @@ func (h *restoreHandler) checkBefore(start int, skip string) error {
 			}
 		}
 	}
-	all := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), start)
-	all = append(all, vb.refusalsBefore(h.e.Conn.Check(vb.b), start)...)
+	all := h.bl.refusalsBefore(h.e.checkBatch(h.bl.b), start)
+	all = append(all, vb.refusalsBefore(h.e.checkBatch(vb.b), start)...)
 	if len(all) == 0 {
 		return nil
 	}
@@ -654,6 +654,8 @@ func (h *restoreHandler) preparedCommand(t *compat.RestoreTable, rc compat.Resto
 func (h *restoreHandler) appendRule(chain string, rs *RuleState, pre *preparedRule) error {
 	exact, rspec, err := pre.exact, pre.spec, pre.err
 	if h.bl.refuse(err, rs, chain, kernel.OpRuleAppend) {
+		c, kname := h.chainNames(chain)
+		h.bl.probeRefused(h.section.Name, kname, c, rs, kernel.OpRuleAppend)
 		return nil
 	}
 	if err != nil {

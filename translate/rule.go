@@ -402,7 +402,9 @@ func UserData(r *compat.Rule) ([]byte, error) {
 }
 
 func userData(spec string) ([]byte, error) {
-	if len(spec) <= 255 {
+	// (the record's type and length bytes count: the kernel refuses
+	// userdata over maxUserdata bytes with ERANGE)
+	if len(spec) <= maxUserdata-2 {
 		// with room for the digest UserDataFor adds
 		ud := make([]byte, 0, 2+len(spec)+2+digestRecLen)
 		return append(append(ud, udRuleSpec, byte(len(spec))), spec...), nil
@@ -414,7 +416,7 @@ func userData(spec string) ([]byte, error) {
 	}
 	w.Write([]byte(spec))
 	w.Close()
-	if buf.Len() > 255 {
+	if buf.Len() > maxUserdata-2 {
 		return nil, ErrTooLong
 	}
 	return append([]byte{udRuleSpecZlib, byte(buf.Len())}, buf.Bytes()...), nil
