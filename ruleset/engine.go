@@ -536,7 +536,7 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		if len(bld.refused) > 0 {
 			var checked error
 			if bld.hasProbes() {
-				checked = e.checkBatch(b)
+				checked = e.Conn.Check(b)
 				if !errors.As(checked, new(*kernel.CommitError)) {
 					checked = nil // (only the kernel's refusals tell)
 				}
@@ -563,52 +563,6 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		e.repairHints(bld, gen)
 		e.afterCommand(cmd, v)
 		return out, nil
-	}
-}
-
-// checkBatch is Conn.Check of b, a batch of the engine's family, with the
-// kernel's validation of the table (a native expression in a hook it is
-// not allowed in, also where a jump reaches it) in the answer also when b
-// creates our table: in a batch it does not apply, the kernel validates
-// only tables that existed before it (the replay that reports the
-// refusals makes a created table again, which has lost its need for
-// validation). So the table is made first, alone, and removed after the
-// check when it is still empty and nothing else changed meanwhile (the
-// generation id): what the command or restore leaves is as before.
-func (e *Engine) checkBatch(b *kernel.Batch) error {
-	fam := e.kfam()
-	if exists, err := e.Conn.TableExists(fam); err != nil || exists {
-		return e.Conn.Check(b)
-	}
-	mk := kernel.NewBatch()
-	mk.AddTable(fam)
-	err := e.Conn.Commit(mk, 0)
-	mk.Release()
-	if err != nil {
-		return e.Conn.Check(b)
-	}
-	defer e.dropEmptyTable(fam)
-	return e.Conn.Check(b)
-}
-
-// dropEmptyTable deletes our table of fam (checkBatch made it) when it
-// holds nothing, unless the ruleset changed meanwhile.
-func (e *Engine) dropEmptyTable(fam kernel.Family) {
-	gen, err := e.Conn.GenID()
-	if err != nil {
-		return
-	}
-	ts, err := e.Conn.Tables(fam)
-	if err != nil {
-		return
-	}
-	for _, t := range ts {
-		if t.Name == kernel.TableName && t.Family == fam && t.Use == 0 {
-			del := kernel.NewBatch()
-			del.DelTable(fam)
-			_ = e.Conn.Commit(del, gen) // (a change meanwhile: left as it is)
-			del.Release()
-		}
 	}
 }
 

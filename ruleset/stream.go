@@ -73,7 +73,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 			return kernelReadError(err)
 		}
 		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, prepared: maps.Clone(streamable), rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
-			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.checkBatch}}
+			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.Conn.Check}}
 		if ro.Echo != nil {
 			h.echoLen, h.echoAt = echoed.Len, map[int]int{}
 		}
@@ -100,7 +100,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if len(h.bl.refused) > 0 {
 			// the rest of the batch as the kernel would take it, for
 			// its own refusals in the same section
-			err := h.bl.refusals(e.checkBatch(h.bl.b), h.sections)
+			err := h.bl.refusals(e.Conn.Check(h.bl.b), h.sections)
 			h.bl.b.Release()
 			return err
 		}
@@ -189,8 +189,8 @@ func (h *restoreHandler) checkBefore(start int, skip string) error {
 			}
 		}
 	}
-	all := h.bl.refusalsBefore(h.e.checkBatch(h.bl.b), start)
-	all = append(all, vb.refusalsBefore(h.e.checkBatch(vb.b), start)...)
+	all := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), start)
+	all = append(all, vb.refusalsBefore(h.e.Conn.Check(vb.b), start)...)
 	if len(all) == 0 {
 		return nil
 	}
