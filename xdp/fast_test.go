@@ -88,7 +88,7 @@ func fastRound6(t *testing.T, rng *rand.Rand, round int) (tables int) {
 	if tb.prog.coll.Maps[".data."+f+"_tab"].ValueSize() > 8 {
 		tables = 1
 	}
-	counted := map[uint32][2]uint64{}
+	counted := counts{}
 	for k, ad := range edges(pfx) {
 		p := randomPkt(rng, compat.IPv6)
 		if field == "-s" {
@@ -117,9 +117,7 @@ func fastRound6(t *testing.T, rng *rand.Rand, round int) (tables int) {
 				round, strings.Join(s6, "\n"), p, got, exp, verdict(r6, &p)+1)
 		}
 		if got == xdpDrop {
-			slot := 1000 + uint32(verdict(r6, &p))
-			c := counted[slot]
-			counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			counted.add(1000+uint32(verdict(r6, &p)), &p)
 		}
 	}
 	for k := 0; k < 20; k++ {
@@ -127,11 +125,7 @@ func fastRound6(t *testing.T, rng *rand.Rand, round int) (tables int) {
 			t.Fatalf("round %d: an IPv4 packet not passed: %+v", round, p)
 		}
 	}
-	for slot, w := range counted {
-		if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
-			t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
-		}
-	}
+	counted.check(t, tb, round)
 	return tables
 }
 
@@ -184,7 +178,7 @@ func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
 		t.Fatalf("round %d: %s run on one interface does not run %s", round, field, want)
 	}
 	addrs := edges(pfx)
-	counted := map[uint32][2]uint64{}
+	counted := counts{}
 	probe := func(p pkt, rules []*compat.Rule, base uint32, exp uint32) {
 		t.Helper()
 		got := tb.run(t, &p)
@@ -193,9 +187,7 @@ func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
 				round, strings.Join(s4, "\n"), p, got, exp, verdict(rules, &p)+1)
 		}
 		if got == xdpDrop {
-			slot := base + uint32(verdict(rules, &p))
-			c := counted[slot]
-			counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			counted.add(base+uint32(verdict(rules, &p)), &p)
 		}
 	}
 	for k, ad := range addrs {
@@ -238,12 +230,27 @@ func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
 			t.Fatalf("round %d: frame %x: verdict %d (%v), want pass", round, b, ret, err)
 		}
 	}
-	for slot, w := range counted {
+	counted.check(t, tb, round)
+	return tables
+}
+
+// counts are the packets and bytes a test expects each counter slot to
+// count.
+type counts map[uint32][2]uint64
+
+func (c counts) add(slot uint32, p *pkt) {
+	w := c[slot]
+	c[slot] = [2]uint64{w[0] + 1, w[1] + uint64(p.length)}
+}
+
+// check compares them with what the program of tb counted.
+func (c counts) check(t *testing.T, tb *testbed, round int) {
+	t.Helper()
+	for slot, w := range c {
 		if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
 			t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
 		}
 	}
-	return tables
 }
 
 // arpFrame is an ARP request to testMAC, padded to 60 bytes.
