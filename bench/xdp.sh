@@ -2,19 +2,24 @@
 # XDP classifier cost per packet with BPF_PROG_TEST_RUN (root): 1, 1k and
 # 10k "-s NET -j DROP" rules (one field: the precomputed first rule) and
 # "-p udp -s NET -j DROP" rules (two fields, folded into one table),
+# ip6tables "-s NET -j DROP" rules (1, 1k, 10k: per-length hash tables),
 # "-p udp -s NET --dport 9 -j DROP" rules (three fields, folded into two
 # tables), "-p udp -s NET --sport 1 --dport 9 -j DROP" (the bit-vector
 # search), a
 # port rule, address fields and sets of up to a million entries as
-# DIR-16-8-8 tables and as LPM tries, against a program that drops
+# DIR-16-8-8 tables and as LPM tries, IPv6 sets and sets with timeouts
+# of a million entries (per-length tables), against a program that drops
 # everything. Prints ns/packet medians of COUNT runs and ratios. The
 # same program under veth traffic: bench/xdp-traffic.sh.
 #
 # BASE=REV (a git revision) also measures the benchmarks of REV's tree,
 # the two test binaries run alternately COUNT times, and prints both
-# side by side (before/after in the same session).
+# side by side (before/after in the same session). BENCH=REGEXP runs
+# only the benchmarks it matches (BenchmarkDropAll, the ratios' base,
+# always runs).
 set -euo pipefail
 COUNT=${COUNT:-5}
+BENCH=${BENCH:-.}
 N=${N:-2000000}
 BASE=${BASE:-}
 cd "$(dirname "$0")/.."
@@ -29,7 +34,7 @@ fi
 for i in $(seq "$COUNT"); do
 	for t in base now; do
 		[ -x "$tmp/$t.test" ] || continue
-		(cd xdp && "$tmp/$t.test" -test.run '^$' -test.bench . -test.benchtime "${N}x") |
+		(cd xdp && "$tmp/$t.test" -test.run '^$' -test.bench "DropAll|$BENCH" -test.benchtime "${N}x") |
 			sed "s/^/$t /" >>"$tmp/out"
 	done
 done

@@ -26,7 +26,11 @@ func cidrRules(t testing.TB, n int) []*compat.Rule {
 var benchPkt = pkt{src: netip.MustParseAddr("198.18.0.7"), dst: netip.MustParseAddr("203.0.113.1"), proto: 17, sport: 1, dport: 9, dstMAC: testMAC}
 
 func benchProg(b *testing.B, prog *ebpf.Program, want uint32) {
-	p := benchPkt
+	benchPacket(b, prog, benchPkt, want)
+}
+
+// benchPacket is benchProg with packet p.
+func benchPacket(b *testing.B, prog *ebpf.Program, p pkt, want uint32) {
 	frame := p.frame()
 	b.ResetTimer()
 	ret, d, err := prog.Benchmark(frame, b.N, nil)
@@ -284,23 +288,9 @@ func BenchmarkRules6(b *testing.B) {
 			}
 			specs = append(specs, "-s 2001:db8::/48 -j DROP")
 			tb := newTestbed(b, nil, parseRules(b, compat.IPv6, specs...), "eth0")
-			benchSetPkt(b, tb.prog.prog, benchPkt6)
+			benchPacket(b, tb.prog.prog, benchPkt6, xdpDrop)
 		})
 	}
-}
-
-// benchSetPkt is benchProg with packet p, which is dropped.
-func benchSetPkt(b *testing.B, prog *ebpf.Program, p pkt) {
-	frame := p.frame()
-	b.ResetTimer()
-	ret, d, err := prog.Benchmark(frame, b.N, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if ret != xdpDrop {
-		b.Fatalf("verdict %d, want %d", ret, xdpDrop)
-	}
-	b.ReportMetric(float64(d.Nanoseconds()), "ns/pkt")
 }
 
 // BenchmarkSetEntries6: one "-m set --match-set bl src -j DROP" rule
@@ -367,18 +357,7 @@ func BenchmarkSetTimeout(b *testing.B) {
 // benchSet benchmarks "-m set --match-set bl src -j DROP" of family fam
 // on set s with packet p, which is dropped.
 func benchSet(b *testing.B, s *ipset.Set, fam compat.Family, p pkt) {
-	rules := parseRules(b, fam, "-m set --match-set bl src -j DROP")
-	var v4, v6 []*compat.Rule
-	if fam == compat.IPv4 {
-		v4 = rules
-	} else {
-		v6 = rules
-	}
-	c, err := CompileSets(v4, v6, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
-		func(string) *ipset.Set { return s })
-	if err != nil || c.Run4+c.Run6 != 1 {
-		b.Fatal(err, c.Stop4, c.Stop6)
-	}
+	c := compileSetRules(b, fam, s, "-m set --match-set bl src -j DROP")
 	sm, err := newSetMap(s)
 	if err != nil {
 		b.Fatal(err)
@@ -389,5 +368,5 @@ func benchSet(b *testing.B, s *ipset.Set, fam compat.Family, p pkt) {
 		b.Fatal(err)
 	}
 	defer prog.Close()
-	benchSetPkt(b, prog.prog, p)
+	benchPacket(b, prog.prog, p, xdpDrop)
 }

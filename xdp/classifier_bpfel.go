@@ -72,81 +72,84 @@ type classifierSetval struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	classifierMapCounters             = "counters"
-	classifierMapDports               = "dports"
-	classifierMapDst4                 = "dst4"
-	classifierMapDst6                 = "dst6"
-	classifierMapIfaces               = "ifaces"
-	classifierMapLengths              = "lengths"
-	classifierMapProtos               = "protos"
-	classifierMapRules                = "rules"
-	classifierMapSet0                 = "set0"
-	classifierMapSet1                 = "set1"
-	classifierMapSet2                 = "set2"
-	classifierMapSet3                 = "set3"
-	classifierMapSports               = "sports"
-	classifierMapSrc4                 = "src4"
-	classifierMapSrc6                 = "src6"
-	classifierMapTcpflags             = "tcpflags"
-	classifierMapVecs                 = "vecs"
-	classifierProgXdptablesClassify   = "xdptables_classify"
-	classifierProgXdptablesDropAll    = "xdptables_drop_all"
-	classifierProgXdptablesFastDst    = "xdptables_fast_dst"
-	classifierProgXdptablesFastLenset = "xdptables_fast_lenset"
-	classifierProgXdptablesFastPdst   = "xdptables_fast_pdst"
-	classifierProgXdptablesFastPort   = "xdptables_fast_port"
-	classifierProgXdptablesFastPpdst  = "xdptables_fast_ppdst"
-	classifierProgXdptablesFastPpsrc  = "xdptables_fast_ppsrc"
-	classifierProgXdptablesFastPsrc   = "xdptables_fast_psrc"
-	classifierProgXdptablesFastSet    = "xdptables_fast_set"
-	classifierProgXdptablesFastSplit  = "xdptables_fast_split"
-	classifierProgXdptablesFastSrc    = "xdptables_fast_src"
-	classifierVarAny6                 = "any6"
-	classifierVarDir4                 = "dir4"
-	classifierVarDst4Dir              = "dst4_dir"
-	classifierVarDst4Slots            = "dst4_slots"
-	classifierVarDst6Tab              = "dst6_tab"
-	classifierVarFamCls               = "fam_cls"
-	classifierVarFams                 = "fams"
-	classifierVarFastMac              = "fast_mac"
-	classifierVarFields               = "fields"
-	classifierVarFold2Slots           = "fold2_slots"
-	classifierVarFold2Tab             = "fold2_tab"
-	classifierVarFoldBase             = "fold_base"
-	classifierVarFoldDst              = "fold_dst"
-	classifierVarFoldSlots            = "fold_slots"
-	classifierVarFoldTab              = "fold_tab"
-	classifierVarHash6                = "hash6"
-	classifierVarIftab                = "iftab"
-	classifierVarLens6                = "lens6"
-	classifierVarMask6                = "mask6"
-	classifierVarMore                 = "more"
-	classifierVarNeedL4               = "need_l4"
-	classifierVarNiftab               = "niftab"
-	classifierVarNlens6               = "nlens6"
-	classifierVarNsets                = "nsets"
-	classifierVarNsummary             = "nsummary"
-	classifierVarNvec                 = "nvec"
-	classifierVarNwords               = "nwords"
-	classifierVarSet0Tab              = "set0_tab"
-	classifierVarSet1Tab              = "set1_tab"
-	classifierVarSet2Tab              = "set2_tab"
-	classifierVarSet3Tab              = "set3_tab"
-	classifierVarSetBitmap            = "set_bitmap"
-	classifierVarSetCfg               = "set_cfg"
-	classifierVarSetCls               = "set_cls"
-	classifierVarSetHbase             = "set_hbase"
-	classifierVarSetHbits             = "set_hbits"
-	classifierVarSetLens              = "set_lens"
-	classifierVarSetMask              = "set_mask"
-	classifierVarSetNlens             = "set_nlens"
-	classifierVarSetSlots             = "set_slots"
-	classifierVarSingle               = "single"
-	classifierVarSrc4Dir              = "src4_dir"
-	classifierVarSrc4Slots            = "src4_slots"
-	classifierVarSrc6Tab              = "src6_tab"
-	classifierVarTab6Bits             = "tab6_bits"
-	classifierVarTab6Words            = "tab6_words"
+	classifierMapCounters              = "counters"
+	classifierMapDports                = "dports"
+	classifierMapDst4                  = "dst4"
+	classifierMapDst6                  = "dst6"
+	classifierMapIfaces                = "ifaces"
+	classifierMapLengths               = "lengths"
+	classifierMapProtos                = "protos"
+	classifierMapRules                 = "rules"
+	classifierMapSet0                  = "set0"
+	classifierMapSet1                  = "set1"
+	classifierMapSet2                  = "set2"
+	classifierMapSet3                  = "set3"
+	classifierMapSports                = "sports"
+	classifierMapSrc4                  = "src4"
+	classifierMapSrc6                  = "src6"
+	classifierMapTcpflags              = "tcpflags"
+	classifierMapVecs                  = "vecs"
+	classifierProgXdptablesClassify    = "xdptables_classify"
+	classifierProgXdptablesDropAll     = "xdptables_drop_all"
+	classifierProgXdptablesFastDst     = "xdptables_fast_dst"
+	classifierProgXdptablesFastDst6    = "xdptables_fast_dst6"
+	classifierProgXdptablesFastLenset  = "xdptables_fast_lenset"
+	classifierProgXdptablesFastLenset6 = "xdptables_fast_lenset6"
+	classifierProgXdptablesFastPdst    = "xdptables_fast_pdst"
+	classifierProgXdptablesFastPort    = "xdptables_fast_port"
+	classifierProgXdptablesFastPpdst   = "xdptables_fast_ppdst"
+	classifierProgXdptablesFastPpsrc   = "xdptables_fast_ppsrc"
+	classifierProgXdptablesFastPsrc    = "xdptables_fast_psrc"
+	classifierProgXdptablesFastSet     = "xdptables_fast_set"
+	classifierProgXdptablesFastSplit   = "xdptables_fast_split"
+	classifierProgXdptablesFastSrc     = "xdptables_fast_src"
+	classifierProgXdptablesFastSrc6    = "xdptables_fast_src6"
+	classifierVarAny6                  = "any6"
+	classifierVarDir4                  = "dir4"
+	classifierVarDst4Dir               = "dst4_dir"
+	classifierVarDst4Slots             = "dst4_slots"
+	classifierVarDst6Tab               = "dst6_tab"
+	classifierVarFamCls                = "fam_cls"
+	classifierVarFams                  = "fams"
+	classifierVarFastMac               = "fast_mac"
+	classifierVarFields                = "fields"
+	classifierVarFold2Slots            = "fold2_slots"
+	classifierVarFold2Tab              = "fold2_tab"
+	classifierVarFoldBase              = "fold_base"
+	classifierVarFoldDst               = "fold_dst"
+	classifierVarFoldSlots             = "fold_slots"
+	classifierVarFoldTab               = "fold_tab"
+	classifierVarHash6                 = "hash6"
+	classifierVarIftab                 = "iftab"
+	classifierVarLens6                 = "lens6"
+	classifierVarMask6                 = "mask6"
+	classifierVarMore                  = "more"
+	classifierVarNeedL4                = "need_l4"
+	classifierVarNiftab                = "niftab"
+	classifierVarNlens6                = "nlens6"
+	classifierVarNsets                 = "nsets"
+	classifierVarNsummary              = "nsummary"
+	classifierVarNvec                  = "nvec"
+	classifierVarNwords                = "nwords"
+	classifierVarSet0Tab               = "set0_tab"
+	classifierVarSet1Tab               = "set1_tab"
+	classifierVarSet2Tab               = "set2_tab"
+	classifierVarSet3Tab               = "set3_tab"
+	classifierVarSetBitmap             = "set_bitmap"
+	classifierVarSetCfg                = "set_cfg"
+	classifierVarSetCls                = "set_cls"
+	classifierVarSetHbase              = "set_hbase"
+	classifierVarSetHbits              = "set_hbits"
+	classifierVarSetLens               = "set_lens"
+	classifierVarSetMask               = "set_mask"
+	classifierVarSetNlens              = "set_nlens"
+	classifierVarSetSlots              = "set_slots"
+	classifierVarSingle                = "single"
+	classifierVarSrc4Dir               = "src4_dir"
+	classifierVarSrc4Slots             = "src4_slots"
+	classifierVarSrc6Tab               = "src6_tab"
+	classifierVarTab6Bits              = "tab6_bits"
+	classifierVarTab6Words             = "tab6_words"
 )
 
 // loadClassifier returns the embedded CollectionSpec for classifier.
@@ -191,18 +194,21 @@ type classifierSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type classifierProgramSpecs struct {
-	XdptablesClassify   *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
-	XdptablesDropAll    *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
-	XdptablesFastDst    *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
-	XdptablesFastLenset *ebpf.ProgramSpec `ebpf:"xdptables_fast_lenset"`
-	XdptablesFastPdst   *ebpf.ProgramSpec `ebpf:"xdptables_fast_pdst"`
-	XdptablesFastPort   *ebpf.ProgramSpec `ebpf:"xdptables_fast_port"`
-	XdptablesFastPpdst  *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppdst"`
-	XdptablesFastPpsrc  *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppsrc"`
-	XdptablesFastPsrc   *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
-	XdptablesFastSet    *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
-	XdptablesFastSplit  *ebpf.ProgramSpec `ebpf:"xdptables_fast_split"`
-	XdptablesFastSrc    *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
+	XdptablesClassify    *ebpf.ProgramSpec `ebpf:"xdptables_classify"`
+	XdptablesDropAll     *ebpf.ProgramSpec `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst     *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst"`
+	XdptablesFastDst6    *ebpf.ProgramSpec `ebpf:"xdptables_fast_dst6"`
+	XdptablesFastLenset  *ebpf.ProgramSpec `ebpf:"xdptables_fast_lenset"`
+	XdptablesFastLenset6 *ebpf.ProgramSpec `ebpf:"xdptables_fast_lenset6"`
+	XdptablesFastPdst    *ebpf.ProgramSpec `ebpf:"xdptables_fast_pdst"`
+	XdptablesFastPort    *ebpf.ProgramSpec `ebpf:"xdptables_fast_port"`
+	XdptablesFastPpdst   *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppdst"`
+	XdptablesFastPpsrc   *ebpf.ProgramSpec `ebpf:"xdptables_fast_ppsrc"`
+	XdptablesFastPsrc    *ebpf.ProgramSpec `ebpf:"xdptables_fast_psrc"`
+	XdptablesFastSet     *ebpf.ProgramSpec `ebpf:"xdptables_fast_set"`
+	XdptablesFastSplit   *ebpf.ProgramSpec `ebpf:"xdptables_fast_split"`
+	XdptablesFastSrc     *ebpf.ProgramSpec `ebpf:"xdptables_fast_src"`
+	XdptablesFastSrc6    *ebpf.ProgramSpec `ebpf:"xdptables_fast_src6"`
 }
 
 // classifierMapSpecs contains maps before they are loaded into the kernel.
@@ -397,18 +403,21 @@ type classifierVariables struct {
 //
 // It can be passed to loadClassifierObjects or ebpf.CollectionSpec.LoadAndAssign.
 type classifierPrograms struct {
-	XdptablesClassify   *ebpf.Program `ebpf:"xdptables_classify"`
-	XdptablesDropAll    *ebpf.Program `ebpf:"xdptables_drop_all"`
-	XdptablesFastDst    *ebpf.Program `ebpf:"xdptables_fast_dst"`
-	XdptablesFastLenset *ebpf.Program `ebpf:"xdptables_fast_lenset"`
-	XdptablesFastPdst   *ebpf.Program `ebpf:"xdptables_fast_pdst"`
-	XdptablesFastPort   *ebpf.Program `ebpf:"xdptables_fast_port"`
-	XdptablesFastPpdst  *ebpf.Program `ebpf:"xdptables_fast_ppdst"`
-	XdptablesFastPpsrc  *ebpf.Program `ebpf:"xdptables_fast_ppsrc"`
-	XdptablesFastPsrc   *ebpf.Program `ebpf:"xdptables_fast_psrc"`
-	XdptablesFastSet    *ebpf.Program `ebpf:"xdptables_fast_set"`
-	XdptablesFastSplit  *ebpf.Program `ebpf:"xdptables_fast_split"`
-	XdptablesFastSrc    *ebpf.Program `ebpf:"xdptables_fast_src"`
+	XdptablesClassify    *ebpf.Program `ebpf:"xdptables_classify"`
+	XdptablesDropAll     *ebpf.Program `ebpf:"xdptables_drop_all"`
+	XdptablesFastDst     *ebpf.Program `ebpf:"xdptables_fast_dst"`
+	XdptablesFastDst6    *ebpf.Program `ebpf:"xdptables_fast_dst6"`
+	XdptablesFastLenset  *ebpf.Program `ebpf:"xdptables_fast_lenset"`
+	XdptablesFastLenset6 *ebpf.Program `ebpf:"xdptables_fast_lenset6"`
+	XdptablesFastPdst    *ebpf.Program `ebpf:"xdptables_fast_pdst"`
+	XdptablesFastPort    *ebpf.Program `ebpf:"xdptables_fast_port"`
+	XdptablesFastPpdst   *ebpf.Program `ebpf:"xdptables_fast_ppdst"`
+	XdptablesFastPpsrc   *ebpf.Program `ebpf:"xdptables_fast_ppsrc"`
+	XdptablesFastPsrc    *ebpf.Program `ebpf:"xdptables_fast_psrc"`
+	XdptablesFastSet     *ebpf.Program `ebpf:"xdptables_fast_set"`
+	XdptablesFastSplit   *ebpf.Program `ebpf:"xdptables_fast_split"`
+	XdptablesFastSrc     *ebpf.Program `ebpf:"xdptables_fast_src"`
+	XdptablesFastSrc6    *ebpf.Program `ebpf:"xdptables_fast_src6"`
 }
 
 func (p *classifierPrograms) Close() error {
@@ -416,7 +425,9 @@ func (p *classifierPrograms) Close() error {
 		p.XdptablesClassify,
 		p.XdptablesDropAll,
 		p.XdptablesFastDst,
+		p.XdptablesFastDst6,
 		p.XdptablesFastLenset,
+		p.XdptablesFastLenset6,
 		p.XdptablesFastPdst,
 		p.XdptablesFastPort,
 		p.XdptablesFastPpdst,
@@ -425,6 +436,7 @@ func (p *classifierPrograms) Close() error {
 		p.XdptablesFastSet,
 		p.XdptablesFastSplit,
 		p.XdptablesFastSrc,
+		p.XdptablesFastSrc6,
 	)
 }
 

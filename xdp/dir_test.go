@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"net/netip"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -116,10 +117,13 @@ func randomSetChanges(t *testing.T, rng *rand.Rand, steps int, change func(ps []
 	for step := 0; step < steps; step++ {
 		var p netip.Prefix
 		if len(set) > 0 && rng.Intn(3) == 0 {
+			// (one of them by the seed, not by the map's order)
+			var in []netip.Prefix
 			for q := range set {
-				p = q
-				break
+				in = append(in, q)
 			}
+			sort.Slice(in, func(i, j int) bool { return in[i].String() < in[j].String() })
+			p = in[rng.Intn(len(in))]
 			delete(set, p)
 		} else {
 			p, _ = netip.AddrFrom4(randAddr()).Prefix([]int{8, 15, 16, 17, 20, 23, 24, 25, 28, 30, 31, 32}[rng.Intn(12)])

@@ -8,9 +8,14 @@
 // program reads in place as a global, within a memory budget (a set over
 // it is split by prefix length: its /32s in a hash, its prefixes of /24
 // or shorter in a bitmap of the /24s, the others in the table:
-// sethash.go); LPM tries beyond it and for IPv6. Runs decided by one
-// address field or one set table load a program made for that
-// (xdptables_fast_*) instead of the general bit-vector search; so do runs
+// sethash.go). IPv6 address fields and the other set mirrors (IPv6 sets,
+// sets with ports or timeouts) are per-prefix-length hash tables read in
+// place the same way (lenhash.go), the longest length probed first; an
+// entry with a timeout carries its expiry, 2.15 s before the kernel's
+// (sets.go expiryMargin). LPM tries remain for more than 8 prefix
+// lengths. Runs decided by one address field or one set table load a
+// program made for that (xdptables_fast_*) instead of the general
+// bit-vector search; so do runs
 // of the protocol and one more field, or the protocol, a port and an
 // address field (folded tables: xdptables_fast_port, _psrc, _ppsrc...).
 // sets.go keeps the set mirrors in step with ipset add/del in place. It

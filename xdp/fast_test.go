@@ -41,8 +41,92 @@ func TestClassifierFastPrograms(t *testing.T) {
 			if (budget > 0 && tables != 24) || (budget == 0 && (tables == 0 || tables == 24)) {
 				t.Fatalf("%d of 24 runs had a table", tables)
 			}
+			// ip6tables runs: tables of up to 8 lengths (4 with the
+			// budget of 0), tries beyond
+			if budget == 0 {
+				withFieldLens(t, 4)
+			}
+			tables = 0
+			for round := 0; round < 12; round++ {
+				tables += fastRound6(t, rng, round)
+			}
+			if tables == 0 || budget == 0 && tables == 12 {
+				t.Fatalf("%d of 12 IPv6 runs had a table", tables)
+			}
 		})
 	}
+}
+
+// fastRound6 is fastRound for a run of ip6tables rules alone:
+// xdptables_fast_src6/_dst6, whose field is a table (tables is 1) or a
+// trie (more than fieldLens prefix lengths); IPv4 frames pass.
+func fastRound6(t *testing.T, rng *rand.Rand, round int) (tables int) {
+	field := []string{"-s", "-d"}[round%2]
+	size := []int{1, 3, 40, 300, 3000, 9}[round/2%6]
+	bases := []netip.Addr{a("2001:db8::"), a("2001:db8::7"), a("2001:db8:1::ffff"), a("2001:db8:0:1::"), a("::"), a("2000::1")}
+	var pfx []netip.Prefix
+	var s6 []string
+	for i := 0; i < size; i++ {
+		base := bases[rng.Intn(len(bases))]
+		if rng.Intn(2) == 0 {
+			b := base.As16()
+			b[14], b[15] = byte(rng.Intn(256)), byte(rng.Intn(256))
+			base = netip.AddrFrom16(b)
+		}
+		p, _ := base.Prefix([]int{128, 127, 120, 64, 48, 33, 32, 1, 100, 16}[rng.Intn(3+round%8)])
+		pfx = append(pfx, p)
+		neg := []string{"", "", "", "! "}[rng.Intn(4)]
+		s6 = append(s6, fmt.Sprintf("%s%s %s -j %s", neg, field, p, []string{"DROP", "DROP", "ACCEPT"}[rng.Intn(3)]))
+	}
+	r6 := parseRules(t, compat.IPv6, s6...)
+	tb := newTestbed(t, nil, r6, "eth0")
+	want := map[string]string{"-s": "xdptables_fast_src6", "-d": "xdptables_fast_dst6"}[field]
+	if !tb.c.Single || tb.c.Stop6 != nil || tb.prog.prog != tb.prog.coll.Programs[want] {
+		t.Fatalf("round %d: single %v, stop %v, not %s", round, tb.c.Single, tb.c.Stop6, want)
+	}
+	f := map[string]string{"-s": "src6", "-d": "dst6"}[field]
+	if tb.prog.coll.Maps[".data."+f+"_tab"].ValueSize() > 8 {
+		tables = 1
+	}
+	counted := counts{}
+	for k, ad := range edges(pfx) {
+		p := randomPkt(rng, compat.IPv6)
+		if field == "-s" {
+			p.src = ad
+		} else {
+			p.dst = ad
+		}
+		exp := expect(r6, &p)
+		if p.src.IsMulticast() || p.dst.IsLoopback() || p.src.IsLoopback() || p.dst.IsMulticast() {
+			// (v6_ok leaves what ipv6_rcv drops to the kernel)
+			exp = xdpPass
+		}
+		switch k % 4 {
+		case 1:
+			p.truncate = 1 + rng.Intn(8)
+			exp = xdpPass
+		case 2:
+			p.dstMAC = [6]byte{0x02, 0, 0, 0, 0, 9} // another host
+			exp = xdpPass
+		case 3:
+			p.dstMAC = [6]byte{0x33, 0x33, 0, 0, 0, 1}
+		}
+		got := tb.run(t, &p)
+		if got != exp {
+			t.Fatalf("round %d: rules\n%s\npacket %+v: verdict %d, want %d (rule %d)",
+				round, strings.Join(s6, "\n"), p, got, exp, verdict(r6, &p)+1)
+		}
+		if got == xdpDrop {
+			counted.add(1000+uint32(verdict(r6, &p)), &p)
+		}
+	}
+	for k := 0; k < 20; k++ {
+		if p := randomPkt(rng, compat.IPv4); tb.run(t, &p) != xdpPass {
+			t.Fatalf("round %d: an IPv4 packet not passed: %+v", round, p)
+		}
+	}
+	counted.check(t, tb, round)
+	return tables
 }
 
 func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
@@ -94,7 +178,7 @@ func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
 		t.Fatalf("round %d: %s run on one interface does not run %s", round, field, want)
 	}
 	addrs := edges(pfx)
-	counted := map[uint32][2]uint64{}
+	counted := counts{}
 	probe := func(p pkt, rules []*compat.Rule, base uint32, exp uint32) {
 		t.Helper()
 		got := tb.run(t, &p)
@@ -103,9 +187,7 @@ func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
 				round, strings.Join(s4, "\n"), p, got, exp, verdict(rules, &p)+1)
 		}
 		if got == xdpDrop {
-			slot := base + uint32(verdict(rules, &p))
-			c := counted[slot]
-			counted[slot] = [2]uint64{c[0] + 1, c[1] + uint64(p.length)}
+			counted.add(base+uint32(verdict(rules, &p)), &p)
 		}
 	}
 	for k, ad := range addrs {
@@ -148,12 +230,27 @@ func fastRound(t *testing.T, rng *rand.Rand, round int) (tables int) {
 			t.Fatalf("round %d: frame %x: verdict %d (%v), want pass", round, b, ret, err)
 		}
 	}
-	for slot, w := range counted {
+	counted.check(t, tb, round)
+	return tables
+}
+
+// counts are the packets and bytes a test expects each counter slot to
+// count.
+type counts map[uint32][2]uint64
+
+func (c counts) add(slot uint32, p *pkt) {
+	w := c[slot]
+	c[slot] = [2]uint64{w[0] + 1, w[1] + uint64(p.length)}
+}
+
+// check compares them with what the program of tb counted.
+func (c counts) check(t *testing.T, tb *testbed, round int) {
+	t.Helper()
+	for slot, w := range c {
 		if pk, by := tb.count(t, slot); pk != w[0] || by != w[1] {
 			t.Fatalf("round %d slot %d: counted %d/%d, want %d/%d", round, slot, pk, by, w[0], w[1])
 		}
 	}
-	return tables
 }
 
 // arpFrame is an ARP request to testMAC, padded to 60 bytes.
@@ -328,13 +425,7 @@ func fastSetRounds(t *testing.T, rng *rand.Rand, hashed bool) {
 func edges(pfx []netip.Prefix) []netip.Addr {
 	var out []netip.Addr
 	for _, p := range pfx {
-		first := p.Masked().Addr()
-		last := first
-		for i := p.Bits(); i < 32; i++ {
-			b := last.As4()
-			b[i/8] |= 0x80 >> (i % 8)
-			last = netip.AddrFrom4(b)
-		}
+		first, last := p.Masked().Addr(), lastAddr(p)
 		for _, ad := range []netip.Addr{first, last, first.Prev(), last.Next()} {
 			if ad.IsValid() {
 				out = append(out, ad)

@@ -10,7 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/xdptables/xdptables/ipset"
 )
@@ -317,14 +316,8 @@ func newLenSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	if words == nil {
 		return nil, nil
 	}
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: setLenName, Type: ebpf.Array, KeySize: 4,
-		ValueSize: uint32(8 * (setHead + len(words))), MaxEntries: 1, Flags: unix.BPF_F_MMAPABLE})
+	m, a, err := newTableMap(setLenName, s.Name, 2*(setHead+len(words)))
 	if err != nil {
-		return nil, fmt.Errorf("xdp: creating the map of set %s: %w", s.Name, err)
-	}
-	a, err := mapTable(m)
-	if err != nil {
-		m.Close()
 		return nil, err
 	}
 	defer a.close()

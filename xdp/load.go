@@ -167,18 +167,23 @@ func load(c *Classifier, slots []uint32, counters *ebpf.Map, sets map[string]*eb
 	progName := "xdptables_classify"
 	if c.Single && ntab == 1 {
 		switch {
-		case !more && c.Fields == FSrc && (dir4&1 != 0 || c.Fams == 2):
+		case !more && c.Fields == FSrc && dir4&1 != 0:
 			progName = "xdptables_fast_src"
-		case !more && c.Fields == FDst && (dir4&2 != 0 || c.Fams == 2):
+		case !more && c.Fields == FDst && dir4&2 != 0:
 			progName = "xdptables_fast_dst"
+		case !more && c.Fields == FSrc && c.Fams == 2:
+			progName = "xdptables_fast_src6"
+		case !more && c.Fields == FDst && c.Fams == 2:
+			progName = "xdptables_fast_dst6"
 		case c.Fields == 0 && c.Fams == 1 && len(c.Sets) == 1 && cfg[0]&(setDir|setPortSrc|setPortDst|setV6) == setDir:
 			progName = "xdptables_fast_set"
 			if cfg[0]&setHash != 0 {
 				progName = "xdptables_fast_split"
 			}
-		case c.Fields == 0 && len(c.Sets) == 1 && cfg[0]&(setLen|setPortSrc|setPortDst) == setLen &&
-			c.Fams == map[bool]uint32{false: 1, true: 2}[cfg[0]&setV6 != 0]:
+		case c.Fields == 0 && c.Fams == 1 && len(c.Sets) == 1 && cfg[0]&(setLen|setPortSrc|setPortDst|setV6) == setLen:
 			progName = "xdptables_fast_lenset"
+		case c.Fields == 0 && c.Fams == 2 && len(c.Sets) == 1 && cfg[0]&(setLen|setPortSrc|setPortDst|setV6) == setLen|setV6:
+			progName = "xdptables_fast_lenset6"
 		}
 	}
 	// the protocol and one other field decide: both folded into one

@@ -13,6 +13,45 @@ import (
 	"github.com/xdptables/xdptables/ipset"
 )
 
+// setRule is a rule of the set tests and its direct evaluation.
+type setRule struct {
+	spec  string
+	match func(p *pkt) bool
+	drop  bool
+}
+
+// setVerdict is the verdict of rules rs on pk: the first that matches
+// decides.
+func setVerdict(rs []setRule, pk *pkt) uint32 {
+	for _, r := range rs {
+		if r.match(pk) {
+			if r.drop {
+				return xdpDrop
+			}
+			break
+		}
+	}
+	return xdpPass
+}
+
+// compileSetRules compiles rules specs of family fam, with s for every
+// set they name, for one interface; every rule must run in XDP.
+func compileSetRules(t testing.TB, fam compat.Family, s *ipset.Set, specs ...string) *Classifier {
+	t.Helper()
+	rules := parseRules(t, fam, specs...)
+	var v4, v6 []*compat.Rule
+	if fam == compat.IPv6 {
+		v6 = rules
+	} else {
+		v4 = rules
+	}
+	c, err := CompileSets(v4, v6, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}}, func(string) *ipset.Set { return s })
+	if err != nil || c.Run4+c.Run6 != len(specs) {
+		t.Fatalf("%v: %v, run %d+%d, stop %v %v", specs, err, c.Run4, c.Run6, c.Stop4, c.Stop6)
+	}
+	return c
+}
+
 // TestClassifierSets: -m set lookups of a hash:net set with a nomatch
 // entry, alone (the precomputed first rule of the set's class) and
 // among other rules (the vector search); verdicts against a direct
@@ -100,33 +139,17 @@ func classifierSetsOf(t *testing.T, form, set string) {
 		}
 		return best >= 0 && !nomatch
 	}
-	type rule struct {
-		spec  string
-		match func(p *pkt) bool
-		drop  bool
-	}
-	srcIn := rule{"-m set --match-set bl src -j DROP", func(p *pkt) bool { return in(p.src) }, true}
-	srcOut := rule{"-m set ! --match-set bl src -j DROP", func(p *pkt) bool { return !in(p.src) }, true}
-	dstIn := rule{"-m set --match-set bl dst -j ACCEPT", func(p *pkt) bool { return in(p.dst) }, false}
-	udpSrc := rule{"-p udp -m set --match-set bl src -j DROP", func(p *pkt) bool { return p.proto == 17 && in(p.src) }, true}
-	net15 := rule{"-s " + conv("198.18.0.0/15") + " -j DROP", func(p *pkt) bool { return netip.MustParsePrefix(conv("198.18.0.0/15")).Contains(p.src) }, true}
-	for i, rs := range [][]rule{{srcIn}, {srcOut}, {dstIn, srcIn}, {udpSrc, net15}, {net15, srcIn}, {dstIn, udpSrc, srcOut}} {
+	srcIn := setRule{"-m set --match-set bl src -j DROP", func(p *pkt) bool { return in(p.src) }, true}
+	srcOut := setRule{"-m set ! --match-set bl src -j DROP", func(p *pkt) bool { return !in(p.src) }, true}
+	dstIn := setRule{"-m set --match-set bl dst -j ACCEPT", func(p *pkt) bool { return in(p.dst) }, false}
+	udpSrc := setRule{"-p udp -m set --match-set bl src -j DROP", func(p *pkt) bool { return p.proto == 17 && in(p.src) }, true}
+	net15 := setRule{"-s " + conv("198.18.0.0/15") + " -j DROP", func(p *pkt) bool { return netip.MustParsePrefix(conv("198.18.0.0/15")).Contains(p.src) }, true}
+	for i, rs := range [][]setRule{{srcIn}, {srcOut}, {dstIn, srcIn}, {udpSrc, net15}, {net15, srcIn}, {dstIn, udpSrc, srcOut}} {
 		var specs []string
 		for _, r := range rs {
 			specs = append(specs, r.spec)
 		}
-		rules := parseRules(t, fam, specs...)
-		var v4r, v6r []*compat.Rule
-		if v6 {
-			v6r = rules
-		} else {
-			v4r = rules
-		}
-		c, err := CompileSets(v4r, v6r, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
-			func(string) *ipset.Set { return s })
-		if err != nil || c.Run4+c.Run6 != len(rs) {
-			t.Fatalf("case %d: %v, run %d+%d, stop %v %v", i, err, c.Run4, c.Run6, c.Stop4, c.Stop6)
-		}
+		c := compileSetRules(t, fam, s, specs...)
 		if c.Single != (len(rs) == 1) {
 			t.Fatalf("case %d: single %v", i, c.Single)
 		}
@@ -145,7 +168,7 @@ func classifierSetsOf(t *testing.T, form, set string) {
 				prog = "xdptables_fast_split"
 			}
 			if form == setLenName {
-				prog = "xdptables_fast_lenset"
+				prog = map[bool]string{false: "xdptables_fast_lenset", true: "xdptables_fast_lenset6"}[v6]
 			}
 		}
 		p, err := load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm})
@@ -161,16 +184,7 @@ func classifierSetsOf(t *testing.T, form, set string) {
 			for _, dst := range []string{"198.18.1.7", "198.51.100.1", "203.0.113.9"} {
 				for _, proto := range []uint8{6, 17} {
 					pk := pkt{src: a(conv(src)), dst: a(conv(dst)), proto: proto, sport: 1, dport: 9, dstMAC: testMAC, iface: "eth0"}
-					want := uint32(xdpPass)
-					for _, r := range rs {
-						if r.match(&pk) {
-							if r.drop {
-								want = xdpDrop
-							}
-							break
-						}
-					}
-					if got := tb.run(t, &pk); got != want {
+					if got, want := tb.run(t, &pk), setVerdict(rs, &pk); got != want {
 						t.Errorf("%s case %d %v: %s -> %s proto %d: verdict %d, want %d", set, i, specs, src, dst, proto, got, want)
 					}
 				}
@@ -258,7 +272,6 @@ func setUpdates(t *testing.T, seed int64, form string) {
 	if v6 {
 		fam = compat.IPv6
 	}
-	rules := parseRules(t, fam, "-m set --match-set bl src -j DROP")
 	var sm *ebpf.Map
 	var p *program
 	var s *ipset.Set
@@ -293,16 +306,8 @@ func setUpdates(t *testing.T, seed int64, form string) {
 		for _, q := range ps[1:] {
 			s.Entries = append(s.Entries, entry(q.Prefix, q.Class == 0))
 		}
-		var v4r, v6r []*compat.Rule
-		if v6 {
-			v6r = rules
-		} else {
-			v4r = rules
-		}
-		c, err := CompileSets(v4r, v6r, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}}, func(string) *ipset.Set { return s })
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := compileSetRules(t, fam, s, "-m set --match-set bl src -j DROP")
+		var err error
 		if sm, err = newSetMap(s); err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +323,7 @@ func setUpdates(t *testing.T, seed int64, form string) {
 		if p, err = load(c, make([]uint32, len(c.Rules)), nil, map[string]*ebpf.Map{"bl": sm}); err != nil {
 			t.Fatal(err)
 		}
-		prog := map[bool]string{false: "xdptables_fast_set", true: "xdptables_fast_lenset"}[form != "dir"]
+		prog := map[string]string{"dir": "xdptables_fast_set", "len4": "xdptables_fast_lenset", "len6": "xdptables_fast_lenset6"}[form]
 		if sm.Type() != ebpf.Array {
 			prog = "xdptables_classify"
 			tries++
@@ -481,32 +486,16 @@ func portSets(t *testing.T, typ string, v6, trie bool) {
 		}
 		return best >= 0 && !nomatch
 	}
-	type rule struct {
-		spec  string
-		match func(p *pkt) bool
-		drop  bool
-	}
-	srcDst := rule{"-m set --match-set ps src,dst -j DROP", func(p *pkt) bool { return in(p.src, p, true) }, true}
-	notSrcSrc := rule{"-m set ! --match-set ps src,src -j DROP", func(p *pkt) bool { return !in(p.src, p, false) }, true}
-	dstDst := rule{"-m set --match-set ps dst,dst -j ACCEPT", func(p *pkt) bool { return in(p.dst, p, true) }, false}
-	tcp := rule{"-p tcp -m set --match-set ps src,dst -j DROP", func(p *pkt) bool { return p.proto == 6 && in(p.src, p, true) }, true}
-	for i, rs := range [][]rule{{srcDst}, {notSrcSrc}, {dstDst, srcDst}, {tcp, notSrcSrc}} {
+	srcDst := setRule{"-m set --match-set ps src,dst -j DROP", func(p *pkt) bool { return in(p.src, p, true) }, true}
+	notSrcSrc := setRule{"-m set ! --match-set ps src,src -j DROP", func(p *pkt) bool { return !in(p.src, p, false) }, true}
+	dstDst := setRule{"-m set --match-set ps dst,dst -j ACCEPT", func(p *pkt) bool { return in(p.dst, p, true) }, false}
+	tcp := setRule{"-p tcp -m set --match-set ps src,dst -j DROP", func(p *pkt) bool { return p.proto == 6 && in(p.src, p, true) }, true}
+	for i, rs := range [][]setRule{{srcDst}, {notSrcSrc}, {dstDst, srcDst}, {tcp, notSrcSrc}} {
 		var specs []string
 		for _, r := range rs {
 			specs = append(specs, r.spec)
 		}
-		rules := parseRules(t, fam, specs...)
-		var v4r, v6r []*compat.Rule
-		if v6 {
-			v6r = rules
-		} else {
-			v4r = rules
-		}
-		c, err := CompileSets(v4r, v6r, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}},
-			func(string) *ipset.Set { return s })
-		if err != nil || c.Run4+c.Run6 != len(rs) {
-			t.Fatalf("%s case %d: %v, run %d+%d, stop %v %v", typ, i, err, c.Run4, c.Run6, c.Stop4, c.Stop6)
-		}
+		c := compileSetRules(t, fam, s, specs...)
 		sm, err := newSetMap(s)
 		if err != nil {
 			t.Fatal(err)
@@ -526,16 +515,7 @@ func portSets(t *testing.T, typ string, v6, trie bool) {
 					for _, ports := range [][2]uint16{{22, 53}, {53, 22}, {80, 80}, {1, 22}} {
 						pk := pkt{src: conv(src + "/32").Addr(), dst: conv(dst + "/32").Addr(), proto: proto,
 							sport: ports[0], dport: ports[1], dstMAC: testMAC, iface: "eth0"}
-						want := uint32(xdpPass)
-						for _, r := range rs {
-							if r.match(&pk) {
-								if r.drop {
-									want = xdpDrop
-								}
-								break
-							}
-						}
-						if got := tb.run(t, &pk); got != want {
+						if got, want := tb.run(t, &pk), setVerdict(rs, &pk); got != want {
 							t.Errorf("%s v6 %v trie %v case %d %v: %s -> %s proto %d ports %v: verdict %d, want %d",
 								typ, v6, trie, i, specs, src, dst, proto, ports, got, want)
 						}
@@ -577,24 +557,14 @@ func TestClassifierSetExpiry(t *testing.T) {
 				conv = func(x string) netip.Addr { return in6(netip.PrefixFrom(a(x), 32)).Addr() }
 			}
 			b := bed{name: fmt.Sprintf("v6 %v trie %v", v6, trie), a4: conv("198.18.0.4"), a1: conv("198.18.0.1"),
-				forever: conv("198.18.0.9"), dst: conv("203.0.113.1"), wantProg: "xdptables_fast_lenset"}
+				forever: conv("198.18.0.9"), dst: conv("203.0.113.1"), wantProg: map[bool]string{false: "xdptables_fast_lenset", true: "xdptables_fast_lenset6"}[v6]}
 			for _, e := range []struct {
 				a       netip.Addr
 				timeout uint32
 			}{{b.a4, 4}, {b.a1, 1}, {b.forever, 0}} {
 				s.Entries = append(s.Entries, &ipset.Entry{Elem: ipset.Elem{{Addr: e.a, Bits: e.a.BitLen()}}, Timeout: e.timeout})
 			}
-			rules := parseRules(t, fam, "-m set --match-set tl src -j DROP")
-			var v4r, v6r []*compat.Rule
-			if v6 {
-				v6r = rules
-			} else {
-				v4r = rules
-			}
-			c, err := CompileSets(v4r, v6r, []Iface{{Index: 1, Name: "eth0", MAC: testMAC[:]}}, func(string) *ipset.Set { return s })
-			if err != nil || c.Run4+c.Run6 != 1 {
-				t.Fatal(err, c.Stop4, c.Stop6)
-			}
+			c := compileSetRules(t, fam, s, "-m set --match-set tl src -j DROP")
 			if trie {
 				lenSets = false
 				b.wantProg = "xdptables_classify"

@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/xdptables/xdptables/ipset"
 )
@@ -293,14 +292,8 @@ func newHashSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	room := t.nchunks() + dirSetHeadroom(t.nchunks())
 	vals := t.setLayout(room)
 	size := len(vals) + bitmapWords + len(h) + 1
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: hashSetName, Type: ebpf.Array, KeySize: 4,
-		ValueSize: uint32(4 * size), MaxEntries: 1, Flags: unix.BPF_F_MMAPABLE})
+	m, a, err := newTableMap(hashSetName, s.Name, size)
 	if err != nil {
-		return nil, fmt.Errorf("xdp: creating the map of set %s: %w", s.Name, err)
-	}
-	a, err := mapTable(m)
-	if err != nil {
-		m.Close()
 		return nil, err
 	}
 	defer a.close()

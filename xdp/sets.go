@@ -129,11 +129,12 @@ const expShift = 28
 // nftables, which still has the element): the kernel lists whole
 // seconds left, 1 in the last second (ipset.RemainingTimeout), so an
 // element listed with r left expires within (r-1, r+1) s of the
-// listing; the program's coarse clock lags by up to a tick; tables
-// round the expiry down to 2^expShift ns. With 8 units (2.15 s) taken
-// off, the mirror expires between 0.15 and 3.4 s before the element,
-// as long as the mirror is written within 1.1 s of the listing; never
-// after it.
+// listing; the program's coarse clock lags by up to a tick (τ, 10 ms at
+// HZ=100); tables round the expiry down to 2^expShift ns (U, 0.27 s).
+// With 8 units (2.15 s) taken off, the mirror stops matching at most
+// 1 + 2.15 + U = 3.42 s and at least 2.15 - 1 - τ - δ = 1.14 s - δ
+// before the element expires, δ being the time from the listing to the
+// mirror's write: never after it while δ < 1.1 s.
 const expiryMargin = 8 << expShift
 
 // expiry is when the mirror of entry en of a set with timeouts stops
@@ -217,14 +218,8 @@ func newDirSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	}
 	room := t.nchunks() + dirSetHeadroom(t.nchunks())
 	vals := t.setLayout(room)
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: "xdpt_setdir", Type: ebpf.Array, KeySize: 4,
-		ValueSize: uint32(4 * len(vals)), MaxEntries: 1, Flags: unix.BPF_F_MMAPABLE})
+	m, a, err := newTableMap("xdpt_setdir", s.Name, len(vals))
 	if err != nil {
-		return nil, fmt.Errorf("xdp: creating the map of set %s: %w", s.Name, err)
-	}
-	a, err := mapTable(m)
-	if err != nil {
-		m.Close()
 		return nil, err
 	}
 	defer a.close()
@@ -239,6 +234,22 @@ func newDirSetMap(s *ipset.Set) (*ebpf.Map, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// newTableMap creates the empty table of n 32-bit entries of set name,
+// an array map (named mapName) of one memory-mappable value, mapped.
+func newTableMap(mapName, name string, n int) (*ebpf.Map, *tableArray, error) {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: mapName, Type: ebpf.Array, KeySize: 4,
+		ValueSize: uint32(4 * n), MaxEntries: 1, Flags: unix.BPF_F_MMAPABLE})
+	if err != nil {
+		return nil, nil, fmt.Errorf("xdp: creating the map of set %s: %w", name, err)
+	}
+	a, err := mapTable(m)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return m, a, nil
 }
 
 // tableArray is a set's table (an array map of one value) mapped into

@@ -785,28 +785,7 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *
 	__u32 cls;
 	int m = 0;
 
-	if (cfg & SET_LEN) {
-		if (!!(cfg & SET_V6) == v6) {
-			__u32 kwhi = 0;
-			int ok = 1;
-
-			if (cfg & (SET_PORT_SRC | SET_PORT_DST)) {
-				if (!ports || !port_proto_ipset(proto)) {
-					ok = 0;
-				} else {
-					__u8 *pp = (cfg & SET_PORT_SRC) ? ports : ports + 2;
-
-					kwhi = (__u32)proto << 8 | (__u32)pp[0] << 24 | (__u32)pp[1] << 16;
-				}
-			}
-			if (ok) {
-				m = lenset_test(i, (__u64 *)tab, set_slots[i], v6,
-						(cfg & SET_ADDR_DST) ? daddr : saddr, kwhi);
-				if (m < 0)
-					return 0;
-			}
-		}
-	} else if (cfg & SET_DIR) {
+	if (cfg & SET_DIR) {
 		if (!v6) {
 			__u32 a = bpf_ntohl(*(__u32 *)((cfg & SET_ADDR_DST) ? daddr : saddr));
 			__u32 val;
@@ -816,31 +795,39 @@ static __always_inline __u64 *set_vec(struct scan *sc, int i, void *map, __u32 *
 			m = val & 1;
 		}
 	} else if (!!(cfg & SET_V6) == v6) {
-		struct setkey k = {};
+		void *addr = (cfg & SET_ADDR_DST) ? daddr : saddr;
+		__u8 *pp = 0;
 		int ok = 1;
 
 		if (cfg & (SET_PORT_SRC | SET_PORT_DST)) {
-			if (!ports || !port_proto_ipset(proto)) {
+			if (!ports || !port_proto_ipset(proto))
 				ok = 0;
-			} else {
-				__u8 *pp = (cfg & SET_PORT_SRC) ? ports : ports + 2;
+			else
+				pp = (cfg & SET_PORT_SRC) ? ports : ports + 2;
+		}
+		if (ok && (cfg & SET_LEN)) {
+			__u32 kwhi = pp ? (__u32)proto << 8 | (__u32)pp[0] << 24 | (__u32)pp[1] << 16 : 0;
+
+			m = lenset_test(i, (__u64 *)tab, set_slots[i], v6, addr, kwhi);
+		} else if (ok) {
+			struct setkey k = {};
+
+			if (pp) {
 				k.proto = proto;
 				k.port[0] = pp[0];
 				k.port[1] = pp[1];
 			}
-		}
-		if (ok) {
 			if (v6) {
-				__builtin_memcpy(k.addr, (cfg & SET_ADDR_DST) ? daddr : saddr, 16);
+				__builtin_memcpy(k.addr, addr, 16);
 				k.prefixlen = 24 + 128;
 			} else {
-				__builtin_memcpy(k.addr, (cfg & SET_ADDR_DST) ? daddr : saddr, 4);
+				__builtin_memcpy(k.addr, addr, 4);
 				k.prefixlen = 24 + 32;
 			}
 			m = set_test(map, &k);
-			if (m < 0)
-				return 0;
 		}
+		if (m < 0)
+			return 0;
 	}
 	cls = set_cls[2 * i + m];
 	return vec_of(sc, &cls);
@@ -1153,13 +1140,14 @@ int xdptables_classify(struct xdp_md *ctx)
 }
 
 /* When one address field alone decides the run (single, no other field
- * or lookup), its IPv4 side (if it has rules) is a table and one
- * interface is attached,
+ * or lookup), its IPv4 side is a table and one interface is attached,
  * the loader loads xdptables_fast_src or xdptables_fast_dst instead of
  * xdptables_classify; when one lookup of a set mirrored as a table does
  * (IPv4 rules only), xdptables_fast_set (xdptables_fast_split for a
  * split set); of a set without ports mirrored as a per-length table
- * (rules of its family only), xdptables_fast_lenset; when the protocol and one port do (IPv4 rules only),
+ * (rules of its family only), xdptables_fast_lenset (_lenset6 for an
+ * IPv6 set); an address field of ip6tables rules alone,
+ * xdptables_fast_src6 or _dst6; when the protocol and one port do (IPv4 rules only),
  * xdptables_fast_port, the protocol and an address field,
  * xdptables_fast_psrc or _pdst, the protocol, a port and an address
  * field, xdptables_fast_ppsrc or _ppdst: the same verdicts with only the
@@ -1193,6 +1181,10 @@ volatile const __u64 fast_mac;
 #define FAST_PPDST 8
 #define FAST_SPLIT 9
 #define FAST_LENSET 10
+/* (the IPv6 kinds: runs of ip6tables rules only, no IPv4 side) */
+#define FAST_SRC6 11
+#define FAST_DST6 12
+#define FAST_LENSET6 13
 
 /* Runs whose rules test the protocol and one other field (IPv4 only)
  * fold the two into one table of answers, fold_slots entries, at
@@ -1313,11 +1305,11 @@ static __always_inline int fast_v6(struct ipv6hdr *ip6, void *end, int kind)
 {
 	struct lpm6 k = {.prefixlen = 128};
 	__u32 *c, v;
-	int src = kind == FAST_SRC;
+	int src = kind == FAST_SRC || kind == FAST_SRC6;
 
 	if (!v6_ok(ip6, end))
 		return XDP_PASS;
-	if (kind == FAST_LENSET) {
+	if (kind == FAST_LENSET6) {
 		int m = lenset_test(0, htable((__u64 *)set0_tab), set_slots[0], 1,
 				    (set_cfg[0] & SET_ADDR_DST) ? &ip6->daddr : &ip6->saddr, 0);
 
@@ -1359,15 +1351,19 @@ static __always_inline int fast_path(struct xdp_md *ctx, int kind)
 	if (!(dst & 1) && dst << 16 != fast_mac)
 		return XDP_PASS;
 	proto = ((__u32 *)data)[3];
-	/* (an ip6tables run of one address field has no IPv4 side) */
-	if ((fams & 1) && (proto & 0xffffff) == ETH_IP_IHL5)
+	if (kind == FAST_SRC6 || kind == FAST_DST6 || kind == FAST_LENSET6) {
+		if ((proto & 0xffff) == bpf_htons(ETH_P_IPV6))
+			return fast_v6((void *)ip, end, kind);
+		return XDP_PASS;
+	}
+	if ((proto & 0xffffff) == ETH_IP_IHL5)
 		return fast_v4(ip, end, 5, kind);
-	if ((fams & 1) && (proto & 0xffff) == ETH_IP_WORD) {
+	if ((proto & 0xffff) == ETH_IP_WORD) {
 		if (ip->version != 4 || ip->ihl < 5)
 			return XDP_PASS;
 		return fast_v4(ip, end, ip->ihl, kind);
 	}
-	if ((kind == FAST_SRC || kind == FAST_DST || kind == FAST_LENSET) && (fams & 2) &&
+	if ((kind == FAST_SRC || kind == FAST_DST) && (fams & 2) &&
 	    (proto & 0xffff) == bpf_htons(ETH_P_IPV6))
 		return fast_v6((void *)ip, end, kind);
 	return XDP_PASS;
@@ -1401,6 +1397,24 @@ SEC("xdp")
 int xdptables_fast_lenset(struct xdp_md *ctx)
 {
 	return fast_path(ctx, FAST_LENSET);
+}
+
+SEC("xdp")
+int xdptables_fast_lenset6(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_LENSET6);
+}
+
+SEC("xdp")
+int xdptables_fast_src6(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_SRC6);
+}
+
+SEC("xdp")
+int xdptables_fast_dst6(struct xdp_md *ctx)
+{
+	return fast_path(ctx, FAST_DST6);
 }
 
 SEC("xdp")
