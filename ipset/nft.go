@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -932,6 +933,15 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 		}
 	}
 	return out
+}
+
+// Monotime is CLOCK_MONOTONIC, the clock of the XDP program's
+// bpf_ktime_get_coarse_ns (nftables' timeouts count jiffies, which also
+// stop in suspend).
+func Monotime() time.Duration {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return time.Duration(ts.Nano())
 }
 
 // RemainingTimeout is the timeout an element that expires in d has, as

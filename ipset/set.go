@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Family is the address family of a set.
@@ -48,6 +49,12 @@ type Set struct {
 	PortLo     uint16 // bitmap:port
 	PortHi     uint16
 	Size       uint32 // list:set
+	// ReadAt is when the kernel was asked for the entries, whose
+	// timeouts are the seconds left then (CLOCK_MONOTONIC, see
+	// Monotime; 0: not known): the XDP mirror's expiries count from it,
+	// so that the time the mirror takes to build makes them early, never
+	// late.
+	ReadAt time.Duration
 
 	// References counts kernel users other than list:set members (rules),
 	// filled in by the backend.

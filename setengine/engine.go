@@ -183,7 +183,8 @@ func partOfAdd(next []expr.Any, name string) bool {
 
 // readEntries reads the entries of s from the kernel.
 func (e *Engine) readEntries(fam kernel.Family, s *ipset.Set) error {
-	err := e.eachEntry(fam, s, s.ClearEntries,
+	s.ReadAt = ipset.Monotime()
+	err := e.eachEntry(fam, s, func() { s.ClearEntries(); s.ReadAt = ipset.Monotime() },
 		func(el *nftables.SetElement) error {
 			if en, ok := s.DecodeEntry(*el); ok {
 				s.AppendLoaded(en)

@@ -299,7 +299,7 @@ func setEntry(s *ipset.Set, en *ipset.Entry, now time.Duration) hentry {
 // than maxLens prefix lengths (or a /0) or the table would be too large.
 func newLenSetMap(s *ipset.Set) (*ebpf.Map, error) {
 	pfx := make([]netip.Prefix, len(s.Entries))
-	now := monotime()
+	now := readAt(s)
 	es := make([]hentry, len(s.Entries))
 	for i, en := range s.Entries {
 		pfx[i] = entryPrefix(s, en)

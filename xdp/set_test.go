@@ -346,7 +346,7 @@ func setUpdates(t *testing.T, seed int64, form string) {
 		switch {
 		case sm.Type() != ebpf.Array:
 			// the trie, as SetChanged changes it
-			k, v := entryKV(s, o.en, monotime())
+			k, v := entryKV(s, o.en, ipset.Monotime())
 			if o.del {
 				err = sm.Delete(k)
 			} else {
@@ -373,7 +373,7 @@ func setUpdates(t *testing.T, seed int64, form string) {
 				t.Fatal(err2)
 			}
 			var l lenSet
-			if l, err = lenSetOf(sm, tab); err == nil && !lenSetUpdate(tab, l, s, monotime(), []setOp{o}) {
+			if l, err = lenSetOf(sm, tab); err == nil && !lenSetUpdate(tab, l, s, ipset.Monotime(), []setOp{o}) {
 				err = errDirFull
 			}
 			tab.close()
@@ -614,4 +614,23 @@ func TestClassifierSetExpiry(t *testing.T) {
 	}
 	time.Sleep(1900*time.Millisecond - time.Since(built))
 	check("1.9 s later", xdpPass)
+}
+
+// TestExpiryCountsFromListing: an entry's expiry counts from when its
+// set was listed (ipset.Set.ReadAt), not from when the mirror is
+// written, so that a slow build makes it earlier, never later; a set
+// without a listing time counts from now.
+func TestExpiryCountsFromListing(t *testing.T) {
+	en := &ipset.Entry{Timeout: 10}
+	listed := ipset.Monotime() - 5*time.Second
+	s := &ipset.Set{HasTimeout: true, ReadAt: listed}
+	if got, want := expiry(en, readAt(s)), uint64(listed+10*time.Second-expiryMargin); got != want {
+		t.Errorf("expiry of a set listed 5 s ago: %d, want %d", got, want)
+	}
+	before := ipset.Monotime()
+	s.ReadAt = 0
+	got := time.Duration(expiry(en, readAt(s)))
+	if lo, hi := before+10*time.Second-expiryMargin, ipset.Monotime()+10*time.Second-expiryMargin; got < lo || got > hi {
+		t.Errorf("expiry of a set without a listing time: %v, want within [%v, %v]", got, lo, hi)
+	}
 }

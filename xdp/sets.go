@@ -112,12 +112,13 @@ type setKey [4 + 3 + 16]byte
 // setVal is struct setval.
 type setVal [16]byte
 
-// monotime is CLOCK_MONOTONIC, the clock of bpf_ktime_get_coarse_ns;
-// nftables' timeouts count jiffies, which also stop in suspend.
-func monotime() time.Duration {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return time.Duration(ts.Nano())
+// readAt is the time s's entries were listed at (ipset.Set.ReadAt),
+// or now when that is not known: expiries count from it.
+func readAt(s *ipset.Set) time.Duration {
+	if s.ReadAt != 0 {
+		return s.ReadAt
+	}
+	return ipset.Monotime()
 }
 
 // expShift is the unit of a per-length table's expiries, 2^expShift ns
@@ -132,9 +133,12 @@ const expShift = 28
 // listing; the program's coarse clock lags by up to a tick (τ, 10 ms at
 // HZ=100); tables round the expiry down to 2^expShift ns (U, 0.27 s).
 // With 8 units (2.15 s) taken off, the mirror stops matching at most
-// 1 + 2.15 + U = 3.42 s and at least 2.15 - 1 - τ - δ = 1.14 s - δ
-// before the element expires, δ being the time from the listing to the
-// mirror's write: never after it while δ < 1.1 s.
+// 1 + 2.15 + U = 3.42 s and at least 2.15 - 1 - τ = 1.14 s before the
+// element expires, since expiries count from when the kernel was asked
+// for the listing (ipset.Set.ReadAt): the time the dump and the mirror's
+// build take only makes them earlier. A set whose listing time is not
+// known counts from the mirror's write, never late while the listing
+// took less than 1.1 s.
 const expiryMargin = 8 << expShift
 
 // expiry is when the mirror of entry en of a set with timeouts stops
@@ -296,7 +300,7 @@ func (a *tableArray) size() uint32 { return uint32(len(a.mem) / 4) }
 
 // setContents is the map contents of s.
 func setContents(s *ipset.Set) ([]setKey, []setVal) {
-	now := monotime()
+	now := readAt(s)
 	ks := make([]setKey, len(s.Entries))
 	vs := make([]setVal, len(s.Entries))
 	for i, en := range s.Entries {
@@ -363,7 +367,7 @@ func (m *Manager) SetChanged(name string, old, cur *ipset.Set) (bool, error) {
 		return false, nil
 	}
 	defer sm.Close()
-	now := monotime()
+	now := readAt(cur)
 	if sm.Type() == ebpf.Array {
 		a, err := mapTable(sm)
 		if err != nil {
