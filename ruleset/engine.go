@@ -253,8 +253,23 @@ func (e *Engine) loadRules(v *View, n need) error {
 	}
 	read := func(c *ChainState) error {
 		c.Loaded = true
-		restart := func() { c.Rules, c.kernelRules, c.partial = nil, 0, false }
-		defer func() { c.orig = slices.Clone(c.Rules) }()
+		// rules an earlier section of a restore added before the chain
+		// was read: -I ones (prepend) go before the kernel's rules, -A
+		// ones after them
+		var pre, post []*RuleState
+		for _, r := range c.Rules {
+			if r.prepend {
+				pre = append(pre, r)
+			} else {
+				post = append(post, r)
+			}
+		}
+		restart := func() { c.Rules, c.kernelRules, c.partial = slices.Clone(pre), 0, false }
+		restart()
+		defer func() {
+			c.orig = slices.Clone(c.Rules[len(pre):])
+			c.Rules = append(c.Rules, post...)
+		}()
 		kname := c.Name
 		if c.renameFrom != "" {
 			kname = c.renameFrom // renamed by an earlier section of a restore

@@ -19,6 +19,10 @@ type RestoreOptions struct {
 	// single commands with -v). The text goes to the compat.RestoreOptions
 	// Echo.
 	Verbose bool
+	// Print receives what the restore prints on stdout: the listings of
+	// the -L and -S lines of its file (and, when the compat options
+	// have an Echo, everything goes there instead).
+	Print func(string)
 }
 
 // verboseFlush is what iptables-restore -v prints first when it
@@ -202,6 +206,9 @@ func (v *View) declare(t *compat.RestoreTable, d compat.ChainDecl, o RestoreOpti
 // restoreCmd applies one command line of a section.
 func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 	v.Line = rc.Line
+	if op := rc.Cmd.Op; op == compat.OpList || op == compat.OpListRules {
+		return v.restoreList(rc)
+	}
 	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) && !compat.IsBuiltin(t.Name, j) {
 		// a jump to a built-in chain is a rule that is not there (-C/-D)
 		// or one the kernel refuses (see View.builtinJump)
@@ -221,6 +228,37 @@ func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 			v.parseFailed++
 		}
 		return &compat.RestoreError{Line: rc.Line, Err: err}
+	}
+	return nil
+}
+
+// restoreList runs a -L or -S line of a section: iptables-restore lists
+// the table as the section has it at that line (at COMMIT, before the
+// kernel sees the batch) and zeroes with -Z.
+func (v *View) restoreList(rc compat.RestoreCmd) error {
+	var out string
+	var err error
+	if rc.Cmd.Op == compat.OpList {
+		out, err = v.List(rc.Cmd)
+	} else {
+		out, err = v.ListRules(rc.Cmd)
+	}
+	if err != nil {
+		return &compat.RestoreError{Line: rc.Line, Err: err}
+	}
+	if v.out != nil {
+		v.out.WriteString(out)
+	}
+	if !rc.Cmd.ZeroToo {
+		return nil
+	}
+	z := *rc.Cmd
+	z.Op = compat.OpZero
+	if z.ZeroNum {
+		z.Op = compat.OpZeroNum
+	}
+	if err := v.Apply(&z); err != nil && !(z.ZeroNum && errors.Is(err, compat.ErrBadRule)) {
+		return &compat.RestoreError{Line: rc.Line, Err: asCompat(err)}
 	}
 	return nil
 }

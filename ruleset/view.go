@@ -96,6 +96,9 @@ type View struct {
 	// jumpsChecked: a restore section checks each rule's jump itself
 	// (restoreCmd), to report it at COMMIT as iptables-restore does.
 	jumpsChecked bool
+	// out receives the listings of a restore's -L and -S lines (nil:
+	// they go nowhere).
+	out *strings.Builder
 	// marked says the marker chain of the iptables table exists.
 	marked bool
 	// tainted says the table holds a base chain that is no built-in
