@@ -576,8 +576,10 @@ func (g *cmdGen) section(b *strings.Builder, noflush bool) {
 			line = []string{"-A", chainOf(), "-j", "ACCEPT", "--bogus"}
 		case k < 93:
 			line = []string{"-A", chainOf(), "-j", "ACCEPT", "#", "trailing"}
-		case k < 95:
-			line = []string{"-L"}
+		case k < 95 && noflush:
+			// (in flush mode iptables-nft 1.8.9 lists, then fails the
+			// section's later rules with ENOENT: not generated)
+			line = [][]string{{"-L"}, {"-S"}, {"-L", "-n", "-v"}, {"-S", chainOf()}, {"-L", chainOf(), "1"}, {"-L", "-Z"}}[g.r.IntN(6)]
 		default:
 			line = []string{g.pick([]string{"-t", "-A", "-S", "bogus", ":", "*filter"})}
 		}
