@@ -178,7 +178,12 @@ func (v *View) declare(t *compat.RestoreTable, d compat.ChainDecl, o RestoreOpti
 	v.Line = d.Line
 	if compat.IsBuiltin(t.Name, d.Name) {
 		if d.Policy == "-" {
-			d.Policy = compat.VerdictAccept // ":INPUT -" declares the built-in chain
+			// ":INPUT -" declares the built-in chain; a --noflush
+			// restore keeps the policy the chain has
+			d.Policy = compat.VerdictAccept
+			if c := v.existing(d.Name); o.Noflush && c != nil && c.Policy != "" {
+				d.Policy = c.Policy
+			}
 		}
 		if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
 			return &compat.RestoreError{Line: d.Line, Err: compat.ErrBadPolicy}

@@ -147,3 +147,27 @@ func TestViewPolicyCounters(t *testing.T) {
 		t.Errorf("policy counters %+v, want 0 0", c)
 	}
 }
+
+// ":FORWARD -" in a --noflush restore keeps the chain's policy; without
+// --noflush the section makes the chain anew (ACCEPT).
+func TestRestoreBuiltinDashKeepsPolicy(t *testing.T) {
+	for _, noflush := range []bool{true, false} {
+		v := NewView(compat.IPv4, "filter")
+		v.Complete = true
+		v.AddChain(&ChainState{Name: "FORWARD", Builtin: true, InKernel: true, Policy: compat.VerdictDrop})
+		ts, err := compat.ParseRestore(strings.NewReader("*filter\n:FORWARD - [1:2]\nCOMMIT\n"), compat.RestoreOptions{Prog: "iptables-restore"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.ApplySection(ts[0], RestoreOptions{Noflush: noflush}); err != nil {
+			t.Fatal(err)
+		}
+		want := compat.VerdictAccept
+		if noflush {
+			want = compat.VerdictDrop
+		}
+		if got := v.Chains["FORWARD"].Policy; got != want {
+			t.Errorf("noflush %v: policy %s, want %s", noflush, got, want)
+		}
+	}
+}
