@@ -64,9 +64,12 @@ type cmdGen struct {
 // table) is one the kernel does not know.
 var genTables = []string{"filter", "filter", "filter", "nat", "mangle", "raw", "security"}
 
-// oddChainNames are names iptables checks or treats specially.
+// oddChainNames are names iptables checks or treats specially. (Target
+// names that ruleSpec jumps to are left out: iptables-nft-restore takes
+// "-j REJECT" as a jump when a chain REJECT exists, iptables as the
+// target.)
 var oddChainNames = []string{
-	"-foo", "a b", "ACCEPT", "DROP", "RETURN", "QUEUE", "LOG", "REJECT", "!x", "1a", "_x", "a.b",
+	"-foo", "a b", "ACCEPT", "DROP", "RETURN", "QUEUE", "NFLOG", "TRACE", "!x", "1a", "_x", "a.b",
 	strings.Repeat("x", 28), strings.Repeat("y", 29), strings.Repeat("z", 31), "NOPE", "",
 }
 

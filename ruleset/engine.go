@@ -722,6 +722,21 @@ func (bl *builder) table(v *View) {
 	bl.tabled[v.Table] = true
 }
 
+// dropEmptyTable deletes the marker of an iptables table that a restore
+// section replaced and left without any chain (see sectionReplaced):
+// iptables-save no longer prints it.
+func (bl *builder) dropEmptyTable(v *View) {
+	if !v.sectionReplaced || !v.marked || bl.tabled[v.Table] {
+		return
+	}
+	for _, c := range v.Chains {
+		if !c.deleted && (c.InKernel || c.create) {
+			return
+		}
+	}
+	bl.note(bl.b.DelChain(bl.fam, v.Table), v.Table, v.Line)
+}
+
 func toKernelCounters(c *compat.Counters) *kernel.Counters {
 	if c == nil {
 		return nil
@@ -751,6 +766,7 @@ func (bl *builder) add(v *View) error {
 	}
 	bl.b.Grow(newRules*320+len(v.Chains)*100, newRules+len(v.Chains))
 	names := append([]string(nil), v.names...)
+	defer bl.dropEmptyTable(v)
 	// 0. base chains iptables does not show (see View.hidden)
 	for _, kname := range v.hidden {
 		if v.hiddenFlush || v.hiddenDelete {

@@ -140,10 +140,12 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 				continue
 			}
 			v.flush(c)
-			if c.InKernel && !declared[n] {
+			// (also a chain an earlier section of this restore made)
+			if (c.InKernel || c.create) && !declared[n] {
 				c.deleted, c.create = true, false
 			}
 		}
+		v.sectionReplaced = true
 	}
 	// the jump of each rule is checked here, against the chains that
 	// exist at its place in the section

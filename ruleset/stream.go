@@ -745,6 +745,11 @@ func (h *restoreHandler) commit(t *compat.RestoreTable) error {
 			h.bl.note(h.bl.b.DelChain(h.bl.fam, t.Name+"."+n), n, t.CommitLine)
 		}
 	}
+	if len(s.exists) == 0 {
+		// and a table left without chains (see View.sectionReplaced)
+		s.table.sectionReplaced = true
+		h.bl.dropEmptyTable(s.table)
+	}
 	return nil
 }
 

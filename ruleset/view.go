@@ -99,6 +99,10 @@ type View struct {
 	// out receives the listings of a restore's -L and -S lines (nil:
 	// they go nowhere).
 	out *strings.Builder
+	// sectionReplaced says a restore section replaced the table (not
+	// --noflush): iptables-nft-restore deletes the table and makes it
+	// again only for a chain, so a table left without chains goes.
+	sectionReplaced bool
 	// marked says the marker chain of the iptables table exists.
 	marked bool
 	// tainted says the table holds a base chain that is no built-in
