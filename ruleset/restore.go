@@ -150,7 +150,8 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	// the jump of each rule is checked here, against the chains that
 	// exist at its place in the section
 	v.jumpsChecked = true
-	defer func() { v.jumpsChecked = false }()
+	v.section = &sectionState{made: map[*ChainState]bool{}}
+	defer func() { v.jumpsChecked, v.section = false, nil }()
 	ci := 0
 	cmdsBefore := func(line int) error {
 		for ; ci < len(t.Cmds) && t.Cmds[ci].Line < line; ci++ {
@@ -170,6 +171,20 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	}
 	if err := cmdsBefore(math.MaxInt); err != nil {
 		return err
+	}
+	if err := v.section.err; err != nil {
+		var ke *KernelError
+		if errors.As(err, &ke) {
+			return &compat.RestoreError{Line: ke.Line, Err: ke.AsCompat()}
+		}
+		return err
+	}
+	for _, r := range v.section.renames {
+		if v.existing(r.to) != nil {
+			// made under that name later in the section
+			return &compat.RestoreError{Line: t.CommitLine, Err: (&KernelError{Op: "CHAIN_RENAME", Errno: "File exists", Object: "chain " + r.to}).AsCompat()}
+		}
+		v.rename(r.c, r.to)
 	}
 	v.Line = 0
 	return nil

@@ -171,3 +171,28 @@ func TestRestoreBuiltinDashKeepsPolicy(t *testing.T) {
 		}
 	}
 }
+
+// -E in a restore section takes effect at its COMMIT: the chain keeps its
+// old name up to there, and one the section made cannot be renamed.
+func TestRestoreRenameAtCommit(t *testing.T) {
+	apply := func(file string) (*View, error) {
+		v := NewView(compat.IPv4, "filter")
+		v.Complete = true
+		v.AddChain(&ChainState{Name: "u1", InKernel: true})
+		ts, err := compat.ParseRestore(strings.NewReader(file), compat.RestoreOptions{Prog: "iptables-restore"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v, v.ApplySection(ts[0], RestoreOptions{Noflush: true})
+	}
+	if _, err := apply("*filter\n-E u1 u2\n-A u2 -j ACCEPT\nCOMMIT\n"); err == nil || !strings.Contains(err.Error(), compat.ErrNoChain.Msg) {
+		t.Errorf("-A by the new name: %v", err)
+	}
+	v, err := apply("*filter\n-E u1 u2\n-A u1 -j ACCEPT\nCOMMIT\n")
+	if err != nil || v.Chains["u2"] == nil || len(v.Chains["u2"].Rules) != 1 {
+		t.Errorf("-A by the old name: %v", err)
+	}
+	if _, err := apply("*filter\n-N D\n-E D E\nCOMMIT\n"); err == nil || !strings.Contains(compat.FormatRestore(err, "iptables-restore"), "line 3: CHAIN_RENAME failed (No such file or directory): chain E") {
+		t.Errorf("-E of a chain made in the section: %v", err)
+	}
+}
