@@ -64,12 +64,11 @@ type cmdGen struct {
 // table) is one the kernel does not know.
 var genTables = []string{"filter", "filter", "filter", "nat", "mangle", "raw", "security"}
 
-// oddChainNames are names iptables checks or treats specially. (Target
-// names that ruleSpec jumps to are left out: iptables-nft-restore takes
-// "-j REJECT" as a jump when a chain REJECT exists, iptables as the
-// target.)
+// oddChainNames are names iptables checks or treats specially. (Names of
+// target extensions are left out: iptables-nft-restore takes "-j REJECT"
+// as a jump when a chain REJECT exists, iptables as the target.)
 var oddChainNames = []string{
-	"-foo", "a b", "ACCEPT", "DROP", "RETURN", "QUEUE", "NFLOG", "TRACE", "!x", "1a", "_x", "a.b",
+	"-foo", "a b", "ACCEPT", "DROP", "RETURN", "QUEUE", "a-b", "x_y", "!x", "1a", "_x", "a.b",
 	strings.Repeat("x", 28), strings.Repeat("y", 29), strings.Repeat("z", 31), "NOPE", "",
 }
 
@@ -589,7 +588,7 @@ func (g *cmdGen) section(b *strings.Builder, noflush bool) {
 			// generated)
 			line = [][]string{{"-L"}, {"-S"}, {"-L", "-n", "-v"}, {"-S", chainOf()}, {"-L", chainOf(), "1"}, {"-L", "-Z"}}[g.r.IntN(6)]
 		default:
-			line = []string{g.pick([]string{"-t", "-A", "-S", "bogus", ":", "*filter"})}
+			line = []string{g.pick([]string{"-t", "-A", "-E", "bogus", ":", "*filter"})}
 		}
 		b.WriteString(restoreLine(line) + "\n")
 	}
