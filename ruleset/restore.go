@@ -172,12 +172,10 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	if err := cmdsBefore(math.MaxInt); err != nil {
 		return err
 	}
-	if err := v.section.err; err != nil {
-		var ke *KernelError
-		if errors.As(err, &ke) {
-			return &compat.RestoreError{Line: ke.Line, Err: ke.AsCompat()}
-		}
-		return err
+	if r := v.section.refused; len(r) == 1 {
+		return &compat.RestoreError{Line: r[0].line, Err: r[0].ke.AsCompat()}
+	} else if len(r) > 1 {
+		return refusalsIn(r, []*compat.RestoreTable{t})
 	}
 	for _, r := range v.section.renames {
 		if v.existing(r.to) != nil {

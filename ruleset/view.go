@@ -359,7 +359,13 @@ func (v *View) builtinJump(cmd *compat.Command) error {
 	if v.existing(cmd.JumpChain) != nil {
 		errno = "Operation not supported"
 	}
-	return &KernelError{Op: op, Errno: errno, Object: "rule in chain " + cmd.Chain, Line: v.Line}
+	err := &KernelError{Op: op, Errno: errno, Object: "rule in chain " + cmd.Chain, Line: v.Line}
+	if v.section != nil {
+		// the kernel's answer at COMMIT: after the section's own errors
+		v.section.deferErr(err)
+		return nil
+	}
+	return err
 }
 
 // errNoJump is iptables-nft's error for a jump to a chain that does not
@@ -555,9 +561,9 @@ func (v *View) rename(c *ChainState, to string) {
 type sectionState struct {
 	made    map[*ChainState]bool // chains the section creates
 	renames []pendingRename      // -E lines, applied at COMMIT
-	// err is the first failure the kernel would report at COMMIT, when
-	// nothing in the section fails before
-	err error
+	// refused are the kernel's answers at COMMIT to lines of the
+	// section, reported when nothing in the section fails before
+	refused []refusal
 }
 
 type pendingRename struct {
@@ -565,10 +571,8 @@ type pendingRename struct {
 	to string
 }
 
-func (s *sectionState) deferErr(err error) {
-	if s.err == nil {
-		s.err = err
-	}
+func (s *sectionState) deferErr(ke *KernelError) {
+	s.refused = append(s.refused, refusal{line: ke.Line, ke: ke})
 }
 
 // each runs fn on one chain, or on every chain of the table.
