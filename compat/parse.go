@@ -1093,6 +1093,10 @@ func (p *parser) checkOptions() error {
 // that name may exist (the standard verdicts are the target "standard";
 // an empty name finds it too).
 func checkNewChainName(name string, f Family) error {
+	// (the length first, as -N is read: before any later option)
+	if len(name) >= 29 {
+		return Paramf("chain name `%s' too long (must be under %d chars)", name, 29)
+	}
 	if name == "" {
 		return Paramf("chain name may not clash with target name")
 	}

@@ -74,3 +74,14 @@ func TestParseZeroNumWithList(t *testing.T) {
 		t.Errorf("-L -Z INPUT 1 -n: %v", err)
 	}
 }
+
+// -N checks the name's length first, when it reads -N.
+func TestParseNewChainLengthFirst(t *testing.T) {
+	long := strings.Repeat("x", 34)
+	for _, args := range [][]string{{"-N", "-" + long}, {"-N", long, "-W", "10"}, {"-N", "a b" + long}} {
+		_, err := Parse(IPv4, args, ParseOptions{Warn: func(string) {}})
+		if err == nil || !strings.Contains(err.Error(), "too long (must be under 29 chars)") {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}

@@ -64,9 +64,11 @@ type cmdGen struct {
 // table) is one the kernel does not know.
 var cmdTables = []string{"filter", "filter", "filter", "nat", "mangle", "raw", "security"}
 
-// oddChainNames are names iptables checks or treats specially.
+// oddChainNames are names iptables checks or treats specially. (Names of
+// target extensions are left out: iptables-nft-restore takes "-j REJECT"
+// as a jump when a chain REJECT exists, iptables as the target.)
 var oddChainNames = []string{
-	"-foo", "a b", "ACCEPT", "DROP", "RETURN", "QUEUE", "LOG", "REJECT", "!x", "1a", "_x", "a.b",
+	"-foo", "a b", "ACCEPT", "DROP", "RETURN", "QUEUE", "a-b", "x_y", "!x", "1a", "_x", "a.b",
 	strings.Repeat("x", 28), strings.Repeat("y", 29), strings.Repeat("z", 31), "NOPE", "",
 }
 
@@ -509,9 +511,11 @@ func (g *cmdGen) section(b *strings.Builder, noflush bool) {
 	}
 	fmt.Fprintf(b, "*%s\n", table)
 	builtins := compat.BuiltinChains[table]
+	decls := 0
 	for _, c := range builtins {
 		if g.chance(60) {
 			fmt.Fprintf(b, ":%s %s%s\n", c, g.pick([]string{"ACCEPT", "ACCEPT", "DROP", "BOGUS", "-"}), g.counters())
+			decls++
 		}
 	}
 	var users []string
@@ -524,6 +528,7 @@ func (g *cmdGen) section(b *strings.Builder, noflush bool) {
 			pol = "ACCEPT"
 		}
 		fmt.Fprintf(b, ":%s %s%s\n", c, pol, g.counters())
+		decls++
 	}
 	chainOf := func() string {
 		if len(users) > 0 && g.chance(40) {
@@ -576,10 +581,14 @@ func (g *cmdGen) section(b *strings.Builder, noflush bool) {
 			line = []string{"-A", chainOf(), "-j", "ACCEPT", "--bogus"}
 		case k < 93:
 			line = []string{"-A", chainOf(), "-j", "ACCEPT", "#", "trailing"}
-		case k < 95:
-			line = []string{"-L"}
+		case k < 95 && noflush && decls == 0:
+			// (iptables-nft 1.8.9 lists its cache, which does not show
+			// what chain lines did (policies, flushes), and in flush mode
+			// it then fails the section's later rules with ENOENT: not
+			// generated)
+			line = [][]string{{"-L"}, {"-S"}, {"-L", "-n", "-v"}, {"-S", chainOf()}, {"-L", chainOf(), "1"}, {"-L", "-Z"}}[g.r.IntN(6)]
 		default:
-			line = []string{g.pick([]string{"-t", "-A", "-S", "bogus", ":", "*filter"})}
+			line = []string{g.pick([]string{"-t", "-A", "-E", "bogus", ":", "*filter"})}
 		}
 		b.WriteString(restoreLine(line) + "\n")
 	}

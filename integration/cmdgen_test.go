@@ -17,7 +17,7 @@ import (
 // seed stops at its first difference: the states may differ from there
 // on. The message gives the steps so far as a script.
 func TestGeneratedCommandsDiff(t *testing.T) {
-	seeds := []uint64{1, 2, 4, 6, 8, 9, 10, 11, 13, 14}
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	if s := os.Getenv("XDPT_CMDGEN_SEED"); s != "" {
 		seeds = nil
 		for _, f := range strings.Split(s, ",") {

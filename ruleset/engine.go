@@ -253,8 +253,23 @@ func (e *Engine) loadRules(v *View, n need) error {
 	}
 	read := func(c *ChainState) error {
 		c.Loaded = true
-		restart := func() { c.Rules, c.kernelRules, c.partial = nil, 0, false }
-		defer func() { c.orig = slices.Clone(c.Rules) }()
+		// rules an earlier section of a restore added before the chain
+		// was read: -I ones (prepend) go before the kernel's rules, -A
+		// ones after them
+		var pre, post []*RuleState
+		for _, r := range c.Rules {
+			if r.prepend {
+				pre = append(pre, r)
+			} else {
+				post = append(post, r)
+			}
+		}
+		restart := func() { c.Rules, c.kernelRules, c.partial = slices.Clone(pre), 0, false }
+		restart()
+		defer func() {
+			c.orig = slices.Clone(c.Rules[len(pre):])
+			c.Rules = append(c.Rules, post...)
+		}()
 		kname := c.Name
 		if c.renameFrom != "" {
 			kname = c.renameFrom // renamed by an earlier section of a restore
@@ -714,6 +729,21 @@ func (bl *builder) table(v *View) {
 	bl.tabled[v.Table] = true
 }
 
+// dropEmptyTable deletes the marker of an iptables table that a restore
+// section replaced and left without any chain (see sectionReplaced):
+// iptables-save no longer prints it.
+func (bl *builder) dropEmptyTable(v *View) {
+	if !v.sectionReplaced || !v.marked || bl.tabled[v.Table] {
+		return
+	}
+	for _, c := range v.Chains {
+		if !c.deleted && (c.InKernel || c.create) {
+			return
+		}
+	}
+	bl.note(bl.b.DelChain(bl.fam, v.Table), v.Table, v.Line)
+}
+
 func toKernelCounters(c *compat.Counters) *kernel.Counters {
 	if c == nil {
 		return nil
@@ -743,6 +773,7 @@ func (bl *builder) add(v *View) error {
 	}
 	bl.b.Grow(newRules*320+len(v.Chains)*100, newRules+len(v.Chains))
 	names := append([]string(nil), v.names...)
+	defer bl.dropEmptyTable(v)
 	// 0. base chains iptables does not show (see View.hidden)
 	for _, kname := range v.hidden {
 		if v.hiddenFlush || v.hiddenDelete {

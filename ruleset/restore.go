@@ -19,6 +19,10 @@ type RestoreOptions struct {
 	// single commands with -v). The text goes to the compat.RestoreOptions
 	// Echo.
 	Verbose bool
+	// Print receives what the restore prints on stdout: the listings of
+	// the -L and -S lines of its file (and, when the compat options
+	// have an Echo, everything goes there instead).
+	Print func(string)
 }
 
 // verboseFlush is what iptables-restore -v prints first when it
@@ -136,15 +140,18 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 				continue
 			}
 			v.flush(c)
-			if c.InKernel && !declared[n] {
+			// (also a chain an earlier section of this restore made)
+			if (c.InKernel || c.create) && !declared[n] {
 				c.deleted, c.create = true, false
 			}
 		}
+		v.sectionReplaced = true
 	}
 	// the jump of each rule is checked here, against the chains that
 	// exist at its place in the section
 	v.jumpsChecked = true
-	defer func() { v.jumpsChecked = false }()
+	v.section = &sectionState{made: map[*ChainState]bool{}}
+	defer func() { v.jumpsChecked, v.section = false, nil }()
 	ci := 0
 	cmdsBefore := func(line int) error {
 		for ; ci < len(t.Cmds) && t.Cmds[ci].Line < line; ci++ {
@@ -165,6 +172,18 @@ func (v *View) restoreSection(t *compat.RestoreTable, o RestoreOptions) error {
 	if err := cmdsBefore(math.MaxInt); err != nil {
 		return err
 	}
+	if r := v.section.refused; len(r) == 1 {
+		return &compat.RestoreError{Line: r[0].line, Err: r[0].ke.AsCompat()}
+	} else if len(r) > 1 {
+		return refusalsIn(r, []*compat.RestoreTable{t})
+	}
+	for _, r := range v.section.renames {
+		if v.existing(r.to) != nil {
+			// made under that name later in the section
+			return &compat.RestoreError{Line: t.CommitLine, Err: (&KernelError{Op: "CHAIN_RENAME", Errno: "File exists", Object: "chain " + r.to}).AsCompat()}
+		}
+		v.rename(r.c, r.to)
+	}
 	v.Line = 0
 	return nil
 }
@@ -174,7 +193,12 @@ func (v *View) declare(t *compat.RestoreTable, d compat.ChainDecl, o RestoreOpti
 	v.Line = d.Line
 	if compat.IsBuiltin(t.Name, d.Name) {
 		if d.Policy == "-" {
-			d.Policy = compat.VerdictAccept // ":INPUT -" declares the built-in chain
+			// ":INPUT -" declares the built-in chain; a --noflush
+			// restore keeps the policy the chain has
+			d.Policy = compat.VerdictAccept
+			if c := v.existing(d.Name); o.Noflush && c != nil && c.Policy != "" {
+				d.Policy = c.Policy
+			}
 		}
 		if d.Policy != compat.VerdictAccept && d.Policy != compat.VerdictDrop {
 			return &compat.RestoreError{Line: d.Line, Err: compat.ErrBadPolicy}
@@ -202,6 +226,9 @@ func (v *View) declare(t *compat.RestoreTable, d compat.ChainDecl, o RestoreOpti
 // restoreCmd applies one command line of a section.
 func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 	v.Line = rc.Line
+	if op := rc.Cmd.Op; op == compat.OpList || op == compat.OpListRules {
+		return v.restoreList(rc)
+	}
 	if j := rc.Cmd.JumpChain; j != "" && isRuleCmd(rc.Cmd.Op) && !compat.IsBuiltin(t.Name, j) {
 		// a jump to a built-in chain is a rule that is not there (-C/-D)
 		// or one the kernel refuses (see View.builtinJump)
@@ -221,6 +248,37 @@ func (v *View) restoreCmd(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 			v.parseFailed++
 		}
 		return &compat.RestoreError{Line: rc.Line, Err: err}
+	}
+	return nil
+}
+
+// restoreList runs a -L or -S line of a section: iptables-restore lists
+// the table as the section has it at that line (at COMMIT, before the
+// kernel sees the batch) and zeroes with -Z.
+func (v *View) restoreList(rc compat.RestoreCmd) error {
+	var out string
+	var err error
+	if rc.Cmd.Op == compat.OpList {
+		out, err = v.List(rc.Cmd)
+	} else {
+		out, err = v.ListRules(rc.Cmd)
+	}
+	if err != nil {
+		return &compat.RestoreError{Line: rc.Line, Err: err}
+	}
+	if v.out != nil {
+		v.out.WriteString(out)
+	}
+	if !rc.Cmd.ZeroToo {
+		return nil
+	}
+	z := *rc.Cmd
+	z.Op = compat.OpZero
+	if z.ZeroNum {
+		z.Op = compat.OpZeroNum
+	}
+	if err := v.Apply(&z); err != nil && !(z.ZeroNum && errors.Is(err, compat.ErrBadRule)) {
+		return &compat.RestoreError{Line: rc.Line, Err: asCompat(err)}
 	}
 	return nil
 }

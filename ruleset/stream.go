@@ -56,11 +56,16 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 	// a few MB of it piled up keeps the peak close to the batch.
 	gc := newGCPacer(scan.size)
 	defer gc.done()
-	// comment lines go out once, whatever the number of attempts
+	// comment lines and listings go out once, whatever the number of
+	// attempts
 	var echoed strings.Builder
-	if echo := ro.Echo; echo != nil {
-		defer func() { echo(echoed.String()) }()
+	print := o.Print
+	if ro.Echo != nil {
+		print = ro.Echo
 		ro.Echo = func(s string) { echoed.WriteString(s) }
+	}
+	if print != nil {
+		defer func() { print(echoed.String()) }()
 	}
 	for attempt := 0; ; attempt++ {
 		echoed.Reset()
@@ -74,9 +79,8 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		}
 		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, prepared: maps.Clone(streamable), rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
 			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.Conn.Check}}
-		if ro.Echo != nil {
-			h.echoLen, h.echoAt = echoed.Len, map[int]int{}
-		}
+		h.out = &echoed
+		h.echoLen, h.echoAt = echoed.Len, map[int]int{}
 		// a rule line becomes about five times its size in the batch
 		// (and the index and flushes add a few operations to the lines)
 		h.bl.b.Grow(int(scan.size)*6, scan.lines+1024)
@@ -359,7 +363,8 @@ func firstWord(s string) string {
 type restoreHandler struct {
 	e          *Engine
 	o          RestoreOptions
-	echo       func(string) // --verbose output, or nil
+	echo       func(string)     // --verbose output, or nil
+	out        *strings.Builder // what the restore prints (View.out)
 	streamable map[int]bool
 	// prepared: the sections whose -A lines are translated ahead
 	// (prepare): the streamable ones as the scan of the file found
@@ -374,8 +379,8 @@ type restoreHandler struct {
 	section   *compat.RestoreTable
 	sections  []*compat.RestoreTable
 	last      chainNamesOf // see chainNames
-	// echoLen is the length of the --verbose output so far (nil without
-	// it), echoAt that length at each section's COMMIT line
+	// echoLen is the length of the output so far (--verbose, listings),
+	// echoAt that length at each section's COMMIT line
 	echoLen func() int
 	echoAt  map[int]int
 }
@@ -719,6 +724,7 @@ func (h *restoreHandler) commit(t *compat.RestoreTable) error {
 				return kernelReadError(err)
 			}
 		}
+		v.out = h.out
 		if h.o.Verbose && !h.o.Noflush && h.echo != nil {
 			// printed as the lines are read: the text is built before
 			// the section changes the view, and cut where a line failed
@@ -740,6 +746,11 @@ func (h *restoreHandler) commit(t *compat.RestoreTable) error {
 		if s.kernel[n]&inKernel != 0 && !s.exists[n] {
 			h.bl.note(h.bl.b.DelChain(h.bl.fam, t.Name+"."+n), n, t.CommitLine)
 		}
+	}
+	if len(s.exists) == 0 {
+		// and a table left without chains (see View.sectionReplaced)
+		s.table.sectionReplaced = true
+		h.bl.dropEmptyTable(s.table)
 	}
 	return nil
 }

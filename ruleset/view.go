@@ -96,6 +96,15 @@ type View struct {
 	// jumpsChecked: a restore section checks each rule's jump itself
 	// (restoreCmd), to report it at COMMIT as iptables-restore does.
 	jumpsChecked bool
+	// section is set while a restore section is applied
+	section *sectionState
+	// out receives the listings of a restore's -L and -S lines (nil:
+	// they go nowhere).
+	out *strings.Builder
+	// sectionReplaced says a restore section replaced the table (not
+	// --noflush): iptables-nft-restore deletes the table and makes it
+	// again only for a chain, so a table left without chains goes.
+	sectionReplaced bool
 	// marked says the marker chain of the iptables table exists.
 	marked bool
 	// tainted says the table holds a base chain that is no built-in
@@ -350,7 +359,13 @@ func (v *View) builtinJump(cmd *compat.Command) error {
 	if v.existing(cmd.JumpChain) != nil {
 		errno = "Operation not supported"
 	}
-	return &KernelError{Op: op, Errno: errno, Object: "rule in chain " + cmd.Chain, Line: v.Line}
+	err := &KernelError{Op: op, Errno: errno, Object: "rule in chain " + cmd.Chain, Line: v.Line}
+	if v.section != nil {
+		// the kernel's answer at COMMIT: after the section's own errors
+		v.section.deferErr(err)
+		return nil
+	}
+	return err
 }
 
 // errNoJump is iptables-nft's error for a jump to a chain that does not
@@ -479,14 +494,18 @@ func (v *View) Apply(cmd *compat.Command) error {
 		if c == nil {
 			return compat.ErrNoChain
 		}
-		delete(v.Chains, c.Name)
-		if c.renameFrom == "" && c.InKernel {
-			c.renameFrom = c.Name
+		if v.section != nil {
+			// in a restore section the chain keeps its name up to the
+			// COMMIT (iptables-nft renames it in the kernel by handle):
+			// a chain the section makes has no handle yet
+			if v.section.made[c] {
+				v.section.deferErr(&KernelError{Op: "CHAIN_RENAME", Errno: "No such file or directory", Object: "chain " + cmd.NewName, Line: v.Line})
+				return nil
+			}
+			v.section.renames = append(v.section.renames, pendingRename{c: c, to: cmd.NewName})
+			return nil
 		}
-		c.Name = cmd.NewName
-		c.Builtin = false
-		v.Chains[c.Name] = c
-		v.names = append(v.names, c.Name)
+		v.rename(c, cmd.NewName)
 	case compat.OpPolicy:
 		// the policy is looked at before the chain
 		if cmd.Policy != compat.VerdictAccept && cmd.Policy != compat.VerdictDrop {
@@ -515,11 +534,45 @@ func (v *View) newChain(name string) *ChainState {
 		old.deleted = false
 		old.create = true
 		old.Rules = nil
-		return old
+		c = old
+	} else {
+		v.Chains[name] = c
+		v.names = append(v.names, name)
 	}
-	v.Chains[name] = c
-	v.names = append(v.names, name)
+	if v.section != nil {
+		v.section.made[c] = true
+	}
 	return c
+}
+
+// rename gives chain c its new name.
+func (v *View) rename(c *ChainState, to string) {
+	delete(v.Chains, c.Name)
+	if c.renameFrom == "" && c.InKernel {
+		c.renameFrom = c.Name
+	}
+	c.Name = to
+	c.Builtin = false
+	v.Chains[c.Name] = c
+	v.names = append(v.names, c.Name)
+}
+
+// sectionState is what a restore section keeps until its COMMIT.
+type sectionState struct {
+	made    map[*ChainState]bool // chains the section creates
+	renames []pendingRename      // -E lines, applied at COMMIT
+	// refused are the kernel's answers at COMMIT to lines of the
+	// section, reported when nothing in the section fails before
+	refused []refusal
+}
+
+type pendingRename struct {
+	c  *ChainState
+	to string
+}
+
+func (s *sectionState) deferErr(ke *KernelError) {
+	s.refused = append(s.refused, refusal{line: ke.Line, ke: ke})
 }
 
 // each runs fn on one chain, or on every chain of the table.

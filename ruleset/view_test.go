@@ -147,3 +147,52 @@ func TestViewPolicyCounters(t *testing.T) {
 		t.Errorf("policy counters %+v, want 0 0", c)
 	}
 }
+
+// ":FORWARD -" in a --noflush restore keeps the chain's policy; without
+// --noflush the section makes the chain anew (ACCEPT).
+func TestRestoreBuiltinDashKeepsPolicy(t *testing.T) {
+	for _, noflush := range []bool{true, false} {
+		v := NewView(compat.IPv4, "filter")
+		v.Complete = true
+		v.AddChain(&ChainState{Name: "FORWARD", Builtin: true, InKernel: true, Policy: compat.VerdictDrop})
+		ts, err := compat.ParseRestore(strings.NewReader("*filter\n:FORWARD - [1:2]\nCOMMIT\n"), compat.RestoreOptions{Prog: "iptables-restore"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.ApplySection(ts[0], RestoreOptions{Noflush: noflush}); err != nil {
+			t.Fatal(err)
+		}
+		want := compat.VerdictAccept
+		if noflush {
+			want = compat.VerdictDrop
+		}
+		if got := v.Chains["FORWARD"].Policy; got != want {
+			t.Errorf("noflush %v: policy %s, want %s", noflush, got, want)
+		}
+	}
+}
+
+// -E in a restore section takes effect at its COMMIT: the chain keeps its
+// old name up to there, and one the section made cannot be renamed.
+func TestRestoreRenameAtCommit(t *testing.T) {
+	apply := func(file string) (*View, error) {
+		v := NewView(compat.IPv4, "filter")
+		v.Complete = true
+		v.AddChain(&ChainState{Name: "u1", InKernel: true})
+		ts, err := compat.ParseRestore(strings.NewReader(file), compat.RestoreOptions{Prog: "iptables-restore"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v, v.ApplySection(ts[0], RestoreOptions{Noflush: true})
+	}
+	if _, err := apply("*filter\n-E u1 u2\n-A u2 -j ACCEPT\nCOMMIT\n"); err == nil || !strings.Contains(err.Error(), compat.ErrNoChain.Msg) {
+		t.Errorf("-A by the new name: %v", err)
+	}
+	v, err := apply("*filter\n-E u1 u2\n-A u1 -j ACCEPT\nCOMMIT\n")
+	if err != nil || v.Chains["u2"] == nil || len(v.Chains["u2"].Rules) != 1 {
+		t.Errorf("-A by the old name: %v", err)
+	}
+	if _, err := apply("*filter\n-N D\n-E D E\nCOMMIT\n"); err == nil || !strings.Contains(compat.FormatRestore(err, "iptables-restore"), "line 3: CHAIN_RENAME failed (No such file or directory): chain E") {
+		t.Errorf("-E of a chain made in the section: %v", err)
+	}
+}

@@ -50,7 +50,7 @@ func applyRestore(f compat.Family, prog string, input ruleset.RestoreSource, ro 
 	e, err := openEngine(f)
 	if err == nil {
 		defer releaseConns(e.Conn)
-		err = e.RestoreInput(input, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters, Verbose: a.verbose}, ro)
+		err = e.RestoreInput(input, ruleset.RestoreOptions{Noflush: a.noflush, Counters: a.counters, Verbose: a.verbose, Print: printStdout}, ro)
 	}
 	if err != nil {
 		fmt.Fprint(os.Stderr, compat.FormatRestore(err, prog))

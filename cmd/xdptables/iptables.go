@@ -24,6 +24,9 @@ func warnStderr(s string) {
 	fmt.Fprint(os.Stderr, s)
 }
 
+// printStdout prints a restore's output (listings of its -L/-S lines).
+func printStdout(s string) { fmt.Print(s) }
+
 func stderrTerminal() bool {
 	_, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS)
 	return err == nil
