@@ -554,7 +554,9 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 // refusals makes a created table again, which has lost its need for
 // validation). So the table is made first, alone, and removed after the
 // check when it is still empty and nothing else changed meanwhile (the
-// generation id): what the command or restore leaves is as before.
+// generation id): what the command or restore leaves is as before. Only
+// for a batch already known to fail: it changes the generation id, which
+// a batch to commit afterwards would find changed.
 func (e *Engine) checkBatch(b *kernel.Batch) error {
 	fam := e.kfam()
 	if exists, err := e.Conn.TableExists(fam); err != nil || exists {

@@ -189,8 +189,10 @@ func (h *restoreHandler) checkBefore(start int, skip string) error {
 			}
 		}
 	}
-	all := h.bl.refusalsBefore(h.e.checkBatch(h.bl.b), start)
-	all = append(all, vb.refusalsBefore(h.e.checkBatch(vb.b), start)...)
+	// (Conn.Check, not checkBatch: a restore the kernel takes comes
+	// here too, and must not see the ruleset change under it)
+	all := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), start)
+	all = append(all, vb.refusalsBefore(h.e.Conn.Check(vb.b), start)...)
 	if len(all) == 0 {
 		return nil
 	}
