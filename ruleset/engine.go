@@ -516,10 +516,13 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		if len(bld.refused) > 0 {
 			var checked error
 			if bld.hasProbes() {
-				checked = e.checkBatch(b)
-				if !errors.As(checked, new(*kernel.CommitError)) {
-					checked = nil // (only the kernel's refusals tell)
-				}
+				// The target's own refusal comes as the kernel sets the
+				// rule up, before any validation of the table: a
+				// sentinel refused alike keeps the kernel from
+				// validating, so that only the probes' own refusals
+				// come, not those of a chain a hook reaches them from
+				sentinel := b.DelChain(bld.fam, probeSentinel)
+				checked = withoutOp(e.Conn.Check(b), sentinel)
 			}
 			return "", bld.refusals(checked, nil)
 		}
@@ -1228,6 +1231,30 @@ func (bl *builder) probed(ce *kernel.CommitError, all []refusal) *kernel.CommitE
 			}
 		}
 		if !taken {
+			rest.Errors = append(rest.Errors, oe)
+		}
+	}
+	if len(rest.Errors) == 0 && !rest.Lost {
+		return nil
+	}
+	return rest
+}
+
+// probeSentinel names a chain that is never there (iptables chain names
+// have no ':'), whose deletion the kernel refuses (see the command path
+// of probeRefused).
+const probeSentinel = "xdptables:probe-sentinel"
+
+// withoutOp is err, a Check's answer, without the refusal of operation
+// idx; nil when nothing else is refused or err is no refusal.
+func withoutOp(err error, idx int) error {
+	var ce *kernel.CommitError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	rest := &kernel.CommitError{Lost: ce.Lost}
+	for _, oe := range ce.Errors {
+		if oe.Index != idx {
 			rest.Errors = append(rest.Errors, oe)
 		}
 	}
