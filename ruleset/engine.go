@@ -1219,8 +1219,7 @@ func (bl *builder) probeRefused(table, kname, chain string, r *RuleState, kind k
 // the refusals of all they stand for, and returns the rest of ce (nil
 // when none is left).
 func (bl *builder) probed(ce *kernel.CommitError, all []refusal) *kernel.CommitError {
-	rest := &kernel.CommitError{Lost: ce.Lost}
-	for _, oe := range ce.Errors {
+	return withoutOps(ce, func(oe *kernel.OpError) bool {
 		taken := false
 		for i := range all {
 			if all[i].probe == oe.Index+1 {
@@ -1230,7 +1229,16 @@ func (bl *builder) probed(ce *kernel.CommitError, all []refusal) *kernel.CommitE
 				taken = true
 			}
 		}
-		if !taken {
+		return taken
+	})
+}
+
+// withoutOps is ce without the refusals drop takes; nil when nothing is
+// left.
+func withoutOps(ce *kernel.CommitError, drop func(*kernel.OpError) bool) *kernel.CommitError {
+	rest := &kernel.CommitError{Lost: ce.Lost}
+	for _, oe := range ce.Errors {
+		if !drop(oe) {
 			rest.Errors = append(rest.Errors, oe)
 		}
 	}
@@ -1252,16 +1260,10 @@ func withoutOp(err error, idx int) error {
 	if !errors.As(err, &ce) {
 		return nil
 	}
-	rest := &kernel.CommitError{Lost: ce.Lost}
-	for _, oe := range ce.Errors {
-		if oe.Index != idx {
-			rest.Errors = append(rest.Errors, oe)
-		}
+	if rest := withoutOps(ce, func(oe *kernel.OpError) bool { return oe.Index == idx }); rest != nil {
+		return rest
 	}
-	if len(rest.Errors) == 0 && !rest.Lost {
-		return nil
-	}
-	return rest
+	return nil
 }
 
 // hasProbes says whether the batch holds probes (probeRefused).
