@@ -111,12 +111,6 @@ func (g *getopt) next(longs []LongOpt) goResult {
 	}
 }
 
-// sameKind says whether a and b are instances of one extension (or both
-// none).
-func sameKind(a, b *loadedExt) bool {
-	return a == b || a != nil && b != nil && a.spec == b.spec
-}
-
 func (g *getopt) long(spec string, longs []LongOpt) goResult {
 	name, val, hasVal := strings.Cut(spec, "=")
 	var found *LongOpt
@@ -142,10 +136,7 @@ func (g *getopt) long(spec string, longs []LongOpt) goResult {
 			if lo := &list[i]; strings.HasPrefix(lo.Name, name) {
 				if found == nil {
 					found = lo
-				} else if found.HasArg != lo.HasArg || found.Val != lo.Val || found.ID != lo.ID || !sameKind(found.Ext, lo.Ext) {
-					// (the same option of two instances of one
-					// extension is no ambiguity: the newest, listed
-					// first, takes it, as with iptables)
+				} else if found.HasArg != lo.HasArg || found.Val != lo.Val || found.Ext != lo.Ext || found.ID != lo.ID {
 					ambiguous = true
 				}
 			}

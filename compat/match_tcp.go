@@ -160,8 +160,9 @@ func (m *TCPMatch) allZero() bool {
 // it is native (see NftExprs) but tests nothing there, its ports being
 // full ranges (inverted or not: iptables-nft leaves out a full range
 // whatever its inversion) and its flags mask empty (inverted or not).
-// Read back, such a rule shows no tcp match, and it matches as written
-// without one (see Vanisher).
+// Read back, such a rule shows no tcp match (see Vanisher). Its packets
+// are those NftExprs gives, as before: the listing only follows
+// iptables-nft's.
 func (m *TCPMatch) Vanishes() bool {
 	return !m.HasOption && !m.allZero() && m.FlagMask == 0 && m.Src.Full() && m.Dst.Full()
 }
@@ -317,11 +318,8 @@ func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	if m.HasOption || m.allZero() {
 		return []expr.Any{m.xtTCP()}, nil
 	}
-	if m.Vanishes() {
-		return nil, nil
-	}
 	out := firstFragmentExprs(ctx.Rule)
-	if m.FlagMask != 0 {
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
 		op := expr.CmpOpEq
 		if m.FlagsInv {
 			op = expr.CmpOpNeq

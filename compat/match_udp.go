@@ -132,9 +132,6 @@ func (m *UDPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		x.u8(0)
 		return []expr.Any{compatMatch("udp", 0, x)}, nil
 	}
-	if m.Vanishes() {
-		return nil, nil
-	}
 	out := firstFragmentExprs(ctx.Rule)
 	out = append(out, PortExprs(0, m.Src)...)
 	return append(out, PortExprs(2, m.Dst)...), nil

@@ -843,8 +843,23 @@ func (p *parser) addMatch(spec *ExtSpec, name string) (*loadedExt, error) {
 
 // mergeOptions puts the extension's options in front of the older
 // extension options (the base options stay first, in getopt), as xtables
-// does, so the newest instance of an extension gets its options.
+// does. A later instance of an extension already loaded (a second -m
+// connmark, -m tcp after -p tcp's) is not merged again: xtables merges the
+// options of a match's first load only and hands them to the instance of
+// that match still open (the earlier ones are complete), so the entries
+// stay where they are and now lead to the new instance. An option of a
+// match loaded in between (-m mark's --mark) comes first.
 func (p *parser) mergeOptions(l *loadedExt) {
+	again := false
+	for i := range p.longs {
+		if e := p.longs[i].Ext; e != nil && e.spec == l.spec {
+			p.longs[i].Ext = l
+			again = true
+		}
+	}
+	if again {
+		return
+	}
 	// built in the spare list's room, while longs is read
 	merged := p.spare[:0]
 	for i := range l.spec.Options {

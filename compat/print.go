@@ -494,7 +494,8 @@ type Merger interface {
 // Vanisher is implemented by matches that iptables-nft can turn into
 // no expression at all (a native tcp/udp match whose tests all span
 // everything): its read-back shows no trace of them, so neither do the
-// listings, and -C/-D take the rule for one without the match.
+// listings, and -C/-D take the rule for one without the match. The
+// rule's own expressions (and XDP) keep what the match tests.
 type Vanisher interface {
 	Vanishes() bool
 }

@@ -26,13 +26,21 @@ type GenRule struct {
 }
 
 // Args is the command line of the rule with op (-A, -I, -C, -D); -I
-// carries the position.
+// carries the position. -C and -D leave out start counters (-c), which
+// iptables refuses with them.
 func (r GenRule) Args(op string) []string {
 	args := []string{"-t", r.Table, op, r.Chain}
 	if op == "-I" && r.Pos > 0 {
 		args = append(args, strconv.Itoa(r.Pos))
 	}
-	return append(args, r.Spec...)
+	for i := 0; i < len(r.Spec); i++ {
+		if w := r.Spec[i]; (op == "-C" || op == "-D") && (w == "-c" || w == "--set-counters") && i+2 < len(r.Spec) {
+			i += 2
+			continue
+		}
+		args = append(args, r.Spec[i])
+	}
+	return args
 }
 
 // Count is the number of kernel rules the rule makes: one per source

@@ -551,10 +551,13 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		if len(bld.refused) > 0 {
 			var checked error
 			if bld.hasProbes() {
-				checked = e.Conn.Check(b)
-				if !errors.As(checked, new(*kernel.CommitError)) {
-					checked = nil // (only the kernel's refusals tell)
-				}
+				// The target's own refusal comes as the kernel sets the
+				// rule up, before any validation of the table: a
+				// sentinel refused alike keeps the kernel from
+				// validating, so that only the probes' own refusals
+				// come, not those of a chain a hook reaches them from
+				sentinel := b.DelChain(bld.fam, probeSentinel)
+				checked = withoutOp(e.Conn.Check(b), sentinel)
 			}
 			return "", bld.refusals(checked, nil)
 		}
@@ -578,6 +581,54 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		e.repairHints(bld, gen)
 		e.afterCommand(cmd, v)
 		return out, nil
+	}
+}
+
+// checkBatch is Conn.Check of b, a batch of the engine's family, with the
+// kernel's validation of the table (a native expression in a hook it is
+// not allowed in, also where a jump reaches it) in the answer also when b
+// creates our table: in a batch it does not apply, the kernel validates
+// only tables that existed before it (the replay that reports the
+// refusals makes a created table again, which has lost its need for
+// validation). So the table is made first, alone, and removed after the
+// check when it is still empty and nothing else changed meanwhile (the
+// generation id): what the command or restore leaves is as before. Only
+// for a batch already known to fail: it changes the generation id, which
+// a batch to commit afterwards would find changed.
+func (e *Engine) checkBatch(b *kernel.Batch) error {
+	fam := e.kfam()
+	if exists, err := e.Conn.TableExists(fam); err != nil || exists {
+		return e.Conn.Check(b)
+	}
+	mk := kernel.NewBatch()
+	mk.AddTable(fam)
+	err := e.Conn.Commit(mk, 0)
+	mk.Release()
+	if err != nil {
+		return e.Conn.Check(b)
+	}
+	defer e.dropEmptyTable(fam)
+	return e.Conn.Check(b)
+}
+
+// dropEmptyTable deletes our table of fam (checkBatch made it) when it
+// holds nothing, unless the ruleset changed meanwhile.
+func (e *Engine) dropEmptyTable(fam kernel.Family) {
+	gen, err := e.Conn.GenID()
+	if err != nil {
+		return
+	}
+	ts, err := e.Conn.Tables(fam)
+	if err != nil {
+		return
+	}
+	for _, t := range ts {
+		if t.Name == kernel.TableName && t.Family == fam && t.Use == 0 {
+			del := kernel.NewBatch()
+			del.DelTable(fam)
+			_ = e.Conn.Commit(del, gen) // (a change meanwhile: left as it is)
+			del.Release()
+		}
 	}
 }
 
@@ -1219,8 +1270,7 @@ func (bl *builder) probeRefused(table, kname, chain string, r *RuleState, kind k
 // the refusals of all they stand for, and returns the rest of ce (nil
 // when none is left).
 func (bl *builder) probed(ce *kernel.CommitError, all []refusal) *kernel.CommitError {
-	rest := &kernel.CommitError{Lost: ce.Lost}
-	for _, oe := range ce.Errors {
+	return withoutOps(ce, func(oe *kernel.OpError) bool {
 		taken := false
 		for i := range all {
 			if all[i].probe == oe.Index+1 {
@@ -1230,7 +1280,16 @@ func (bl *builder) probed(ce *kernel.CommitError, all []refusal) *kernel.CommitE
 				taken = true
 			}
 		}
-		if !taken {
+		return taken
+	})
+}
+
+// withoutOps is ce without the refusals drop takes; nil when nothing is
+// left.
+func withoutOps(ce *kernel.CommitError, drop func(*kernel.OpError) bool) *kernel.CommitError {
+	rest := &kernel.CommitError{Lost: ce.Lost}
+	for _, oe := range ce.Errors {
+		if !drop(oe) {
 			rest.Errors = append(rest.Errors, oe)
 		}
 	}
@@ -1238,6 +1297,24 @@ func (bl *builder) probed(ce *kernel.CommitError, all []refusal) *kernel.CommitE
 		return nil
 	}
 	return rest
+}
+
+// probeSentinel names a chain that is never there (iptables chain names
+// have no ':'), whose deletion the kernel refuses (see the command path
+// of probeRefused).
+const probeSentinel = "xdptables:probe-sentinel"
+
+// withoutOp is err, a Check's answer, without the refusal of operation
+// idx; nil when nothing else is refused or err is no refusal.
+func withoutOp(err error, idx int) error {
+	var ce *kernel.CommitError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	if rest := withoutOps(ce, func(oe *kernel.OpError) bool { return oe.Index == idx }); rest != nil {
+		return rest
+	}
+	return nil
 }
 
 // hasProbes says whether the batch holds probes (probeRefused).

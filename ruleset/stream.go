@@ -78,7 +78,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 			return kernelReadError(err)
 		}
 		h := &restoreHandler{e: e, o: o, echo: ro.Echo, streamable: streamable, prepared: maps.Clone(streamable), rules: scan.rules, views: map[string]*View{}, viewAdded: map[string]bool{}, gc: gc,
-			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.Conn.Check}}
+			bl: &builder{b: kernel.NewBatch(), fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(nil)), check: e.checkBatch}}
 		h.out = &echoed
 		h.echoLen, h.echoAt = echoed.Len, map[int]int{}
 		// a rule line becomes about five times its size in the batch
@@ -104,7 +104,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if len(h.bl.refused) > 0 {
 			// the rest of the batch as the kernel would take it, for
 			// its own refusals in the same section
-			err := h.bl.refusals(e.Conn.Check(h.bl.b), h.sections)
+			err := h.bl.refusals(e.checkBatch(h.bl.b), h.sections)
 			h.bl.b.Release()
 			return err
 		}
@@ -193,6 +193,8 @@ func (h *restoreHandler) checkBefore(start int, skip string) error {
 			}
 		}
 	}
+	// (Conn.Check, not checkBatch: a restore the kernel takes comes
+	// here too, and must not see the ruleset change under it)
 	all := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), start)
 	all = append(all, vb.refusalsBefore(h.e.Conn.Check(vb.b), start)...)
 	if len(all) == 0 {

@@ -374,9 +374,6 @@ func lower(fam compat.Family, pos int, r *compat.Rule, slots *setSlots) ([]*crul
 		return fmt.Errorf("-m %s with -p %d", name, r.Proto)
 	}
 	for _, m := range r.Matches {
-		if v, ok := m.(compat.Vanisher); ok && v.Vanishes() {
-			continue // (no expression in nftables either)
-		}
 		switch m := m.(type) {
 		case *compat.CommentMatch:
 		case *compat.TCPMatch:
