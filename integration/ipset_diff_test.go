@@ -16,6 +16,9 @@ func normIpset(s string) string {
 	s = regexp.MustCompile(`initval 0x[0-9a-f]+`).ReplaceAllString(s, "initval X")
 	s = regexp.MustCompile(`Size in memory: \d+`).ReplaceAllString(s, "Size in memory: N")
 	s = regexp.MustCompile(`timeout (\d+) (packets|nomatch|comment)`).ReplaceAllString(s, "timeout T $2")
+	// an element's seconds left at the end of its line too (a set's
+	// default timeout, on create and Header: lines, stays)
+	s = regexp.MustCompile(`(?m)^((?:add \S+ )?[^ \n]+) timeout \d+$`).ReplaceAllString(s, "$1 timeout T")
 	lines := strings.Split(s, "\n")
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -288,7 +289,21 @@ func (s *dmSide) takeTrace() []string {
 		}
 	}
 	sort.Strings(recs)
-	return recs
+	// a daemon that polls its chains (fwknopd lists them for expiries)
+	// lists as often as its timer fires meanwhile, more on a slow
+	// machine: the same listing with the same answer counts once
+	return slices.CompactFunc(recs, func(a, b string) bool { return a == b && isListing(a) })
+}
+
+// isListing says whether a trace record is a listing call (-L, -S).
+func isListing(rec string) bool {
+	cmd, _, _ := strings.Cut(rec, "\n")
+	for _, w := range strings.Fields(cmd) {
+		if w == "-L" || w == "-S" || w == "--list" || w == "--list-rules" || strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && len(w) > 2 && strings.ContainsAny(w[1:], "LS") && !strings.ContainsAny(w[1:], "ADIRNXPEFZC") {
+			return true
+		}
+	}
+	return false
 }
 
 var (
