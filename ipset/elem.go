@@ -645,7 +645,7 @@ func parsePortDim(s *Set, f string) (parts []Part, err *Error) {
 	parse1 := func(t string) (uint16, *Error) { return portNumber(t, pname) }
 	a, b, isRange := cutRange(port)
 	lo, err := parse1(a)
-	hi := lo
+	hi, first := lo, lo
 	if isRange {
 		// ipset parses both ends; the last error is the one reported.
 		var herr *Error
@@ -660,8 +660,10 @@ func parsePortDim(s *Set, f string) (parts []Part, err *Error) {
 		return nil, err
 	}
 	if s.Type.Bitmap && (lo < s.PortLo || hi > s.PortHi) {
+		// The kernel checks the port as written first before the
+		// options the set lacks, the end of a range after them.
 		err := errorf(MsgOutOfRange)
-		err.BeforeExt = true
+		err.BeforeExt = first < s.PortLo || first > s.PortHi
 		return nil, err
 	}
 	var out []Part
