@@ -344,6 +344,9 @@ func TestGeneratedFindings(t *testing.T) {
 		{"add ni 198.51.100.0/24,physdev:", "", ""},
 		{"test ni 198.51.100.1,physdev:", "Warning: 198.51.100.1, is in set ni.\n", ""},
 		{"add ni 198.51.100.0/24,physdev: bytes 1", "", "ipset v7.17: Packet/byte counters cannot be used: set was created without counter support\n"},
+		// a bitmap range without '-' or '/' is refused whatever it is
+		{"create br bitmap:ip range comment", "", "ipset v7.17: Syntax error: IP/cidr or IP-IP range must be specified: comment\n"},
+		{"create br bitmap:ip,mac range 2001:db8::1", "", "ipset v7.17: Syntax error: IP/cidr or IP-IP range must be specified: 2001:db8::1\n"},
 		// an option's missing value comes before its repetition
 		{"add ni 198.51.100.0/25,eth0 comment x comment", "", "ipset v7.17: Missing mandatory argument of option `comment'\nTry `ipset help' for more information.\n"},
 		{"add ni 198.51.100.0/25,eth0 timeout abc timeout", "", "ipset v7.17: Syntax error: 'abc' is invalid as number\n"},

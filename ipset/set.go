@@ -532,11 +532,9 @@ func parseRange(s *Set, a string, rg *bitmapRange) *Error {
 		rg.first, rg.last, rg.lo, rg.hi = true, true, l, h
 		return nil
 	}
-	ip, bits, has := strings.Cut(a, "/")
+	_, bits, has := strings.Cut(a, "/")
 	if !has {
-		if _, err := parseAddr(s, ip); err != nil {
-			return err
-		}
+		// (whatever the word is: ipset looks for the separator first)
 		return syntaxf("IP/cidr or IP-IP range must be specified: %s", a)
 	}
 	if _, err := parseUintRange(bits, 0, 32); err != nil {
