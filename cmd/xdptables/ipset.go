@@ -198,6 +198,7 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 	}
 	var res setengine.Result
 	handled := false
+	listAt := 0 // the line of a list or save in a restore read from a file
 	if cmd.Op == ipset.OpRestore {
 		// New sets filled by the file: without the in-memory model.
 		res, err, handled = e.Restore(restoreText, cmd.Opts.Exist)
@@ -212,10 +213,29 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 				// set" is no warning and does not end the restore)
 				c.Opts.Quiet = c.Opts.Quiet || cmd.Opts.Quiet
 			}
+			if cmd.Opts.File != "" {
+				// ipset writes the listing of a restore read from a
+				// file into that file, and reads no further
+				for i, c := range cmds {
+					if c.Op == ipset.OpList || c.Op == ipset.OpSave {
+						cmds, listAt = cmds[:i+1], c.Line
+						break
+					}
+				}
+			}
 		}
 	}
 	if !handled {
 		res, err = e.Run(cmds)
+	}
+	if ie, ok := err.(*ipset.Error); listAt > 0 && (err == nil || ok && ie.Line >= listAt) {
+		// (the listing's line was reached: the file is rewritten)
+		f, ferr := createOutput(cmd.Opts.File)
+		if ferr != nil {
+			return fail(ferr)
+		}
+		defer f.Close()
+		out = f
 	}
 	fmt.Fprint(out, res.Stdout)
 	if !cmd.Opts.Quiet {
