@@ -324,6 +324,11 @@ func TestCreateOptionPasses(t *testing.T) {
 		{"create x hash:ip timeout abc -6", "ipset v7.17: Syntax error: 'abc' is invalid as number\n"},
 		{"create x hash:ip foo hashsize", "ipset v7.17: Unknown argument: `foo'\nTry `ipset help' for more information.\n"},
 		{"create x hash:ip initval 0x1 initval 0x1", "ipset v7.17: Syntax error: initval already specified\n"},
+		// netmask is parsed in its place (the family is known by then)
+		{"create y hash:ip netmask 33 timeout abc", "ipset v7.17: Syntax error: '33' is out of range 1-32\nSyntax error: netmask is out of the inclusive range of 1-32\n"},
+		{"create y hash:ip netmask 33 netmask 33", "ipset v7.17: Syntax error: '33' is out of range 1-32\nSyntax error: netmask is out of the inclusive range of 1-32\n"},
+		{"create y bitmap:ip netmask 33", "ipset v7.17: Syntax error: '33' is out of range 1-32\nSyntax error: netmask is out of the inclusive range of 1-32\n"},
+		{"create y hash:ip netmask 120 -6", ""},
 		{"create x hash:ip hashsize 64 -6 timeout 5", ""},
 	} {
 		if _, err := run(t, st, tc.line); err != tc.err {
