@@ -172,8 +172,12 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 	case "-r", "-resolve":
 		c.Opts.Resolve = true
 	case "-o", "-output", "-f", "-file":
-		if *i+1 >= len(args) {
-			return false, usagef("Missing mandatory argument to option %s", a)
+		// (a file name may not look like an option; "-" is one)
+		file := a == "-f" || a == "-file"
+		if *i+1 >= len(args) || file && len(args[*i+1]) > 1 && args[*i+1][0] == '-' {
+			err := usagef("Missing mandatory argument to option %s", a[:2])
+			err.Loud = !file // (as an unknown output mode)
+			return false, err
 		}
 		*i++
 		v := args[*i]

@@ -402,6 +402,22 @@ func TestGeneratedFindings(t *testing.T) {
 	if _, err := ParseArgs([]string{"-q", "-o", "json", "list"}); err == nil || !err.Loud {
 		t.Errorf("-o json: %+v", err)
 	}
+	if _, err := ParseArgs([]string{"-q", "list", "-o"}); err == nil || !err.Loud {
+		t.Errorf("-o: %+v", err)
+	}
+	if _, err := ParseArgs([]string{"-q", "list", "-f"}); err == nil || err.Loud {
+		t.Errorf("-f: %+v", err)
+	}
+	// -f takes no word that looks like an option as its file; the
+	// message names the option by its short name
+	for _, args := range [][]string{{"list", "-f", "-t"}, {"list", "--file"}} {
+		if _, err := ParseArgs(args); err == nil || Format(err) != "ipset v7.17: Missing mandatory argument to option -f\nTry `ipset help' for more information.\n" {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+	if c, err := ParseArgs([]string{"list", "-f", "-"}); err != nil || c.Opts.File != "-" {
+		t.Errorf("list -f -: %+v %v", c, err)
+	}
 	// a list:set member with a comma but no position is refused by
 	// ipset's parser: before a later line's lookup of a missing set
 	file := "create l list:set\nadd l 198.51.100.1,80\nadd nosuch 198.51.100.1\n"
