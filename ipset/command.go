@@ -118,6 +118,10 @@ type Command struct {
 	// need the set they belong to.
 	Args []string
 	Line int // restore line, 0 on the command line
+	// AfterCommit: a COMMIT line came between this restore line and
+	// the command before it (ipset sent the run of adds before it
+	// there).
+	AfterCommit bool
 	// Err is ipset's refusal of a restore line as it reads it (an
 	// unknown command, missing arguments, a bad global option): the
 	// line runs as this error, after the lines before it.
@@ -356,7 +360,8 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 	// Global options on a line (-exist, -t, -o save, -q, …) stay set for
 	// the lines after it: ipset keeps them in its session.
 	var sticky Command
-	var prev struct { // the command before, for the -exist of a run
+	committed := false // a COMMIT line since the command before
+	var prev struct {  // the command before, for the -exist of a run
 		op    Op
 		set   string
 		exist bool
@@ -368,7 +373,12 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		for len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
 			t = t[1:] // strings.TrimLeft(l, " \t"), without its per-call cutset
 		}
-		if t == "" || t[0] == '#' || strings.TrimSpace(t) == "COMMIT" {
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		if strings.TrimSpace(t) == "COMMIT" {
+			// ipset sends the run of adds (dels) it holds
+			prev.op, committed = "", true
 			continue
 		}
 		if strings.IndexByte(t, '"') >= 0 {
@@ -401,7 +411,8 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		if !ok {
 			return refuse(i+1, usagef("No command specified: unknown argument %s", args[0]))
 		}
-		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1}
+		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1, AfterCommit: committed}
+		committed = false
 		// ipset sends a run of adds (or dels) to one set as one message,
 		// whose flags are the first command's: a later command's own
 		// -exist counts for nothing

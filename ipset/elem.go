@@ -945,6 +945,16 @@ func EchoElem(s *Set, arg string) string {
 		wide.PortLo, wide.PortHi = 0, 0xffff
 		wide.RangeLo, wide.RangeHi = netip.IPv4Unspecified(), netip.AddrFrom4([4]byte{0xff, 0xff, 0xff, 0xff}) // (bitmaps are IPv4)
 		elems, err = ParseElem(&wide, arg)
+	} else if err != nil && !ParseError(err) {
+		// a /0, which the kernel refuses, is echoed as written, the
+		// other dimensions as parsed
+		f := splitParts(arg, len(s.Type.Dims))
+		for i := range f {
+			if p, ok := strings.CutSuffix(f[i], "/0"); ok {
+				f[i] = p + "/1"
+			}
+		}
+		elems, err = ParseElem(s, strings.Join(f, ","))
 	}
 	if err != nil || len(elems) == 0 {
 		return arg

@@ -398,6 +398,15 @@ func TestGeneratedFindings(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tc.line, out, tc.out)
 		}
 	}
+	// a /0 is echoed as written, the other dimensions as parsed
+	np := NewSet("np", LookupType("hash:net,port"))
+	if got := EchoElem(np, "198.51.100.1/0,81"); got != "198.51.100.1/0,tcp:81" {
+		t.Errorf("echo of a /0: %q", got)
+	}
+	// a COMMIT line is marked on the command after it
+	if cmds := RestoreCommands("create a hash:ip\nCOMMIT\n\nadd a 198.51.100.1\nadd a 198.51.100.2\n"); len(cmds) != 3 || cmds[0].AfterCommit || !cmds[1].AfterCommit || cmds[2].AfterCommit {
+		t.Errorf("COMMIT: %+v", cmds)
+	}
 	// an unknown output mode is printed even with -q
 	if _, err := ParseArgs([]string{"-q", "-o", "json", "list"}); err == nil || !err.Loud {
 		t.Errorf("-o json: %+v", err)
