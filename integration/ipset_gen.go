@@ -568,6 +568,12 @@ func (g *ipsetGen) ipDim(inet6 bool) string {
 		return a + "/" + g.pick("29", "30", "31", "32", "33", "0")
 	case 1:
 		return g.addrRange(a, inet6, -1, 5)
+	case 2:
+		if !inet6 && g.pct(10) {
+			// enough addresses to fill a small set or grow its
+			// hash table
+			return a + "/" + g.pick("24", "26")
+		}
 	}
 	return a
 }
