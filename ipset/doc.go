@@ -299,9 +299,7 @@
 // after the lines before it, a run of adds to one set is refused by
 // the kernel only once the next line, or a COMMIT line, was read, and
 // a list or save line of a restore read from a file (-f) writes into
-// that file and ends the restore); netmask on hash:ip,port (which this
-// ipset takes where its kernel has revision 7) is refused as an
-// unknown word; an address range of more than 2^20
+// that file and ends the restore); an address range of more than 2^20
 // elements is refused whole (ipset adds up to maxelem); when an overlapping more
 // specific net entry expires before its parent, the parent does not
 // take its range back until the next change of the set. Entries of
