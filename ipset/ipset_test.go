@@ -437,3 +437,17 @@ func TestGeneratedFindings(t *testing.T) {
 		t.Errorf("%q: %+v", file, err)
 	}
 }
+
+// A set created takes the first free slot, and listings go by slot
+// (list:set sets last) even for sets created since the state was read.
+func TestListingBySlot(t *testing.T) {
+	st := &State{}
+	for _, l := range []string{"create d hash:ip", "create a hash:ip", "create c list:set", "create e list:set", "destroy c", "destroy d", "create c list:set", "create x hash:ip"} {
+		if _, err := run(t, st, l); err != "" {
+			t.Fatalf("%s: %s", l, err)
+		}
+	}
+	if out, _ := run(t, st, "list -n"); out != "a\nx\nc\ne\n" {
+		t.Errorf("list -n: %q", out)
+	}
+}
