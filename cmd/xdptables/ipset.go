@@ -208,10 +208,14 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 			debug.SetGCPercent(400)
 			cmds = ipset.RestoreCommands(restoreText)
 			for _, c := range cmds {
-				c.Opts.Exist = c.Opts.Exist || cmd.Opts.Exist
-				// (ipset -q restore: -q on every line, so test's "is in
-				// set" is no warning and does not end the restore)
-				c.Opts.Quiet = c.Opts.Quiet || cmd.Opts.Quiet
+				// The command line's options hold for every line (ipset
+				// -q restore: test's "is in set" is no warning and does
+				// not end the restore; -t, -s, -o for its listings),
+				// its -f is the restore's input.
+				o := cmd.Opts
+				o.File = ""
+				o.Merge(c.Opts)
+				c.Opts = o
 			}
 			if cmd.Opts.File != "" {
 				// ipset writes the listing of a restore read from a
