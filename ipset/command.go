@@ -221,16 +221,22 @@ func (c *Command) checkArgs() *Error {
 		}
 		return usagef("Missing mandatory argument to command %s", c.Op)
 	}
-	if m, ok := argsMax[c.Op]; ok && n > m {
-		// (an unknown option is "Unknown argument: `X'")
-		return usagef("Unknown argument %s", c.Args[m])
+	// The names the command takes are read before a word too many.
+	names := c.Args[:min(n, 2)]
+	m, hasMax := argsMax[c.Op]
+	if hasMax {
+		names = c.Args[:min(n, m)]
 	}
-	for _, a := range c.Args[:min(n, 2)] {
+	for _, a := range names {
 		if c.Op != OpHelp && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
 			if err := checkSetName(a); err != nil {
 				return err
 			}
 		}
+	}
+	if hasMax && n > m {
+		// (an unknown option is "Unknown argument: `X'")
+		return usagef("Unknown argument %s", c.Args[m])
 	}
 	return nil
 }

@@ -303,6 +303,20 @@ func TestParseArgsOptionsFirst(t *testing.T) {
 			t.Errorf("%q: got %v %v, want %q", tc.args, c, err, tc.want)
 		}
 	}
+	// the names a command takes are read before a word too many
+	N := strings.Repeat("n", 32)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"flush", N, "x"}, "ipset v7.17: Syntax error: setname '" + N + "' is longer than 31 characters\n"},
+		{[]string{"swap", N, "b", "c"}, "ipset v7.17: Syntax error: setname '" + N + "' is longer than 31 characters\n"},
+		{[]string{"destroy", "a", N}, "ipset v7.17: Unknown argument " + N + "\nTry `ipset help' for more information.\n"},
+	} {
+		if _, err := ParseArgs(tc.args); err == nil || Format(err) != tc.want {
+			t.Errorf("%q: %v", tc.args, err)
+		}
+	}
 	// an error in the arguments comes with the command (list and save
 	// open their file first)
 	c, err := ParseArgs([]string{"list", "a", "b", "-f", "out"})
