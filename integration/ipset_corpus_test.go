@@ -165,7 +165,9 @@ func normIpsetCorpus(s string, sortHash bool, fixed []string) string {
 		switch {
 		case strings.HasPrefix(l, "add "):
 			member = true
-		case inMembers && l != "" && l != "</members>":
+		case inMembers && l != "" && l != "</members>" && l != "Members:" && l != "<members>" && l != "</ipset>":
+			// (save -terse: the members follow the header without
+			// their heading)
 			member = true
 		}
 		if member {
@@ -187,7 +189,7 @@ func normIpsetCorpus(s string, sortHash bool, fixed []string) string {
 		} else if m := ipsXMLType.FindStringSubmatch(l); m != nil {
 			typ = m[1]
 		}
-		if l == "Members:" || l == "<members>" {
+		if l == "Members:" || l == "<members>" || strings.HasPrefix(l, "Number of entries: ") || l == "</header>" {
 			inMembers = true
 		}
 		out = append(out, l)
@@ -257,6 +259,17 @@ func TestIpsetCorpusNormalisation(t *testing.T) {
 		"Name: b\nType: bitmap:port\nMembers:\n9\n3\n"
 	want := "Name: a\nType: hash:ip\nHeader: family inet hashsize 1024 maxelem 65536 timeout 100 bucketsize 12 initval X\nSize in memory: N\nMembers:\n10.0.0.1 timeout 0\n10.0.0.2 timeout T\n\n" +
 		"Name: b\nType: bitmap:port\nMembers:\n9\n3\n"
+	if got := normIpsetOutput(in); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// save -terse: members without their heading
+	in = "Name: a\nType: hash:ip\nNumber of entries: 2\n10.0.0.2\n10.0.0.1\n\nName: b\n"
+	want = "Name: a\nType: hash:ip\nNumber of entries: 2\n10.0.0.1\n10.0.0.2\n\nName: b\n"
+	if got := normIpsetOutput(in); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	in = "<type>hash:ip</type>\n</header>\n<member><elem>10.0.0.2</elem></member>\n<member><elem>10.0.0.1</elem></member>\n</ipset>\n"
+	want = "<type>hash:ip</type>\n</header>\n<member><elem>10.0.0.1</elem></member>\n<member><elem>10.0.0.2</elem></member>\n</ipset>\n"
 	if got := normIpsetOutput(in); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

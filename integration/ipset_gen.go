@@ -509,7 +509,7 @@ func (g *ipsetGen) elem(s *ipsetGenSet) string {
 	for i, d := range dims {
 		switch d {
 		case "ip":
-			parts[i] = g.ipDim(s.inet6, i == 0 && len(dims) > 1)
+			parts[i] = g.ipDim(s.inet6)
 		case "net":
 			parts[i] = g.netDim(s.inet6)
 		case "port":
@@ -557,8 +557,8 @@ func (g *ipsetGen) addr(inet6 bool) string {
 }
 
 // ipDim is an ip dimension: an address, a small CIDR or range (which
-// hash types expand), and for the first of several dimensions the same.
-func (g *ipsetGen) ipDim(inet6, first bool) string {
+// hash types expand).
+func (g *ipsetGen) ipDim(inet6 bool) string {
 	a := g.addr(inet6)
 	switch g.r.IntN(10) {
 	case 0:
@@ -567,15 +567,13 @@ func (g *ipsetGen) ipDim(inet6, first bool) string {
 		}
 		return a + "/" + g.pick("29", "30", "31", "32", "33", "0")
 	case 1:
-		if inet6 {
-			return a + "-" + g.addr(true)
+		return g.addrRange(a, inet6, -1, 5)
+	case 2:
+		if !inet6 && g.pct(10) {
+			// enough addresses to fill a small set or grow its
+			// hash table
+			return a + "/" + g.pick("24", "26")
 		}
-		i := strings.LastIndexByte(a, '.')
-		if i < 0 {
-			return a
-		}
-		n, _ := strconv.Atoi(a[i+1:])
-		return fmt.Sprintf("%s-%s%d", a, a[:i+1], n+g.r.IntN(5)-1)
 	}
 	return a
 }
@@ -589,17 +587,23 @@ func (g *ipsetGen) netDim(inet6 bool) string {
 		}
 		return a + "/" + g.pick("0", "1", "8", "16", "24", "25", "30", "31", "32", "33")
 	case 4:
-		if inet6 {
-			return a + "-" + g.addr(true)
-		}
-		i := strings.LastIndexByte(a, '.')
-		if i < 0 {
-			return a
-		}
-		n, _ := strconv.Atoi(a[i+1:])
-		return fmt.Sprintf("%s-%s%d", a, a[:i+1], n+g.r.IntN(20))
+		return g.addrRange(a, inet6, 0, 20)
 	}
 	return a
+}
+
+// addrRange is a range from a: for IPv4 to an address in the same /24
+// from off to off+span-1 past a (one before a reverses it).
+func (g *ipsetGen) addrRange(a string, inet6 bool, off, span int) string {
+	if inet6 {
+		return a + "-" + g.addr(true)
+	}
+	i := strings.LastIndexByte(a, '.')
+	if i < 0 {
+		return a
+	}
+	n, _ := strconv.Atoi(a[i+1:])
+	return fmt.Sprintf("%s-%s%d", a, a[:i+1], n+off+g.r.IntN(span))
 }
 
 func (g *ipsetGen) port(inet6 bool) string {

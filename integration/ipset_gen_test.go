@@ -117,6 +117,10 @@ func (s ipsetGenSide) run(c IpsetGenCommand) netns.Result {
 		r.Stdout += "[-f file]\n" + string(data)
 		os.Remove(out)
 	}
+	// (a list or save in a restore read from a file writes into it)
+	if data, err := os.ReadFile(in); err == nil && string(data) != c.Stdin {
+		r.Stdout += "[-f file after]\n" + string(data)
+	}
 	os.Remove(in)
 	return r
 }
@@ -259,5 +263,44 @@ func TestIpsetGenDeterministic(t *testing.T) {
 		"Name: b\nType: hash:ip\nHeader: family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\nSize in memory: N\n"
 	if got := normIpsetGenExact(in); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Found by the generator: a list or save in a restore read from a file
+// (-f) writes its listing into that file, and the restore reads no
+// further; the listing's own error leaves the file empty.
+func TestIpsetRestoreFileListing(t *testing.T) {
+	netns.RequireRoot(t)
+	if !netns.Have("ipset") {
+		t.Skip("reference ipset not installed")
+	}
+	ours := filepath.Join(LinkDir(t), "ipset")
+	for _, file := range []string{
+		"create a hash:ip\nadd a 198.51.100.1\nsave a\ncreate b hash:ip\n",
+		"create a hash:ip\nlist -n\nbogus\n",
+		"list nosuch\ncreate b hash:ip\n",
+		"create a hash:ip\n-o xml list -t\nadd a 198.51.100.300\n",
+		// the run of adds before the listing is sent after its line
+		// was read (the file is emptied), a parse error stops before
+		"create b bitmap:ip range 198.51.100.0/28\nadd b 198.51.100.1\nadd b 198.51.100.200\nlist\n",
+		"create b bitmap:ip range 198.51.100.0/28\nadd b 198.51.100.300\nlist\n",
+		"create b bitmap:ip range 198.51.100.0/28\nadd nosuch 198.51.100.3\nlist\n",
+		"create b bitmap:ip range 198.51.100.0/28\ncreate b hash:ip\nlist\n",
+	} {
+		var got [2]string
+		for i, tool := range []string{"ipset", ours} {
+			ns := netns.New(t, "h49rfl")
+			c := IpsetGenCommand{Args: []string{"restore", "-f", IpsetGenFile}, Stdin: file}
+			r := ipsetGenSide{ns: ns, tool: tool, dir: t.TempDir()}.run(c)
+			got[i] = fmt.Sprintf("rc=%d\n%s%s", r.RC, normIpsetOutput(r.Stdout), r.Stderr)
+			if r.RC == 0 {
+				// (a failed restore changes nothing here, ipset keeps
+				// the lines before the error)
+				got[i] += "--- sets:\n" + ns.Run("", tool, "list", "-n").Stdout
+			}
+		}
+		if got[0] != got[1] {
+			t.Errorf("restore -f of %q:\n--- reference\n%s\n--- ours\n%s", file, got[0], got[1])
+		}
 	}
 }

@@ -118,6 +118,10 @@ type Command struct {
 	// need the set they belong to.
 	Args []string
 	Line int // restore line, 0 on the command line
+	// AfterCommit: a COMMIT line came between this restore line and
+	// the command before it (ipset sent the run of adds before it
+	// there).
+	AfterCommit bool
 	// Err is ipset's refusal of a restore line as it reads it (an
 	// unknown command, missing arguments, a bad global option): the
 	// line runs as this error, after the lines before it.
@@ -172,8 +176,12 @@ func (c *Command) globalOption(args []string, i *int) (bool, *Error) {
 	case "-r", "-resolve":
 		c.Opts.Resolve = true
 	case "-o", "-output", "-f", "-file":
-		if *i+1 >= len(args) {
-			return false, usagef("Missing mandatory argument to option %s", a)
+		// (a file name may not look like an option; "-" is one)
+		file := a == "-f" || a == "-file"
+		if *i+1 >= len(args) || file && len(args[*i+1]) > 1 && args[*i+1][0] == '-' {
+			err := usagef("Missing mandatory argument to option %s", a[:2])
+			err.Loud = !file // (as an unknown output mode)
+			return false, err
 		}
 		*i++
 		v := args[*i]
@@ -213,16 +221,22 @@ func (c *Command) checkArgs() *Error {
 		}
 		return usagef("Missing mandatory argument to command %s", c.Op)
 	}
-	if m, ok := argsMax[c.Op]; ok && n > m {
-		// (an unknown option is "Unknown argument: `X'")
-		return usagef("Unknown argument %s", c.Args[m])
+	// The names the command takes are read before a word too many.
+	names := c.Args[:min(n, 2)]
+	m, hasMax := argsMax[c.Op]
+	if hasMax {
+		names = c.Args[:min(n, m)]
 	}
-	for _, a := range c.Args[:min(n, 2)] {
+	for _, a := range names {
 		if c.Op != OpHelp && (c.Op != OpAdd && c.Op != OpDel && c.Op != OpTest || a == c.Args[0]) {
 			if err := checkSetName(a); err != nil {
 				return err
 			}
 		}
+	}
+	if hasMax && n > m {
+		// (an unknown option is "Unknown argument: `X'")
+		return usagef("Unknown argument %s", c.Args[m])
 	}
 	return nil
 }
@@ -352,7 +366,8 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 	// Global options on a line (-exist, -t, -o save, -q, …) stay set for
 	// the lines after it: ipset keeps them in its session.
 	var sticky Command
-	var prev struct { // the command before, for the -exist of a run
+	committed := false // a COMMIT line since the command before
+	var prev struct {  // the command before, for the -exist of a run
 		op    Op
 		set   string
 		exist bool
@@ -364,7 +379,12 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		for len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
 			t = t[1:] // strings.TrimLeft(l, " \t"), without its per-call cutset
 		}
-		if t == "" || t[0] == '#' || strings.TrimSpace(t) == "COMMIT" {
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		if strings.TrimSpace(t) == "COMMIT" {
+			// ipset sends the run of adds (dels) it holds
+			prev.op, committed = "", true
 			continue
 		}
 		if strings.IndexByte(t, '"') >= 0 {
@@ -397,7 +417,8 @@ func EachRestoreCommand(text string, fn func(*Command) *Error) *Error {
 		if !ok {
 			return refuse(i+1, usagef("No command specified: unknown argument %s", args[0]))
 		}
-		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1}
+		c = Command{Op: op, Opts: sticky.Opts, Args: args[1:], Line: i + 1, AfterCommit: committed}
+		committed = false
 		// ipset sends a run of adds (or dels) to one set as one message,
 		// whose flags are the first command's: a later command's own
 		// -exist counts for nothing

@@ -294,7 +294,12 @@
 // order); counters of net types read back as given on add (packets
 // count in the lookup set's pieces); comments are cut at 251 bytes
 // (ipset keeps 255); a restore is applied whole or not at all (ipset
-// keeps the lines before an error); an address range of more than 2^20
+// keeps the lines before an error; the error it reports is the one
+// ipset would, line by line: a line it refuses as it reads it comes
+// after the lines before it, a run of adds to one set is refused by
+// the kernel only once the next line, or a COMMIT line, was read, and
+// a list or save line of a restore read from a file (-f) writes into
+// that file and ends the restore); an address range of more than 2^20
 // elements is refused whole (ipset adds up to maxelem); when an overlapping more
 // specific net entry expires before its parent, the parent does not
 // take its range back until the next change of the set. Entries of

@@ -645,7 +645,7 @@ func parsePortDim(s *Set, f string) (parts []Part, err *Error) {
 	parse1 := func(t string) (uint16, *Error) { return portNumber(t, pname) }
 	a, b, isRange := cutRange(port)
 	lo, err := parse1(a)
-	hi := lo
+	hi, first := lo, lo
 	if isRange {
 		// ipset parses both ends; the last error is the one reported.
 		var herr *Error
@@ -660,8 +660,10 @@ func parsePortDim(s *Set, f string) (parts []Part, err *Error) {
 		return nil, err
 	}
 	if s.Type.Bitmap && (lo < s.PortLo || hi > s.PortHi) {
+		// The kernel checks the port as written first before the
+		// options the set lacks, the end of a range after them.
 		err := errorf(MsgOutOfRange)
-		err.BeforeExt = true
+		err.BeforeExt = first < s.PortLo || first > s.PortHi
 		return nil, err
 	}
 	var out []Part
@@ -943,6 +945,16 @@ func EchoElem(s *Set, arg string) string {
 		wide.PortLo, wide.PortHi = 0, 0xffff
 		wide.RangeLo, wide.RangeHi = netip.IPv4Unspecified(), netip.AddrFrom4([4]byte{0xff, 0xff, 0xff, 0xff}) // (bitmaps are IPv4)
 		elems, err = ParseElem(&wide, arg)
+	} else if err != nil && !ParseError(err) {
+		// a /0, which the kernel refuses, is echoed as written, the
+		// other dimensions as parsed
+		f := splitParts(arg, len(s.Type.Dims))
+		for i := range f {
+			if p, ok := strings.CutSuffix(f[i], "/0"); ok {
+				f[i] = p + "/1"
+			}
+		}
+		elems, err = ParseElem(s, strings.Join(f, ","))
 	}
 	if err != nil || len(elems) == 0 {
 		return arg

@@ -255,6 +255,10 @@ func TestKernelAnswerOrder(t *testing.T) {
 		{"create bp bitmap:port range 1-100", "", ""},
 		{"add bp 0 timeout 5", "", "ipset v7.17: Element is out of the range of the set\n"},
 		{"add bp 0 comment a", "", "ipset v7.17: Element is out of the range of the set\n"},
+		// the end of a range is checked after the options the set lacks
+		{"add bp 50-200 packets 1", "", "ipset v7.17: Packet/byte counters cannot be used: set was created without counter support\n"},
+		{"add bp 200-50 packets 1", "", "ipset v7.17: Element is out of the range of the set\n"},
+		{"add bp 50-200", "", "ipset v7.17: Element is out of the range of the set\n"},
 		{"add bp 0 timeout x", "", "ipset v7.17: Syntax error: 'x' is invalid as number\n"},
 		{"create bi bitmap:ip range 198.51.100.0/28", "", ""},
 		{"add bi 198.51.100.99 comment a", "", "ipset v7.17: Comment cannot be used: set was created without comment support\n"},

@@ -303,6 +303,20 @@ func TestParseArgsOptionsFirst(t *testing.T) {
 			t.Errorf("%q: got %v %v, want %q", tc.args, c, err, tc.want)
 		}
 	}
+	// the names a command takes are read before a word too many
+	N := strings.Repeat("n", 32)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"flush", N, "x"}, "ipset v7.17: Syntax error: setname '" + N + "' is longer than 31 characters\n"},
+		{[]string{"swap", N, "b", "c"}, "ipset v7.17: Syntax error: setname '" + N + "' is longer than 31 characters\n"},
+		{[]string{"destroy", "a", N}, "ipset v7.17: Unknown argument " + N + "\nTry `ipset help' for more information.\n"},
+	} {
+		if _, err := ParseArgs(tc.args); err == nil || Format(err) != tc.want {
+			t.Errorf("%q: %v", tc.args, err)
+		}
+	}
 	// an error in the arguments comes with the command (list and save
 	// open their file first)
 	c, err := ParseArgs([]string{"list", "a", "b", "-f", "out"})
@@ -324,6 +338,11 @@ func TestCreateOptionPasses(t *testing.T) {
 		{"create x hash:ip timeout abc -6", "ipset v7.17: Syntax error: 'abc' is invalid as number\n"},
 		{"create x hash:ip foo hashsize", "ipset v7.17: Unknown argument: `foo'\nTry `ipset help' for more information.\n"},
 		{"create x hash:ip initval 0x1 initval 0x1", "ipset v7.17: Syntax error: initval already specified\n"},
+		// netmask is parsed in its place (the family is known by then)
+		{"create y hash:ip netmask 33 timeout abc", "ipset v7.17: Syntax error: '33' is out of range 1-32\nSyntax error: netmask is out of the inclusive range of 1-32\n"},
+		{"create y hash:ip netmask 33 netmask 33", "ipset v7.17: Syntax error: '33' is out of range 1-32\nSyntax error: netmask is out of the inclusive range of 1-32\n"},
+		{"create y bitmap:ip netmask 33", "ipset v7.17: Syntax error: '33' is out of range 1-32\nSyntax error: netmask is out of the inclusive range of 1-32\n"},
+		{"create y hash:ip netmask 120 -6", ""},
 		{"create x hash:ip hashsize 64 -6 timeout 5", ""},
 	} {
 		if _, err := run(t, st, tc.line); err != tc.err {
@@ -344,6 +363,9 @@ func TestGeneratedFindings(t *testing.T) {
 		{"add ni 198.51.100.0/24,physdev:", "", ""},
 		{"test ni 198.51.100.1,physdev:", "Warning: 198.51.100.1, is in set ni.\n", ""},
 		{"add ni 198.51.100.0/24,physdev: bytes 1", "", "ipset v7.17: Packet/byte counters cannot be used: set was created without counter support\n"},
+		// a bitmap range without '-' or '/' is refused whatever it is
+		{"create br bitmap:ip range comment", "", "ipset v7.17: Syntax error: IP/cidr or IP-IP range must be specified: comment\n"},
+		{"create br bitmap:ip,mac range 2001:db8::1", "", "ipset v7.17: Syntax error: IP/cidr or IP-IP range must be specified: 2001:db8::1\n"},
 		// an option's missing value comes before its repetition
 		{"add ni 198.51.100.0/25,eth0 comment x comment", "", "ipset v7.17: Missing mandatory argument of option `comment'\nTry `ipset help' for more information.\n"},
 		{"add ni 198.51.100.0/25,eth0 timeout abc timeout", "", "ipset v7.17: Syntax error: 'abc' is invalid as number\n"},
@@ -390,9 +412,34 @@ func TestGeneratedFindings(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tc.line, out, tc.out)
 		}
 	}
+	// a /0 is echoed as written, the other dimensions as parsed
+	np := NewSet("np", LookupType("hash:net,port"))
+	if got := EchoElem(np, "198.51.100.1/0,81"); got != "198.51.100.1/0,tcp:81" {
+		t.Errorf("echo of a /0: %q", got)
+	}
+	// a COMMIT line is marked on the command after it
+	if cmds := RestoreCommands("create a hash:ip\nCOMMIT\n\nadd a 198.51.100.1\nadd a 198.51.100.2\n"); len(cmds) != 3 || cmds[0].AfterCommit || !cmds[1].AfterCommit || cmds[2].AfterCommit {
+		t.Errorf("COMMIT: %+v", cmds)
+	}
 	// an unknown output mode is printed even with -q
 	if _, err := ParseArgs([]string{"-q", "-o", "json", "list"}); err == nil || !err.Loud {
 		t.Errorf("-o json: %+v", err)
+	}
+	if _, err := ParseArgs([]string{"-q", "list", "-o"}); err == nil || !err.Loud {
+		t.Errorf("-o: %+v", err)
+	}
+	if _, err := ParseArgs([]string{"-q", "list", "-f"}); err == nil || err.Loud {
+		t.Errorf("-f: %+v", err)
+	}
+	// -f takes no word that looks like an option as its file; the
+	// message names the option by its short name
+	for _, args := range [][]string{{"list", "-f", "-t"}, {"list", "--file"}} {
+		if _, err := ParseArgs(args); err == nil || Format(err) != "ipset v7.17: Missing mandatory argument to option -f\nTry `ipset help' for more information.\n" {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+	if c, err := ParseArgs([]string{"list", "-f", "-"}); err != nil || c.Opts.File != "-" {
+		t.Errorf("list -f -: %+v %v", c, err)
 	}
 	// a list:set member with a comma but no position is refused by
 	// ipset's parser: before a later line's lookup of a missing set
@@ -402,5 +449,19 @@ func TestGeneratedFindings(t *testing.T) {
 	st.Exec(cmds[0])
 	if _, err := st.Exec(cmds[1]); err == nil || !ParseError(err) {
 		t.Errorf("%q: %+v", file, err)
+	}
+}
+
+// A set created takes the first free slot, and listings go by slot
+// (list:set sets last) even for sets created since the state was read.
+func TestListingBySlot(t *testing.T) {
+	st := &State{}
+	for _, l := range []string{"create d hash:ip", "create a hash:ip", "create c list:set", "create e list:set", "destroy c", "destroy d", "create c list:set", "create x hash:ip"} {
+		if _, err := run(t, st, l); err != "" {
+			t.Fatalf("%s: %s", l, err)
+		}
+	}
+	if out, _ := run(t, st, "list -n"); out != "a\nx\nc\ne\n" {
+		t.Errorf("list -n: %q", out)
 	}
 }

@@ -3,6 +3,7 @@ package ipset
 import (
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,7 +231,10 @@ func (st *State) Select(c *Command) ([]*Set, *Error) {
 		}
 		return []*Set{s}, nil
 	}
-	return orderForListing(st.Sets), nil
+	// (a set created since st was read may hold a slot before others)
+	sets := slices.Clone(st.Sets)
+	sortBySlot(sets)
+	return orderForListing(sets), nil
 }
 
 // FastMembers reports whether AppendMember can print the members of s

@@ -237,7 +237,6 @@ func parseCreateOptions(s *Set, args []string) *Error {
 func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 	seen := map[string]bool{}
 	var warnings []string
-	netmask := ""
 	// A bitmap's range: "range", or ipset 4's "from" and "to" (single
 	// addresses or ports) and "network" (a prefix). ipset keeps what
 	// they give as the first address (range, from, network), the last
@@ -370,8 +369,15 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 				s.InitVal = uint32(v)
 			}
 		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip"):
-			// Checked when the family is known.
-			netmask, err = arg()
+			// (the family is known: the first pass parsed it)
+			var a string
+			if a, err = arg(); err == nil {
+				if v, err = parseNetmask(s, a); err == nil {
+					if s.Netmask = int(v); s.Netmask == s.maxBits() {
+						s.Netmask = 0 // a host mask is no mask
+					}
+				}
+			}
 		case opt == "timeout":
 			if v, err = num(2147483); err == nil {
 				s.HasTimeout, s.Timeout = true, uint32(v)
@@ -454,15 +460,6 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 			s.RangeLo, s.RangeHi = rg.net.Addr(), lastAddr(rg.net)
 		}
 	}
-	if netmask != "" {
-		v, err := parseNetmask(s, netmask)
-		if err != nil {
-			return "", err
-		}
-		if s.Netmask = int(v); s.Netmask == s.maxBits() {
-			s.Netmask = 0 // a host mask is no mask
-		}
-	}
 	if hashTooBig {
 		return "", errorf("Kernel error received: Cannot allocate memory")
 	}
@@ -539,11 +536,9 @@ func parseRange(s *Set, a string, rg *bitmapRange) *Error {
 		rg.first, rg.last, rg.lo, rg.hi = true, true, l, h
 		return nil
 	}
-	ip, bits, has := strings.Cut(a, "/")
+	_, bits, has := strings.Cut(a, "/")
 	if !has {
-		if _, err := parseAddr(s, ip); err != nil {
-			return err
-		}
+		// (whatever the word is: ipset looks for the separator first)
 		return syntaxf("IP/cidr or IP-IP range must be specified: %s", a)
 	}
 	if _, err := parseUintRange(bits, 0, 32); err != nil {

@@ -115,9 +115,11 @@ func (st *State) FreeSlot() int {
 
 // SortBySlot puts sets in listing order: by slot, sets without one
 // last (in their order).
-func (st *State) SortBySlot() {
-	sort.SliceStable(st.Sets, func(i, j int) bool {
-		a, b := st.Sets[i].Slot, st.Sets[j].Slot
+func (st *State) SortBySlot() { sortBySlot(st.Sets) }
+
+func sortBySlot(sets []*Set) {
+	sort.SliceStable(sets, func(i, j int) bool {
+		a, b := sets[i].Slot, sets[j].Slot
 		return a > 0 && (b == 0 || a < b)
 	})
 }

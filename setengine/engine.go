@@ -566,6 +566,9 @@ func lookupErr(c *ipset.Command, err *ipset.Error) bool {
 func laterParseError(st *ipset.State, rest []*ipset.Command, c *ipset.Command) *ipset.Error {
 	tmp := st.Clone()
 	for _, n := range rest {
+		if n.AfterCommit {
+			return nil // (the COMMIT line sent the run)
+		}
 		if n.Op == ipset.OpList || n.Op == ipset.OpSave {
 			return nil // (their words were parsed with the file)
 		}

@@ -23,6 +23,9 @@ func TestLaterParseError(t *testing.T) {
 			"ipset v7.17: No command specified: unknown argument bogus\nTry `ipset help' for more information.\n"},
 		{"add bt 198.51.100.1\nadd bt\n",
 			"ipset v7.17: Missing second mandatory argument to command add\nTry `ipset help' for more information.\n"},
+		// a COMMIT line sends the run
+		{"add bt 198.51.100.1\nCOMMIT\nadd bt 198.51.100.300\n", ""},
+		{"add bt 198.51.100.1\nCOMMIT\nadd nosuch 198.51.100.3\n", ""},
 		// the run was sent by a line that parsed: the kernel's answer
 		{"add bt 198.51.100.1\nflush bt\nadd bt 198.51.100.999\n", ""},
 		{"add bt 198.51.100.1\n", ""},

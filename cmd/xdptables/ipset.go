@@ -198,6 +198,7 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 	}
 	var res setengine.Result
 	handled := false
+	listAt := -1 // the list or save in a restore read from a file (index in cmds)
 	if cmd.Op == ipset.OpRestore {
 		// New sets filled by the file: without the in-memory model.
 		res, err, handled = e.Restore(restoreText, cmd.Opts.Exist)
@@ -207,15 +208,38 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 			debug.SetGCPercent(400)
 			cmds = ipset.RestoreCommands(restoreText)
 			for _, c := range cmds {
-				c.Opts.Exist = c.Opts.Exist || cmd.Opts.Exist
-				// (ipset -q restore: -q on every line, so test's "is in
-				// set" is no warning and does not end the restore)
-				c.Opts.Quiet = c.Opts.Quiet || cmd.Opts.Quiet
+				// The command line's options hold for every line (ipset
+				// -q restore: test's "is in set" is no warning and does
+				// not end the restore; -t, -s, -o for its listings),
+				// its -f is the restore's input.
+				o := cmd.Opts
+				o.File = ""
+				o.Merge(c.Opts)
+				c.Opts = o
+			}
+			if cmd.Opts.File != "" {
+				// ipset writes the listing of a restore read from a
+				// file into that file, and reads no further
+				for i, c := range cmds {
+					if c.Op == ipset.OpList || c.Op == ipset.OpSave {
+						cmds, listAt = cmds[:i+1], i
+						break
+					}
+				}
 			}
 		}
 	}
 	if !handled {
 		res, err = e.Run(cmds)
+	}
+	if listAt >= 0 && listingRead(cmds, listAt, err) {
+		// (the listing's line was read: the file is rewritten)
+		f, ferr := createOutput(cmd.Opts.File)
+		if ferr != nil {
+			return fail(ferr)
+		}
+		defer f.Close()
+		out = f
 	}
 	fmt.Fprint(out, res.Stdout)
 	if !cmd.Opts.Quiet {
@@ -242,6 +266,28 @@ func runIpsetIn(cmd *ipset.Command, stdin io.Reader, stdout, stderr io.Writer, i
 		return fail(err)
 	}
 	return 0
+}
+
+// listingRead reports whether ipset read restore line cmds[i], a list
+// or save, before it stopped with err: err is nil or that line's, or
+// the kernel's refusal of the run of adds (dels) to one set right
+// before it, which ipset sends once it has read the next line.
+func listingRead(cmds []*ipset.Command, i int, err error) bool {
+	ie, ok := err.(*ipset.Error)
+	if err == nil || ok && ie.Line >= cmds[i].Line {
+		return true
+	}
+	if !ok || ipset.FromUserspace(ie) || ie.Msg == ipset.MsgNoSet {
+		return false // (the set of an add is looked up as the line is read)
+	}
+	j := i - 1
+	if j < 0 || cmds[j].Op != ipset.OpAdd && cmds[j].Op != ipset.OpDel {
+		return false
+	}
+	for j > 0 && cmds[j-1].Op == cmds[j].Op && cmds[j-1].Args[0] == cmds[j].Args[0] {
+		j--
+	}
+	return ie.Line >= cmds[j].Line
 }
 
 // createOutput creates list's or save's -f file.
