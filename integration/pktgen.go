@@ -25,6 +25,10 @@ const (
 	GenDev     = "pkt0"
 )
 
+// GenMAC is the client's MAC address (n = 1) and others that frames
+// come from (n = 2): 02:00:00:00:00:0n.
+func GenMAC(n int) string { return fmt.Sprintf("02:00:00:00:00:%02x", n) }
+
 // GenRule is one generated rule: Spec follows `-t Table -A Chain`.
 type GenRule struct {
 	V6           bool
@@ -46,7 +50,9 @@ type GenPacket struct {
 	V6 bool
 	// L2 is the frame's destination: 'u' the server's MAC, 'b' the
 	// broadcast address, 'm' the multicast MAC of the IP destination.
-	L2     byte
+	L2 byte
+	// SrcMAC is n of the frame's source GenMAC(n).
+	SrcMAC int
 	Frames [][]byte // IP packets, from the IP header on
 	// NonFirst: a frame is a fragment with a non-zero offset; Whole: the
 	// frames are all the fragments of the datagram (a reassembler makes
@@ -166,7 +172,7 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 func GenConntrack(rules []GenRule) [2]bool {
 	var ct [2]bool
 	for _, r := range rules {
-		if strings.Contains(r.Spec, "-m conntrack") || strings.Contains(r.Spec, "-m state") {
+		if strings.Contains(r.Spec, "-m conntrack") || strings.Contains(r.Spec, "-m state") || strings.Contains(r.Spec, "-m connbytes") {
 			ct[b2i(r.V6)] = true
 		}
 	}
@@ -301,7 +307,7 @@ func (g *gen) rule(v6 bool) GenRule {
 		seen[kind] = true
 		words = append(words, w...)
 		r.ReadsL4 = r.ReadsL4 || l4
-		if kind == "statistic" {
+		if kind == "statistic" || kind == "quota" {
 			r.Stateful = true
 		}
 		if kind == "proto" && (proto == "tcp" || proto == "udp") {
@@ -512,7 +518,7 @@ func refNativeL4(words []string) bool {
 // a kind that a rule holds once.
 func (g *gen) genericMatch(v6, ct bool) (string, []string) {
 	for {
-		switch g.pick(22) {
+		switch g.pick(25) {
 		case 0, 1:
 			return "-s", []string{g.not() + "-s " + g.prefix(v6)}
 		case 2, 3:
@@ -627,6 +633,16 @@ func (g *gen) genericMatch(v6, ct bool) (string, []string) {
 			return "-i", []string{g.not() + "-i " + g.one(GenDev, "pkt+", "p+", "lo", "eth+", "pkt0+")}
 		case 21:
 			return "comment", []string{"-m comment --comment " + fmt.Sprintf("%q", g.one("gen", "a b"))}
+		case 22:
+			return "mac", []string{"-m mac " + g.not() + "--mac-source " + g.one(GenMAC(1), GenMAC(2), GenMAC(3))}
+		case 23:
+			return "quota", []string{"-m quota " + g.not() + "--quota " + g.one("0", "300", "3000", "30000")}
+		case 24:
+			if !ct {
+				continue
+			}
+			return "connbytes", []string{"-m connbytes " + g.not() + "--connbytes " + g.one("2", "1:1", "2:3", "100:2000", "1000") +
+				" --connbytes-dir " + g.one("original", "reply", "both") + " --connbytes-mode " + g.one("packets", "bytes", "avgpkt")}
 		}
 	}
 }
@@ -660,7 +676,10 @@ func (g *gen) u32(v6 bool) string {
 
 // packet builds one datagram from the pool's addresses.
 func (g *gen) packet(v6, conntrack bool) GenPacket {
-	p := GenPacket{V6: v6, L2: 'u'}
+	p := GenPacket{V6: v6, L2: 'u', SrcMAC: 1}
+	if g.chance(0.15) {
+		p.SrcMAC = 2
+	}
 	src := g.addr(v6)
 	for src.String() == GenServer4 || src.String() == GenServer6 {
 		src = g.addr(v6)

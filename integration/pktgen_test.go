@@ -107,7 +107,6 @@ type genSide struct {
 	p     *pktPair
 	fd    int // AF_PACKET socket in the client
 	to    unix.SockaddrLinklayer
-	src   net.HardwareAddr
 }
 
 // setup makes the pair: the client holds no address (it answers
@@ -117,6 +116,7 @@ func (s *genSide) setup(t *testing.T, seed uint64) {
 	s.p = newPktPair(t, fmt.Sprintf("pg%s%d", s.label[:1], seed%1000))
 	srv, cl := s.p.server, s.p.client
 	mustRun(t, cl, "ip", "addr", "flush", "dev", s.p.clientDev)
+	mustRun(t, cl, "ip", "link", "set", "dev", s.p.clientDev, "address", GenMAC(1))
 	mustRun(t, cl, "sysctl", "-qw", "net.ipv6.conf."+s.p.clientDev+".disable_ipv6=1")
 	mustRun(t, srv, "ip", "link", "set", s.p.serverDev, "down")
 	mustRun(t, srv, "ip", "link", "set", s.p.serverDev, "name", GenDev)
@@ -140,7 +140,6 @@ func (s *genSide) setup(t *testing.T, seed uint64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.src = ifi.HardwareAddr
 		s.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -246,7 +245,11 @@ func (s *genSide) send(t *testing.T, p GenPacket) {
 	}
 	to.Protocol = htons(typ)
 	for _, f := range p.Frames {
-		frame := append(append(append([]byte{}, to.Addr[:6]...), s.src...), byte(typ>>8), byte(typ))
+		src, err := net.ParseMAC(GenMAC(p.SrcMAC))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frame := append(append(append([]byte{}, to.Addr[:6]...), src...), byte(typ>>8), byte(typ))
 		if err := unix.Sendto(s.fd, append(frame, f...), 0, &to); err != nil {
 			t.Fatalf("%s: sending %s: %v", s.label, p.Desc, err)
 		}
