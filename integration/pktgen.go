@@ -53,6 +53,9 @@ type GenPacket struct {
 	L2 byte
 	// SrcMAC is n of the frame's source GenMAC(n).
 	SrcMAC int
+	// Lost: the kernel drops the frame before PREROUTING ('o' another
+	// host's MAC and 'v' an 802.1Q tag in L2 are lost too).
+	Lost   bool
 	Frames [][]byte // IP packets, from the IP header on
 	// NonFirst: a frame is a fragment with a non-zero offset; Whole: the
 	// frames are all the fragments of the datagram (a reassembler makes
@@ -735,7 +738,48 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 	} else {
 		g.ipv4(&p, src, dst, proto, l4, conntrack)
 	}
+	if len(p.Frames) == 1 && g.chance(0.06) {
+		g.malform(&p)
+	}
 	return p
+}
+
+// malform spoils a datagram of one frame in a way the kernel checks
+// before PREROUTING (an XDP program must pass what it drops), or pads
+// the frame past the IP length (the kernel trims it).
+func (g *gen) malform(p *GenPacket) {
+	f := p.Frames[0]
+	k := g.pick(6)
+	switch {
+	case k == 0:
+		f = append(f, 0, 0, 0, 0, 0, 0) // trimmed: arrives
+		p.Desc += " padded"
+	case k == 1:
+		p.L2, p.Lost = 'o', true // for another host
+		p.Desc += " to another host's MAC"
+	case k == 2:
+		p.L2, p.Lost = 'v', true // 802.1Q, and no VLAN device
+		p.Desc += " VLAN-tagged"
+	case k == 3 && !p.V6:
+		f[10] ^= 0x5a // header checksum
+		p.Lost = true
+		p.Desc += " bad header checksum"
+	case !p.V6:
+		binary.BigEndian.PutUint16(f[2:], binary.BigEndian.Uint16(f[2:])+8) // longer than the frame
+		binary.BigEndian.PutUint16(f[10:], 0)
+		binary.BigEndian.PutUint16(f[10:], inetChecksum(f[:int(f[0]&0xf)*4]))
+		p.Lost = true
+		p.Desc += " IP length past the frame"
+	case k == 3:
+		binary.BigEndian.PutUint16(f[4:], binary.BigEndian.Uint16(f[4:])+8) // payload length past the frame
+		p.Lost = true
+		p.Desc += " payload length past the frame"
+	default:
+		copy(f[24:], netip.MustParseAddr("ff01::1").AsSlice()) // interface-local multicast
+		p.L2, p.Lost = 'm', true
+		p.Desc += " to ff01::1"
+	}
+	p.Frames[0] = f
 }
 
 // payload is random bytes with, at times, a word the string match
