@@ -199,6 +199,16 @@ func (g *gen) markSource(v6 bool) string {
 	return "-d " + g.prefix(v6)
 }
 
+// addrWord is -s or -d (opt) with a prefix, at times inverted (not
+// /0: the kernel refuses a rule that can never match).
+func (g *gen) addrWord(opt string, v6 bool) string {
+	a := g.prefix(v6)
+	if strings.HasSuffix(a, "/0") {
+		return opt + " " + a
+	}
+	return g.not() + opt + " " + a
+}
+
 // prefix is an address of the pool under a random prefix length, or
 // (IPv4) a mask that is not a prefix.
 func (g *gen) prefix(v6 bool) string {
@@ -244,7 +254,7 @@ func (g *gen) verdictRule(v6 bool) GenRule {
 		var w []string
 		switch g.pick(6) {
 		case 0, 1, 2:
-			w = []string{g.not() + g.one("-s ", "-d ") + g.prefix(v6)}
+			w = []string{g.addrWord(g.one("-s", "-d"), v6)}
 		case 3:
 			_, w = g.genericMatch(v6, false)
 		case 4:
@@ -523,9 +533,9 @@ func (g *gen) genericMatch(v6, ct bool) (string, []string) {
 	for {
 		switch g.pick(25) {
 		case 0, 1:
-			return "-s", []string{g.not() + "-s " + g.prefix(v6)}
+			return "-s", []string{g.addrWord("-s", v6)}
 		case 2, 3:
-			return "-d", []string{g.not() + "-d " + g.prefix(v6)}
+			return "-d", []string{g.addrWord("-d", v6)}
 		case 4:
 			if !v6 {
 				return "-f", []string{g.not() + "-f"}
