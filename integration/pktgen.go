@@ -569,7 +569,7 @@ func (g *gen) genericMatch(v6, ct bool) (string, []string) {
 			return "ecn", []string{"-m ecn " + g.not() + "--ecn-ip-ect " + fmt.Sprint(g.pick(4))}
 		case 8:
 			a, b := g.addr(v6), g.addr(v6)
-			if b.Less(a) {
+			if b.Less(a) != g.chance(0.15) { // at times the wrong way round
 				a, b = b, a
 			}
 			return "iprange", []string{"-m iprange " + g.not() + g.one("--src-range", "--dst-range") + " " + a.String() + "-" + b.String()}
