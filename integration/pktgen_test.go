@@ -422,6 +422,22 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 			last[i][fam] = now[i]
 		}
 	}
+	// -L -v -x lists the counters that save -c does (XDP's included)
+	for fam, v6 := range []bool{false, true} {
+		for _, key := range []string{"raw/PREROUTING", "mangle/PREROUTING", "filter/INPUT"} {
+			table, chain, _ := strings.Cut(key, "/")
+			for i, s := range sides {
+				listed := ruleCounters(t, s.p.server, s.ipt[fam], table, chain)
+				var saved []uint64
+				for _, c := range last[i][fam][key] {
+					saved = append(saved, c.pkts)
+				}
+				if fmt.Sprint(listed) != fmt.Sprint(saved) {
+					t.Errorf("%s (v6 %v) %s: -L -v -x counted %v, save -c %v", s.label, v6, key, listed, saved)
+				}
+			}
+		}
+	}
 	// the packets must have arrived, and met rules
 	hit := 0
 	for ri := range rules {
