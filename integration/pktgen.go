@@ -388,8 +388,8 @@ func portWords(words []string) (invertedAll, invertedBoth bool) {
 		case "0:", ":65535", "0:65535":
 			invertedAll = true
 		}
-		if !strings.Contains(f[2], ":") {
-			n++
+		if lo, hi, isRange := strings.Cut(f[2], ":"); !isRange || lo == hi {
+			n++ // one port ("1024:1024" too)
 		}
 	}
 	return invertedAll, n == 2
