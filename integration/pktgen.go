@@ -149,8 +149,36 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 			GenRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --set-xmark 0x11/0xff"},
 			GenRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --or-mark 0x100"})
 	}
+	fixed := len(c.Rules)
 	for i := 0; i < nRules; i++ {
 		c.Rules = append(c.Rules, g.rule(g.chance(0.4)))
+	}
+	// in some tables, a part of the rules goes to the user chain
+	// GenChain, jumped to from the built-in chain, with at times a
+	// RETURN among them
+	for _, v6 := range []bool{false, true} {
+		for _, tb := range []string{"raw", "mangle", "filter"} {
+			if !g.chance(0.4) {
+				continue
+			}
+			for i := fixed; i < len(c.Rules); i++ {
+				if r := &c.Rules[i]; r.V6 == v6 && r.Table == tb && g.chance(0.5) {
+					r.Chain = GenChain
+				}
+			}
+			// (a wide jump, so that packets reach the rules there)
+			jump := GenRule{V6: v6, Table: tb, Chain: genBuiltin[tb], Spec: g.one("", "", "! -p tcp ", "-p udp ", "-i pkt+ ") + "-j " + GenChain}
+			extra := []GenRule{jump}
+			if g.chance(0.5) {
+				ret := g.ruleIn(v6, tb, GenChain)
+				ret.Spec += " -j RETURN"
+				extra = append(extra, ret)
+			}
+			for _, r := range extra {
+				at := fixed + g.pick(len(c.Rules)-fixed+1)
+				c.Rules = append(c.Rules[:at], append([]GenRule{r}, c.Rules[at:]...)...)
+			}
+		}
 	}
 	// a RETURN as the last rule of some chains: it ends the chain for
 	// what it matches, and nothing comes after it
@@ -279,17 +307,26 @@ func (g *gen) verdictRule(v6 bool) GenRule {
 	return r
 }
 
+// GenChain is the user chain the generated rules use in each table.
+const GenChain = "GEN"
+
+// genBuiltin is the built-in chain of each table that packets meet.
+var genBuiltin = map[string]string{"raw": "PREROUTING", "mangle": "PREROUTING", "filter": "INPUT"}
+
 // rule is one counting rule of 1 to 3 matches.
 func (g *gen) rule(v6 bool) GenRule {
-	r := GenRule{V6: v6}
 	switch g.pick(10) {
 	case 0, 1, 2, 3:
-		r.Table, r.Chain = "raw", "PREROUTING"
+		return g.ruleIn(v6, "raw", "PREROUTING")
 	case 4, 5, 6:
-		r.Table, r.Chain = "mangle", "PREROUTING"
-	default:
-		r.Table, r.Chain = "filter", "INPUT"
+		return g.ruleIn(v6, "mangle", "PREROUTING")
 	}
+	return g.ruleIn(v6, "filter", "INPUT")
+}
+
+// ruleIn is a counting rule of table and chain.
+func (g *gen) ruleIn(v6 bool, table, chain string) GenRule {
+	r := GenRule{V6: v6, Table: table, Chain: chain}
 	ct := r.Table != "raw"
 	var words []string
 	// a protocol (which the protocol's own matches need) half the time

@@ -159,11 +159,12 @@ func (s *genSide) attachXDP(t *testing.T, dir string) {
 }
 
 // restore loads the rules of one family (all of them, as -A lines
-// under their tables; none empties the tables).
+// under their tables, which all have the user chain GenChain; none
+// empties the tables).
 func (s *genSide) restore(v6 bool, rules []GenRule) netns.Result {
 	var b strings.Builder
 	for _, tb := range []string{"raw", "mangle", "filter"} {
-		fmt.Fprintf(&b, "*%s\n", tb)
+		fmt.Fprintf(&b, "*%s\n:%s - [0:0]\n", tb, GenChain)
 		for _, r := range rules {
 			if r.V6 == v6 && r.Table == tb {
 				fmt.Fprintf(&b, "-A %s %s\n", r.Chain, r.Spec)
@@ -439,10 +440,13 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 		}
 	}
 	// the packets must have arrived, and met rules
-	hit := 0
+	hit, userHit := 0, 0
 	for ri := range rules {
 		if get(last[0][b2i(rules[ri].V6)], where[ri]).pkts > 0 {
 			hit++
+			if rules[ri].Chain == GenChain {
+				userHit++
+			}
 		}
 	}
 	sent := [2]int{}
@@ -463,7 +467,7 @@ func compareGenPackets(t *testing.T, sides []*genSide, c *GenCase, rules []GenRu
 	if errs > 40 {
 		t.Errorf("%d differences in all", errs)
 	}
-	t.Logf("%d rules (%d of them counted packets), %d packets; %d counts of non-first IPv4 fragments on transport matches (and after them on nth matches) left out", len(rules), hit, len(c.Packets), skipped)
+	t.Logf("%d rules (%d of them counted packets, %d in user chains), %d packets; %d counts of non-first IPv4 fragments on transport matches (and after them on nth matches) left out", len(rules), hit, userHit, len(c.Packets), skipped)
 	if dropped > 0 {
 		t.Logf("%d ICMP and ESP packets too short for the header left out", dropped)
 	}
