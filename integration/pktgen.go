@@ -25,6 +25,14 @@ const (
 	GenDev     = "pkt0"
 )
 
+// genServer is the server's address of the family.
+func genServer(v6 bool) netip.Addr {
+	if v6 {
+		return netip.MustParseAddr(GenServer6)
+	}
+	return netip.MustParseAddr(GenServer4)
+}
+
 // GenMAC is the client's MAC address (n = 1) and others that frames
 // come from (n = 2): 02:00:00:00:00:0n.
 func GenMAC(n int) string { return fmt.Sprintf("02:00:00:00:00:%02x", n) }
@@ -736,10 +744,7 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 	}
 	switch k := g.pick(100); {
 	case k < 5: // the server's own address (which routing drops later)
-		src = netip.MustParseAddr(GenServer4)
-		if v6 {
-			src = netip.MustParseAddr(GenServer6)
-		}
+		src = genServer(v6)
 	case k < 8 && !v6: // the server's subnet broadcast address
 		src = netip.MustParseAddr("198.18.0.255")
 	case k < 28: // a neighbour of a pool address
@@ -753,7 +758,7 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 	var dst netip.Addr
 	switch k := g.pick(10); {
 	case k < 6:
-		dst = netip.MustParseAddr(map[bool]string{false: GenServer4, true: GenServer6}[v6])
+		dst = genServer(v6)
 	case k < 8:
 		dst = g.addr(v6)
 	case k < 9:
@@ -779,7 +784,11 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 			p.Short = proto
 		}
 	}
-	p.Desc = fmt.Sprintf("%s %s>%s %s", map[bool]string{false: "ip", true: "ip6"}[v6], src, dst, desc)
+	fam := "ip"
+	if v6 {
+		fam = "ip6"
+	}
+	p.Desc = fmt.Sprintf("%s %s>%s %s", fam, src, dst, desc)
 	if v6 {
 		g.ipv6(&p, src, dst, proto, l4, conntrack)
 	} else {
@@ -918,7 +927,11 @@ func (g *gen) transport(v6 bool) (byte, []byte, string) {
 			ty, code = c[0], c[1]
 		}
 		h := []byte{ty, code, 0, 0, 0x12, 0x34, 0, byte(g.pick(256))}
-		return map[bool]byte{false: 1, true: 58}[v6], append(h, g.payload()...), fmt.Sprintf("icmp %d/%d", ty, code)
+		proto := byte(1)
+		if v6 {
+			proto = 58
+		}
+		return proto, append(h, g.payload()...), fmt.Sprintf("icmp %d/%d", ty, code)
 	}
 	spi := [...]uint32{5, 7, 100, 256, 0x2000}[g.pick(5)]
 	switch g.pick(4) {
