@@ -185,8 +185,11 @@ func (m *TCPMatch) Merge(next Match) (Match, bool) {
 	return &c, true
 }
 
-func savePorts(b *strings.Builder, opt string, r PortRange) {
-	if r.Min == 0 && r.Max == 0xffff {
+// savePorts prints a port option as iptables does: not a range of all
+// ports, inverted or not. With exact it keeps an inverted one, which
+// tests something (no packet meets it).
+func savePorts(b *strings.Builder, opt string, r PortRange, exact bool) {
+	if r.Min == 0 && r.Max == 0xffff && (!exact || !r.Invert) {
 		return
 	}
 	if r.Invert {
@@ -196,19 +199,23 @@ func savePorts(b *strings.Builder, opt string, r PortRange) {
 	b.WriteString(r.SaveString())
 }
 
-func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) {
-	savePorts(b, "sport", m.Src)
-	savePorts(b, "dport", m.Dst)
+func (m *TCPMatch) Save(b *strings.Builder, _ *Rule) { m.save(b, false) }
+
+// SaveExact is Save keeping what iptables' -S leaves out and the rule
+// still tests: an inverted range of all ports, and flags compared under
+// an empty mask (NONE SYN), both true for no packet.
+func (m *TCPMatch) SaveExact(b *strings.Builder, _ *Rule) { m.save(b, true) }
+
+func (m *TCPMatch) save(b *strings.Builder, exact bool) {
+	savePorts(b, "sport", m.Src, exact)
+	savePorts(b, "dport", m.Dst, exact)
 	if m.HasOption {
 		if m.OptionInv {
 			b.WriteString(" !")
 		}
 		fmt.Fprintf(b, " --tcp-option %d", m.Option)
 	}
-	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
-	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
-	// as no test at all
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv || exact && m.FlagCmp != 0) {
 		if m.FlagsInv {
 			b.WriteString(" !")
 		}
@@ -227,10 +234,7 @@ func (m *TCPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
 		}
 		fmt.Fprintf(b, " option=%s%d", inv, m.Option)
 	}
-	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
-	// of C outside M (NONE SYN) for none, which iptables-nft 1.8.9 loads
-	// as no test at all
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
 		b.WriteString(" flags:")
 		if m.FlagsInv {
 			b.WriteByte('!')

@@ -76,8 +76,15 @@ func (m *UDPMatch) Merge(next Match) (Match, bool) {
 }
 
 func (m *UDPMatch) Save(b *strings.Builder, _ *Rule) {
-	savePorts(b, "sport", m.Src)
-	savePorts(b, "dport", m.Dst)
+	savePorts(b, "sport", m.Src, false)
+	savePorts(b, "dport", m.Dst, false)
+}
+
+// SaveExact is Save keeping an inverted range of all ports, which -S
+// leaves out and no packet meets.
+func (m *UDPMatch) SaveExact(b *strings.Builder, _ *Rule) {
+	savePorts(b, "sport", m.Src, true)
+	savePorts(b, "dport", m.Dst, true)
 }
 
 func (m *UDPMatch) List(b *strings.Builder, _ *Rule, numeric bool) {
