@@ -178,7 +178,7 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 			jump := GenRule{V6: v6, Table: tb, Chain: genBuiltin[tb], Spec: g.one("", "", "! -p tcp ", "-p udp ", "-i pkt+ ") + "-j " + GenChain}
 			extra := []GenRule{jump}
 			if g.chance(0.5) {
-				ret := g.ruleIn(v6, tb, GenChain)
+				ret := g.verdictIn(v6, tb, GenChain)
 				ret.Spec += " -j RETURN"
 				extra = append(extra, ret)
 			}
@@ -193,6 +193,7 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *GenCase {
 	for _, v6 := range []bool{false, true} {
 		if g.chance(0.5) {
 			r := g.rule(v6)
+			r = g.verdictIn(v6, r.Table, r.Chain)
 			r.Spec += " -j RETURN"
 			c.Rules = append(c.Rules, r)
 		}
@@ -304,13 +305,21 @@ func (g *gen) verdictRule(v6 bool) GenRule {
 		}
 	}
 	r.Spec = strings.Join(words, " ") + " -j " + g.one("DROP", "DROP", "ACCEPT")
-	if strings.Contains(r.Spec, "-m statistic") {
-		r.Stateful = true
-	}
-	if proto != "" && refDeviation(words) != "" {
-		// a verdict the reference takes otherwise would change what
-		// every later rule sees
+	if proto != "" && refDeviation(words) != "" || strings.Contains(r.Spec, "-m statistic") || strings.Contains(r.Spec, "-m quota") {
+		// a verdict the reference takes otherwise, or that a count
+		// left out before makes differ, would change what every later
+		// rule sees
 		return g.verdictRule(v6)
+	}
+	return r
+}
+
+// verdictIn is a rule of table and chain for a verdict: without a
+// match that keeps a count (see verdictRule).
+func (g *gen) verdictIn(v6 bool, table, chain string) GenRule {
+	r := g.ruleIn(v6, table, chain)
+	for r.Stateful || r.RefDeviates != "" {
+		r = g.ruleIn(v6, table, chain)
 	}
 	return r
 }
