@@ -148,6 +148,9 @@ func TestMatchBSaveExact(t *testing.T) {
 		fam  compat.Family
 		args string
 	}{
+		{compat.IPv4, "-p tcp -m tcp ! --sport 0:65535"},
+		{compat.IPv6, "-p udp -m udp ! --dport 0:65535"},
+		{compat.IPv4, "-p tcp -m tcp --tcp-flags NONE SYN"},
 		{compat.IPv4, "-p esp -m esp ! --espspi 0:4294967295"},
 		{compat.IPv4, "-p ah -m ah ! --ahspi 0:4294967295"},
 		{compat.IPv6, "-m ah ! --ahspi 0:4294967295"},

@@ -199,6 +199,9 @@ func (m *TCPMatch) Merge(next Match) (Match, bool) {
 	return &c, true
 }
 
+// savePorts prints a port option as iptables does: not a range of all
+// ports, inverted or not. With exact it keeps an inverted one, which
+// tests something (no packet meets it).
 func savePorts(b *strings.Builder, opt string, r PortRange) {
 	if r.Min == 0 && r.Max == 0xffff {
 		return
@@ -319,7 +322,10 @@ func (m *TCPMatch) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 		return []expr.Any{m.xtTCP()}, nil
 	}
 	out := firstFragmentExprs(ctx.Rule)
-	if m.HasFlags && (m.FlagMask != 0 || m.FlagsInv) {
+	// flags & 0 == 0 holds for every packet; flags & M == C with a bit
+	// of C outside M (NONE SYN) for none, as in xt_tcp (iptables-nft
+	// 1.8.9 leaves any test of mask NONE out: docs/extensions.md)
+	if m.HasFlags && (m.FlagMask != 0 || m.FlagCmp != 0 || m.FlagsInv) {
 		op := expr.CmpOpEq
 		if m.FlagsInv {
 			op = expr.CmpOpNeq

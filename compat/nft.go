@@ -12,11 +12,12 @@ var ErrNoNative = errors.New("no native nftables translation")
 
 // PortExprs loads the 16-bit port at transport offset off and compares
 // it with r: "cmp eq" for a single port, "cmp lte" for a range from 0,
-// "range" otherwise; negation flips the operator. A full range, inverted
-// or not, is no test at all, as in iptables-nft 1.8.9 (! 0:65535 matches
-// every packet there, where xt_tcp/xt_udp match none: docs/extensions.md).
+// "range" otherwise; negation flips the operator. Any port: nothing;
+// not any port (! 0:65535, which no packet meets, as in xt_tcp/xt_udp;
+// iptables-nft 1.8.9 leaves it out: docs/extensions.md): "range neq 0
+// 65535".
 func PortExprs(off uint32, r PortRange) []expr.Any {
-	if r.Full() {
+	if r.IsAny() {
 		return nil
 	}
 	load := &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: off, Len: 2}

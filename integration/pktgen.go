@@ -25,6 +25,18 @@ const (
 	GenDev     = "pkt0"
 )
 
+// genServer is the server's address of the family.
+func genServer(v6 bool) netip.Addr {
+	if v6 {
+		return netip.MustParseAddr(GenServer6)
+	}
+	return netip.MustParseAddr(GenServer4)
+}
+
+// GenMAC is the client's MAC address (n = 1) and others that frames
+// come from (n = 2): 02:00:00:00:00:0n.
+func GenMAC(n int) string { return fmt.Sprintf("02:00:00:00:00:%02x", n) }
+
 // PktRule is one generated rule: Spec follows `-t Table -A Chain`.
 type PktRule struct {
 	V6           bool
@@ -46,7 +58,12 @@ type GenPacket struct {
 	V6 bool
 	// L2 is the frame's destination: 'u' the server's MAC, 'b' the
 	// broadcast address, 'm' the multicast MAC of the IP destination.
-	L2     byte
+	L2 byte
+	// SrcMAC is n of the frame's source GenMAC(n).
+	SrcMAC int
+	// Lost: the kernel drops the frame before PREROUTING ('o' another
+	// host's MAC and 'v' an 802.1Q tag in L2 are lost too).
+	Lost   bool
 	Frames [][]byte // IP packets, from the IP header on
 	// NonFirst: a frame is a fragment with a non-zero offset; Whole: the
 	// frames are all the fragments of the datagram (a reassembler makes
@@ -140,14 +157,43 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *PktCase {
 			PktRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --set-xmark 0x11/0xff"},
 			PktRule{V6: v6, Table: "mangle", Chain: "PREROUTING", Spec: g.markSource(v6) + " -j MARK --or-mark 0x100"})
 	}
+	fixed := len(c.Rules)
 	for i := 0; i < nRules; i++ {
 		c.Rules = append(c.Rules, g.rule(g.chance(0.4)))
+	}
+	// in some tables, a part of the rules goes to the user chain
+	// GenChain, jumped to from the built-in chain, with at times a
+	// RETURN among them
+	for _, v6 := range []bool{false, true} {
+		for _, tb := range []string{"raw", "mangle", "filter"} {
+			if !g.chance(0.4) {
+				continue
+			}
+			for i := fixed; i < len(c.Rules); i++ {
+				if r := &c.Rules[i]; r.V6 == v6 && r.Table == tb && g.chance(0.5) {
+					r.Chain = GenChain
+				}
+			}
+			// (a wide jump, so that packets reach the rules there)
+			jump := PktRule{V6: v6, Table: tb, Chain: genBuiltin[tb], Spec: g.one("", "", "! -p tcp ", "-p udp ", "-i pkt+ ") + "-j " + GenChain}
+			extra := []PktRule{jump}
+			if g.chance(0.5) {
+				ret := g.verdictIn(v6, tb, GenChain)
+				ret.Spec += " -j RETURN"
+				extra = append(extra, ret)
+			}
+			for _, r := range extra {
+				at := fixed + g.pick(len(c.Rules)-fixed+1)
+				c.Rules = append(c.Rules[:at], append([]PktRule{r}, c.Rules[at:]...)...)
+			}
+		}
 	}
 	// a RETURN as the last rule of some chains: it ends the chain for
 	// what it matches, and nothing comes after it
 	for _, v6 := range []bool{false, true} {
 		if g.chance(0.5) {
 			r := g.rule(v6)
+			r = g.verdictIn(v6, r.Table, r.Chain)
 			r.Spec += " -j RETURN"
 			c.Rules = append(c.Rules, r)
 		}
@@ -166,7 +212,7 @@ func GenPacketCase(seed uint64, nRules, nPackets int) *PktCase {
 func GenConntrack(rules []PktRule) [2]bool {
 	var ct [2]bool
 	for _, r := range rules {
-		if strings.Contains(r.Spec, "-m conntrack") || strings.Contains(r.Spec, "-m state") {
+		if strings.Contains(r.Spec, "-m conntrack") || strings.Contains(r.Spec, "-m state") || strings.Contains(r.Spec, "-m connbytes") {
 			ct[b2i(r.V6)] = true
 		}
 	}
@@ -188,6 +234,16 @@ func (g *gen) markSource(v6 bool) string {
 		return "-p " + g.one("tcp", "udp", g.proto(v6))
 	}
 	return "-d " + g.prefix(v6)
+}
+
+// addrWord is -s or -d (opt) with a prefix, at times inverted (not
+// /0: the kernel refuses a rule that can never match).
+func (g *gen) addrWord(opt string, v6 bool) string {
+	a := g.prefix(v6)
+	if strings.HasSuffix(a, "/0") {
+		return opt + " " + a
+	}
+	return g.not() + opt + " " + a
 }
 
 // prefix is an address of the pool under a random prefix length, or
@@ -235,7 +291,7 @@ func (g *gen) verdictRule(v6 bool) PktRule {
 		var w []string
 		switch g.pick(6) {
 		case 0, 1, 2:
-			w = []string{g.not() + g.one("-s ", "-d ") + g.prefix(v6)}
+			w = []string{g.addrWord(g.one("-s", "-d"), v6)}
 		case 3:
 			_, w = g.genericMatch(v6, false)
 		case 4:
@@ -249,28 +305,45 @@ func (g *gen) verdictRule(v6 bool) PktRule {
 		}
 	}
 	r.Spec = strings.Join(words, " ") + " -j " + g.one("DROP", "DROP", "ACCEPT")
-	if strings.Contains(r.Spec, "-m statistic") {
-		r.Stateful = true
-	}
-	if proto != "" && refDeviation(words) != "" {
-		// a verdict the reference takes otherwise would change what
-		// every later rule sees
+	if proto != "" && refDeviation(words) != "" || strings.Contains(r.Spec, "-m statistic") || strings.Contains(r.Spec, "-m quota") {
+		// a verdict the reference takes otherwise, or that a count
+		// left out before makes differ, would change what every later
+		// rule sees
 		return g.verdictRule(v6)
 	}
 	return r
 }
 
+// verdictIn is a rule of table and chain for a verdict: without a
+// match that keeps a count (see verdictRule).
+func (g *gen) verdictIn(v6 bool, table, chain string) PktRule {
+	r := g.ruleIn(v6, table, chain)
+	for r.Stateful || r.RefDeviates != "" {
+		r = g.ruleIn(v6, table, chain)
+	}
+	return r
+}
+
+// GenChain is the user chain the generated rules use in each table.
+const GenChain = "GEN"
+
+// genBuiltin is the built-in chain of each table that packets meet.
+var genBuiltin = map[string]string{"raw": "PREROUTING", "mangle": "PREROUTING", "filter": "INPUT"}
+
 // rule is one counting rule of 1 to 3 matches.
 func (g *gen) rule(v6 bool) PktRule {
-	r := PktRule{V6: v6}
 	switch g.pick(10) {
 	case 0, 1, 2, 3:
-		r.Table, r.Chain = "raw", "PREROUTING"
+		return g.ruleIn(v6, "raw", "PREROUTING")
 	case 4, 5, 6:
-		r.Table, r.Chain = "mangle", "PREROUTING"
-	default:
-		r.Table, r.Chain = "filter", "INPUT"
+		return g.ruleIn(v6, "mangle", "PREROUTING")
 	}
+	return g.ruleIn(v6, "filter", "INPUT")
+}
+
+// ruleIn is a counting rule of table and chain.
+func (g *gen) ruleIn(v6 bool, table, chain string) PktRule {
+	r := PktRule{V6: v6, Table: table, Chain: chain}
 	ct := r.Table != "raw"
 	var words []string
 	// a protocol (which the protocol's own matches need) half the time
@@ -301,7 +374,7 @@ func (g *gen) rule(v6 bool) PktRule {
 		seen[kind] = true
 		words = append(words, w...)
 		r.ReadsL4 = r.ReadsL4 || l4
-		if kind == "statistic" {
+		if kind == "statistic" || kind == "quota" {
 			r.Stateful = true
 		}
 		if kind == "proto" && (proto == "tcp" || proto == "udp") {
@@ -369,8 +442,8 @@ func portWords(words []string) (invertedAll, invertedBoth bool) {
 		case "0:", ":65535", "0:65535":
 			invertedAll = true
 		}
-		if !strings.Contains(f[2], ":") {
-			n++
+		if lo, hi, isRange := strings.Cut(f[2], ":"); !isRange || lo == hi {
+			n++ // one port ("1024:1024" too)
 		}
 	}
 	return invertedAll, n == 2
@@ -512,11 +585,11 @@ func refNativeL4(words []string) bool {
 // a kind that a rule holds once.
 func (g *gen) genericMatch(v6, ct bool) (string, []string) {
 	for {
-		switch g.pick(22) {
+		switch g.pick(25) {
 		case 0, 1:
-			return "-s", []string{g.not() + "-s " + g.prefix(v6)}
+			return "-s", []string{g.addrWord("-s", v6)}
 		case 2, 3:
-			return "-d", []string{g.not() + "-d " + g.prefix(v6)}
+			return "-d", []string{g.addrWord("-d", v6)}
 		case 4:
 			if !v6 {
 				return "-f", []string{g.not() + "-f"}
@@ -550,7 +623,7 @@ func (g *gen) genericMatch(v6, ct bool) (string, []string) {
 			return "ecn", []string{"-m ecn " + g.not() + "--ecn-ip-ect " + fmt.Sprint(g.pick(4))}
 		case 8:
 			a, b := g.addr(v6), g.addr(v6)
-			if b.Less(a) {
+			if b.Less(a) != g.chance(0.15) { // at times the wrong way round
 				a, b = b, a
 			}
 			return "iprange", []string{"-m iprange " + g.not() + g.one("--src-range", "--dst-range") + " " + a.String() + "-" + b.String()}
@@ -627,6 +700,16 @@ func (g *gen) genericMatch(v6, ct bool) (string, []string) {
 			return "-i", []string{g.not() + "-i " + g.one(GenDev, "pkt+", "p+", "lo", "eth+", "pkt0+")}
 		case 21:
 			return "comment", []string{"-m comment --comment " + fmt.Sprintf("%q", g.one("gen", "a b"))}
+		case 22:
+			return "mac", []string{"-m mac " + g.not() + "--mac-source " + g.one(GenMAC(1), GenMAC(2), GenMAC(3))}
+		case 23:
+			return "quota", []string{"-m quota " + g.not() + "--quota " + g.one("0", "300", "3000", "30000")}
+		case 24:
+			if !ct {
+				continue
+			}
+			return "connbytes", []string{"-m connbytes " + g.not() + "--connbytes " + g.one("2", "1:1", "2:3", "100:2000", "1000") +
+				" --connbytes-dir " + g.one("original", "reply", "both") + " --connbytes-mode " + g.one("packets", "bytes", "avgpkt")}
 		}
 	}
 }
@@ -660,17 +743,17 @@ func (g *gen) u32(v6 bool) string {
 
 // packet builds one datagram from the pool's addresses.
 func (g *gen) packet(v6, conntrack bool) GenPacket {
-	p := GenPacket{V6: v6, L2: 'u'}
+	p := GenPacket{V6: v6, L2: 'u', SrcMAC: 1}
+	if g.chance(0.15) {
+		p.SrcMAC = 2
+	}
 	src := g.addr(v6)
 	for src.String() == GenServer4 || src.String() == GenServer6 {
 		src = g.addr(v6)
 	}
 	switch k := g.pick(100); {
 	case k < 5: // the server's own address (which routing drops later)
-		src = netip.MustParseAddr(GenServer4)
-		if v6 {
-			src = netip.MustParseAddr(GenServer6)
-		}
+		src = genServer(v6)
 	case k < 8 && !v6: // the server's subnet broadcast address
 		src = netip.MustParseAddr("198.18.0.255")
 	case k < 28: // a neighbour of a pool address
@@ -684,7 +767,7 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 	var dst netip.Addr
 	switch k := g.pick(10); {
 	case k < 6:
-		dst = netip.MustParseAddr(map[bool]string{false: GenServer4, true: GenServer6}[v6])
+		dst = genServer(v6)
 	case k < 8:
 		dst = g.addr(v6)
 	case k < 9:
@@ -710,13 +793,58 @@ func (g *gen) packet(v6, conntrack bool) GenPacket {
 			p.Short = proto
 		}
 	}
-	p.Desc = fmt.Sprintf("%s %s>%s %s", map[bool]string{false: "ip", true: "ip6"}[v6], src, dst, desc)
+	fam := "ip"
+	if v6 {
+		fam = "ip6"
+	}
+	p.Desc = fmt.Sprintf("%s %s>%s %s", fam, src, dst, desc)
 	if v6 {
 		g.ipv6(&p, src, dst, proto, l4, conntrack)
 	} else {
 		g.ipv4(&p, src, dst, proto, l4, conntrack)
 	}
+	if len(p.Frames) == 1 && g.chance(0.06) {
+		g.malform(&p)
+	}
 	return p
+}
+
+// malform spoils a datagram of one frame in a way the kernel checks
+// before PREROUTING (an XDP program must pass what it drops), or pads
+// the frame past the IP length (the kernel trims it).
+func (g *gen) malform(p *GenPacket) {
+	f := p.Frames[0]
+	k := g.pick(6)
+	switch {
+	case k == 0:
+		f = append(f, 0, 0, 0, 0, 0, 0) // trimmed: arrives
+		p.Desc += " padded"
+	case k == 1:
+		p.L2, p.Lost = 'o', true // for another host
+		p.Desc += " to another host's MAC"
+	case k == 2:
+		p.L2, p.Lost = 'v', true // 802.1Q, and no VLAN device
+		p.Desc += " VLAN-tagged"
+	case k == 3 && !p.V6:
+		f[10] ^= 0x5a // header checksum
+		p.Lost = true
+		p.Desc += " bad header checksum"
+	case !p.V6:
+		binary.BigEndian.PutUint16(f[2:], binary.BigEndian.Uint16(f[2:])+8) // longer than the frame
+		binary.BigEndian.PutUint16(f[10:], 0)
+		binary.BigEndian.PutUint16(f[10:], inetChecksum(f[:int(f[0]&0xf)*4]))
+		p.Lost = true
+		p.Desc += " IP length past the frame"
+	case k == 3:
+		binary.BigEndian.PutUint16(f[4:], binary.BigEndian.Uint16(f[4:])+8) // payload length past the frame
+		p.Lost = true
+		p.Desc += " payload length past the frame"
+	default:
+		copy(f[24:], netip.MustParseAddr("ff01::1").AsSlice()) // interface-local multicast
+		p.L2, p.Lost = 'm', true
+		p.Desc += " to ff01::1"
+	}
+	p.Frames[0] = f
 }
 
 // payload is random bytes with, at times, a word the string match
@@ -808,7 +936,11 @@ func (g *gen) transport(v6 bool) (byte, []byte, string) {
 			ty, code = c[0], c[1]
 		}
 		h := []byte{ty, code, 0, 0, 0x12, 0x34, 0, byte(g.pick(256))}
-		return map[bool]byte{false: 1, true: 58}[v6], append(h, g.payload()...), fmt.Sprintf("icmp %d/%d", ty, code)
+		proto := byte(1)
+		if v6 {
+			proto = 58
+		}
+		return proto, append(h, g.payload()...), fmt.Sprintf("icmp %d/%d", ty, code)
 	}
 	spi := [...]uint32{5, 7, 100, 256, 0x2000}[g.pick(5)]
 	switch g.pick(4) {

@@ -77,15 +77,14 @@ func TestExprs(t *testing.T) {
 			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n[ match name udp rev 0 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv6, []string{"-A", "INPUT", "-p", "tcp", "--dport", ":65535", "--tcp-flags", "NONE", "NONE"},
 			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x06 ]\n[ match name tcp rev 0 ]\n[ counter pkts 0 bytes 0 ]\n"},
-		// a flags test of mask NONE is no compare, as in iptables-nft
-		// 1.8.9: only the native match's first-fragment test stays
-		// (docs/extensions.md: xt_tcp matches no packet with NONE SYN)
+		// no packet has flags & NONE == SYN (as xt_tcp; iptables-nft
+		// 1.8.9 drops the test: docs/extensions.md)
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "--tcp-flags", "NONE", "SYN"},
-			protoFrag("06") + "[ counter pkts 0 bytes 0 ]\n"},
-		// no port is outside 0:65535: iptables-nft 1.8.9 drops the test,
-		// and so matches every packet (docs/extensions.md)
+			protoFrag("06") + "[ payload load 1b @ transport header + 13 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x00 ) ^ 0x00 ]\n[ cmp eq reg 1 0x02 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		// no port is outside 0:65535 (as xt_udp; iptables-nft 1.8.9 drops
+		// the test, and so matches every packet)
 		{compat.IPv6, []string{"-A", "INPUT", "-p", "udp", "!", "--dport", "0:"},
-			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n[ counter pkts 0 bytes 0 ]\n"},
+			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n[ payload load 2b @ transport header + 2 => reg 1 ]\n[ range neq reg 1 0x0000 0xffff ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv6, []string{"-A", "INPUT", "-p", "udp", "--sport", "53"},
 			"[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x11 ]\n[ payload load 2b @ transport header + 0 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-i", "+"},
