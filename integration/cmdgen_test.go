@@ -2,8 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,25 +15,8 @@ import (
 // seed stops at its first difference: the states may differ from there
 // on. The message gives the steps so far as a script.
 func TestGeneratedCommandsDiff(t *testing.T) {
-	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
-	if s := os.Getenv("XDPT_CMDGEN_SEED"); s != "" {
-		seeds = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("XDPT_CMDGEN_SEED: %v", err)
-			}
-			seeds = append(seeds, n)
-		}
-	}
-	steps := 60
-	if s := os.Getenv("XDPT_CMDGEN_N"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("XDPT_CMDGEN_N: bad number %q", s)
-		}
-		steps = n
-	}
+	seeds := envSeeds(t, "XDPT_CMDGEN_SEED", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+	steps := envInt(t, "XDPT_CMDGEN_N", 60)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			d := newScriptDiff(t)

@@ -3,8 +3,6 @@ package integration
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -25,25 +23,8 @@ func TestGeneratedRulesDiff(t *testing.T) {
 	if !netns.Have("iptables-nft") {
 		t.Fatal("reference iptables-nft is not installed")
 	}
-	seeds := []uint64{1, 2, 3}
-	if s := os.Getenv("XDPT_GEN_SEED"); s != "" {
-		seeds = nil
-		for _, f := range strings.Split(s, ",") {
-			v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("XDPT_GEN_SEED: %v", err)
-			}
-			seeds = append(seeds, v)
-		}
-	}
-	n := 60
-	if s := os.Getenv("XDPT_GEN_N"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("XDPT_GEN_N: %q", s)
-		}
-		n = v
-	}
+	seeds := envSeeds(t, "XDPT_GEN_SEED", 1, 2, 3)
+	n := envInt(t, "XDPT_GEN_N", 60)
 	for _, seed := range seeds {
 		for _, tool := range []string{"iptables", "ip6tables"} {
 			t.Run(fmt.Sprintf("%s/seed=%d", tool, seed), func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -35,25 +34,8 @@ func TestGeneratedIpsetDiff(t *testing.T) {
 	if !netns.Have("ipset") {
 		t.Skip("reference ipset not installed")
 	}
-	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8}
-	if env := os.Getenv("XDPT_IPSET_GEN_SEED"); env != "" {
-		seeds = nil
-		for _, f := range strings.Split(env, ",") {
-			v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("XDPT_IPSET_GEN_SEED: %v", err)
-			}
-			seeds = append(seeds, v)
-		}
-	}
-	n := 150
-	if env := os.Getenv("XDPT_IPSET_GEN_N"); env != "" {
-		v, err := strconv.Atoi(env)
-		if err != nil {
-			t.Fatalf("XDPT_IPSET_GEN_N: %v", err)
-		}
-		n = v
-	}
+	seeds := envSeeds(t, "XDPT_IPSET_GEN_SEED", 1, 2, 3, 4, 5, 6, 7, 8)
+	n := envInt(t, "XDPT_IPSET_GEN_N", 150)
 	ours := filepath.Join(LinkDir(t), "ipset")
 	types := referenceIpsetTypes(t)
 	for _, seed := range seeds {

@@ -37,17 +37,7 @@ import (
 // and xt esp do).
 func TestGeneratedPacketsDiff(t *testing.T) {
 	pktTools(t)
-	seeds := []uint64{1, 2, 3, 4, 5, 6}
-	if s := os.Getenv("XDPT_PKTGEN_SEED"); s != "" {
-		seeds = nil
-		for _, f := range strings.Split(s, ",") {
-			v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("XDPT_PKTGEN_SEED: %v", err)
-			}
-			seeds = append(seeds, v)
-		}
-	}
+	seeds := envSeeds(t, "XDPT_PKTGEN_SEED", 1, 2, 3, 4, 5, 6)
 	n, m := envInt(t, "XDPT_PKTGEN_N", 40), envInt(t, "XDPT_PKTGEN_M", 80)
 	dir := LinkDir(t)
 	for _, seed := range seeds {
@@ -94,10 +84,28 @@ func envInt(t *testing.T, name string, def int) int {
 		return def
 	}
 	v, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+	if err != nil || v < 1 {
+		t.Fatalf("%s: bad number %q", name, s)
 	}
 	return v
+}
+
+// envSeeds is the comma list of seeds in environment variable name, or
+// def when it is not set (the generated differential tests' runs).
+func envSeeds(t *testing.T, name string, def ...uint64) []uint64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	var seeds []uint64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		seeds = append(seeds, v)
+	}
+	return seeds
 }
 
 // genSide is one namespace pair with its iptables and ip6tables.
