@@ -12,13 +12,14 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/xdptables
 
 # deps installs the reference tools the kernel tests compare against,
-# rpm and bash-completion for the package tests (tools/package), and the
+# conntrack for the CT helper tests, rpm and bash-completion for the
+# package tests (tools/package), and the
 # interpreters of the real clients TestRealClients runs (python3 for
 # fail2ban, perl for Shorewall; the clients come from their packages).
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  missing=""; \
-	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset ping:iputils-ping rpm:rpm; do \
+	  for t in ip:iproute2 nft:nftables iptables-nft:iptables ipset:ipset ping:iputils-ping rpm:rpm conntrack:conntrack; do \
 	    command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; \
 	  done; \
 	  [ -r /usr/share/bash-completion/bash_completion ] || missing="$$missing bash-completion"; \
