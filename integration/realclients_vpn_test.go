@@ -166,7 +166,8 @@ list() {
 	echo "--- listed"
 	iptables-save | grep -v '^#'; ip6tables-save | grep -v '^#'
 	iptables -t raw -L PREROUTING -n -v --line-numbers; ip6tables -t mangle -S
-	wg show all allowed-ips; ip rule show; ip -6 rule show
+	# (wireguard-go lists the peers of an interface in map order)
+	wg show all allowed-ips | sort; ip rule show; ip -6 rule show
 }
 `, s.dir, root)
 	}
