@@ -56,7 +56,10 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./compat -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 	$(GO) test ./compat -run '^$$' -fuzz FuzzRestore -fuzztime $(FUZZTIME)
-	$(GO) test ./translate -run '^$$' -fuzz FuzzFromKernel -fuzztime $(FUZZTIME)
+	$(GO) test ./translate -run '^$$' -fuzz 'FuzzFromKernel$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./translate -run '^$$' -fuzz FuzzFromKernelExprs -fuzztime $(FUZZTIME)
+	$(GO) test ./ipset -run '^$$' -fuzz FuzzIpsetRestore -fuzztime $(FUZZTIME)
+	$(GO) test ./ipset -run '^$$' -fuzz FuzzIpsetCommand -fuzztime $(FUZZTIME)
 
 # bench compares restore and single commands with iptables-nft, and the
 # ipset personality with ipset (root; see bench/iptables.sh for SIZES,
