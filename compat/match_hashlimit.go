@@ -539,6 +539,20 @@ func (m *HashlimitMatch) List(b *strings.Builder, _ *Rule, _ bool) {
 	}
 }
 
+// hlMaxSize is the kernel's HASHLIMIT_MAX_SIZE: its check of the match
+// cuts a larger --hashlimit-htable-size or -max down to it in the blob it
+// keeps (and lists).
+const hlMaxSize = 1048576
+
+func (m *HashlimitMatch) Kept() Match {
+	if m.Size <= hlMaxSize && m.Max <= hlMaxSize {
+		return nil
+	}
+	k := *m
+	k.Size, k.Max = min(m.Size, hlMaxSize), min(m.Max, hlMaxSize)
+	return &k
+}
+
 // NftExprs uses the xt hashlimit match, revision 3: nftables has no
 // per-flow rate limiter that keeps buckets per source/destination
 // address and port with the masks, expiry and rate-match semantics of

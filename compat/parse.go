@@ -801,6 +801,10 @@ func (p *parser) loadMatch(name string) error {
 	if p.invert {
 		return Paramf("unexpected ! flag before --match")
 	}
+	// xtables_find_match measures the name before it looks it up
+	if len(name) >= 29 {
+		return Paramf("Invalid match name \"%s\" (%d chars max)", name, 28)
+	}
 	lookup := name
 	switch name {
 	case "icmpv6", "ipv6-icmp":

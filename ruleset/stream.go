@@ -572,6 +572,7 @@ func prepareRules(table string, cmd *compat.Command, line int) []preparedRule {
 	pre := make([]preparedRule, len(cmd.Rules))
 	for i, r := range cmd.Rules {
 		p := &pre[i]
+		r = compat.Kept(r)
 		p.exact = compat.ExactSpec(r)
 		buf := encodedBufs.Get().(*[]byte)
 		p.spec, p.err = ruleSpecEncoded(table, cmd.Chain, &RuleState{Rule: r, Line: line}, p.exact, (*buf)[:0])
@@ -649,7 +650,7 @@ func (h *restoreHandler) preparedCommand(t *compat.RestoreTable, rc compat.Resto
 		pre = prepareRules(t.Name, cmd, rc.Line)
 	}
 	for i, r := range cmd.Rules {
-		rs := &RuleState{Rule: r, Line: rc.Line}
+		rs := &RuleState{Rule: compat.Kept(r), Line: rc.Line}
 		if err := h.appendRule(cmd.Chain, rs, &pre[i]); err != nil {
 			return err
 		}

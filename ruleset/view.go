@@ -388,7 +388,7 @@ func (v *View) Apply(cmd *compat.Command) error {
 		}
 		var rs []*RuleState
 		for _, r := range cmd.Rules {
-			rs = append(rs, newRule(r, v.Line))
+			rs = append(rs, newRule(compat.Kept(r), v.Line))
 		}
 		switch cmd.Op {
 		case compat.OpAppend:
