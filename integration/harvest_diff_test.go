@@ -70,10 +70,13 @@ func harvestDiff(t *testing.T, name, data string) {
 	d := newScriptDiff(t)
 	d.label = name
 	// sets the rules name must exist: a hash type with as many
-	// dimensions as the lookup has flags
+	// dimensions as the lookup has flags, of addresses when a rule adds
+	// to it (the nftables backend cannot add to a set of networks)
 	sets := map[string]int{}
+	added := map[string]bool{}
 	for _, m := range setRefs.FindAllStringSubmatch(data, -1) {
 		sets[m[1]] = max(sets[m[1]], strings.Count(m[2], ",")+1)
+		added[m[1]] = added[m[1]] || !strings.HasPrefix(m[0], "--match-set")
 	}
 	var names []string
 	for s := range sets {
@@ -81,7 +84,11 @@ func harvestDiff(t *testing.T, name, data string) {
 	}
 	sort.Strings(names)
 	for _, s := range names {
-		args := []string{"create", s, []string{"hash:net", "hash:net,port", "hash:ip,port,net"}[min(sets[s], 3)-1]}
+		types := []string{"hash:net", "hash:net,port", "hash:ip,port,net"}
+		if added[s] {
+			types = []string{"hash:ip", "hash:ip,port", "hash:ip,port,ip"}
+		}
+		args := []string{"create", s, types[min(sets[s], 3)-1]}
 		if prog == "ip6tables" {
 			args = append(args, "family", "inet6")
 		}
