@@ -46,10 +46,6 @@ const (
 	hlGCInterval   = 1000
 	hlByteExpire   = 15
 	hlByteExpireBS = 60
-	// hlMaxSize is the kernel's HASHLIMIT_MAX_SIZE: xt_hashlimit's
-	// checkentry lowers a larger htable-size or htable-max to it in the
-	// match's own struct, which the ruleset then holds
-	hlMaxSize = 1048576
 )
 
 const (
@@ -494,10 +490,6 @@ func (m *HashlimitMatch) save(b *strings.Builder, exact bool) {
 		// not printed by iptables, but in the blob (and -L's rate)
 		fmt.Fprintf(b, " --hashlimit-rate-interval %d", m.Interval)
 	}
-}
-
-func (m *HashlimitMatch) keepAsKernel() {
-	m.Size, m.Max = min(m.Size, hlMaxSize), min(m.Max, hlMaxSize)
 }
 
 func (m *HashlimitMatch) List(b *strings.Builder, _ *Rule, _ bool) {

@@ -996,23 +996,6 @@ func (p *parser) warnFrom(x any) {
 	}
 }
 
-// kernelKeeper is implemented by matches whose struct the kernel
-// changes as it takes the rule in (xt_hashlimit lowers a table size
-// above its limit): the rule a command adds is the one the kernel keeps,
-// as iptables-nft lists and saves it, while -C and -D look for the
-// struct given, which iptables-nft compares with the kernel's.
-type kernelKeeper interface {
-	keepAsKernel()
-}
-
-func isAddOp(op Op) bool {
-	switch op {
-	case OpAppend, OpInsert, OpReplace:
-		return true
-	}
-	return false
-}
-
 func isRuleOp(op Op) bool {
 	switch op {
 	case OpAppend, OpCheck, OpDelete, OpInsert, OpReplace:
@@ -1033,9 +1016,6 @@ func (p *parser) finish() error {
 			return err
 		}
 		p.warnFrom(l.match)
-		if k, ok := l.match.(kernelKeeper); ok && isAddOp(p.cmd.Op) {
-			k.keepAsKernel()
-		}
 	}
 	if p.target != nil {
 		if err := p.target.final(p.rule); err != nil {
