@@ -36,6 +36,11 @@ type RuleState struct {
 	// replace marks the rule of -R (RULE_REPLACE in iptables-nft's
 	// errors, though it is sent as a delete and an insert).
 	replace bool
+	// given is, for a new rule the kernel will keep otherwise than the
+	// command line said (compat.Kept), the spec as given: until the
+	// kernel holds the rule, -C and -D of the same restore compare with
+	// it, as iptables-nft compares with its own cache.
+	given string
 }
 
 // ChainState is one chain of an iptables table in a view.
@@ -291,6 +296,12 @@ func recentDefaultMasks(r *compat.Rule) int {
 func find(c *ChainState, r *compat.Rule) int {
 	s := spec(r)
 	for i, rs := range c.Rules {
+		if rs.given != "" && rs.Handle == 0 {
+			if rs.given == s {
+				return i
+			}
+			continue
+		}
 		if rs.Spec == s {
 			return i
 		}
@@ -300,6 +311,16 @@ func find(c *ChainState, r *compat.Rule) int {
 
 func newRule(r *compat.Rule, line int) *RuleState {
 	return &RuleState{Rule: r, Spec: spec(r), Line: line}
+}
+
+// newKeptRule is newRule of r as the kernel will keep it.
+func newKeptRule(r *compat.Rule, line int) *RuleState {
+	k := compat.Kept(r)
+	rs := newRule(k, line)
+	if k != r {
+		rs.given = spec(r)
+	}
+	return rs
 }
 
 func (v *View) removeAt(c *ChainState, i int) {
@@ -388,7 +409,7 @@ func (v *View) Apply(cmd *compat.Command) error {
 		}
 		var rs []*RuleState
 		for _, r := range cmd.Rules {
-			rs = append(rs, newRule(compat.Kept(r), v.Line))
+			rs = append(rs, newKeptRule(r, v.Line))
 		}
 		switch cmd.Op {
 		case compat.OpAppend:
