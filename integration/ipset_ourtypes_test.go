@@ -58,6 +58,15 @@ func TestIpsetOursOnlyTypes(t *testing.T) {
 		{"add im 198.51.100.1", "", "ipset v7.17: Syntax error: Second element is missing from 198.51.100.1.\n", 1},
 		{"save im", "create im hash:ip,mac family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\nadd im 198.51.100.1,00:11:22:33:44:55\n", "", 0},
 		{"-n list", "mk\nnpn\nnn\nm\nim\n", "", 0},
+		// the old names of these types, which ipset 7.17 takes too
+		{"create a1 machash", "", "", 0},
+		{"create a2 netnethash", "", "", 0},
+		{"create a3 netportnethash", "", "", 0},
+		{"create a4 ipmarkhash", "", "", 0},
+		{"save a1", "create a1 hash:mac hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
+		{"save a2", "create a2 hash:net,net family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
+		{"save a3", "create a3 hash:net,port,net family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
+		{"save a4", "create a4 hash:ip,mark family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
 	} {
 		r := ns.Run("", append([]string{ours}, shellWords(tc.line)...)...)
 		if normIpsetOutput(r.Stdout) != normIpsetOutput(tc.out) || r.Stderr != tc.err || r.RC != tc.rc {

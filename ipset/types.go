@@ -82,6 +82,9 @@ var types = []*Type{
 var aliases = map[string]string{
 	"iphash": "hash:ip", "nethash": "hash:net", "ipporthash": "hash:ip,port",
 	"ipportiphash": "hash:ip,port,ip", "ipportnethash": "hash:ip,port,net",
+	"netporthash": "hash:net,port", "netifacehash": "hash:net,iface",
+	"netnethash": "hash:net,net", "netportnethash": "hash:net,port,net",
+	"ipmarkhash": "hash:ip,mark", "machash": "hash:mac",
 	"ipmap": "bitmap:ip", "macipmap": "bitmap:ip,mac", "portmap": "bitmap:port",
 	"setlist": "list:set",
 }
