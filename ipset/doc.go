@@ -50,7 +50,13 @@
 //     pieces: within each group of entries that agree on the other
 //     dimensions, the prefix tree is walked and every address range is
 //     given to its most specific entry; pieces owned by nomatch entries
-//     are left out. A piece carries the timeout and comment of its owner.
+//     are left out. The interfaces of a hash:net,iface are one group, as
+//     ipset looks for the most specific network holding the address
+//     among the entries of every interface and only that network's
+//     entries can match: a range is given to each entry of its most
+//     specific network. Its physdev entries are left out: ipset looks
+//     a packet's interface up without the physdev flag, so they match
+//     no packet (ipset test, which can ask with it, reads the entries). A piece carries the timeout and comment of its owner.
 //     Both sets change in the same transaction.
 //     A hash:net whose entries carry nothing a piece must (no timeout,
 //     counters, comment or skbinfo) is created with the top-level

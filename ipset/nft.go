@@ -811,6 +811,7 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			break
 		}
 	}
+	shared := s.Type.IfaceShared()
 	groups := map[string][]*Entry{}
 	var order []string
 	if len(s.Type.Dims) == 1 {
@@ -822,14 +823,20 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 		if len(s.Type.Dims) == 1 {
 			break
 		}
+		if shared && slices.ContainsFunc(en.Elem, func(p Part) bool { return p.Physdev }) {
+			// ipset looks up a packet's interface without the
+			// physdev flag (iptables has no way to ask for it):
+			// such an entry matches no packet, and the entries
+			// with it form a tree of their own.
+			continue
+		}
 		g := make(Elem, len(en.Elem))
 		copy(g, en.Elem)
 		g[netDim] = Part{}
 		for i, d := range s.Type.Dims {
 			if d == DimIface {
-				// The lookup key has no physdev flag: both forms of
-				// an interface share their pieces.
-				g[i].Physdev = false
+				// The interfaces share one tree (IfaceShared).
+				g[i] = Part{}
 			}
 		}
 		k := s.Key(g)
@@ -847,37 +854,50 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 	var out []NftElem
 	for _, k := range order {
 		ens := groups[k]
-		// Keys are unique within a group: no two entries compare equal.
+		// Keys are unique within a group: no two entries compare
+		// equal, but the entries of a shared tree's node (one network
+		// of several interfaces) are a run with the same prefix.
 		slices.SortFunc(ens, func(x, y *Entry) int {
 			a, b := x.Elem[netDim], y.Elem[netDim]
 			if c := a.Addr.Compare(b.Addr); c != 0 {
 				return c
 			}
-			return a.Bits - b.Bits
+			if c := a.Bits - b.Bits; c != 0 || !shared {
+				return c
+			}
+			return cmpElem(s, x.Elem, y.Elem)
 		})
-		// Walk the prefix tree (prefixes nest or are disjoint).
+		prefixAt := func(i int) netip.Prefix {
+			return netip.PrefixFrom(ens[i].Elem[netDim].Addr, ens[i].Elem[netDim].Bits)
+		}
+		// Walk the prefix tree (prefixes nest or are disjoint); a
+		// node is the run of entries ens[i:e] with one prefix.
 		type span struct {
 			lo, hi netip.Addr
-			owner  *Entry
+			owners []*Entry
 			nested int // TopLayout: entries in owner's tree (owner aside)
 		}
 		spans := make([]span, 0, len(ens)+len(ens)/4)
 		var walk func(i int) int
 		walk = func(i int) int {
-			en := ens[i]
-			p := netip.PrefixFrom(en.Elem[netDim].Addr, en.Elem[netDim].Bits)
+			p := prefixAt(i)
+			e := i + 1
+			for e < len(ens) && prefixAt(e) == p {
+				e++
+			}
+			owners := ens[i:e:e]
 			cur := p.Addr()
-			j := i + 1
+			j := e
 			for j < len(ens) && p.Contains(ens[j].Elem[netDim].Addr) {
-				child := netip.PrefixFrom(ens[j].Elem[netDim].Addr, ens[j].Elem[netDim].Bits)
+				child := prefixAt(j)
 				if cur.Less(child.Addr()) {
-					spans = append(spans, span{cur, child.Addr().Prev(), en, 0})
+					spans = append(spans, span{cur, child.Addr().Prev(), owners, 0})
 				}
 				j = walk(j)
 				cur = lastAddr(child).Next()
 			}
 			if cur.IsValid() && !lastAddr(p).Less(cur) {
-				spans = append(spans, span{cur, lastAddr(p), en, 0})
+				spans = append(spans, span{cur, lastAddr(p), owners, 0})
 			}
 			return j
 		}
@@ -886,8 +906,8 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			j := walk(i)
 			if s.TopLayout && !slices.ContainsFunc(ens[i:j], func(en *Entry) bool { return en.Nomatch }) {
 				// One interval for the tree.
-				p := netip.PrefixFrom(ens[i].Elem[netDim].Addr, ens[i].Elem[netDim].Bits)
-				spans = append(spans[:at], span{p.Addr(), lastAddr(p), ens[i], j - i - 1})
+				p := prefixAt(i)
+				spans = append(spans[:at], span{p.Addr(), lastAddr(p), ens[i : i+1], j - i - 1})
 			}
 			i = j
 		}
@@ -897,42 +917,50 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 		// Parts of all pieces come from one array.
 		partsBuf := make([]nftables.SetElement, 0, 2*len(spans))
 		for _, sp := range spans {
-			if sp.owner.Nomatch != nomatch {
-				continue
+			for _, owner := range sp.owners {
+				if owner.Nomatch == nomatch {
+					out = s.appendPiece(out, &partsBuf, sp.lo, sp.hi, owner, sp.nested, netDim, concat, ids)
+				}
 			}
-			var kl, kh []byte
-			if concat {
-				e := sp.owner.Elem
-				lo, hi := make(Elem, len(e)), make(Elem, len(e))
-				copy(lo, e)
-				copy(hi, e)
-				lo[netDim] = Part{Addr: sp.lo, Bits: s.maxBits()}
-				hi[netDim] = Part{Addr: sp.hi, Bits: s.maxBits()}
-				kl, kh = s.key(lo, false), s.key(hi, true)
-			} else {
-				kl, kh = sp.lo.AsSlice(), sp.hi.AsSlice()
-			}
-			start := nftables.SetElement{Key: kl}
-			id := s.attrs(sp.owner, &start, ids)
-			if sp.nested > 0 {
-				start.Comment = TopComment(sp.nested)
-				id += "/top/" + start.Comment
-			}
-			if ids {
-				id = hex.EncodeToString(kl) + "-" + hex.EncodeToString(kh) + id
-			}
-			if concat {
-				start.KeyEnd = kh
-			}
-			at := len(partsBuf)
-			partsBuf = append(partsBuf, start)
-			if next := sp.hi.Next(); !concat && next.IsValid() {
-				partsBuf = append(partsBuf, nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true})
-			}
-			out = append(out, NftElem{ID: id, Parts: partsBuf[at:len(partsBuf):len(partsBuf)]})
 		}
 	}
 	return out
+}
+
+// appendPiece appends to out the piece lo-hi of entry owner (nested:
+// the entries nested in it, for a top-level interval), its parts taken
+// from partsBuf.
+func (s *Set) appendPiece(out []NftElem, partsBuf *[]nftables.SetElement, lo, hi netip.Addr, owner *Entry, nested, netDim int, concat, ids bool) []NftElem {
+	var kl, kh []byte
+	if concat {
+		e := owner.Elem
+		l, h := make(Elem, len(e)), make(Elem, len(e))
+		copy(l, e)
+		copy(h, e)
+		l[netDim] = Part{Addr: lo, Bits: s.maxBits()}
+		h[netDim] = Part{Addr: hi, Bits: s.maxBits()}
+		kl, kh = s.key(l, false), s.key(h, true)
+	} else {
+		kl, kh = lo.AsSlice(), hi.AsSlice()
+	}
+	start := nftables.SetElement{Key: kl}
+	id := s.attrs(owner, &start, ids)
+	if nested > 0 {
+		start.Comment = TopComment(nested)
+		id += "/top/" + start.Comment
+	}
+	if ids {
+		id = hex.EncodeToString(kl) + "-" + hex.EncodeToString(kh) + id
+	}
+	if concat {
+		start.KeyEnd = kh
+	}
+	at := len(*partsBuf)
+	*partsBuf = append(*partsBuf, start)
+	if next := hi.Next(); !concat && next.IsValid() {
+		*partsBuf = append(*partsBuf, nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true})
+	}
+	return append(out, NftElem{ID: id, Parts: (*partsBuf)[at:len(*partsBuf):len(*partsBuf)]})
 }
 
 // Monotime is CLOCK_MONOTONIC, the clock of the XDP program's

@@ -834,31 +834,52 @@ func (s *Set) Match(key Elem) bool {
 }
 
 // deciding returns the entry of a net type that decides about key: the
-// most specific one that holds it (nil: none).
+// most specific one that holds it (nil: none). In a hash:net,iface the
+// most specific network that holds the address in an entry of any
+// interface (with the key's physdev flag, which ipset hashes) decides:
+// key is in the set only through an entry of that network.
 func (s *Set) deciding(key Elem) *Entry {
+	shared := s.Type.IfaceShared()
 	var best *Entry
 	bestBits := -1
 	for _, en := range s.Entries {
 		ok, b := true, 0
 		for i, d := range s.Type.Dims {
 			p, k := en.Elem[i], key[i]
-			switch d {
-			case DimNet:
+			switch {
+			case d == DimNet:
 				if !netip.PrefixFrom(p.Addr, p.Bits).Contains(k.Addr) {
 					ok = false
 				}
 				b = b*256 + p.Bits
+			case d == DimIface && shared:
+				if p.Physdev != k.Physdev {
+					ok = false
+				}
 			default:
 				if !samePart(d, p, k) {
 					ok = false
 				}
 			}
 		}
-		if ok && b > bestBits {
+		if ok && (b > bestBits || shared && b == bestBits && best != nil && !s.sameIface(best.Elem, key)) {
 			best, bestBits = en, b
 		}
 	}
+	if shared && best != nil && !s.sameIface(best.Elem, key) {
+		return nil
+	}
 	return best
+}
+
+// sameIface reports whether elements a and b name the same interface.
+func (s *Set) sameIface(a, b Elem) bool {
+	for i, d := range s.Type.Dims {
+		if d == DimIface && !samePart(d, a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func samePart(d Dim, a, b Part) bool {
