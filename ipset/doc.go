@@ -290,10 +290,17 @@
 // that warns, with status 0, as ipset exits there), and bitmap ranges
 // given as from/to or network.
 //
+// bitmask (hash:ip, hash:ip,port) and netmask on hash:ip,port, as
+// ipset 7.17 takes them where the kernel has them: the address written
+// first is ANDed with the mask, and a range or prefix steps from there
+// one address at a time, each kept as it is (the kernel's way: only
+// the first is masked); a packet's address is ANDed with the mask before
+// the lookup. Sets with them are not mirrored in XDP.
+//
 // Not supported (refused as unknown words, as an ipset without them
-// refuses them): the wildcard flag of hash:net,iface entries, bitmask
-// (hash:ip, hash:ip,port, hash:net,net) and netmask on hash:ip,port,
-// which ipset 7.17 takes where the kernel has them.
+// refuses them): the wildcard flag of hash:net,iface entries and
+// bitmask on hash:net,net, which ipset 7.17 takes where the kernel has
+// them.
 //
 // Known departures: hash members appear in nftables' dump order (ipset's
 // is its bucket order; -s sorts as ipset does, bitmaps are listed in

@@ -358,6 +358,10 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		}
 		f = ip
 	}
+	// the address as written first, and what follows it: the range's
+	// end or the prefix length (-1: none)
+	var written, to netip.Addr
+	prefixBits := -1
 	if a, b, ok := cutRange(f); ok && !hasCIDR(f) {
 		var err *Error
 		if lo, err = parseAddr(s, a); err != nil {
@@ -369,6 +373,7 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		if s.Family == Inet6 {
 			return nil, syntaxf("plain IP address must be supplied: %s", f)
 		}
+		written, to = lo, hi
 		if hi.Less(lo) {
 			lo, hi = hi, lo
 		}
@@ -390,10 +395,39 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		}
 		p := netip.PrefixFrom(a, bits).Masked()
 		lo, hi = p.Addr(), lastAddr(p)
+		written = a
+		if has {
+			prefixBits = bits
+		}
 	}
 	if s.Type.Bitmap && first {
 		if lo.Less(s.RangeLo) || s.RangeHi.Less(hi) {
 			return nil, errorf(MsgOutOfRange)
+		}
+	}
+	if m := s.AddrMask(); m != nil && first {
+		// The kernel ANDs the address written first with the mask, and
+		// steps from there to the range's end, or through the prefix
+		// of the masked address, one address at a time, each as it is.
+		lo = andAddr(written, m)
+		hi = lo
+		switch {
+		case to.IsValid():
+			if hi = to; hi.Less(lo) {
+				lo, hi = hi, lo
+			}
+		case prefixBits >= 0:
+			p := netip.PrefixFrom(lo, prefixBits).Masked()
+			lo, hi = p.Addr(), lastAddr(p)
+		}
+		for a := lo; ; a = a.Next() {
+			out = append(out, Part{Addr: a, Bits: s.maxBits()})
+			if len(out)-start > 1<<20 {
+				return nil, errorf(MsgFull)
+			}
+			if a == hi {
+				return out, nil
+			}
 		}
 	}
 	step, mask := 1, 0
@@ -483,6 +517,16 @@ func RangePrefixes(lo, hi netip.Addr) []netip.Prefix {
 		}
 		lo = last.Next()
 	}
+}
+
+// andAddr is a ANDed with mask (of a's length).
+func andAddr(a netip.Addr, mask []byte) netip.Addr {
+	b := a.AsSlice()
+	for i := range b {
+		b[i] &= mask[i]
+	}
+	r, _ := netip.AddrFromSlice(b)
+	return r
 }
 
 func lastAddr(p netip.Prefix) netip.Addr {

@@ -30,12 +30,15 @@ func (f Family) String() string {
 
 // Set is an ipset set: its header and its entries in insertion order.
 type Set struct {
-	Name       string
-	Type       *Type
-	Family     Family
-	HashSize   uint32
-	MaxElem    uint32
-	Netmask    int // 0: none
+	Name     string
+	Type     *Type
+	Family   Family
+	HashSize uint32
+	MaxElem  uint32
+	Netmask  int // 0: none
+	// Bitmask: hash:ip and hash:ip,port created with bitmask keep
+	// addresses ANDed with it (invalid: none; netmask excludes it).
+	Bitmask    netip.Addr
 	HasTimeout bool
 	Timeout    uint32
 	Counters   bool
@@ -208,7 +211,9 @@ func createOption(s *Set, name string) (known, hasArg bool) {
 	case "hashsize", "maxelem", "bucketsize", "initval":
 		return hash, true
 	case "netmask":
-		return s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip", true
+		return s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip" || s.Type.Name == "hash:ip,port", true
+	case "bitmask":
+		return s.Type.Name == "hash:ip" || s.Type.Name == "hash:ip,port", true
 	case "timeout":
 		return true, true
 	case "counters", "comment", "skbinfo":
@@ -293,12 +298,15 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 		}
 		key := name
 		switch key {
-		case "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size":
+		case "hashsize", "maxelem", "bucketsize", "initval", "netmask", "bitmask", "timeout", "size":
 			// Options with a value may come once.
 			if seen[key] {
 				return "", syntaxf("%s already specified", name)
 			}
 			seen[key] = true
+			if seen["netmask"] && seen["bitmask"] {
+				return "", syntaxf("bitmask and netmask are mutually exclusive, provide only one")
+			}
 		}
 		if s.Type.Bitmap {
 			// (checked before the value is read, as ipset does)
@@ -368,7 +376,7 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 			if v, err = num(0xffffffff); err == nil {
 				s.InitVal = uint32(v)
 			}
-		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip"):
+		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip" || s.Type.Name == "hash:ip,port"):
 			// (the family is known: the first pass parsed it)
 			var a string
 			if a, err = arg(); err == nil {
@@ -377,6 +385,11 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 						s.Netmask = 0 // a host mask is no mask
 					}
 				}
+			}
+		case opt == "bitmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "hash:ip,port"):
+			var a string
+			if a, err = arg(); err == nil {
+				err = parseBitmask(s, a)
 			}
 		case opt == "timeout":
 			if v, err = num(2147483); err == nil {
@@ -480,6 +493,45 @@ func parseNetmask(s *Set, a string) (uint64, *Error) {
 		err.Msg += fmt.Sprintf("\nSyntax error: netmask is out of the inclusive range of 1-%d", s.maxBits())
 	}
 	return v, err
+}
+
+// parseBitmask parses bitmask's value, an address of the set's family
+// (a prefix length after it is ignored), into s.Bitmask: all ones is no
+// mask, none is refused by the kernel.
+func parseBitmask(s *Set, a string) *Error {
+	if ip, _, ok := cutCIDR(a); ok {
+		a = ip
+	}
+	m, err := parseAddr(s, a)
+	if err != nil {
+		err.Msg += "\nSyntax error: bitmask is not valid for family = " + s.Family.String()
+		return err
+	}
+	switch {
+	case m.IsUnspecified():
+		return errorf("The value of the netmask parameter is invalid")
+	case m == lastAddr(netip.PrefixFrom(m, 0)):
+		s.Bitmask = netip.Addr{} // a host mask is no mask
+	default:
+		s.Bitmask = m
+	}
+	return nil
+}
+
+// AddrMask is what the address of an entry of s is ANDed with (nil:
+// nothing): the bitmask, or the netmask of a hash:ip,port.
+func (s *Set) AddrMask() []byte {
+	if s.Bitmask.IsValid() {
+		return s.Bitmask.AsSlice()
+	}
+	if s.Netmask > 0 && s.Type.Name == "hash:ip,port" {
+		m := make([]byte, s.maxBits()/8)
+		for b := 0; b < s.Netmask; b++ {
+			m[b/8] |= 0x80 >> (b % 8)
+		}
+		return m
+	}
+	return nil
 }
 
 // bitmapRange is what a bitmap's create options give of its range (see
@@ -614,8 +666,13 @@ func (s *Set) headerOptions(withInitval bool, shown *shownHeader) []string {
 		}
 		o = append(o, "hashsize", strconv.Itoa(int(hashsize)), "maxelem", strconv.Itoa(int(s.MaxElem)))
 	}
-	if s.Netmask > 0 {
+	// (hash:ip prints its mask here, hash:ip,port after initval)
+	ipMask := s.Type.Name != "hash:ip,port"
+	if s.Netmask > 0 && ipMask {
 		o = append(o, "netmask", strconv.Itoa(s.Netmask))
+	}
+	if s.Bitmask.IsValid() && ipMask {
+		o = append(o, "bitmask", s.Bitmask.String())
 	}
 	if s.HasTimeout {
 		o = append(o, "timeout", strconv.Itoa(int(s.Timeout)))
@@ -633,6 +690,12 @@ func (s *Set) headerOptions(withInitval bool, shown *shownHeader) []string {
 		if withInitval || s.InitVal != defaultInitval(s.Name) {
 			o = append(o, "initval", fmt.Sprintf("0x%08x", s.InitVal))
 		}
+	}
+	if s.Netmask > 0 && !ipMask {
+		o = append(o, "netmask", strconv.Itoa(s.Netmask))
+	}
+	if s.Bitmask.IsValid() && !ipMask {
+		o = append(o, "bitmask", s.Bitmask.String())
 	}
 	return o
 }
