@@ -218,6 +218,9 @@ type SetInfo struct {
 	// (nil: none; it overrides Netmask), and ipset ANDs the packet's
 	// address alike.
 	AddrMask []byte
+	// MarkMask: hash:ip,mark holds marks ANDed with this mask (0 or all
+	// ones: none), and ipset ANDs the packet's mark alike.
+	MarkMask uint32
 	// RangeLo, RangeHi: a bitmap type's range of its first key field
 	// (address or port, big-endian; nil for other types): ipset adds
 	// nothing from a packet outside it.
@@ -526,6 +529,10 @@ func setKeyExprs(ctx *NftContext, info SetInfo, src func(i int) bool) []expr.Any
 			reg += 2
 		case SetDimMark:
 			out = append(out, &expr.Meta{Key: expr.MetaKeyMARK, Register: KernelReg(reg)})
+			if m := info.MarkMask; m != 0 && m != 0xffffffff {
+				out = append(out, &expr.Bitwise{SourceRegister: KernelReg(reg), DestRegister: KernelReg(reg), Len: 4,
+					Mask: binary.NativeEndian.AppendUint32(nil, m), Xor: make([]byte, 4)})
+			}
 			reg++
 		}
 	}

@@ -27,7 +27,7 @@ func TestIpsetOursOnlyTypes(t *testing.T) {
 		{"add mk 198.51.100.3,0x100000000", "", "ipset v7.17: Syntax error: '0x100000000' is out of range 0-4294967295\n", 1},
 		{"test mk 198.51.100.1,0x10", "", "Warning: 198.51.100.1,0x00000010 is in set mk.\n", 0},
 		{"test mk 198.51.100.1,17", "", "198.51.100.1,0x00000011 is NOT in set mk.\n", 1},
-		{"save mk", "create mk hash:ip,mark family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\nadd mk 198.51.100.1,0x00000010\nadd mk 198.51.100.2,0x00000010\n", "", 0},
+		{"save mk", "create mk hash:ip,mark family inet markmask 0xffffffff hashsize 1024 maxelem 65536 bucketsize 12 initval X\nadd mk 198.51.100.1,0x00000010\nadd mk 198.51.100.2,0x00000010\n", "", 0},
 
 		{"create npn hash:net,port,net", "", "", 0},
 		{"add npn 198.51.100.0/24,tcp:80,203.0.113.0/25", "", "", 0},
@@ -66,7 +66,19 @@ func TestIpsetOursOnlyTypes(t *testing.T) {
 		{"save a1", "create a1 hash:mac hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
 		{"save a2", "create a2 hash:net,net family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
 		{"save a3", "create a3 hash:net,port,net family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
-		{"save a4", "create a4 hash:ip,mark family inet hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
+		{"save a4", "create a4 hash:ip,mark family inet markmask 0xffffffff hashsize 1024 maxelem 65536 bucketsize 12 initval X\n", "", 0},
+		// markmask: listed always (the kernel reports it), marks ANDed
+		// with it by the kernel (echoed as written)
+		{"create mm hash:ip,mark markmask 0x0000FFDE timeout 5", "", "", 0},
+		{"add mm 198.51.100.1,0x123", "", "", 0},
+		{"add mm 198.51.100.1,0x103", "", "ipset v7.17: Element cannot be added to the set: it's already added\n", 1},
+		{"test mm 198.51.100.1,0x10103", "", "Warning: 198.51.100.1,0x00010103 is in set mm.\n", 0},
+		{"save mm", "create mm hash:ip,mark family inet markmask 0x0000ffde hashsize 1024 maxelem 65536 timeout 5 bucketsize 12 initval X\nadd mm 198.51.100.1,0x00000102 timeout T\n", "", 0},
+		{"create -exist mm hash:ip,mark markmask 0xffde timeout 5", "", "", 0},
+		{"create -exist mm hash:ip,mark timeout 5", "", "ipset v7.17: Set cannot be created: set with the same name already exists\n", 1},
+		{"create m0 hash:ip,mark markmask 0", "", "ipset v7.17: The value of the markmask parameter is invalid\n", 1},
+		{"create m1 hash:ip,mark markmask 1 markmask 2", "", "ipset v7.17: Syntax error: markmask already specified\n", 1},
+		{"create m2 hash:ip markmask 1", "", "ipset v7.17: Unknown argument: `markmask'\nTry `ipset help' for more information.\n", 2},
 	} {
 		r := ns.Run("", append([]string{ours}, shellWords(tc.line)...)...)
 		if normIpsetOutput(r.Stdout) != normIpsetOutput(tc.out) || r.Stderr != tc.err || r.RC != tc.rc {

@@ -295,7 +295,9 @@
 // first is ANDed with the mask, and a range or prefix steps from there
 // one address at a time, each kept as it is (the kernel's way: only
 // the first is masked); a packet's address is ANDed with the mask before
-// the lookup. Sets with them are not mirrored in XDP.
+// the lookup. Sets with them are not mirrored in XDP. markmask
+// (hash:ip,mark) likewise ANDs the marks of entries and packets; listed
+// always, as the kernel reports it.
 //
 // Not supported (refused as unknown words, as an ipset without them
 // refuses them): the wildcard flag of hash:net,iface entries and

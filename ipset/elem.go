@@ -92,7 +92,7 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 			if e != nil {
 				return nil, e
 			}
-			alts = []Part{{Mark: uint32(v)}}
+			alts = []Part{{Mark: uint32(v) & s.MarkMaskValue()}}
 		case DimSet:
 			alts = []Part{{Name: f}}
 		}
@@ -981,6 +981,12 @@ func (s *Set) formatElem(e Elem, resolve bool) string {
 // (protocol and port names resolved, IPv6 addresses shortened) while an
 // IPv4 range or prefix keeps its form ("10.0.0.5/8", "A-B").
 func EchoElem(s *Set, arg string) string {
+	if s.MarkMask != 0 {
+		// the mark as written: the kernel masks it
+		u := *s
+		u.MarkMask = 0
+		s = &u
+	}
 	elems, err := ParseElem(s, arg)
 	if err != nil && !ParseError(err) && s.Type.Bitmap {
 		// an element outside a bitmap's range is echoed as parsed too

@@ -38,7 +38,10 @@ type Set struct {
 	Netmask  int // 0: none
 	// Bitmask: hash:ip and hash:ip,port created with bitmask keep
 	// addresses ANDed with it (invalid: none; netmask excludes it).
-	Bitmask    netip.Addr
+	Bitmask netip.Addr
+	// MarkMask: hash:ip,mark keeps marks ANDed with it (0: all ones,
+	// the default).
+	MarkMask   uint32
 	HasTimeout bool
 	Timeout    uint32
 	Counters   bool
@@ -214,6 +217,8 @@ func createOption(s *Set, name string) (known, hasArg bool) {
 		return s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip" || s.Type.Name == "hash:ip,port", true
 	case "bitmask":
 		return s.Type.Name == "hash:ip" || s.Type.Name == "hash:ip,port", true
+	case "markmask":
+		return slices.Contains(s.Type.Dims, DimMark), true
 	case "timeout":
 		return true, true
 	case "counters", "comment", "skbinfo":
@@ -298,7 +303,7 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 		}
 		key := name
 		switch key {
-		case "hashsize", "maxelem", "bucketsize", "initval", "netmask", "bitmask", "timeout", "size":
+		case "hashsize", "maxelem", "bucketsize", "initval", "netmask", "bitmask", "markmask", "timeout", "size":
 			// Options with a value may come once.
 			if seen[key] {
 				return "", syntaxf("%s already specified", name)
@@ -390,6 +395,14 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 			var a string
 			if a, err = arg(); err == nil {
 				err = parseBitmask(s, a)
+			}
+		case opt == "markmask" && slices.Contains(s.Type.Dims, DimMark):
+			if v, err = num(0xffffffff); err == nil {
+				if v == 0 {
+					// (the kernel's answer)
+					err = errorf("The value of the markmask parameter is invalid")
+				}
+				s.MarkMask = uint32(v)
 			}
 		case opt == "timeout":
 			if v, err = num(2147483); err == nil {
@@ -516,6 +529,14 @@ func parseBitmask(s *Set, a string) *Error {
 		s.Bitmask = m
 	}
 	return nil
+}
+
+// MarkMaskValue is the mask marks of s are ANDed with.
+func (s *Set) MarkMaskValue() uint32 {
+	if s.MarkMask == 0 {
+		return 0xffffffff
+	}
+	return s.MarkMask
 }
 
 // AddrMask is what the address of an entry of s is ANDed with (nil:
@@ -663,6 +684,10 @@ func (s *Set) headerOptions(withInitval bool, shown *shownHeader) []string {
 	default:
 		if !s.Type.Neutral {
 			o = append(o, "family", s.Family.String())
+		}
+		if slices.Contains(s.Type.Dims, DimMark) {
+			// (the kernel reports it always)
+			o = append(o, "markmask", fmt.Sprintf("0x%08x", s.MarkMaskValue()))
 		}
 		o = append(o, "hashsize", strconv.Itoa(int(hashsize)), "maxelem", strconv.Itoa(int(s.MaxElem)))
 	}
