@@ -79,6 +79,8 @@ func TestIpsetOursOnlyTypes(t *testing.T) {
 		{"create m0 hash:ip,mark markmask 0", "", "ipset v7.17: The value of the markmask parameter is invalid\n", 1},
 		{"create m1 hash:ip,mark markmask 1 markmask 2", "", "ipset v7.17: Syntax error: markmask already specified\n", 1},
 		{"create m2 hash:ip markmask 1", "", "ipset v7.17: Unknown argument: `markmask'\nTry `ipset help' for more information.\n", 2},
+		// ipset 4's options, ignored as on hash:ip,port
+		{"-N m3 ipmarkhash --from 198.51.100.1 --to 198.51.100.9", "", "Warning: Option '--from 198.51.100.1' is ignored. Please upgrade your syntax.\nOption '--to 198.51.100.9' is ignored. Please upgrade your syntax.\n", 0},
 	} {
 		r := ns.Run("", append([]string{ours}, shellWords(tc.line)...)...)
 		if normIpsetOutput(r.Stdout) != normIpsetOutput(tc.out) || r.Stderr != tc.err || r.RC != tc.rc {

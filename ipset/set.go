@@ -200,6 +200,7 @@ var ignoredOptions = map[string][]string{
 	"hash:ip,port":     {"probes", "resize", "from", "to", "network"},
 	"hash:ip,port,ip":  {"probes", "resize", "from", "to", "network"},
 	"hash:ip,port,net": {"probes", "resize", "from", "to", "network"},
+	"hash:ip,mark":     {"probes", "resize", "from", "to", "network"},
 }
 
 // createOption says whether name is a create option of the type of s,
