@@ -80,6 +80,9 @@ func TestIpsetOursOnlyTypes(t *testing.T) {
 		{"create m1 hash:ip,mark markmask 1 markmask 2", "", "ipset v7.17: Syntax error: markmask already specified\n", 1},
 		{"create m2 hash:ip markmask 1", "", "ipset v7.17: Unknown argument: `markmask'\nTry `ipset help' for more information.\n", 2},
 		// ipset 4's options, ignored as on hash:ip,port
+		// the zero MAC is no element, as the zero address of a hash:ip
+		{"add m 00:00:00:00:00:00", "", "ipset v7.17: Null-valued element, cannot be stored in a hash type of set\n", 1},
+		{"test m 0:0:0:0:0:0", "", "00:00:00:00:00:00 is NOT in set m.\n", 1},
 		{"-N m3 ipmarkhash --from 198.51.100.1 --to 198.51.100.9", "", "Warning: Option '--from 198.51.100.1' is ignored. Please upgrade your syntax.\nOption '--to 198.51.100.9' is ignored. Please upgrade your syntax.\n", 0},
 	} {
 		r := ns.Run("", append([]string{ours}, shellWords(tc.line)...)...)

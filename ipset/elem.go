@@ -1069,8 +1069,18 @@ func HostPrefixErr(s *Set, arg string, op Op) *Error {
 }
 
 // nullKeyErr is the refusal of the null address as the key of a
-// hash:ip or of a hash type of an address and one more dimension.
+// hash:ip, a hash:mac or a hash type of an address and one more
+// dimension.
 func nullKeyErr(s *Set, elems []Elem) *Error {
+	if s.Type.Name == "hash:mac" {
+		// (the kernel refuses the zero address as a hash:ip's)
+		for _, e := range elems {
+			if e[0].MAC == [6]byte{} {
+				return errorf("Null-valued element, cannot be stored in a hash type of set")
+			}
+		}
+		return nil
+	}
 	if s.Type.Bitmap || len(s.Type.Dims) > 2 || s.Type.Dims[0] != DimIP {
 		return nil
 	}
