@@ -80,6 +80,23 @@ func TestIpsetOursOnlyTypes(t *testing.T) {
 		{"create m1 hash:ip,mark markmask 1 markmask 2", "", "ipset v7.17: Syntax error: markmask already specified\n", 1},
 		{"create m2 hash:ip markmask 1", "", "ipset v7.17: Unknown argument: `markmask'\nTry `ipset help' for more information.\n", 2},
 		// ipset 4's options, ignored as on hash:ip,port
+		// entries whose second prefixes nest: ipset decides by the most
+		// specific first prefix, then the most specific second
+		{"create nn2 hash:net,net", "", "", 0},
+		{"add nn2 10.0.0.0/8,10.0.0.0/8", "", "", 0},
+		{"add nn2 10.0.0.0/8,10.1.0.0/16", "", "", 0},
+		{"add nn2 10.1.0.0/16,10.0.0.0/8 nomatch", "", "", 0},
+		{"add nn2 10.1.2.0/24,10.1.0.0/16", "", "", 0},
+		{"test nn2 10.5.0.1,10.2.0.1", "", "Warning: 10.5.0.1,10.2.0.1 is in set nn2.\n", 0},
+		{"test nn2 10.1.0.1,10.1.0.1", "", "10.1.0.1,10.1.0.1 is NOT in set nn2.\n", 1},
+		{"test nn2 10.1.2.3,10.1.0.1", "", "Warning: 10.1.2.3,10.1.0.1 is in set nn2.\n", 0},
+		{"test nn2 10.1.2.3,10.2.0.1", "", "10.1.2.3,10.2.0.1 is NOT in set nn2.\n", 1},
+		{"create npn2 hash:net,port,net", "", "", 0},
+		{"add npn2 198.51.100.0/24,tcp:5,203.0.113.0/24", "", "", 0},
+		{"add npn2 198.51.100.0/24,tcp:5,203.0.113.0/25", "", "", 0},
+		{"add npn2 198.51.100.7,tcp:5,203.0.113.0/26 nomatch", "", "", 0},
+		{"test npn2 198.51.100.7,tcp:5,203.0.113.1", "", "198.51.100.7,tcp:5,203.0.113.1 is NOT in set npn2.\n", 1},
+		{"test npn2 198.51.100.7,tcp:5,203.0.113.200", "", "Warning: 198.51.100.7,tcp:5,203.0.113.200 is in set npn2.\n", 0},
 		// the zero MAC is no element, as the zero address of a hash:ip
 		{"add m 00:00:00:00:00:00", "", "ipset v7.17: Null-valued element, cannot be stored in a hash type of set\n", 1},
 		{"test m 0:0:0:0:0:0", "", "00:00:00:00:00:00 is NOT in set m.\n", 1},

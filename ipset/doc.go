@@ -56,7 +56,13 @@
 //     entries can match: a range is given to each entry of its most
 //     specific network. Its physdev entries are left out: ipset looks
 //     a packet's interface up without the physdev flag, so they match
-//     no packet (ipset test, which can ask with it, reads the entries). A piece carries the timeout and comment of its owner.
+//     no packet (ipset test, which can ask with it, reads the entries).
+//     The second prefixes of a type with two (hash:net,net,
+//     hash:net,port,net) share the tree of the first too: ipset takes
+//     the most specific first prefix with an entry holding the pair,
+//     then of its entries the most specific second prefix, so a piece
+//     of the first address is split into ranges of the second, each
+//     given to the entry that decides there. A piece carries the timeout and comment of its owner.
 //     Both sets change in the same transaction.
 //     A hash:net whose entries carry nothing a piece must (no timeout,
 //     counters, comment or skbinfo) is created with the top-level

@@ -804,14 +804,21 @@ func (s *Set) Nomatch(ids bool) NftSet {
 // nomatch false returns the pieces of the lookup set (owned by plain
 // entries), true those of the nomatch set (owned by nomatch entries).
 func (s *Set) pieces(ids, nomatch bool) []NftElem {
-	netDim := -1
+	netDim, net2 := -1, -1
 	for i, d := range s.Type.Dims {
 		if d == DimNet {
-			netDim = i
-			break
+			if netDim < 0 {
+				netDim = i
+			} else {
+				net2 = i
+			}
 		}
 	}
 	shared := s.Type.IfaceShared()
+	// A run of entries with one first prefix is a node of the tree when
+	// their other dimensions differ within a group: the interfaces of a
+	// shared tree, the second prefixes of a type with two.
+	runs := shared || net2 >= 0
 	groups := map[string][]*Entry{}
 	var order []string
 	if len(s.Type.Dims) == 1 {
@@ -839,12 +846,13 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 				g[i] = Part{}
 			}
 		}
-		k := s.Key(g)
-		for i, d := range s.Type.Dims {
-			if d == DimNet && i != netDim {
-				k += "|" + netip.PrefixFrom(en.Elem[i].Addr, en.Elem[i].Bits).String()
-			}
+		if net2 >= 0 {
+			// The second prefixes share the tree of the first: ipset
+			// decides by the most specific first prefix, then the
+			// most specific second (see boxes).
+			g[net2] = Part{}
 		}
+		k := s.Key(g)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -862,7 +870,7 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			if c := a.Addr.Compare(b.Addr); c != 0 {
 				return c
 			}
-			if c := a.Bits - b.Bits; c != 0 || !shared {
+			if c := a.Bits - b.Bits; c != 0 || !runs {
 				return c
 			}
 			return cmpElem(s, x.Elem, y.Elem)
@@ -876,8 +884,18 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			lo, hi netip.Addr
 			owners []*Entry
 			nested int // TopLayout: entries in owner's tree (owner aside)
+			// chain: with two prefixes, the nodes holding the span,
+			// the least specific first (owners last)
+			chain [][]*Entry
 		}
 		spans := make([]span, 0, len(ens)+len(ens)/4)
+		var anc [][]*Entry
+		chain := func() [][]*Entry {
+			if net2 < 0 {
+				return nil
+			}
+			return slices.Clone(anc)
+		}
 		var walk func(i int) int
 		walk = func(i int) int {
 			p := prefixAt(i)
@@ -886,18 +904,20 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 				e++
 			}
 			owners := ens[i:e:e]
+			anc = append(anc, owners)
+			defer func() { anc = anc[:len(anc)-1] }()
 			cur := p.Addr()
 			j := e
 			for j < len(ens) && p.Contains(ens[j].Elem[netDim].Addr) {
 				child := prefixAt(j)
 				if cur.Less(child.Addr()) {
-					spans = append(spans, span{cur, child.Addr().Prev(), owners, 0})
+					spans = append(spans, span{cur, child.Addr().Prev(), owners, 0, chain()})
 				}
 				j = walk(j)
 				cur = lastAddr(child).Next()
 			}
 			if cur.IsValid() && !lastAddr(p).Less(cur) {
-				spans = append(spans, span{cur, lastAddr(p), owners, 0})
+				spans = append(spans, span{cur, lastAddr(p), owners, 0, chain()})
 			}
 			return j
 		}
@@ -907,7 +927,7 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			if s.TopLayout && !slices.ContainsFunc(ens[i:j], func(en *Entry) bool { return en.Nomatch }) {
 				// One interval for the tree.
 				p := prefixAt(i)
-				spans = append(spans[:at], span{p.Addr(), lastAddr(p), ens[i : i+1], j - i - 1})
+				spans = append(spans[:at], span{p.Addr(), lastAddr(p), ens[i : i+1], j - i - 1, nil})
 			}
 			i = j
 		}
@@ -917,9 +937,18 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 		// Parts of all pieces come from one array.
 		partsBuf := make([]nftables.SetElement, 0, 2*len(spans))
 		for _, sp := range spans {
+			if net2 >= 0 {
+				for _, b := range boxes(sp.chain, net2) {
+					if b.owner.Nomatch == nomatch {
+						out = s.appendPiece(out, &partsBuf, b.owner, 0, concat, ids,
+							addrSpan{netDim, sp.lo, sp.hi}, addrSpan{net2, b.lo, b.hi})
+					}
+				}
+				continue
+			}
 			for _, owner := range sp.owners {
 				if owner.Nomatch == nomatch {
-					out = s.appendPiece(out, &partsBuf, sp.lo, sp.hi, owner, sp.nested, netDim, concat, ids)
+					out = s.appendPiece(out, &partsBuf, owner, sp.nested, concat, ids, addrSpan{netDim, sp.lo, sp.hi})
 				}
 			}
 		}
@@ -927,22 +956,94 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 	return out
 }
 
-// appendPiece appends to out the piece lo-hi of entry owner (nested:
-// the entries nested in it, for a top-level interval), its parts taken
-// from partsBuf.
-func (s *Set) appendPiece(out []NftElem, partsBuf *[]nftables.SetElement, lo, hi netip.Addr, owner *Entry, nested, netDim int, concat, ids bool) []NftElem {
+// addrSpan is the range lo-hi of the address in dimension dim.
+type addrSpan struct {
+	dim    int
+	lo, hi netip.Addr
+}
+
+// boxes splits the second addresses of a span of the first (held by
+// the nodes of chain, the least specific first) by the entry that
+// decides, as ipset: the most specific first prefix that has an entry
+// holding the second address, and of its entries the most specific
+// second prefix holding it. The ranges are in address order.
+func boxes(chain [][]*Entry, net2 int) []struct {
+	lo, hi netip.Addr
+	owner  *Entry
+} {
+	type cand struct {
+		lo, hi netip.Addr
+		level  int // index in chain: higher is more specific
+		en     *Entry
+	}
+	var cands []cand
+	var cuts []netip.Addr
+	for l, node := range chain {
+		for _, en := range node {
+			p := netip.PrefixFrom(en.Elem[net2].Addr, en.Elem[net2].Bits)
+			c := cand{p.Addr(), lastAddr(p), l, en}
+			cands = append(cands, c)
+			cuts = append(cuts, c.lo)
+			if n := c.hi.Next(); n.IsValid() {
+				cuts = append(cuts, n)
+			}
+		}
+	}
+	slices.SortFunc(cuts, func(a, b netip.Addr) int { return a.Compare(b) })
+	cuts = slices.Compact(cuts)
+	var out []struct {
+		lo, hi netip.Addr
+		owner  *Entry
+	}
+	for i, lo := range cuts {
+		hi := lastAddr(netip.PrefixFrom(lo, 0))
+		if i+1 < len(cuts) {
+			hi = cuts[i+1].Prev()
+		}
+		var best *cand
+		for k := range cands {
+			c := &cands[k]
+			if lo.Less(c.lo) || c.hi.Less(lo) {
+				continue
+			}
+			if best == nil || c.level > best.level || c.level == best.level && c.en.Elem[net2].Bits > best.en.Elem[net2].Bits {
+				best = c
+			}
+		}
+		if best == nil {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].owner == best.en && out[n-1].hi.Next() == lo {
+			out[n-1].hi = hi
+			continue
+		}
+		out = append(out, struct {
+			lo, hi netip.Addr
+			owner  *Entry
+		}{lo, hi, best.en})
+	}
+	return out
+}
+
+// appendPiece appends to out the piece of entry owner whose address
+// dimensions span the given ranges (nested: the entries nested in it,
+// for a top-level interval), its parts taken from partsBuf.
+func (s *Set) appendPiece(out []NftElem, partsBuf *[]nftables.SetElement, owner *Entry, nested int, concat, ids bool, spans ...addrSpan) []NftElem {
 	var kl, kh []byte
 	if concat {
 		e := owner.Elem
 		l, h := make(Elem, len(e)), make(Elem, len(e))
 		copy(l, e)
 		copy(h, e)
-		l[netDim] = Part{Addr: lo, Bits: s.maxBits()}
-		h[netDim] = Part{Addr: hi, Bits: s.maxBits()}
+		for _, sp := range spans {
+			l[sp.dim] = Part{Addr: sp.lo, Bits: s.maxBits()}
+			h[sp.dim] = Part{Addr: sp.hi, Bits: s.maxBits()}
+		}
 		kl, kh = s.key(l, false), s.key(h, true)
 	} else {
-		kl, kh = lo.AsSlice(), hi.AsSlice()
+		kl, kh = spans[0].lo.AsSlice(), spans[0].hi.AsSlice()
 	}
+	hi := spans[0].hi
 	start := nftables.SetElement{Key: kl}
 	id := s.attrs(owner, &start, ids)
 	if nested > 0 {
