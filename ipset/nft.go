@@ -962,65 +962,77 @@ type addrSpan struct {
 	lo, hi netip.Addr
 }
 
+// box is a range of second addresses and the entry that decides there.
+type box struct {
+	lo, hi netip.Addr
+	owner  *Entry
+}
+
 // boxes splits the second addresses of a span of the first (held by
 // the nodes of chain, the least specific first) by the entry that
 // decides, as ipset: the most specific first prefix that has an entry
 // holding the second address, and of its entries the most specific
-// second prefix holding it. The ranges are in address order.
-func boxes(chain [][]*Entry, net2 int) []struct {
-	lo, hi netip.Addr
-	owner  *Entry
-} {
+// second prefix holding it. The ranges are in address order. The
+// second prefixes nest or are disjoint: one sweep over them, sorted,
+// with the deciding entry of each open prefix and those around it.
+func boxes(chain [][]*Entry, net2 int) []box {
 	type cand struct {
 		lo, hi netip.Addr
 		level  int // index in chain: higher is more specific
 		en     *Entry
 	}
 	var cands []cand
-	var cuts []netip.Addr
 	for l, node := range chain {
 		for _, en := range node {
 			p := netip.PrefixFrom(en.Elem[net2].Addr, en.Elem[net2].Bits)
-			c := cand{p.Addr(), lastAddr(p), l, en}
-			cands = append(cands, c)
-			cuts = append(cuts, c.lo)
-			if n := c.hi.Next(); n.IsValid() {
-				cuts = append(cuts, n)
-			}
+			cands = append(cands, cand{p.Addr(), lastAddr(p), l, en})
 		}
 	}
-	slices.SortFunc(cuts, func(a, b netip.Addr) int { return a.Compare(b) })
-	cuts = slices.Compact(cuts)
-	var out []struct {
-		lo, hi netip.Addr
-		owner  *Entry
+	slices.SortFunc(cands, func(a, b cand) int {
+		if c := a.lo.Compare(b.lo); c != 0 {
+			return c
+		}
+		return b.hi.Compare(a.hi) // the wider first
+	})
+	better := func(a, b *cand) bool {
+		return a.level > b.level || a.level == b.level && a.en.Elem[net2].Bits > b.en.Elem[net2].Bits
 	}
-	for i, lo := range cuts {
-		hi := lastAddr(netip.PrefixFrom(lo, 0))
-		if i+1 < len(cuts) {
-			hi = cuts[i+1].Prev()
-		}
-		var best *cand
-		for k := range cands {
-			c := &cands[k]
-			if lo.Less(c.lo) || c.hi.Less(lo) {
-				continue
-			}
-			if best == nil || c.level > best.level || c.level == best.level && c.en.Elem[net2].Bits > best.en.Elem[net2].Bits {
-				best = c
-			}
-		}
-		if best == nil {
-			continue
-		}
-		if n := len(out); n > 0 && out[n-1].owner == best.en && out[n-1].hi.Next() == lo {
+	var out []box
+	emit := func(lo, hi netip.Addr, c *cand) {
+		if n := len(out); n > 0 && out[n-1].owner == c.en && out[n-1].hi.Next() == lo {
 			out[n-1].hi = hi
+			return
+		}
+		out = append(out, box{lo, hi, c.en})
+	}
+	type open struct{ c, best *cand }
+	var stack []open
+	var cur netip.Addr
+	for i := 0; i < len(cands) || len(stack) > 0; {
+		if len(stack) == 0 || i < len(cands) && !stack[len(stack)-1].c.hi.Less(cands[i].lo) {
+			c := &cands[i]
+			i++
+			if len(stack) > 0 && cur.Less(c.lo) {
+				emit(cur, c.lo.Prev(), stack[len(stack)-1].best)
+			}
+			best := c
+			if len(stack) > 0 && better(stack[len(stack)-1].best, c) {
+				best = stack[len(stack)-1].best
+			}
+			stack = append(stack, open{c, best})
+			cur = c.lo
 			continue
 		}
-		out = append(out, struct {
-			lo, hi netip.Addr
-			owner  *Entry
-		}{lo, hi, best.en})
+		top := stack[len(stack)-1]
+		if !top.c.hi.Less(cur) {
+			emit(cur, top.c.hi, top.best)
+		}
+		stack = stack[:len(stack)-1]
+		if cur = top.c.hi.Next(); !cur.IsValid() {
+			// (the end of the address space: what is open ends
+			// here, and every prefix was opened)
+			stack = stack[:0]
+		}
 	}
 	return out
 }

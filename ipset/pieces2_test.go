@@ -16,10 +16,10 @@ import (
 func TestTwoPrefixPieces(t *testing.T) {
 	rng := rand.New(rand.NewPCG(54, 1))
 	addr := func() uint32 { return 0x0a000000 | rng.Uint32()&0x0003ffff } // 10.0.0.0/14
-	for round := 0; round < 40; round++ {
+	for round := 0; round < 200; round++ {
 		st := &State{}
 		run(t, st, "create nn hash:net,net")
-		for i := 0; i < 2+rng.IntN(10); i++ {
+		for i := 0; i < 2+rng.IntN(24); i++ {
 			b1, b2 := 14+rng.IntN(11), 14+rng.IntN(11)
 			p1 := netip.PrefixFrom(u32Addr(addr()), b1).Masked()
 			p2 := netip.PrefixFrom(u32Addr(addr()), b2).Masked()
@@ -68,4 +68,22 @@ func TestTwoPrefixPieces(t *testing.T) {
 
 func u32Addr(v uint32) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// TestTwoPrefixPiecesMany: many second prefixes under one first prefix
+// make as many pieces, in one sweep.
+func TestTwoPrefixPiecesMany(t *testing.T) {
+	st := &State{}
+	run(t, st, "create nn hash:net,net maxelem 100000")
+	const n = 20000
+	for i := 0; i < n; i++ {
+		line := fmt.Sprintf("add nn 10.0.0.0/8,%s/30", u32Addr(0xac100000+uint32(i)*4))
+		if _, err := run(t, st, line); err != "" {
+			t.Fatalf("%s: %s", line, err)
+		}
+	}
+	run(t, st, "add nn 10.0.0.0/8,172.16.0.0/12")
+	if got := len(st.Find("nn").NftSets()[0].Elems); got != n+1 {
+		t.Errorf("%d pieces, want %d", got, n+1)
+	}
 }
