@@ -213,6 +213,14 @@ type SetInfo struct {
 	// addresses masked to this many bits (0: none), and ipset masks the
 	// packet's address alike.
 	Netmask int
+	// AddrMask: a set created with bitmask (hash:ip, hash:ip,port), or a
+	// hash:ip,port with a netmask, holds addresses ANDed with this mask
+	// (nil: none; it overrides Netmask), and ipset ANDs the packet's
+	// address alike.
+	AddrMask []byte
+	// MarkMask: hash:ip,mark holds marks ANDed with this mask (0 or all
+	// ones: none), and ipset ANDs the packet's mark alike.
+	MarkMask uint32
 	// RangeLo, RangeHi: a bitmap type's range of its first key field
 	// (address or port, big-endian; nil for other types): ipset adds
 	// nothing from a packet outside it.
@@ -484,7 +492,9 @@ func setKeyExprs(ctx *NftContext, info SetInfo, src func(i int) bool) []expr.Any
 				}
 			}
 			out = append(out, &expr.Payload{OperationType: expr.PayloadLoad, DestRegister: KernelReg(reg), Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n})
-			if info.Netmask > 0 && int(n)*8 > info.Netmask {
+			if len(info.AddrMask) == int(n) {
+				out = append(out, &expr.Bitwise{SourceRegister: KernelReg(reg), DestRegister: KernelReg(reg), Len: n, Mask: info.AddrMask, Xor: make([]byte, n)})
+			} else if info.Netmask > 0 && int(n)*8 > info.Netmask {
 				mask := make([]byte, n)
 				for b := 0; b < info.Netmask; b++ {
 					mask[b/8] |= 0x80 >> (b % 8)
@@ -519,6 +529,10 @@ func setKeyExprs(ctx *NftContext, info SetInfo, src func(i int) bool) []expr.Any
 			reg += 2
 		case SetDimMark:
 			out = append(out, &expr.Meta{Key: expr.MetaKeyMARK, Register: KernelReg(reg)})
+			if m := info.MarkMask; m != 0 && m != 0xffffffff {
+				out = append(out, &expr.Bitwise{SourceRegister: KernelReg(reg), DestRegister: KernelReg(reg), Len: 4,
+					Mask: binary.NativeEndian.AppendUint32(nil, m), Xor: make([]byte, 4)})
+			}
 			reg++
 		}
 	}

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -142,6 +143,9 @@ func TestSetMatchKey(t *testing.T) {
 		"masked":  {Dims: []SetDim{SetDimAddr}, Netmask: 24, Family: IPv4},
 		"masked6": {Dims: []SetDim{SetDimAddr}, Netmask: 60, Family: IPv6},
 		"bmport":  {Dims: []SetDim{SetDimPortOnly}, RangeLo: []byte{0, 1}, RangeHi: []byte{0, 100}, Family: IPv4},
+		"bitmask": {Dims: []SetDim{SetDimAddr, SetDimPort}, AddrMask: []byte{255, 0, 255, 0}, Family: IPv4},
+		"mark":    {Dims: []SetDim{SetDimAddr, SetDimMark}, MarkMask: 0xffde, Family: IPv4},
+		"markall": {Dims: []SetDim{SetDimAddr, SetDimMark}, MarkMask: 0xffffffff, Family: IPv4},
 	}
 	LookupIPSet = func(name string) (SetInfo, bool) {
 		info, ok := sets[name]
@@ -158,6 +162,9 @@ func TestSetMatchKey(t *testing.T) {
 		{IPv6, "--match-set masked6 dst", []string{"*expr.Payload", "mask fffffffffffffff00000000000000000", "*expr.Lookup"}},
 		{IPv4, "--match-set bmport dst", []string{"*expr.Meta", "map 2", "*expr.Payload", "*expr.Lookup"}},
 		{IPv4, "! --match-set bmport dst", []string{"*expr.Payload", "*expr.Lookup"}},
+		{IPv4, "--match-set bitmask src,dst", []string{"*expr.Payload", "mask ff00ff00", "*expr.Meta", "*expr.Payload", "*expr.Lookup"}},
+		{IPv4, "--match-set mark src,src", []string{"*expr.Payload", "*expr.Meta", fmt.Sprintf("mask %x", binary.NativeEndian.AppendUint32(nil, 0xffde)), "*expr.Lookup"}},
+		{IPv4, "--match-set markall src,src", []string{"*expr.Payload", "*expr.Meta", "*expr.Lookup"}},
 	}
 	for _, tc := range tests {
 		cmd, err := Parse(tc.fam, append([]string{"-A", "INPUT", "-m", "set"}, strings.Fields(tc.args)...), ParseOptions{})

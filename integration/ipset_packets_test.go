@@ -38,9 +38,17 @@ func TestIpsetPackets(t *testing.T) {
 			"create hicmp hash:ip,port", "add hicmp 198.18.0.2,icmp:echo-request",
 			"create hnp hash:net,port", "add hnp 198.18.0.0/24,udp:8085", "add hnp 198.18.0.0/30,udp:8085 nomatch",
 			"create hni hash:net,iface", "add hni 198.18.0.0/24," + veth,
+			// the most specific network decides, whatever its
+			// interface; a physdev entry matches no packet
+			"create hni2 hash:net,iface", "add hni2 198.18.0.0/16," + veth, "add hni2 198.18.0.0/24,lo",
+			"create hni3 hash:net,iface", "add hni3 198.18.0.0/24,physdev:" + veth, "add hni3 198.18.0.0/16," + veth,
+			"create hni4 hash:net,iface", "add hni4 198.18.0.0/24,physdev:" + veth,
 			"create hdrop hash:ip,port", "add hdrop 198.18.0.2,udp:9999",
 			"create hseen hash:ip timeout 100", "create hseenp hash:ip,port", "create hdel hash:ip", "add hdel 198.18.0.2",
 			"create hmask hash:ip netmask 24", "add hmask 198.18.0.77",
+			"create hbm hash:ip bitmask 255.255.0.255", "add hbm 198.18.77.1",
+			"create hipn hash:ip,port netmask 24", "add hipn 198.18.0.99,udp:53",
+			"create hipb hash:ip,port bitmask 255.255.0.255", "add hipb 198.18.9.2,udp:80-81",
 			"create bmask bitmap:ip range 198.18.0.0/24 netmask 30", "add bmask 198.18.0.3",
 			"create bport bitmap:port range 1-100", "add bport 53",
 			"create bicmp bitmap:port range 0-3000", "add bicmp 2048",
@@ -63,11 +71,17 @@ func TestIpsetPackets(t *testing.T) {
 		{"-m set --match-set hnp dst,dst", 0, 0},   // 198.18.0.2 is in the nomatch /30
 		{"-m set --match-set hni src,src", 9, 12},
 		{"-m set --match-set hni src,dst", 0, 0},
+		{"-m set --match-set hni2 src,src", 0, 0},
+		{"-m set --match-set hni3 src,src", 9, 12},
+		{"-m set --match-set hni4 src,src", 0, 0},
 		{"-m set --match-set htmo src", 9, 9},   // expired before the second round
 		{"-m set --match-set hmask src", 9, 12}, // the address masked to /24 as the entry
-		{"-m set --match-set bmask src", 9, 12}, // and to /30
-		{"-m set --match-set bport dst", 1, 1},  // udp 53
-		{"-m set --match-set bicmp src", 0, 0},  // bitmap:port takes TCP and UDP only (echo request: 0x0800)
+		{"-m set --match-set hbm src", 9, 12},   // and with the bitmask
+		{"-m set --match-set hipn dst,dst", 1, 1},
+		{"-m set --match-set hipb dst,dst", 1, 1}, // udp 80 (81: none sent)
+		{"-m set --match-set bmask src", 9, 12},   // and to /30
+		{"-m set --match-set bport dst", 1, 1},    // udp 53
+		{"-m set --match-set bicmp src", 0, 0},    // bitmap:port takes TCP and UDP only (echo request: 0x0800)
 		{"-p udp --dport 53 -j SET --add-set hseen src --exist --timeout 50", 1, 1},
 		{"-p udp --dport 85 -j SET --add-set hseenp src,dst", 1, 1},
 		{"-p udp --dport 80 -j SET --del-set hdel dst", 1, 1},

@@ -66,12 +66,16 @@ func LookupOp(a string) (Op, bool) {
 		return "", false
 	}
 	for _, op := range opOrder {
-		if strings.HasPrefix(string(op), a) {
+		if strings.HasPrefix(string(op), a) || strings.HasPrefix(opSecondName[op], a) {
 			return op, true
 		}
 	}
 	return "", false
 }
+
+// opSecondName is the second full name ipset gives a command: a
+// command word can be the start of either ("ne" creates).
+var opSecondName = map[Op]string{OpCreate: "new"}
 
 // Output modes of list and save.
 const (

@@ -50,7 +50,19 @@
 //     pieces: within each group of entries that agree on the other
 //     dimensions, the prefix tree is walked and every address range is
 //     given to its most specific entry; pieces owned by nomatch entries
-//     are left out. A piece carries the timeout and comment of its owner.
+//     are left out. The interfaces of a hash:net,iface are one group, as
+//     ipset looks for the most specific network holding the address
+//     among the entries of every interface and only that network's
+//     entries can match: a range is given to each entry of its most
+//     specific network. Its physdev entries are left out: ipset looks
+//     a packet's interface up without the physdev flag, so they match
+//     no packet (ipset test, which can ask with it, reads the entries).
+//     The second prefixes of a type with two (hash:net,net,
+//     hash:net,port,net) share the tree of the first too: ipset takes
+//     the most specific first prefix with an entry holding the pair,
+//     then of its entries the most specific second prefix, so a piece
+//     of the first address is split into ranges of the second, each
+//     given to the entry that decides there. A piece carries the timeout and comment of its owner.
 //     Both sets change in the same transaction.
 //     A hash:net whose entries carry nothing a piece must (no timeout,
 //     counters, comment or skbinfo) is created with the top-level
@@ -284,10 +296,19 @@
 // that warns, with status 0, as ipset exits there), and bitmap ranges
 // given as from/to or network.
 //
+// bitmask (hash:ip, hash:ip,port) and netmask on hash:ip,port, as
+// ipset 7.17 takes them where the kernel has them: the address written
+// first is ANDed with the mask, and a range or prefix steps from there
+// one address at a time, each kept as it is (the kernel's way: only
+// the first is masked); a packet's address is ANDed with the mask before
+// the lookup. Sets with them are not mirrored in XDP. markmask
+// (hash:ip,mark) likewise ANDs the marks of entries and packets; listed
+// always, as the kernel reports it.
+//
 // Not supported (refused as unknown words, as an ipset without them
-// refuses them): the wildcard flag of hash:net,iface entries, bitmask
-// (hash:ip, hash:ip,port, hash:net,net) and netmask on hash:ip,port,
-// which ipset 7.17 takes where the kernel has them.
+// refuses them): the wildcard flag of hash:net,iface entries and
+// bitmask on hash:net,net, which ipset 7.17 takes where the kernel has
+// them.
 //
 // Known departures: hash members appear in nftables' dump order (ipset's
 // is its bucket order; -s sorts as ipset does, bitmaps are listed in

@@ -92,7 +92,7 @@ func ParseElem(s *Set, arg string) ([]Elem, *Error) {
 			if e != nil {
 				return nil, e
 			}
-			alts = []Part{{Mark: uint32(v)}}
+			alts = []Part{{Mark: uint32(v) & s.MarkMaskValue()}}
 		case DimSet:
 			alts = []Part{{Name: f}}
 		}
@@ -358,6 +358,10 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		}
 		f = ip
 	}
+	// the address as written first, and what follows it: the range's
+	// end or the prefix length (-1: none)
+	var written, to netip.Addr
+	prefixBits := -1
 	if a, b, ok := cutRange(f); ok && !hasCIDR(f) {
 		var err *Error
 		if lo, err = parseAddr(s, a); err != nil {
@@ -369,6 +373,7 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		if s.Family == Inet6 {
 			return nil, syntaxf("plain IP address must be supplied: %s", f)
 		}
+		written, to = lo, hi
 		if hi.Less(lo) {
 			lo, hi = hi, lo
 		}
@@ -390,10 +395,39 @@ func appendIPDim(out []Part, s *Set, f string, first bool) ([]Part, *Error) {
 		}
 		p := netip.PrefixFrom(a, bits).Masked()
 		lo, hi = p.Addr(), lastAddr(p)
+		written = a
+		if has {
+			prefixBits = bits
+		}
 	}
 	if s.Type.Bitmap && first {
 		if lo.Less(s.RangeLo) || s.RangeHi.Less(hi) {
 			return nil, errorf(MsgOutOfRange)
+		}
+	}
+	if m := s.AddrMask(); m != nil && first {
+		// The kernel ANDs the address written first with the mask, and
+		// steps from there to the range's end, or through the prefix
+		// of the masked address, one address at a time, each as it is.
+		lo = andAddr(written, m)
+		hi = lo
+		switch {
+		case to.IsValid():
+			if hi = to; hi.Less(lo) {
+				lo, hi = hi, lo
+			}
+		case prefixBits >= 0:
+			p := netip.PrefixFrom(lo, prefixBits).Masked()
+			lo, hi = p.Addr(), lastAddr(p)
+		}
+		for a := lo; ; a = a.Next() {
+			out = append(out, Part{Addr: a, Bits: s.maxBits()})
+			if len(out)-start > 1<<20 {
+				return nil, errorf(MsgFull)
+			}
+			if a == hi {
+				return out, nil
+			}
 		}
 	}
 	step, mask := 1, 0
@@ -483,6 +517,16 @@ func RangePrefixes(lo, hi netip.Addr) []netip.Prefix {
 		}
 		lo = last.Next()
 	}
+}
+
+// andAddr is a ANDed with mask (of a's length).
+func andAddr(a netip.Addr, mask []byte) netip.Addr {
+	b := a.AsSlice()
+	for i := range b {
+		b[i] &= mask[i]
+	}
+	r, _ := netip.AddrFromSlice(b)
+	return r
 }
 
 func lastAddr(p netip.Prefix) netip.Addr {
@@ -937,6 +981,12 @@ func (s *Set) formatElem(e Elem, resolve bool) string {
 // (protocol and port names resolved, IPv6 addresses shortened) while an
 // IPv4 range or prefix keeps its form ("10.0.0.5/8", "A-B").
 func EchoElem(s *Set, arg string) string {
+	if s.MarkMask != 0 {
+		// the mark as written: the kernel masks it
+		u := *s
+		u.MarkMask = 0
+		s = &u
+	}
 	elems, err := ParseElem(s, arg)
 	if err != nil && !ParseError(err) && s.Type.Bitmap {
 		// an element outside a bitmap's range is echoed as parsed too
@@ -1019,8 +1069,18 @@ func HostPrefixErr(s *Set, arg string, op Op) *Error {
 }
 
 // nullKeyErr is the refusal of the null address as the key of a
-// hash:ip or of a hash type of an address and one more dimension.
+// hash:ip, a hash:mac or a hash type of an address and one more
+// dimension.
 func nullKeyErr(s *Set, elems []Elem) *Error {
+	if s.Type.Name == "hash:mac" {
+		// (the kernel refuses the zero address as a hash:ip's)
+		for _, e := range elems {
+			if e[0].MAC == [6]byte{} {
+				return errorf("Null-valued element, cannot be stored in a hash type of set")
+			}
+		}
+		return nil
+	}
 	if s.Type.Bitmap || len(s.Type.Dims) > 2 || s.Type.Dims[0] != DimIP {
 		return nil
 	}

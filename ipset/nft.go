@@ -804,13 +804,21 @@ func (s *Set) Nomatch(ids bool) NftSet {
 // nomatch false returns the pieces of the lookup set (owned by plain
 // entries), true those of the nomatch set (owned by nomatch entries).
 func (s *Set) pieces(ids, nomatch bool) []NftElem {
-	netDim := -1
+	netDim, net2 := -1, -1
 	for i, d := range s.Type.Dims {
 		if d == DimNet {
-			netDim = i
-			break
+			if netDim < 0 {
+				netDim = i
+			} else {
+				net2 = i
+			}
 		}
 	}
+	shared := s.Type.IfaceShared()
+	// A run of entries with one first prefix is a node of the tree when
+	// their other dimensions differ within a group: the interfaces of a
+	// shared tree, the second prefixes of a type with two.
+	runs := shared || net2 >= 0
 	groups := map[string][]*Entry{}
 	var order []string
 	if len(s.Type.Dims) == 1 {
@@ -822,22 +830,29 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 		if len(s.Type.Dims) == 1 {
 			break
 		}
+		if shared && slices.ContainsFunc(en.Elem, func(p Part) bool { return p.Physdev }) {
+			// ipset looks up a packet's interface without the
+			// physdev flag (iptables has no way to ask for it):
+			// such an entry matches no packet, and the entries
+			// with it form a tree of their own.
+			continue
+		}
 		g := make(Elem, len(en.Elem))
 		copy(g, en.Elem)
 		g[netDim] = Part{}
 		for i, d := range s.Type.Dims {
 			if d == DimIface {
-				// The lookup key has no physdev flag: both forms of
-				// an interface share their pieces.
-				g[i].Physdev = false
+				// The interfaces share one tree (IfaceShared).
+				g[i] = Part{}
 			}
+		}
+		if net2 >= 0 {
+			// The second prefixes share the tree of the first: ipset
+			// decides by the most specific first prefix, then the
+			// most specific second (see boxes).
+			g[net2] = Part{}
 		}
 		k := s.Key(g)
-		for i, d := range s.Type.Dims {
-			if d == DimNet && i != netDim {
-				k += "|" + netip.PrefixFrom(en.Elem[i].Addr, en.Elem[i].Bits).String()
-			}
-		}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -847,37 +862,62 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 	var out []NftElem
 	for _, k := range order {
 		ens := groups[k]
-		// Keys are unique within a group: no two entries compare equal.
+		// Keys are unique within a group: no two entries compare
+		// equal, but the entries of a shared tree's node (one network
+		// of several interfaces) are a run with the same prefix.
 		slices.SortFunc(ens, func(x, y *Entry) int {
 			a, b := x.Elem[netDim], y.Elem[netDim]
 			if c := a.Addr.Compare(b.Addr); c != 0 {
 				return c
 			}
-			return a.Bits - b.Bits
+			if c := a.Bits - b.Bits; c != 0 || !runs {
+				return c
+			}
+			return cmpElem(s, x.Elem, y.Elem)
 		})
-		// Walk the prefix tree (prefixes nest or are disjoint).
+		prefixAt := func(i int) netip.Prefix {
+			return netip.PrefixFrom(ens[i].Elem[netDim].Addr, ens[i].Elem[netDim].Bits)
+		}
+		// Walk the prefix tree (prefixes nest or are disjoint); a
+		// node is the run of entries ens[i:e] with one prefix.
 		type span struct {
 			lo, hi netip.Addr
-			owner  *Entry
+			owners []*Entry
 			nested int // TopLayout: entries in owner's tree (owner aside)
+			// chain: with two prefixes, the nodes holding the span,
+			// the least specific first (owners last)
+			chain [][]*Entry
 		}
 		spans := make([]span, 0, len(ens)+len(ens)/4)
+		var anc [][]*Entry
+		chain := func() [][]*Entry {
+			if net2 < 0 {
+				return nil
+			}
+			return slices.Clone(anc)
+		}
 		var walk func(i int) int
 		walk = func(i int) int {
-			en := ens[i]
-			p := netip.PrefixFrom(en.Elem[netDim].Addr, en.Elem[netDim].Bits)
+			p := prefixAt(i)
+			e := i + 1
+			for e < len(ens) && prefixAt(e) == p {
+				e++
+			}
+			owners := ens[i:e:e]
+			anc = append(anc, owners)
+			defer func() { anc = anc[:len(anc)-1] }()
 			cur := p.Addr()
-			j := i + 1
+			j := e
 			for j < len(ens) && p.Contains(ens[j].Elem[netDim].Addr) {
-				child := netip.PrefixFrom(ens[j].Elem[netDim].Addr, ens[j].Elem[netDim].Bits)
+				child := prefixAt(j)
 				if cur.Less(child.Addr()) {
-					spans = append(spans, span{cur, child.Addr().Prev(), en, 0})
+					spans = append(spans, span{cur, child.Addr().Prev(), owners, 0, chain()})
 				}
 				j = walk(j)
 				cur = lastAddr(child).Next()
 			}
 			if cur.IsValid() && !lastAddr(p).Less(cur) {
-				spans = append(spans, span{cur, lastAddr(p), en, 0})
+				spans = append(spans, span{cur, lastAddr(p), owners, 0, chain()})
 			}
 			return j
 		}
@@ -886,8 +926,8 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			j := walk(i)
 			if s.TopLayout && !slices.ContainsFunc(ens[i:j], func(en *Entry) bool { return en.Nomatch }) {
 				// One interval for the tree.
-				p := netip.PrefixFrom(ens[i].Elem[netDim].Addr, ens[i].Elem[netDim].Bits)
-				spans = append(spans[:at], span{p.Addr(), lastAddr(p), ens[i], j - i - 1})
+				p := prefixAt(i)
+				spans = append(spans[:at], span{p.Addr(), lastAddr(p), ens[i : i+1], j - i - 1, nil})
 			}
 			i = j
 		}
@@ -897,42 +937,143 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 		// Parts of all pieces come from one array.
 		partsBuf := make([]nftables.SetElement, 0, 2*len(spans))
 		for _, sp := range spans {
-			if sp.owner.Nomatch != nomatch {
+			if net2 >= 0 {
+				for _, b := range boxes(sp.chain, net2) {
+					if b.owner.Nomatch == nomatch {
+						out = s.appendPiece(out, &partsBuf, b.owner, 0, concat, ids,
+							addrSpan{netDim, sp.lo, sp.hi}, addrSpan{net2, b.lo, b.hi})
+					}
+				}
 				continue
 			}
-			var kl, kh []byte
-			if concat {
-				e := sp.owner.Elem
-				lo, hi := make(Elem, len(e)), make(Elem, len(e))
-				copy(lo, e)
-				copy(hi, e)
-				lo[netDim] = Part{Addr: sp.lo, Bits: s.maxBits()}
-				hi[netDim] = Part{Addr: sp.hi, Bits: s.maxBits()}
-				kl, kh = s.key(lo, false), s.key(hi, true)
-			} else {
-				kl, kh = sp.lo.AsSlice(), sp.hi.AsSlice()
+			for _, owner := range sp.owners {
+				if owner.Nomatch == nomatch {
+					out = s.appendPiece(out, &partsBuf, owner, sp.nested, concat, ids, addrSpan{netDim, sp.lo, sp.hi})
+				}
 			}
-			start := nftables.SetElement{Key: kl}
-			id := s.attrs(sp.owner, &start, ids)
-			if sp.nested > 0 {
-				start.Comment = TopComment(sp.nested)
-				id += "/top/" + start.Comment
-			}
-			if ids {
-				id = hex.EncodeToString(kl) + "-" + hex.EncodeToString(kh) + id
-			}
-			if concat {
-				start.KeyEnd = kh
-			}
-			at := len(partsBuf)
-			partsBuf = append(partsBuf, start)
-			if next := sp.hi.Next(); !concat && next.IsValid() {
-				partsBuf = append(partsBuf, nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true})
-			}
-			out = append(out, NftElem{ID: id, Parts: partsBuf[at:len(partsBuf):len(partsBuf)]})
 		}
 	}
 	return out
+}
+
+// addrSpan is the range lo-hi of the address in dimension dim.
+type addrSpan struct {
+	dim    int
+	lo, hi netip.Addr
+}
+
+// box is a range of second addresses and the entry that decides there.
+type box struct {
+	lo, hi netip.Addr
+	owner  *Entry
+}
+
+// boxes splits the second addresses of a span of the first (held by
+// the nodes of chain, the least specific first) by the entry that
+// decides, as ipset: the most specific first prefix that has an entry
+// holding the second address, and of its entries the most specific
+// second prefix holding it. The ranges are in address order. The
+// second prefixes nest or are disjoint: one sweep over them, sorted,
+// with the deciding entry of each open prefix and those around it.
+func boxes(chain [][]*Entry, net2 int) []box {
+	type cand struct {
+		lo, hi netip.Addr
+		level  int // index in chain: higher is more specific
+		en     *Entry
+	}
+	var cands []cand
+	for l, node := range chain {
+		for _, en := range node {
+			p := netip.PrefixFrom(en.Elem[net2].Addr, en.Elem[net2].Bits)
+			cands = append(cands, cand{p.Addr(), lastAddr(p), l, en})
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		if c := a.lo.Compare(b.lo); c != 0 {
+			return c
+		}
+		return b.hi.Compare(a.hi) // the wider first
+	})
+	better := func(a, b *cand) bool {
+		return a.level > b.level || a.level == b.level && a.en.Elem[net2].Bits > b.en.Elem[net2].Bits
+	}
+	var out []box
+	emit := func(lo, hi netip.Addr, c *cand) {
+		if n := len(out); n > 0 && out[n-1].owner == c.en && out[n-1].hi.Next() == lo {
+			out[n-1].hi = hi
+			return
+		}
+		out = append(out, box{lo, hi, c.en})
+	}
+	type open struct{ c, best *cand }
+	var stack []open
+	var cur netip.Addr
+	for i := 0; i < len(cands) || len(stack) > 0; {
+		if len(stack) == 0 || i < len(cands) && !stack[len(stack)-1].c.hi.Less(cands[i].lo) {
+			c := &cands[i]
+			i++
+			if len(stack) > 0 && cur.Less(c.lo) {
+				emit(cur, c.lo.Prev(), stack[len(stack)-1].best)
+			}
+			best := c
+			if len(stack) > 0 && better(stack[len(stack)-1].best, c) {
+				best = stack[len(stack)-1].best
+			}
+			stack = append(stack, open{c, best})
+			cur = c.lo
+			continue
+		}
+		top := stack[len(stack)-1]
+		if !top.c.hi.Less(cur) {
+			emit(cur, top.c.hi, top.best)
+		}
+		stack = stack[:len(stack)-1]
+		if cur = top.c.hi.Next(); !cur.IsValid() {
+			// (the end of the address space: what is open ends
+			// here, and every prefix was opened)
+			stack = stack[:0]
+		}
+	}
+	return out
+}
+
+// appendPiece appends to out the piece of entry owner whose address
+// dimensions span the given ranges (nested: the entries nested in it,
+// for a top-level interval), its parts taken from partsBuf.
+func (s *Set) appendPiece(out []NftElem, partsBuf *[]nftables.SetElement, owner *Entry, nested int, concat, ids bool, spans ...addrSpan) []NftElem {
+	var kl, kh []byte
+	if concat {
+		e := owner.Elem
+		l, h := make(Elem, len(e)), make(Elem, len(e))
+		copy(l, e)
+		copy(h, e)
+		for _, sp := range spans {
+			l[sp.dim] = Part{Addr: sp.lo, Bits: s.maxBits()}
+			h[sp.dim] = Part{Addr: sp.hi, Bits: s.maxBits()}
+		}
+		kl, kh = s.key(l, false), s.key(h, true)
+	} else {
+		kl, kh = spans[0].lo.AsSlice(), spans[0].hi.AsSlice()
+	}
+	hi := spans[0].hi
+	start := nftables.SetElement{Key: kl}
+	id := s.attrs(owner, &start, ids)
+	if nested > 0 {
+		start.Comment = TopComment(nested)
+		id += "/top/" + start.Comment
+	}
+	if ids {
+		id = hex.EncodeToString(kl) + "-" + hex.EncodeToString(kh) + id
+	}
+	if concat {
+		start.KeyEnd = kh
+	}
+	at := len(*partsBuf)
+	*partsBuf = append(*partsBuf, start)
+	if next := hi.Next(); !concat && next.IsValid() {
+		*partsBuf = append(*partsBuf, nftables.SetElement{Key: next.AsSlice(), IntervalEnd: true})
+	}
+	return append(out, NftElem{ID: id, Parts: (*partsBuf)[at:len(*partsBuf):len(*partsBuf)]})
 }
 
 // Monotime is CLOCK_MONOTONIC, the clock of the XDP program's

@@ -30,12 +30,18 @@ func (f Family) String() string {
 
 // Set is an ipset set: its header and its entries in insertion order.
 type Set struct {
-	Name       string
-	Type       *Type
-	Family     Family
-	HashSize   uint32
-	MaxElem    uint32
-	Netmask    int // 0: none
+	Name     string
+	Type     *Type
+	Family   Family
+	HashSize uint32
+	MaxElem  uint32
+	Netmask  int // 0: none
+	// Bitmask: hash:ip and hash:ip,port created with bitmask keep
+	// addresses ANDed with it (invalid: none; netmask excludes it).
+	Bitmask netip.Addr
+	// MarkMask: hash:ip,mark keeps marks ANDed with it (0: all ones,
+	// the default).
+	MarkMask   uint32
 	HasTimeout bool
 	Timeout    uint32
 	Counters   bool
@@ -194,6 +200,7 @@ var ignoredOptions = map[string][]string{
 	"hash:ip,port":     {"probes", "resize", "from", "to", "network"},
 	"hash:ip,port,ip":  {"probes", "resize", "from", "to", "network"},
 	"hash:ip,port,net": {"probes", "resize", "from", "to", "network"},
+	"hash:ip,mark":     {"probes", "resize", "from", "to", "network"},
 }
 
 // createOption says whether name is a create option of the type of s,
@@ -208,7 +215,11 @@ func createOption(s *Set, name string) (known, hasArg bool) {
 	case "hashsize", "maxelem", "bucketsize", "initval":
 		return hash, true
 	case "netmask":
-		return s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip", true
+		return s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip" || s.Type.Name == "hash:ip,port", true
+	case "bitmask":
+		return s.Type.Name == "hash:ip" || s.Type.Name == "hash:ip,port", true
+	case "markmask":
+		return slices.Contains(s.Type.Dims, DimMark), true
 	case "timeout":
 		return true, true
 	case "counters", "comment", "skbinfo":
@@ -293,12 +304,15 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 		}
 		key := name
 		switch key {
-		case "hashsize", "maxelem", "bucketsize", "initval", "netmask", "timeout", "size":
+		case "hashsize", "maxelem", "bucketsize", "initval", "netmask", "bitmask", "markmask", "timeout", "size":
 			// Options with a value may come once.
 			if seen[key] {
 				return "", syntaxf("%s already specified", name)
 			}
 			seen[key] = true
+			if seen["netmask"] && seen["bitmask"] {
+				return "", syntaxf("bitmask and netmask are mutually exclusive, provide only one")
+			}
 		}
 		if s.Type.Bitmap {
 			// (checked before the value is read, as ipset does)
@@ -368,7 +382,7 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 			if v, err = num(0xffffffff); err == nil {
 				s.InitVal = uint32(v)
 			}
-		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip"):
+		case opt == "netmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "bitmap:ip" || s.Type.Name == "hash:ip,port"):
 			// (the family is known: the first pass parsed it)
 			var a string
 			if a, err = arg(); err == nil {
@@ -377,6 +391,19 @@ func parseCreateOptionsWarn(s *Set, args []string) (warn string, _ *Error) {
 						s.Netmask = 0 // a host mask is no mask
 					}
 				}
+			}
+		case opt == "bitmask" && (s.Type.Name == "hash:ip" || s.Type.Name == "hash:ip,port"):
+			var a string
+			if a, err = arg(); err == nil {
+				err = parseBitmask(s, a)
+			}
+		case opt == "markmask" && slices.Contains(s.Type.Dims, DimMark):
+			if v, err = num(0xffffffff); err == nil {
+				if v == 0 {
+					// (the kernel's answer)
+					err = errorf("The value of the markmask parameter is invalid")
+				}
+				s.MarkMask = uint32(v)
 			}
 		case opt == "timeout":
 			if v, err = num(2147483); err == nil {
@@ -480,6 +507,53 @@ func parseNetmask(s *Set, a string) (uint64, *Error) {
 		err.Msg += fmt.Sprintf("\nSyntax error: netmask is out of the inclusive range of 1-%d", s.maxBits())
 	}
 	return v, err
+}
+
+// parseBitmask parses bitmask's value, an address of the set's family
+// (a prefix length after it is ignored), into s.Bitmask: all ones is no
+// mask, none is refused by the kernel.
+func parseBitmask(s *Set, a string) *Error {
+	if ip, _, ok := cutCIDR(a); ok {
+		a = ip
+	}
+	m, err := parseAddr(s, a)
+	if err != nil {
+		err.Msg += "\nSyntax error: bitmask is not valid for family = " + s.Family.String()
+		return err
+	}
+	switch {
+	case m.IsUnspecified():
+		return errorf("The value of the netmask parameter is invalid")
+	case m == lastAddr(netip.PrefixFrom(m, 0)):
+		s.Bitmask = netip.Addr{} // a host mask is no mask
+	default:
+		s.Bitmask = m
+	}
+	return nil
+}
+
+// MarkMaskValue is the mask marks of s are ANDed with.
+func (s *Set) MarkMaskValue() uint32 {
+	if s.MarkMask == 0 {
+		return 0xffffffff
+	}
+	return s.MarkMask
+}
+
+// AddrMask is what the address of an entry of s is ANDed with (nil:
+// nothing): the bitmask, or the netmask of a hash:ip,port.
+func (s *Set) AddrMask() []byte {
+	if s.Bitmask.IsValid() {
+		return s.Bitmask.AsSlice()
+	}
+	if s.Netmask > 0 && s.Type.Name == "hash:ip,port" {
+		m := make([]byte, s.maxBits()/8)
+		for b := 0; b < s.Netmask; b++ {
+			m[b/8] |= 0x80 >> (b % 8)
+		}
+		return m
+	}
+	return nil
 }
 
 // bitmapRange is what a bitmap's create options give of its range (see
@@ -612,10 +686,19 @@ func (s *Set) headerOptions(withInitval bool, shown *shownHeader) []string {
 		if !s.Type.Neutral {
 			o = append(o, "family", s.Family.String())
 		}
+		if slices.Contains(s.Type.Dims, DimMark) {
+			// (the kernel reports it always)
+			o = append(o, "markmask", fmt.Sprintf("0x%08x", s.MarkMaskValue()))
+		}
 		o = append(o, "hashsize", strconv.Itoa(int(hashsize)), "maxelem", strconv.Itoa(int(s.MaxElem)))
 	}
-	if s.Netmask > 0 {
+	// (hash:ip prints its mask here, hash:ip,port after initval)
+	ipMask := s.Type.Name != "hash:ip,port"
+	if s.Netmask > 0 && ipMask {
 		o = append(o, "netmask", strconv.Itoa(s.Netmask))
+	}
+	if s.Bitmask.IsValid() && ipMask {
+		o = append(o, "bitmask", s.Bitmask.String())
 	}
 	if s.HasTimeout {
 		o = append(o, "timeout", strconv.Itoa(int(s.Timeout)))
@@ -633,6 +716,12 @@ func (s *Set) headerOptions(withInitval bool, shown *shownHeader) []string {
 		if withInitval || s.InitVal != defaultInitval(s.Name) {
 			o = append(o, "initval", fmt.Sprintf("0x%08x", s.InitVal))
 		}
+	}
+	if s.Netmask > 0 && !ipMask {
+		o = append(o, "netmask", strconv.Itoa(s.Netmask))
+	}
+	if s.Bitmask.IsValid() && !ipMask {
+		o = append(o, "bitmask", s.Bitmask.String())
 	}
 	return o
 }
@@ -834,31 +923,52 @@ func (s *Set) Match(key Elem) bool {
 }
 
 // deciding returns the entry of a net type that decides about key: the
-// most specific one that holds it (nil: none).
+// most specific one that holds it (nil: none). In a hash:net,iface the
+// most specific network that holds the address in an entry of any
+// interface (with the key's physdev flag, which ipset hashes) decides:
+// key is in the set only through an entry of that network.
 func (s *Set) deciding(key Elem) *Entry {
+	shared := s.Type.IfaceShared()
 	var best *Entry
 	bestBits := -1
 	for _, en := range s.Entries {
 		ok, b := true, 0
 		for i, d := range s.Type.Dims {
 			p, k := en.Elem[i], key[i]
-			switch d {
-			case DimNet:
+			switch {
+			case d == DimNet:
 				if !netip.PrefixFrom(p.Addr, p.Bits).Contains(k.Addr) {
 					ok = false
 				}
 				b = b*256 + p.Bits
+			case d == DimIface && shared:
+				if p.Physdev != k.Physdev {
+					ok = false
+				}
 			default:
 				if !samePart(d, p, k) {
 					ok = false
 				}
 			}
 		}
-		if ok && b > bestBits {
+		if ok && (b > bestBits || shared && b == bestBits && best != nil && !s.sameIface(best.Elem, key)) {
 			best, bestBits = en, b
 		}
 	}
+	if shared && best != nil && !s.sameIface(best.Elem, key) {
+		return nil
+	}
 	return best
+}
+
+// sameIface reports whether elements a and b name the same interface.
+func (s *Set) sameIface(a, b Elem) bool {
+	for i, d := range s.Type.Dims {
+		if d == DimIface && !samePart(d, a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func samePart(d Dim, a, b Part) bool {

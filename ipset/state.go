@@ -487,7 +487,7 @@ func portRange(s *Set, f string) bool {
 // options (not the family; hash sizes aside, which resizing changes).
 func sameSet(a, b *Set) bool {
 	return a.Type == b.Type && a.HasTimeout == b.HasTimeout && a.Timeout == b.Timeout &&
-		a.Counters == b.Counters && a.Comment == b.Comment && a.SkbInfo == b.SkbInfo && a.Netmask == b.Netmask &&
+		a.Counters == b.Counters && a.Comment == b.Comment && a.SkbInfo == b.SkbInfo && a.Netmask == b.Netmask && a.Bitmask == b.Bitmask && a.MarkMaskValue() == b.MarkMaskValue() &&
 		(a.Type.Bitmap || a.Type.List || a.MaxElem == b.MaxElem) &&
 		a.RangeLo == b.RangeLo && a.RangeHi == b.RangeHi && a.PortLo == b.PortLo && a.PortHi == b.PortHi &&
 		(!a.Type.List || a.Size == b.Size)

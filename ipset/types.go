@@ -37,6 +37,20 @@ func (t *Type) Net() bool {
 	return false
 }
 
+// IfaceShared reports whether the entries of all interfaces compete for
+// an address (hash:net,iface): ipset looks for the most specific network
+// holding the address among the entries of every interface, and only the
+// entries of that network can match; another interface's entry there
+// hides a less specific one of the packet's interface.
+func (t *Type) IfaceShared() bool {
+	for _, d := range t.Dims {
+		if d == DimIface {
+			return t.Net()
+		}
+	}
+	return false
+}
+
 // SameFeatures reports whether the kernel takes t and u for one type in
 // a swap: it compares what the types' elements hold (an ip and a net
 // dimension are both addresses) and whether they have nomatch, not
@@ -82,6 +96,9 @@ var types = []*Type{
 var aliases = map[string]string{
 	"iphash": "hash:ip", "nethash": "hash:net", "ipporthash": "hash:ip,port",
 	"ipportiphash": "hash:ip,port,ip", "ipportnethash": "hash:ip,port,net",
+	"netporthash": "hash:net,port", "netifacehash": "hash:net,iface",
+	"netnethash": "hash:net,net", "netportnethash": "hash:net,port,net",
+	"ipmarkhash": "hash:ip,mark", "machash": "hash:mac",
 	"ipmap": "bitmap:ip", "macipmap": "bitmap:ip,mac", "portmap": "bitmap:port",
 	"setlist": "list:set",
 }

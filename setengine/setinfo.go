@@ -17,6 +17,8 @@ func SetInfo(name string, s *ipset.Set, find func(string) *ipset.Set) compat.Set
 		info.Family = compat.IPv6
 	}
 	info.Netmask = s.Netmask
+	info.AddrMask = s.AddrMask()
+	info.MarkMask = s.MarkMask
 	switch {
 	case s.Type.Bitmap && s.Type.Dims[0] == ipset.DimPort:
 		info.RangeLo = binary.BigEndian.AppendUint16(nil, s.PortLo)

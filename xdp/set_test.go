@@ -634,3 +634,35 @@ func TestExpiryCountsFromListing(t *testing.T) {
 		t.Errorf("expiry of a set without a listing time: %v, want within [%v, %v]", got, lo, hi)
 	}
 }
+
+// TestMirrorableMasks: a set whose addresses a bitmask (or a hash:ip,port
+// netmask) masks is not mirrored: a range added to it keeps addresses
+// unmasked, which no prefix of the masked packet address stands for.
+func TestMirrorableMasks(t *testing.T) {
+	for _, tc := range []struct {
+		typ, opt, val string
+		ok            bool
+	}{
+		{"hash:ip", "", "", true},
+		{"hash:ip", "netmask", "24", true},
+		{"hash:ip", "bitmask", "255.255.0.255", false},
+		{"hash:ip,port", "netmask", "24", false},
+		{"hash:ip,port", "bitmask", "255.255.255.0", false},
+	} {
+		st := &ipset.State{}
+		line := []string{"create", "s", tc.typ}
+		if tc.opt != "" {
+			line = append(line, tc.opt, tc.val)
+		}
+		c, perr := ipset.ParseArgs(line)
+		if perr != nil {
+			t.Fatalf("%v: %v", line, perr)
+		}
+		if _, err := st.Exec(c); err != nil {
+			t.Fatalf("%v: %v", line, err)
+		}
+		if err := Mirrorable(st.Find("s")); (err == nil) != tc.ok {
+			t.Errorf("%v: Mirrorable %v, want ok %v", line, err, tc.ok)
+		}
+	}
+}

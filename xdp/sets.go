@@ -91,6 +91,11 @@ func Mirrorable(s *ipset.Set) error {
 	default:
 		return fmt.Errorf("set %s of type %s is not mirrored in XDP", s.Name, s.Type.Name)
 	}
+	if s.AddrMask() != nil {
+		// (entries a range added are kept unmasked, which a prefix
+		// of the masked address would match)
+		return fmt.Errorf("set %s masks addresses with a bitmask", s.Name)
+	}
 	if s.Counters {
 		return fmt.Errorf("set %s has element counters", s.Name)
 	}
