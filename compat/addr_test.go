@@ -155,3 +155,15 @@ func TestNetBits(t *testing.T) {
 		t.Errorf("%v allocations", a)
 	}
 }
+
+// TestTrimCSpace: trimCSpace skips what strings.TrimLeft with cSpace
+// skips, for every byte in front.
+func TestTrimCSpace(t *testing.T) {
+	for b := range 256 {
+		for _, s := range []string{string([]byte{byte(b)}) + "1", string([]byte{byte(b), ' ', byte(b)}) + "x y", string([]byte{byte(b)})} {
+			if got, want := trimCSpace(s), strings.TrimLeft(s, cSpace); got != want {
+				t.Errorf("%q: %q, want %q", s, got, want)
+			}
+		}
+	}
+}

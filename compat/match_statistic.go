@@ -86,7 +86,7 @@ func (m *StatisticMatch) Parse(p *OptArg) error {
 // parseCDouble accepts what strtod accepts for the whole string, as far
 // as Go's parser agrees with it (decimal and hex floats, inf, nan).
 func parseCDouble(s string) (float64, error) {
-	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	t := trimCSpace(s)
 	if strings.Contains(t, "_") {
 		return 0, strconv.ErrSyntax
 	}
