@@ -273,13 +273,20 @@ func foldAddrs(es []expr.Any, at int, t *foldedTest) []expr.Any {
 		if k+n+1 < len(es) && readsRegister(es[k+n+1]) {
 			break // what follows would read the address test's register
 		}
+		outside := false // bits the mask clears: the test matches nothing
+		for i := range mask {
+			outside = outside || c.Data[i]&^mask[i] != 0
+		}
+		if outside {
+			break
+		}
 		at := int(p.Offset) - foldedOffset
 		for i := range int(p.Len) {
 			m := byte(0xff)
 			if mask != nil {
 				m = mask[i]
 			}
-			t.mask[at+i], t.data[at+i] = m, c.Data[i]&m
+			t.mask[at+i], t.data[at+i] = m, c.Data[i]
 		}
 		end = int(p.Offset + p.Len)
 		k += n + 1

@@ -283,3 +283,48 @@ func mustExprs(t *testing.T, r *compat.Rule) []expr.Any {
 	}
 	return es
 }
+
+// TestFoldAddrsExact: an address test folds into the protocol test only
+// when the folded test matches the same packets: not one that compares
+// bits its mask clears (it matches nothing), an inverted one, or one the
+// next expression reads the register of.
+func TestFoldAddrsExact(t *testing.T) {
+	addr := func(mask, data []byte, op expr.CmpOp) []expr.Any {
+		es := []expr.Any{&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: uint32(len(data))}}
+		if mask != nil {
+			es = append(es, &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: uint32(len(mask)), Mask: mask, Xor: make([]byte, len(mask))})
+		}
+		return append(es, &expr.Cmp{Op: op, Register: 1, Data: data})
+	}
+	frag := []expr.Any{
+		&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 6, Len: 2},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 2, Mask: []byte{0x1f, 0xff}, Xor: []byte{0, 0}},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0, 0}},
+	}
+	for _, c := range []struct {
+		name string
+		addr []expr.Any
+		fold bool
+	}{
+		{"/32", addr(nil, []byte{198, 51, 100, 7}, expr.CmpOpEq), true},
+		{"/20", addr([]byte{0xff, 0xff, 0xf0, 0}, []byte{198, 51, 96, 0}, expr.CmpOpEq), true},
+		{"bits outside the mask", addr([]byte{0xff, 0xff, 0xf0, 0}, []byte{198, 51, 100, 0}, expr.CmpOpEq), false},
+		{"inverted", addr(nil, []byte{198, 51, 100, 7}, expr.CmpOpNeq), false},
+		{"register read next", append(addr(nil, []byte{198, 51, 100, 7}, expr.CmpOpEq),
+			&expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 8, Len: 1}), false},
+	} {
+		es := []expr.Any{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{6}}}
+		es = append(append(append(es, c.addr...), frag...), &expr.Counter{})
+		es, f := foldProtoFragment(es, 0)
+		if f == nil {
+			t.Fatalf("%s: not folded:\n%s", c.name, Debug(es))
+		}
+		want := len(es) - len(c.addr)
+		if !c.fold {
+			want = len(es)
+		}
+		if es = foldAddrs(es, 0, f); len(es) != want {
+			t.Errorf("%s: %d expressions, want %d:\n%s", c.name, len(es), want, Debug(es))
+		}
+	}
+}
