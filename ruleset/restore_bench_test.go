@@ -56,6 +56,7 @@ func kubeRestore(n int) []byte {
 type benchHandler struct {
 	bl    *builder
 	rules int
+	room  [1]preparedRule
 }
 
 func (h *benchHandler) Table(*compat.RestoreTable) error { return nil }
@@ -65,7 +66,7 @@ func (h *benchHandler) Chain(t *compat.RestoreTable, d compat.ChainDecl) error {
 }
 func (h *benchHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) error {
 	// as restoreHandler.prepare and appendRule do
-	pre := prepareRules(t.Name, rc.Cmd, rc.Line)
+	pre := prepareRules(t.Name, rc.Cmd, rc.Line, h.room[:0])
 	for i, r := range rc.Cmd.Rules {
 		p := &pre[i]
 		if p.err != nil {

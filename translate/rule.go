@@ -150,7 +150,10 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 			out = foldAddrs(out, foldAt, f)
 		}
 	}
-	c := &expr.Counter{}
+	// the counter and a verdict are one allocation (every rule has a
+	// counter, most a verdict)
+	tail := &ruleTail{}
+	c := &tail.counter
 	if r.Counters != nil {
 		c.Packets, c.Bytes = r.Counters.Packets, r.Counters.Bytes
 	}
@@ -159,7 +162,7 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 		return out, nil
 	}
 	if ct, ok := r.Target.(*compat.ChainTarget); ok {
-		return append(out, verdictExpr(table, ct)), nil
+		return append(out, verdictExpr(&tail.verdict, table, ct)), nil
 	}
 	n, ok := r.Target.(compat.NftExpresser)
 	if !ok {
@@ -450,21 +453,32 @@ func addrExprs(off uint32, n compat.Net, inv bool) []expr.Any {
 	}
 }
 
-func verdictExpr(table string, t *compat.ChainTarget) expr.Any {
+// verdictExpr is the expression of a verdict or chain target: v, filled
+// in, or for QUEUE a queue expression.
+func verdictExpr(v *expr.Verdict, table string, t *compat.ChainTarget) expr.Any {
 	switch t.Chain {
 	case compat.VerdictAccept:
-		return &expr.Verdict{Kind: expr.VerdictAccept}
+		*v = expr.Verdict{Kind: expr.VerdictAccept}
 	case compat.VerdictDrop:
-		return &expr.Verdict{Kind: expr.VerdictDrop}
+		*v = expr.Verdict{Kind: expr.VerdictDrop}
 	case compat.VerdictReturn:
-		return &expr.Verdict{Kind: expr.VerdictReturn}
+		*v = expr.Verdict{Kind: expr.VerdictReturn}
 	case compat.VerdictQueue:
 		return &expr.Queue{Num: 0}
+	default:
+		*v = expr.Verdict{Kind: expr.VerdictJump, Chain: ChainName(table, t.Chain)}
+		if t.Goto {
+			v.Kind = expr.VerdictGoto
+		}
 	}
-	if t.Goto {
-		return &expr.Verdict{Kind: expr.VerdictGoto, Chain: ChainName(table, t.Chain)}
-	}
-	return &expr.Verdict{Kind: expr.VerdictJump, Chain: ChainName(table, t.Chain)}
+	return v
+}
+
+// ruleTail is a rule's counter and its verdict (verdictExpr fills v),
+// allocated together.
+type ruleTail struct {
+	counter expr.Counter
+	verdict expr.Verdict
 }
 
 // Userdata TLV types. 0 is nft's rule comment, shown by `nft list`.
