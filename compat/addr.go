@@ -8,6 +8,16 @@ import (
 // cSpace is what C's isspace says is white space.
 const cSpace = " \t\n\v\f\r"
 
+// trimCSpace is strings.TrimLeft(s, cSpace) (C isspace) without building
+// the cut set on every call: strtoui and every address of a restore's
+// rules go through it.
+func trimCSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] >= '\t' && s[0] <= '\r') {
+		s = s[1:]
+	}
+	return s
+}
+
 // parseAddrs parses a -s/-d argument: comma-separated addresses or host
 // names, each with an optional /prefix or /dotted-mask. An empty spec is
 // "any". Host bits are cleared as iptables does.
@@ -18,11 +28,11 @@ func (p *parser) parseAddrs(spec string) ([]Net, error) {
 	// each address goes without the white space before it, as
 	// xtables_ipparse_multiple skips it: scripts write "A, B"
 	if strings.IndexByte(spec, ',') < 0 {
-		return ParseNet(strings.TrimLeft(spec, cSpace), p.f, p.o.Resolve)
+		return ParseNet(trimCSpace(spec), p.f, p.o.Resolve)
 	}
 	var out []Net
 	for _, item := range strings.Split(spec, ",") {
-		nets, err := ParseNet(strings.TrimLeft(item, cSpace), p.f, p.o.Resolve)
+		nets, err := ParseNet(trimCSpace(item), p.f, p.o.Resolve)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -121,6 +122,48 @@ func TestStrtouiLeadingSpace(t *testing.T) {
 		v, ok := ParseUint(c.in, 0, 65535)
 		if ok != c.ok || ok && v != 80 {
 			t.Errorf("ParseUint(%q) = %d, %v; want ok %v", c.in, v, ok, c.ok)
+		}
+	}
+}
+
+// TestNetBits: the prefix length of contiguous masks of either family,
+// -1 for any mask with a one after a zero, 0 without a mask; and no
+// allocation (every address of a restore's rules is printed and
+// translated through it).
+func TestNetBits(t *testing.T) {
+	for _, c := range []struct {
+		mask string
+		want int
+	}{
+		{"", 0}, {"0.0.0.0", 0}, {"128.0.0.0", 1}, {"255.255.255.0", 24}, {"255.255.240.0", 20},
+		{"255.255.255.255", 32}, {"255.0.255.0", -1}, {"0.0.0.1", -1}, {"255.255.255.254", 31},
+		{"::", 0}, {"8000::", 1}, {"ffff:ffff::", 32}, {"ffff:ffff:ffff:ffff::", 64},
+		{"ffff:ffff:ffff:ffff:8000::", 65}, {"ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe", 127},
+		{"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 128}, {"ffff::1", -1}, {"ffff:ffff:ffff:fffe::1", -1},
+		{"ffff:ffff:ffff:ffff:0:1::", -1}, {"ffff:ffff:ffff:ffff:ffff::ff", -1}, {"::ffff:255.255.255.0", -1},
+	} {
+		n := Net{Addr: netip.MustParseAddr("192.0.2.0")}
+		if c.mask != "" {
+			n.Mask = netip.MustParseAddr(c.mask)
+		}
+		if got := n.Bits(); got != c.want {
+			t.Errorf("mask %q: %d bits, want %d", c.mask, got, c.want)
+		}
+	}
+	n := Net{Addr: netip.MustParseAddr("2001:db8::"), Mask: netip.MustParseAddr("ffff:ffff::")}
+	if a := testing.AllocsPerRun(100, func() { n.Bits() }); a != 0 {
+		t.Errorf("%v allocations", a)
+	}
+}
+
+// TestTrimCSpace: trimCSpace skips what strings.TrimLeft with cSpace
+// skips, for every byte in front.
+func TestTrimCSpace(t *testing.T) {
+	for b := range 256 {
+		for _, s := range []string{string([]byte{byte(b)}) + "1", string([]byte{byte(b), ' ', byte(b)}) + "x y", string([]byte{byte(b)})} {
+			if got, want := trimCSpace(s), strings.TrimLeft(s, cSpace); got != want {
+				t.Errorf("%q: %q, want %q", s, got, want)
+			}
 		}
 	}
 }

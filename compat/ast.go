@@ -1,6 +1,8 @@
 package compat
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -37,20 +39,28 @@ func (n Net) Bits() int {
 	if !n.Mask.IsValid() {
 		return 0
 	}
-	bits, seenZero := 0, false
-	for _, b := range n.Mask.AsSlice() {
-		for i := 7; i >= 0; i-- {
-			if b&(1<<i) != 0 {
-				if seenZero {
-					return -1
-				}
-				bits++
-			} else {
-				seenZero = true
-			}
+	if n.Mask.Is4() {
+		a := n.Mask.As4()
+		m := binary.BigEndian.Uint32(a[:])
+		ones := bits.LeadingZeros32(^m)
+		if ones < 32 && m<<ones != 0 {
+			return -1
 		}
+		return ones
 	}
-	return bits
+	a := n.Mask.As16()
+	hi, lo := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(a[8:])
+	if ones := bits.LeadingZeros64(^hi); ones < 64 {
+		if hi<<ones != 0 || lo != 0 {
+			return -1
+		}
+		return ones
+	}
+	ones := bits.LeadingZeros64(^lo)
+	if ones < 64 && lo<<ones != 0 {
+		return -1
+	}
+	return 64 + ones
 }
 
 // String prints n as iptables -S does: address and "/bits" or "/mask".

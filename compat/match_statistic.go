@@ -86,7 +86,7 @@ func (m *StatisticMatch) Parse(p *OptArg) error {
 // parseCDouble accepts what strtod accepts for the whole string, as far
 // as Go's parser agrees with it (decimal and hex floats, inf, nan).
 func parseCDouble(s string) (float64, error) {
-	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	t := trimCSpace(s)
 	if strings.Contains(t, "_") {
 		return 0, strconv.ErrSyntax
 	}
@@ -114,8 +114,11 @@ func (m *StatisticMatch) Final(_ *Rule, seen OptSet) error {
 func (m *StatisticMatch) write(b *strings.Builder, prefix string) {
 	switch m.Mode {
 	case 0:
-		fmt.Fprintf(b, " %smode random%s %sprobability %.11f", prefix, invMark(m.Invert), prefix,
-			float64(m.Probability)/0x80000000)
+		// (as %.11f prints it, without fmt: every kube-proxy service
+		// has such rules)
+		var num [32]byte
+		b.WriteString(" " + prefix + "mode random" + invMark(m.Invert) + " " + prefix + "probability ")
+		b.Write(strconv.AppendFloat(num[:0], float64(m.Probability)/0x80000000, 'f', 11, 64))
 	case 1:
 		fmt.Fprintf(b, " %smode nth%s %severy %d", prefix, invMark(m.Invert), prefix, uint64(m.Every)+1)
 		if m.Packet != 0 || prefix != "" {

@@ -161,7 +161,7 @@ func ServiceName(port uint16, proto string) string {
 func strtoui(s string, min, max uint64) (uint64, bool) {
 	// white space first, as strtoumax skips it (iptables-nft takes
 	// --dport " 80" and -s "1. 2.3.4")
-	s = strings.TrimLeft(s, cSpace)
+	s = trimCSpace(s)
 	if s == "" || s[0] == '-' || s[0] == '+' && len(s) == 1 {
 		return 0, false
 	}

@@ -1155,7 +1155,7 @@ func scanfInt(s string, base0 bool) (int64, bool) {
 
 // scanfIntRest is scanfInt that also returns what follows the number.
 func scanfIntRest(s string, base0 bool) (int64, string, bool) {
-	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	s = trimCSpace(s)
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg, s = s[0] == '-', s[1:]

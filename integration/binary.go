@@ -25,7 +25,10 @@ func LinkDir(t testing.TB) string {
 			return
 		}
 		bin := filepath.Join(dir, "xdptables")
-		out, err := exec.Command("go", "build", "-o", bin, "github.com/xdptables/xdptables/cmd/xdptables").CombinedOutput()
+		// static, as the package and make build build it
+		build := exec.Command("go", "build", "-o", bin, "github.com/xdptables/xdptables/cmd/xdptables")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			binErr = &buildError{string(out)}
 			return

@@ -150,6 +150,9 @@ type parseEvent struct {
 	rc   compat.RestoreCmd
 	text string
 	pre  []preparedRule // what preparer.prepare worked out for rc
+	// preOne is pre's room for a line of one rule (most lines): the
+	// chunks, and so their events, are reused
+	preOne [1]preparedRule
 }
 
 // aheadChunk is a run of parse events on its way to the handler; ready

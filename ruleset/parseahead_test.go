@@ -96,7 +96,7 @@ type prepRecorder struct {
 
 func (r *prepRecorder) prepare(ev *parseEvent) {
 	if ev.rc.Cmd.Op == compat.OpAppend {
-		ev.pre = prepareRules(ev.t.Name, ev.rc.Cmd, ev.rc.Line)
+		ev.pre = prepareRules(ev.t.Name, ev.rc.Cmd, ev.rc.Line, ev.preOne[:0])
 		r.prepared.Add(1)
 	}
 }

@@ -56,6 +56,7 @@ func kubeRestore(n int) []byte {
 type benchHandler struct {
 	bl    *builder
 	rules int
+	room  [1]preparedRule
 }
 
 func (h *benchHandler) Table(*compat.RestoreTable) error { return nil }
@@ -64,15 +65,17 @@ func (h *benchHandler) Chain(t *compat.RestoreTable, d compat.ChainDecl) error {
 	return nil
 }
 func (h *benchHandler) Command(t *compat.RestoreTable, rc compat.RestoreCmd) error {
-	for _, r := range rc.Cmd.Rules {
-		rs := &RuleState{Rule: r, Line: rc.Line}
-		spec, err := ruleSpec(t.Name, rc.Cmd.Chain, rs)
-		if err != nil {
-			return err
+	// as restoreHandler.prepare and appendRule do
+	pre := prepareRules(t.Name, rc.Cmd, rc.Line, h.room[:0])
+	for i, r := range rc.Cmd.Rules {
+		p := &pre[i]
+		if p.err != nil {
+			return p.err
 		}
-		h.bl.note(h.bl.b.AppendRule(h.bl.fam, t.Name+"."+rc.Cmd.Chain, spec), rc.Cmd.Chain, rc.Line)
+		h.bl.note(h.bl.b.AppendRule(h.bl.fam, t.Name+"."+rc.Cmd.Chain, p.spec), rc.Cmd.Chain, rc.Line)
+		p.putEncoded()
 		if strings.HasPrefix(rc.Cmd.Chain, "KUBE-SERVICES") {
-			indexKey(rc.Cmd.Chain, ruleKeyText(r))
+			indexKey(rc.Cmd.Chain, ruleKeyTextExact(r, p.exact))
 		}
 		h.rules++
 	}

@@ -565,11 +565,17 @@ func (h *restoreHandler) prepare(ev *parseEvent) {
 	if cmd.Op != compat.OpAppend || !h.prepared[ev.t.Line] {
 		return
 	}
-	ev.pre = prepareRules(ev.t.Name, cmd, ev.rc.Line)
+	ev.pre = prepareRules(ev.t.Name, cmd, ev.rc.Line, ev.preOne[:0])
 }
 
-func prepareRules(table string, cmd *compat.Command, line int) []preparedRule {
-	pre := make([]preparedRule, len(cmd.Rules))
+// prepareRules translates the rules of cmd, a line of table, into room
+// when it has enough (or new room).
+func prepareRules(table string, cmd *compat.Command, line int, room []preparedRule) []preparedRule {
+	pre := room[:0]
+	if cap(pre) < len(cmd.Rules) {
+		pre = make([]preparedRule, 0, len(cmd.Rules))
+	}
+	pre = pre[:len(cmd.Rules)]
 	for i, r := range cmd.Rules {
 		p := &pre[i]
 		r = compat.Kept(r)
@@ -647,7 +653,7 @@ func (h *restoreHandler) preparedCommand(t *compat.RestoreTable, rc compat.Resto
 		h.builtin(cmd.Chain, compat.VerdictAccept, compat.Counters{}, rc.Line)
 	}
 	if len(pre) != len(cmd.Rules) {
-		pre = prepareRules(t.Name, cmd, rc.Line)
+		pre = prepareRules(t.Name, cmd, rc.Line, nil)
 	}
 	for i, r := range cmd.Rules {
 		rs := &RuleState{Rule: compat.Kept(r), Line: rc.Line}

@@ -232,7 +232,7 @@ func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([]CTMi
 		m := *r
 		m.Target, m.Counters = nil, nil
 		// unfolded: nft syntax sets a helper after an l4proto test
-		es, err := exprsIn("raw", chain, &m, false)
+		es, err := exprsIn("raw", chain, &m, foldNone)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -38,13 +38,26 @@ func Exprs(table string, r *compat.Rule) ([]expr.Any, error) {
 
 // ExprsIn translates r, a rule of chain in the iptables table.
 func ExprsIn(table, chain string, r *compat.Rule) ([]expr.Any, error) {
-	return exprsIn(table, chain, r, true)
+	return exprsIn(table, chain, r, foldAll)
 }
 
-// exprsIn is ExprsIn; fold says whether an IPv4 rule's protocol and
-// first-fragment tests are folded into one (foldProtoFragment). Rules
-// written before the fold have them apart: FromKernel accepts both.
-func exprsIn(table, chain string, r *compat.Rule, fold bool) ([]expr.Any, error) {
+// foldForm is how an IPv4 rule's protocol, first-fragment and address
+// tests are laid out. Rules written by earlier builds have the earlier
+// forms: FromKernel accepts each.
+type foldForm uint8
+
+const (
+	// foldNone: each test apart
+	foldNone foldForm = iota
+	// foldProto: the protocol and first-fragment tests folded into one
+	// (foldProtoFragment), the address tests apart
+	foldProto
+	// foldAll: the address tests that follow folded in too (foldAddrs)
+	foldAll
+)
+
+// exprsIn is ExprsIn, with the tests laid out as fold says.
+func exprsIn(table, chain string, r *compat.Rule, fold foldForm) ([]expr.Any, error) {
 	out := make([]expr.Any, 0, 12) // most rules: one allocation
 	ctx := &compat.NftContext{Family: r.Family, Rule: r, Table: table, Chain: chain}
 	out = append(out, ifaceExprs(expr.MetaKeyIIFNAME, r.InIface, r.InInv)...)
@@ -72,10 +85,10 @@ func exprsIn(table, chain string, r *compat.Rule, fold bool) ([]expr.Any, error)
 			&expr.Cmp{Op: op, Register: 1, Data: []byte{0, 0}})
 	}
 	foldAt := -1
-	if fold && protoAt >= 0 && r.Family == compat.IPv4 && !r.ProtoInv && foldable(r) {
+	if fold != foldNone && protoAt >= 0 && r.Family == compat.IPv4 && !r.ProtoInv && foldable(r) {
 		foldAt = protoAt
 	}
-	return appendMatches(out, table, ctx, r, r.Matches, foldAt)
+	return appendMatches(out, table, ctx, r, r.Matches, foldAt, fold == foldAll)
 }
 
 // appendMatches appends the expressions of ms, the rule's matches from
@@ -86,8 +99,9 @@ func exprsIn(table, chain string, r *compat.Rule, fold bool) ([]expr.Any, error)
 // once, after the members' tests; -j RETURN and -g cannot be expressed
 // (from the bound chain they would return to the rule's chain). foldAt
 // (-1: none) is where out's protocol test starts when it is to be folded
-// with the first-fragment test (foldProtoFragment).
-func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *compat.Rule, ms []compat.Match, foldAt int) ([]expr.Any, error) {
+// with the first-fragment test (foldProtoFragment), and addrs whether the
+// address tests that follow are folded in as well (foldAddrs).
+func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *compat.Rule, ms []compat.Match, foldAt int, addrs bool) ([]expr.Any, error) {
 	for i, m := range ms {
 		if sm, ok := m.(*compat.SetMatch); ok {
 			list, count, unless, err := sm.NftListExprs(ctx)
@@ -100,7 +114,7 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 					// rule's chain, not from it
 					return nil, fmt.Errorf("match %q: %w", m.Name(), compat.Errorf(compat.StatusParameter, "Set %s is a list:set: the nftables backend cannot match it in a rule with -j RETURN or -g.", sm.SetName))
 				}
-				rest, err := appendMatches(nil, table, ctx, r, ms[i+1:], -1)
+				rest, err := appendMatches(nil, table, ctx, r, ms[i+1:], -1, false)
 				if err != nil {
 					return nil, err
 				}
@@ -130,9 +144,16 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 		out = append(out, es...)
 	}
 	if foldAt >= 0 {
-		out = foldProtoFragment(out, foldAt)
+		var f *foldedTest
+		out, f = foldProtoFragment(out, foldAt)
+		if f != nil && addrs {
+			out = foldAddrs(out, foldAt, f)
+		}
 	}
-	c := &expr.Counter{}
+	// the counter and a verdict are one allocation (every rule has a
+	// counter, most a verdict)
+	tail := &ruleTail{}
+	c := &tail.counter
 	if r.Counters != nil {
 		c.Packets, c.Bytes = r.Counters.Packets, r.Counters.Bytes
 	}
@@ -141,7 +162,7 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 		return out, nil
 	}
 	if ct, ok := r.Target.(*compat.ChainTarget); ok {
-		return append(out, verdictExpr(table, ct)), nil
+		return append(out, verdictExpr(&tail.verdict, table, ct)), nil
 	}
 	n, ok := r.Target.(compat.NftExpresser)
 	if !ok {
@@ -163,18 +184,18 @@ func appendMatches(out []expr.Any, table string, ctx *compat.NftContext, r *comp
 // same; it is 3 expressions instead of 5, which the kernel looks up,
 // validates and allocates for every rule of a restore (and evaluates for
 // every packet), and 80 bytes less per rule in the batch. Without both
-// tests es is returned as it is.
-func foldProtoFragment(es []expr.Any, at int) []expr.Any {
+// tests es is returned as it is, and no test.
+func foldProtoFragment(es []expr.Any, at int) ([]expr.Any, *foldedTest) {
 	if at+2 > len(es) {
-		return es
+		return es, nil
 	}
 	m, ok := es[at].(*expr.Meta)
 	if !ok || m.Key != expr.MetaKeyL4PROTO || m.SourceRegister || m.Register != 1 {
-		return es
+		return es, nil
 	}
 	pc, ok := es[at+1].(*expr.Cmp)
 	if !ok || pc.Op != expr.CmpOpEq || pc.Register != 1 || len(pc.Data) != 1 {
-		return es
+		return es, nil
 	}
 	for j := at + 2; j+3 <= len(es); j++ {
 		if !isFirstFragmentTest(es[j : j+3]) {
@@ -182,30 +203,107 @@ func foldProtoFragment(es []expr.Any, at int) []expr.Any {
 		}
 		if j+3 < len(es) && readsRegister(es[j+3]) {
 			// what follows would read the test's register
-			return es
+			return es, nil
 		}
-		f := &foldedTest{mask: [4]byte{0x1f, 0xff, 0, 0xff}, data: [4]byte{0, 0, 0, pc.Data[0]}}
-		f.load = expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 6, Len: 4}
-		f.and = expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: f.mask[:], Xor: f.xor[:]}
-		f.cmp = expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: f.data[:]}
+		f := &foldedTest{mask: [foldedMax]byte{0x1f, 0xff, 0, 0xff}, data: [foldedMax]byte{0, 0, 0, pc.Data[0]}}
+		f.load = expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: foldedOffset, Len: 4}
+		f.and = expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: f.mask[:4], Xor: f.xor[:4]}
+		f.cmp = expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: f.data[:4]}
 		// in place: the three expressions take the protocol test's two
 		// places and the first of the fragment test's three
 		copy(es[at+3:], es[at+2:j])
 		es[at], es[at+1], es[at+2] = &f.load, &f.and, &f.cmp
 		n := copy(es[j+1:], es[j+3:])
 		clear(es[j+1+n:])
-		return es[:j+1+n]
+		return es[:j+1+n], f
 	}
-	return es
+	return es, nil
 }
 
 // foldedTest is the expressions of foldProtoFragment's test and their
-// bytes, allocated together.
+// bytes, allocated together; foldAddrs widens it.
 type foldedTest struct {
 	load            expr.Payload
 	and             expr.Bitwise
 	cmp             expr.Cmp
-	mask, xor, data [4]byte
+	mask, xor, data [foldedMax]byte
+}
+
+const (
+	// foldedOffset is where the folded test's bytes start in the IPv4
+	// header: the fragment offset
+	foldedOffset = 6
+	// foldedMax is the most bytes it covers: up to the end of the
+	// destination address (one 16-byte register)
+	foldedMax = 20 - foldedOffset
+)
+
+// foldAddrs folds the IPv4 address tests that follow foldProtoFragment's
+// test t at es[at] (each a source or destination address or prefix compared
+// for equality, as appendAddrExprs or addrExprs make it) into that test:
+// one load of the header from the fragment offset to the end of the last
+// address, one mask and one compare, instead of two or three expressions
+// more per address. The packets it matches are the same. A large
+// restore's kernel time is mostly per expression (the kernel looks each
+// expression's type up by name, parses and allocates it), and the packet
+// path evaluates fewer of them too; nft lists the folded test as the
+// header fields it tests (ip daddr ...).
+func foldAddrs(es []expr.Any, at int, t *foldedTest) []expr.Any {
+	end := foldedOffset + int(t.load.Len)
+	k := at + 3
+	folded := false
+	for k+2 <= len(es) {
+		p, ok := es[k].(*expr.Payload)
+		if !ok || p.OperationType != expr.PayloadLoad || p.Base != expr.PayloadBaseNetworkHeader || p.DestRegister != 1 || p.CsumType != 0 ||
+			(p.Offset != 12 && p.Offset != 16) || p.Len == 0 || p.Len > 4 || int(p.Offset) < end {
+			break
+		}
+		n := 1
+		var mask []byte
+		if b, ok := es[k+1].(*expr.Bitwise); ok {
+			if b.SourceRegister != 1 || b.DestRegister != 1 || b.Len != p.Len || len(b.Mask) != int(p.Len) || !allZero(b.Xor) || len(b.Xor) != int(p.Len) {
+				break
+			}
+			mask, n = b.Mask, 2
+		}
+		if k+n >= len(es) {
+			break
+		}
+		c, ok := es[k+n].(*expr.Cmp)
+		if !ok || c.Op != expr.CmpOpEq || c.Register != 1 || len(c.Data) != int(p.Len) {
+			break
+		}
+		if k+n+1 < len(es) && readsRegister(es[k+n+1]) {
+			break // what follows would read the address test's register
+		}
+		outside := false // bits the mask clears: the test matches nothing
+		for i := range mask {
+			outside = outside || c.Data[i]&^mask[i] != 0
+		}
+		if outside {
+			break
+		}
+		at := int(p.Offset) - foldedOffset
+		for i := range int(p.Len) {
+			m := byte(0xff)
+			if mask != nil {
+				m = mask[i]
+			}
+			t.mask[at+i], t.data[at+i] = m, c.Data[i]
+		}
+		end = int(p.Offset + p.Len)
+		k += n + 1
+		folded = true
+	}
+	if !folded {
+		return es
+	}
+	l := uint32(end - foldedOffset)
+	t.load.Len, t.and.Len = l, l
+	t.and.Mask, t.and.Xor, t.cmp.Data = t.mask[:l], t.xor[:l], t.data[:l]
+	n := copy(es[at+3:], es[k:])
+	clear(es[at+3+n:])
+	return es[:at+3+n]
 }
 
 // foldable says whether r's protocol and first-fragment tests may be
@@ -355,21 +453,32 @@ func addrExprs(off uint32, n compat.Net, inv bool) []expr.Any {
 	}
 }
 
-func verdictExpr(table string, t *compat.ChainTarget) expr.Any {
+// verdictExpr is the expression of a verdict or chain target: v, filled
+// in, or for QUEUE a queue expression.
+func verdictExpr(v *expr.Verdict, table string, t *compat.ChainTarget) expr.Any {
 	switch t.Chain {
 	case compat.VerdictAccept:
-		return &expr.Verdict{Kind: expr.VerdictAccept}
+		*v = expr.Verdict{Kind: expr.VerdictAccept}
 	case compat.VerdictDrop:
-		return &expr.Verdict{Kind: expr.VerdictDrop}
+		*v = expr.Verdict{Kind: expr.VerdictDrop}
 	case compat.VerdictReturn:
-		return &expr.Verdict{Kind: expr.VerdictReturn}
+		*v = expr.Verdict{Kind: expr.VerdictReturn}
 	case compat.VerdictQueue:
 		return &expr.Queue{Num: 0}
+	default:
+		*v = expr.Verdict{Kind: expr.VerdictJump, Chain: ChainName(table, t.Chain)}
+		if t.Goto {
+			v.Kind = expr.VerdictGoto
+		}
 	}
-	if t.Goto {
-		return &expr.Verdict{Kind: expr.VerdictGoto, Chain: ChainName(table, t.Chain)}
-	}
-	return &expr.Verdict{Kind: expr.VerdictJump, Chain: ChainName(table, t.Chain)}
+	return v
+}
+
+// ruleTail is a rule's counter and its verdict (verdictExpr fills v),
+// allocated together.
+type ruleTail struct {
+	counter expr.Counter
+	verdict expr.Verdict
 }
 
 // Userdata TLV types. 0 is nft's rule comment, shown by `nft list`.
@@ -705,9 +814,21 @@ func FromKernel(f compat.Family, table, chain string, exprs []expr.Any, userdata
 		}
 	}
 	if !SameExprs(f, want, exprs) {
-		// written before protocol and first-fragment tests were folded
-		old, err := exprsIn(table, chain, r, false)
-		if err != nil || len(old) == len(want) || !SameExprs(f, old, exprs) {
+		// written before the address tests were folded in, or before
+		// the protocol and first-fragment tests were (a form that is
+		// the same length as the newer one is the same)
+		found, n := false, len(want)
+		for _, form := range []foldForm{foldProto, foldNone} {
+			old, err := exprsIn(table, chain, r, form)
+			if err != nil {
+				return nil, ErrForeign
+			}
+			if found = len(old) != n && SameExprs(f, old, exprs); found {
+				break
+			}
+			n = len(old)
+		}
+		if !found {
 			return nil, ErrForeign
 		}
 	}

@@ -60,6 +60,22 @@ func TestExprs(t *testing.T) {
 			protoFrag("11") + "[ payload load 2b @ transport header + 2 => reg 1 ]\n[ range neq reg 1 0x000a 0x0014 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "-p", "tcp", "--syn", "-j", "ACCEPT"},
 			protoFrag("06") + "[ payload load 1b @ transport header + 13 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x17 ) ^ 0x00 ]\n[ cmp eq reg 1 0x02 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 accept ]\n"},
+		// address tests compared for equality fold into the protocol
+		// and first-fragment test, up to the first that does not
+		{compat.IPv4, []string{"-A", "INPUT", "-s", "192.0.2.0/24", "-d", "198.51.100.7", "-p", "udp", "--dport", "53", "-j", "ACCEPT"},
+			"[ payload load 14b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff00ff0000ffffff00ffffffff ) ^ 0x0000000000000000000000000000 ]\n[ cmp eq reg 1 0x000000110000c0000200c6336407 ]\n" +
+				"[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n[ immediate reg 0 accept ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-s", "192.0.2.0/20", "-p", "tcp", "--dport", "53"},
+			"[ payload load 10b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff00ff0000fffff000 ) ^ 0x00000000000000000000 ]\n[ cmp eq reg 1 0x000000060000c0000000 ]\n" +
+				"[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "-s", "192.0.2.0/24", "!", "-d", "198.51.100.7", "-p", "udp", "--dport", "53"},
+			"[ payload load 9b @ network header + 6 => reg 1 ]\n[ bitwise reg 1 = ( reg 1 & 0x1fff00ff0000ffffff ) ^ 0x000000000000000000 ]\n[ cmp eq reg 1 0x000000110000c00002 ]\n" +
+				"[ payload load 4b @ network header + 16 => reg 1 ]\n[ cmp neq reg 1 0xc6336407 ]\n" +
+				"[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
+		{compat.IPv4, []string{"-A", "INPUT", "!", "-s", "192.0.2.0/24", "-d", "198.51.100.7", "-p", "udp", "--dport", "53"},
+			protoFrag("11") + "[ payload load 3b @ network header + 12 => reg 1 ]\n[ cmp neq reg 1 0xc00002 ]\n" +
+				"[ payload load 4b @ network header + 16 => reg 1 ]\n[ cmp eq reg 1 0xc6336407 ]\n" +
+				"[ payload load 2b @ transport header + 2 => reg 1 ]\n[ cmp eq reg 1 0x0035 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv6, []string{"-A", "INPUT", "-s", "2001:db8::/32", "!", "-d", "2001:db8::1"},
 			"[ payload load 4b @ network header + 8 => reg 1 ]\n[ cmp eq reg 1 0x20010db8 ]\n[ payload load 16b @ network header + 24 => reg 1 ]\n[ cmp neq reg 1 0x20010db8000000000000000000000001 ]\n[ counter pkts 0 bytes 0 ]\n"},
 		{compat.IPv4, []string{"-A", "INPUT", "!", "-f", "-p", "tcp", "--dport", "80"},
@@ -151,28 +167,33 @@ func TestLongRuleFitsUserdata(t *testing.T) {
 	}
 }
 
-// TestFoldedAndUnfoldedReadBack: a rule is written with its protocol and
-// first-fragment tests folded, and read back from either form (rules
-// written before the fold have them apart), but not from a form with a
-// test missing or another protocol.
+// TestFoldedAndUnfoldedReadBack: a rule is written with its protocol,
+// first-fragment and address tests folded into one, and read back from
+// that form and from the earlier ones (rules written before the address
+// tests were folded in, or before any fold, have them apart), but not
+// from a form with a test missing or another protocol or address.
 func TestFoldedAndUnfoldedReadBack(t *testing.T) {
 	r := parseRule(t, compat.IPv4, "-A", "INPUT", "-d", "198.51.100.7/32", "-p", "tcp", "-m", "comment", "--comment", "web", "-m", "tcp", "--dport", "80", "-j", "ACCEPT")
-	folded, err := ExprsIn("filter", "INPUT", r)
-	if err != nil {
-		t.Fatal(err)
+	forms := map[string][]expr.Any{}
+	for name, form := range map[string]foldForm{"folded": foldAll, "protocol folded": foldProto, "unfolded": foldNone} {
+		es, err := exprsIn("filter", "INPUT", r, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forms[name] = es
 	}
-	unfolded, err := exprsIn("filter", "INPUT", r, false)
-	if err != nil {
-		t.Fatal(err)
+	folded, proto, unfolded := forms["folded"], forms["protocol folded"], forms["unfolded"]
+	if len(folded) != len(proto)-2 || len(proto) != len(unfolded)-2 {
+		t.Fatalf("folded %d expressions, protocol folded %d, unfolded %d:\n%s--\n%s--\n%s", len(folded), len(proto), len(unfolded), Debug(folded), Debug(proto), Debug(unfolded))
 	}
-	if len(folded) != len(unfolded)-2 {
-		t.Fatalf("folded %d expressions, unfolded %d:\n%s--\n%s", len(folded), len(unfolded), Debug(folded), Debug(unfolded))
+	if es, _ := ExprsIn("filter", "INPUT", r); Debug(es) != Debug(folded) {
+		t.Fatalf("ExprsIn:\n%s, want\n%s", Debug(es), Debug(folded))
 	}
 	ud, err := UserDataFor(compat.IPv4, "filter", "INPUT", r, folded)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, es := range map[string][]expr.Any{"folded": folded, "unfolded": unfolded} {
+	for name, es := range forms {
 		back, err := FromKernel(compat.IPv4, "filter", "INPUT", es, ud)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -182,11 +203,17 @@ func TestFoldedAndUnfoldedReadBack(t *testing.T) {
 		}
 	}
 	// the unfolded form without its first-fragment test, and the folded
-	// form testing another protocol, are not this rule
+	// form testing another protocol or address, are not this rule
 	noFrag := append(append([]expr.Any{}, unfolded[:4]...), unfolded[7:]...)
-	udp := append([]expr.Any{}, folded...)
-	udp[2] = &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0, 0, 0, 17}}
-	for name, es := range map[string][]expr.Any{"no fragment test": noFrag, "udp": udp} {
+	other := func(at int, b byte) []expr.Any {
+		es := append([]expr.Any{}, folded...)
+		c := *es[2].(*expr.Cmp)
+		c.Data = append([]byte{}, c.Data...)
+		c.Data[at] = b
+		es[2] = &c
+		return es
+	}
+	for name, es := range map[string][]expr.Any{"no fragment test": noFrag, "udp": other(3, 17), "other address": other(13, 8)} {
 		if _, err := FromKernel(compat.IPv4, "filter", "INPUT", es, ud); err != ErrForeign {
 			t.Errorf("%s: %v, want ErrForeign\n%s", name, err, Debug(es))
 		}
@@ -255,4 +282,49 @@ func mustExprs(t *testing.T, r *compat.Rule) []expr.Any {
 		t.Fatal(err)
 	}
 	return es
+}
+
+// TestFoldAddrsExact: an address test folds into the protocol test only
+// when the folded test matches the same packets: not one that compares
+// bits its mask clears (it matches nothing), an inverted one, or one the
+// next expression reads the register of.
+func TestFoldAddrsExact(t *testing.T) {
+	addr := func(mask, data []byte, op expr.CmpOp) []expr.Any {
+		es := []expr.Any{&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: uint32(len(data))}}
+		if mask != nil {
+			es = append(es, &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: uint32(len(mask)), Mask: mask, Xor: make([]byte, len(mask))})
+		}
+		return append(es, &expr.Cmp{Op: op, Register: 1, Data: data})
+	}
+	frag := []expr.Any{
+		&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 6, Len: 2},
+		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 2, Mask: []byte{0x1f, 0xff}, Xor: []byte{0, 0}},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{0, 0}},
+	}
+	for _, c := range []struct {
+		name string
+		addr []expr.Any
+		fold bool
+	}{
+		{"/32", addr(nil, []byte{198, 51, 100, 7}, expr.CmpOpEq), true},
+		{"/20", addr([]byte{0xff, 0xff, 0xf0, 0}, []byte{198, 51, 96, 0}, expr.CmpOpEq), true},
+		{"bits outside the mask", addr([]byte{0xff, 0xff, 0xf0, 0}, []byte{198, 51, 100, 0}, expr.CmpOpEq), false},
+		{"inverted", addr(nil, []byte{198, 51, 100, 7}, expr.CmpOpNeq), false},
+		{"register read next", append(addr(nil, []byte{198, 51, 100, 7}, expr.CmpOpEq),
+			&expr.Payload{OperationType: expr.PayloadWrite, SourceRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 8, Len: 1}), false},
+	} {
+		es := []expr.Any{&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{6}}}
+		es = append(append(append(es, c.addr...), frag...), &expr.Counter{})
+		es, f := foldProtoFragment(es, 0)
+		if f == nil {
+			t.Fatalf("%s: not folded:\n%s", c.name, Debug(es))
+		}
+		want := len(es) - len(c.addr)
+		if !c.fold {
+			want = len(es)
+		}
+		if es = foldAddrs(es, 0, f); len(es) != want {
+			t.Errorf("%s: %d expressions, want %d:\n%s", c.name, len(es), want, Debug(es))
+		}
+	}
 }

@@ -48,8 +48,15 @@ func main() {
 	}
 	code := run(os.Args)
 	releaseConns() // (the parsers' socket of a command that ended before its own)
+	for _, f := range atExit {
+		f()
+	}
 	os.Exit(code)
 }
+
+// atExit runs before the command exits (the profile hooks of a build
+// with -tags pprof).
+var atExit []func()
 
 // multiName is Debian's multi-call binary of iptables-nft, which runs the
 // tool its first argument names (the links in /usr/sbin point at it).
