@@ -669,7 +669,9 @@ func (h *restoreHandler) appendRule(chain string, rs *RuleState, pre *preparedRu
 		return err
 	}
 	chain, kname := h.chainNames(chain)
-	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
+	idx := h.bl.b.AppendRule(h.bl.fam, kname, rspec)
+	h.bl.note(idx, chain, rs.Line)
+	h.bl.noteJump(idx, rs.Rule)
 	pre.putEncoded()
 	if t := h.section.Name; h.bl.ix.rebuilding(t) && h.indexed(t, chain) {
 		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyTextExact(rs.Rule, exact)), 0, h.bl.b.Handles())
