@@ -1381,6 +1381,17 @@ func (bl *builder) refusals(err error, sections []*compat.RestoreTable) error {
 	return refusalsIn(all, sections)
 }
 
+// opsFrom returns the operations of restore lines from line on.
+func (bl *builder) opsFrom(line int) map[int]bool {
+	drop := map[int]bool{}
+	for idx := 0; idx < bl.b.Len() && idx < len(bl.opLine); idx++ {
+		if int(bl.opLine[idx]) >= line {
+			drop[idx] = true
+		}
+	}
+	return drop
+}
+
 // refusalsBefore lists the kernel's refusals (err from Check, and the
 // rules left out of the batch) at lines before line.
 func (bl *builder) refusalsBefore(err error, line int) []refusal {
