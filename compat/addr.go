@@ -19,10 +19,12 @@ func trimCSpace(s string) string {
 }
 
 // parseAddrs parses a -s/-d argument: comma-separated addresses or host
-// names, each with an optional /prefix or /dotted-mask. An empty spec is
-// "any". Host bits are cleared as iptables does.
-func (p *parser) parseAddrs(spec string) ([]Net, error) {
-	if spec == "" {
+// names, each with an optional /prefix or /dotted-mask. Without the
+// option (given false) any address matches; an empty argument (a
+// script's unset variable) is a host that is not found, as in iptables.
+// Host bits are cleared as iptables does.
+func (p *parser) parseAddrs(spec string, given bool) ([]Net, error) {
+	if !given {
 		return []Net{{}}, nil
 	}
 	// each address goes without the white space before it, as

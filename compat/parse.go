@@ -1035,10 +1035,10 @@ func (p *parser) finish() error {
 	var srcs, dsts []Net
 	if isRuleOp(p.cmd.Op) {
 		var err error
-		if srcs, err = p.parseAddrs(p.srcSpec); err != nil {
+		if srcs, err = p.parseAddrs(p.srcSpec, p.options&optSource != 0); err != nil {
 			return err
 		}
-		if dsts, err = p.parseAddrs(p.dstSpec); err != nil {
+		if dsts, err = p.parseAddrs(p.dstSpec, p.options&optDestination != 0); err != nil {
 			return err
 		}
 		if (len(srcs) > 1 || len(dsts) > 1) && (p.rule.SrcInv || p.rule.DstInv) {

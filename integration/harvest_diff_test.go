@@ -22,7 +22,8 @@ import (
 // without counters, -S, -S -v, -L -n -v -x --line-numbers and -L -n of
 // every table the file touched, restore --test, a second restore of the
 // reference's save (round trip), -C of every rule of the save and -D of
-// the first rule of every chain.
+// the first rule of every chain, the file again with --noflush, -D by
+// number, -Z, -F and -X.
 //
 // XDPT_HARVEST=DIR names the directory of *.rules files; without it the
 // test is skipped. XDPT_HARVEST_ONLY=substring restricts it to the files
@@ -151,5 +152,33 @@ func harvestDiff(t *testing.T, name, data string) {
 		}
 		d.compare(name+":after-delete", prog, []string{"-t", tb, "-S", "-v"}, "")
 	}
-	d.compare(fmt.Sprintf("%s:end", name), prog+"-save", nil, "")
+	// the file again on top (--noflush: every rule twice), then each
+	// table's user chains flushed and deleted, and the rules of the
+	// built-in chains deleted by number, first and last
+	d.compare(name+":noflush", prog+"-restore", []string{"--noflush"}, data)
+	d.compare(name+":noflush-save", prog+"-save", []string{"-c"}, "")
+	for _, tb := range tbs {
+		chains, _ := d.compare(name+":chains", prog, []string{"-t", tb, "-S"}, "")
+		counts := map[string]int{}
+		var builtins []string
+		for _, l := range strings.Split(chains.Stdout, "\n") {
+			f := strings.Fields(l)
+			switch {
+			case len(f) >= 2 && f[0] == "-P":
+				builtins = append(builtins, f[1])
+			case len(f) >= 2 && f[0] == "-A":
+				counts[f[1]]++
+			}
+		}
+		for _, c := range builtins {
+			if n := counts[c]; n > 0 {
+				d.compare(name+":delete-num", prog, []string{"-t", tb, "-D", c, fmt.Sprint(n)}, "")
+				d.compare(name+":delete-num", prog, []string{"-t", tb, "-D", c, "1"}, "")
+			}
+		}
+		d.compare(name+":zero", prog, []string{"-t", tb, "-Z"}, "")
+		d.compare(name+":flush", prog, []string{"-t", tb, "-F"}, "")
+		d.compare(name+":delete-chains", prog, []string{"-t", tb, "-X"}, "")
+	}
+	d.compare(name+":end", prog+"-save", nil, "")
 }

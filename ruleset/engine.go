@@ -675,6 +675,9 @@ type builder struct {
 	// refused: rules the kernel would refuse, left out of the batch
 	// (refuse)
 	refused []refusal
+	// jumpOps has bit idx set for an operation that adds a rule jumping
+	// (or going) to a user chain (noteJump)
+	jumpOps []uint64
 	// check asks the kernel about a batch without applying it (Conn.Check),
 	// for the refusals a restore reports (restoreRefusals); nil: not asked
 	check func(*kernel.Batch) error
@@ -998,6 +1001,7 @@ func (bl *builder) add(v *View) error {
 // noteRule notes operation idx, which adds rule r to chain.
 func (bl *builder) noteRule(v *View, r *RuleState, idx int, chain string) {
 	bl.note(idx, chain, r.Line)
+	bl.noteJump(idx, r.Rule)
 	if r.replace {
 		bl.kindAs(idx, kernel.OpRuleReplace)
 	}
@@ -1007,6 +1011,25 @@ func (bl *builder) noteRule(v *View, r *RuleState, idx int, chain string) {
 		}
 		bl.ruleOp[r] = idx
 	}
+}
+
+// noteJump notes that operation idx adds rule r, when r jumps (or goes)
+// to a user chain: the kernel refuses such a rule by validating the
+// table (the chain it jumps to holds what the hook does not allow), for
+// the reference's rule as for ours (see cascade).
+func (bl *builder) noteJump(idx int, r *compat.Rule) {
+	if t, ok := r.Target.(*compat.ChainTarget); !ok || t.IsVerdict() {
+		return
+	}
+	for len(bl.jumpOps) <= idx/64 {
+		bl.jumpOps = append(bl.jumpOps, 0)
+	}
+	bl.jumpOps[idx/64] |= 1 << (idx % 64)
+}
+
+// isJump says whether operation idx adds a rule noteJump noted.
+func (bl *builder) isJump(idx int) bool {
+	return idx/64 < len(bl.jumpOps) && bl.jumpOps[idx/64]&(1<<(idx%64)) != 0
 }
 
 // ctHelpers writes, for each built-in raw chain whose rules change, the
@@ -1358,6 +1381,17 @@ func (bl *builder) refusals(err error, sections []*compat.RestoreTable) error {
 	return refusalsIn(all, sections)
 }
 
+// opsFrom returns the operations of restore lines from line on.
+func (bl *builder) opsFrom(line int) map[int]bool {
+	drop := map[int]bool{}
+	for idx := 0; idx < bl.b.Len() && idx < len(bl.opLine); idx++ {
+		if int(bl.opLine[idx]) >= line {
+			drop[idx] = true
+		}
+	}
+	return drop
+}
+
 // refusalsBefore lists the kernel's refusals (err from Check, and the
 // rules left out of the batch) at lines before line.
 func (bl *builder) refusalsBefore(err error, line int) []refusal {
@@ -1566,9 +1600,12 @@ func (bl *builder) cascade(errs []*kernel.OpError, firstOp, line int, sec *compa
 	// xtables extensions, which the kernel checks against the chain's hook
 	// when the rule is added to a built-in chain: there it refuses that
 	// rule alone and adds the section's later rules. Ours (native nat)
-	// are checked by the table's validation wherever they are.
+	// are checked by the table's validation wherever they are. A rule
+	// that jumps to a user chain holding such an extension is refused by
+	// the validation for the reference too: the rest of its section with
+	// it.
 	last := sec.CommitLine
-	if t, c, ok := translate.SplitChainName(bl.b.Op(firstOp).Chain); ok && compat.IsBuiltin(t, c) {
+	if t, c, ok := translate.SplitChainName(bl.b.Op(firstOp).Chain); ok && compat.IsBuiltin(t, c) && !bl.isJump(firstOp) {
 		last, alone = line, true
 	}
 	for idx := 0; idx < bl.b.Len() && idx < len(bl.opLine); idx++ {

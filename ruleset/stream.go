@@ -104,7 +104,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		if len(h.bl.refused) > 0 {
 			// the rest of the batch as the kernel would take it, for
 			// its own refusals in the same section
-			err := h.bl.refusals(e.checkBatch(h.bl.b), h.sections)
+			err := h.earlierRefusals(h.bl.refusals(e.checkBatch(h.bl.b), h.sections))
 			h.bl.b.Release()
 			return err
 		}
@@ -122,7 +122,7 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 		}
 		err = e.Conn.Commit(h.bl.b, gen)
 		if err != nil && !errors.Is(err, kernel.ErrGenerationChanged) {
-			err = h.bl.restoreCommitError(err, h.sections)
+			err = h.earlierRefusals(h.bl.restoreCommitError(err, h.sections))
 			h.cutEcho(err, &echoed)
 		}
 		if err == nil {
@@ -145,11 +145,15 @@ func (e *Engine) RestoreInput(src RestoreSource, o RestoreOptions, ro compat.Res
 
 // earlierRefusals returns the kernel's refusals of the sections before
 // the one that err (an error at a line of the file: a parse error, a rule
-// with no translation) is in, or err when it refuses none of them.
-// iptables-nft-restore commits each section at its COMMIT, so a section
-// the kernel refuses ends the restore before a later section is read: the
-// kernel is asked about the sections before (Check, which applies
-// nothing), as the builder has them.
+// with no translation, a refusal in the batch) is in, or err when it
+// refuses none of them. iptables-nft-restore commits each section at its
+// COMMIT, so a section the kernel refuses ends the restore before a later
+// section is read: the kernel is asked about the sections before (Check,
+// which applies nothing), as the builder has them. A refusal in the
+// whole batch does not tell: a rule the kernel refuses as it is added
+// fails the batch before the table is validated, and an earlier section
+// the validation refuses (a target in a chain a hook it does not allow
+// reaches) is refused only in a batch of its own.
 func (h *restoreHandler) earlierRefusals(err error) error {
 	var re *compat.RestoreError
 	if !errors.As(err, &re) || re.Line <= 0 {
@@ -179,8 +183,9 @@ func (h *restoreHandler) earlierRefusals(err error) error {
 }
 
 // checkBefore asks the kernel about the restore so far (the streamed
-// sections' batch, and the views but that of table skip in a batch of
-// their own, which stays out of the restore's) and returns its refusals
+// sections' batch without the operations of lines from start on, and the
+// views but that of table skip in a batch of their own, which stays out
+// of the restore's) and returns its refusals
 // of lines before start as restoreCommitError reports them; nil when it
 // refuses none.
 func (h *restoreHandler) checkBefore(start int, skip string) error {
@@ -195,7 +200,12 @@ func (h *restoreHandler) checkBefore(start int, skip string) error {
 	}
 	// (Conn.Check, not checkBatch: a restore the kernel takes comes
 	// here too, and must not see the ruleset change under it)
-	all := h.bl.refusalsBefore(h.e.Conn.Check(h.bl.b), start)
+	before := h.bl.b
+	if drop := h.bl.opsFrom(start); len(drop) > 0 {
+		before = h.bl.b.Without(drop)
+		defer before.Release()
+	}
+	all := h.bl.refusalsBefore(h.e.Conn.Check(before), start)
 	all = append(all, vb.refusalsBefore(h.e.Conn.Check(vb.b), start)...)
 	if len(all) == 0 {
 		return nil
@@ -676,7 +686,9 @@ func (h *restoreHandler) appendRule(chain string, rs *RuleState, pre *preparedRu
 		return err
 	}
 	chain, kname := h.chainNames(chain)
-	h.bl.note(h.bl.b.AppendRule(h.bl.fam, kname, rspec), chain, rs.Line)
+	idx := h.bl.b.AppendRule(h.bl.fam, kname, rspec)
+	h.bl.note(idx, chain, rs.Line)
+	h.bl.noteJump(idx, rs.Rule)
 	pre.putEncoded()
 	if t := h.section.Name; h.bl.ix.rebuilding(t) && h.indexed(t, chain) {
 		h.bl.ix.added(t, chain, indexKey(chain, ruleKeyTextExact(rs.Rule, exact)), 0, h.bl.b.Handles())
