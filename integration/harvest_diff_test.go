@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/xdptables/xdptables/compat"
+	"github.com/xdptables/xdptables/integration/netns"
 )
 
 // TestHarvestDiff runs restore files written elsewhere (iptables-save
@@ -26,12 +27,15 @@ import (
 // number, -Z, -F and -X.
 //
 // XDPT_HARVEST=DIR names the directory of *.rules files; without it the
-// test is skipped. XDPT_HARVEST_ONLY=substring restricts it to the files
-// whose name holds the substring.
+// test runs the files of testdata/realworld (TestListDiff compares their
+// listings; this adds -C, -D, the round trip and the later commands).
+// XDPT_HARVEST_ONLY=substring restricts it to the files whose name holds
+// the substring.
 func TestHarvestDiff(t *testing.T) {
+	netns.RequireRoot(t)
 	dir := os.Getenv("XDPT_HARVEST")
 	if dir == "" {
-		t.Skip("XDPT_HARVEST=DIR names the restore files to compare")
+		dir = "../testdata/realworld"
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.rules"))
 	if len(files) == 0 {
