@@ -490,6 +490,13 @@ func (v *View) Apply(cmd *compat.Command) error {
 			v.hiddenFlush = len(v.hidden) > 0
 			// every chain of the table is in the view (needOf)
 			v.replaced = true
+			if cmd.Verbose > 0 {
+				// iptables-nft flushes chain by chain to name each one,
+				// after making the table's built-in chains
+				for _, b := range compat.BuiltinChains[v.Table] {
+					v.materialize(v.chain(b))
+				}
+			}
 		}
 		return v.each(cmd.Chain, v.flush)
 	case compat.OpZero, compat.OpZeroNum:
