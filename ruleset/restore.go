@@ -2,6 +2,7 @@ package ruleset
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -43,24 +44,34 @@ func (v *View) verboseFlush() string {
 	return b.String()
 }
 
-// verboseCommands is what iptables-restore -v prints then for the
-// command lines of section t; stop, when not 0, is a line whose command
-// failed as iptables-restore fails while reading it: the text ends
-// before that command.
-func verboseCommands(t *compat.RestoreTable, stop int) string {
+// verboseCommands is what iptables-restore prints for the command lines
+// of section t that run verbosely: every one when all (-v without
+// --noflush), otherwise those given -v themselves. present are the
+// chains the table held before the section (--noflush). stop, when not
+// 0, is a line whose command failed as iptables-restore fails while
+// reading it: the text ends before that command.
+func verboseCommands(t *compat.RestoreTable, stop int, all bool, present []string) string {
 	var b strings.Builder
 	// the chains of the section as -F and -Z without a chain see them:
 	// -F every built-in chain of the table, -Z the built-in ones the
-	// section has declared or used so far (both in hook order), then
-	// the user chains declared or created so far
-	seen := map[string]bool{}
-	var sectionUsers []string
+	// table holds or the section has declared or used so far (both in
+	// hook order), then the user chains held, declared or created so far,
+	// by name
 	isBuiltin := func(n string) bool { return slices.Contains(compat.BuiltinChains[t.Name], n) }
+	seen := map[string]bool{}
+	users := map[string]bool{}
+	for _, n := range present {
+		if isBuiltin(n) {
+			seen[n] = true
+		} else {
+			users[n] = true
+		}
+	}
 	for _, d := range t.Chains {
 		if isBuiltin(d.Name) {
 			seen[d.Name] = true
 		} else {
-			sectionUsers = append(sectionUsers, d.Name)
+			users[d.Name] = true
 		}
 	}
 	chains := func(all bool) []string {
@@ -70,7 +81,7 @@ func verboseCommands(t *compat.RestoreTable, stop int) string {
 				out = append(out, n)
 			}
 		}
-		return append(out, sectionUsers...)
+		return append(out, slices.Sorted(maps.Keys(users))...)
 	}
 	for _, rc := range t.Cmds {
 		if stop > 0 && rc.Line >= stop {
@@ -79,13 +90,16 @@ func verboseCommands(t *compat.RestoreTable, stop int) string {
 		if isBuiltin(rc.Cmd.Chain) {
 			seen[rc.Cmd.Chain] = true
 		}
+		verbose := all || rc.Cmd.Verbose > 0
 		switch rc.Cmd.Op {
 		case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
 			for _, r := range rc.Cmd.Rules {
-				b.WriteString(compat.VerboseRule(r))
+				if verbose {
+					b.WriteString(compat.VerboseRule(r))
+				}
 			}
 		case compat.OpNewChain:
-			sectionUsers = append(sectionUsers, rc.Cmd.Chain)
+			users[rc.Cmd.Chain] = true
 		case compat.OpFlush, compat.OpZero:
 			// iptables -v names each chain it flushes or zeroes
 			verb := "Flushing"
@@ -102,16 +116,30 @@ func verboseCommands(t *compat.RestoreTable, stop int) string {
 				}
 			}
 			for _, n := range names {
-				b.WriteString(verb + " chain `" + n + "'\n")
+				if verbose {
+					b.WriteString(verb + " chain `" + n + "'\n")
+				}
 			}
 		case compat.OpDeleteChain:
 			if rc.Cmd.Chain != "" {
-				b.WriteString("Deleting chain `" + rc.Cmd.Chain + "'\n")
-				sectionUsers = slices.DeleteFunc(sectionUsers, func(n string) bool { return n == rc.Cmd.Chain })
+				if verbose {
+					b.WriteString("Deleting chain `" + rc.Cmd.Chain + "'\n")
+				}
+				delete(users, rc.Cmd.Chain)
 			}
 		}
 	}
 	return b.String()
+}
+
+// anyVerbose says whether a command line of section t has -v.
+func anyVerbose(t *compat.RestoreTable) bool {
+	for _, rc := range t.Cmds {
+		if rc.Cmd.Verbose > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ApplySection applies one "*table ... COMMIT" section to the view, as
