@@ -864,7 +864,11 @@ func (bl *builder) add(v *View) error {
 			if c.renameFrom != "" {
 				name = c.renameFrom
 			}
-			bl.note(bl.b.DelChain(bl.fam, prefix+name), name, v.Line)
+			line := v.Line
+			if c.deletedAt > 0 {
+				line = c.deletedAt
+			}
+			bl.note(bl.b.DelChain(bl.fam, prefix+name), name, line)
 			continue
 		case c.deleted:
 			continue

@@ -67,10 +67,13 @@ type ChainState struct {
 	orig []*RuleState
 
 	// changes to commit
-	create        bool // create the chain
-	policySet     bool // send policy and counters
-	countersSet   bool // send counters only (-Z)
-	deleted       bool
+	create      bool // create the chain
+	policySet   bool // send policy and counters
+	countersSet bool // send counters only (-Z)
+	deleted     bool
+	// deletedAt is the restore line of the -X that deleted the chain
+	// (the kernel's refusal of the deletion names it)
+	deletedAt     int
 	renameFrom    string
 	flushed       bool // all kernel rules go away
 	removed       []uint64
@@ -675,6 +678,7 @@ func (v *View) deleteChain(name string) error {
 	}
 	del := func(c *ChainState) {
 		c.deleted = true
+		c.deletedAt = v.Line
 		c.create = false
 	}
 	if name != "" {
