@@ -44,44 +44,66 @@ func (v *View) verboseFlush() string {
 	return b.String()
 }
 
+// verboseBefore is what verboseCommands needs to know of the table
+// before a --noflush section: the chains it held, and the built-in ones
+// -X without a name keeps (with rules, or a policy other than ACCEPT).
+type verboseBefore struct {
+	present []string
+	kept    map[string]bool
+}
+
 // verboseCommands is what iptables-restore prints for the command lines
 // of section t that run verbosely: every one when all (-v without
-// --noflush), otherwise those given -v themselves. present are the
-// chains the table held before the section (--noflush). stop, when not
-// 0, is a line whose command failed as iptables-restore fails while
-// reading it: the text ends before that command.
-func verboseCommands(t *compat.RestoreTable, stop int, all bool, present []string) string {
+// --noflush), otherwise those given -v themselves. before is nil when
+// the section replaces the table. stop, when not 0, is a line whose
+// command failed as iptables-restore fails while reading it: the text
+// ends before that command.
+func verboseCommands(t *compat.RestoreTable, stop int, all bool, before *verboseBefore) string {
 	var b strings.Builder
-	// the chains of the section as -F and -Z without a chain see them:
-	// -F every built-in chain of the table, -Z the built-in ones the
-	// table holds or the section has declared or used so far (both in
-	// hook order), then the user chains held, declared or created so far,
-	// by name
+	// the chains of the section as -F, -Z and -X without a chain see
+	// them: -F every built-in chain of the table, -Z the built-in ones
+	// the table holds or the section has declared or used so far (both
+	// in hook order), then the user chains held, declared or created so
+	// far: by name, but in the order the section made them after -v
+	// of iptables-restore has flushed the table
 	isBuiltin := func(n string) bool { return slices.Contains(compat.BuiltinChains[t.Name], n) }
 	seen := map[string]bool{}
-	users := map[string]bool{}
-	for _, n := range present {
-		if isBuiltin(n) {
-			seen[n] = true
-		} else {
-			users[n] = true
+	kept := map[string]bool{}
+	var users []string
+	addUser := func(n string) {
+		if !slices.Contains(users, n) {
+			users = append(users, n)
 		}
+	}
+	if before != nil {
+		for _, n := range before.present {
+			if isBuiltin(n) {
+				seen[n] = true
+			} else {
+				addUser(n)
+			}
+		}
+		maps.Copy(kept, before.kept)
 	}
 	for _, d := range t.Chains {
 		if isBuiltin(d.Name) {
 			seen[d.Name] = true
 		} else {
-			users[d.Name] = true
+			addUser(d.Name)
 		}
 	}
-	chains := func(all bool) []string {
+	chains := func(everyBuiltin bool) []string {
 		var out []string
 		for _, n := range compat.BuiltinChains[t.Name] {
-			if all || seen[n] {
+			if everyBuiltin || seen[n] {
 				out = append(out, n)
 			}
 		}
-		return append(out, slices.Sorted(maps.Keys(users))...)
+		us := slices.Clone(users)
+		if !all {
+			slices.Sort(us)
+		}
+		return append(out, us...)
 	}
 	for _, rc := range t.Cmds {
 		if stop > 0 && rc.Line >= stop {
@@ -93,13 +115,16 @@ func verboseCommands(t *compat.RestoreTable, stop int, all bool, present []strin
 		verbose := all || rc.Cmd.Verbose > 0
 		switch rc.Cmd.Op {
 		case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
+			if rc.Cmd.Op != compat.OpDelete && rc.Cmd.Op != compat.OpCheck {
+				kept[rc.Cmd.Chain] = true
+			}
 			for _, r := range rc.Cmd.Rules {
 				if verbose {
 					b.WriteString(compat.VerboseRule(r))
 				}
 			}
 		case compat.OpNewChain:
-			users[rc.Cmd.Chain] = true
+			addUser(rc.Cmd.Chain)
 		case compat.OpFlush, compat.OpZero:
 			// iptables -v names each chain it flushes or zeroes
 			verb := "Flushing"
@@ -112,8 +137,11 @@ func verboseCommands(t *compat.RestoreTable, stop int, all bool, present []strin
 				if rc.Cmd.Op == compat.OpFlush {
 					for _, n := range compat.BuiltinChains[t.Name] {
 						seen[n] = true
+						delete(kept, n)
 					}
 				}
+			} else if rc.Cmd.Op == compat.OpFlush {
+				delete(kept, rc.Cmd.Chain)
 			}
 			for _, n := range names {
 				if verbose {
@@ -121,11 +149,22 @@ func verboseCommands(t *compat.RestoreTable, stop int, all bool, present []strin
 				}
 			}
 		case compat.OpDeleteChain:
-			if rc.Cmd.Chain != "" {
-				if verbose {
-					b.WriteString("Deleting chain `" + rc.Cmd.Chain + "'\n")
+			names := []string{rc.Cmd.Chain}
+			if rc.Cmd.Chain == "" {
+				// every user chain, and the built-in ones left empty
+				// with policy ACCEPT (not named)
+				names = chains(false)[len(chains(false))-len(users):]
+				for _, n := range compat.BuiltinChains[t.Name] {
+					if !kept[n] {
+						seen[n] = false
+					}
 				}
-				delete(users, rc.Cmd.Chain)
+			}
+			for _, n := range names {
+				if verbose {
+					b.WriteString("Deleting chain `" + n + "'\n")
+				}
+				users = slices.DeleteFunc(users, func(u string) bool { return u == n })
 			}
 		}
 	}

@@ -744,16 +744,21 @@ func (h *restoreHandler) commit(t *compat.RestoreTable) error {
 			if all {
 				head = v.verboseFlush()
 			}
-			var present []string
+			var before *verboseBefore
 			if h.o.Noflush {
+				before = &verboseBefore{kept: map[string]bool{}}
 				for _, c := range v.Sorted() {
-					if c.InKernel {
-						present = append(present, c.Name)
+					if !c.InKernel {
+						continue
+					}
+					before.present = append(before.present, c.Name)
+					if c.Builtin && (len(c.Rules) > 0 || c.Policy != compat.VerdictAccept) {
+						before.kept[c.Name] = true
 					}
 				}
 			}
 			err := v.restoreSection(t, h.o)
-			text := head + verboseCommands(t, v.parseFailed, all, present)
+			text := head + verboseCommands(t, v.parseFailed, all, before)
 			if all {
 				h.echo(text)
 			} else if v.out != nil {
