@@ -630,7 +630,9 @@ func (p *parser) base(c int, r goResult) error {
 		return ErrVersion
 	case 'w':
 		if p.o.Restore {
-			return Paramf("You cannot use `-w' from %s", p.o.Prog)
+			// iptables names the program this way whatever its name
+			// (ip6tables-restore, iptables-nft-restore)
+			return Paramf("You cannot use `-w' from iptables-restore")
 		}
 		p.cmd.Wait = true
 		if !r.hasArg && g.hasArg() {
@@ -646,7 +648,7 @@ func (p *parser) base(c int, r goResult) error {
 		}
 	case 'W':
 		if p.o.Restore {
-			return Paramf("You cannot use `-W' from %s", p.o.Prog)
+			return Paramf("You cannot use `-W' from iptables-restore")
 		}
 		if !r.hasArg {
 			if !g.hasArg() {

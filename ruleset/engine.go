@@ -535,8 +535,16 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 		default:
 			if cmd.Verbose > 0 {
 				out = v.verboseNotes(cmd)
+				if cmd.Op == compat.OpDeleteChain {
+					// iptables names each chain as it queues its deletion:
+					// the kernel's refusal (busy) comes after the names
+					out = v.deletionNotes(cmd.Chain)
+				}
 			}
 			if err := v.Apply(cmd); err != nil {
+				if !isChainBusy(err) {
+					out = ""
+				}
 				return out, asCompat(err)
 			}
 			if cmd.Verbose > 0 && cmd.Op == compat.OpDeleteChain {
@@ -576,12 +584,26 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 			continue
 		}
 		if err != nil {
+			if cmd.Op == compat.OpDeleteChain && isChainBusy(err) {
+				return out, bld.commitError(err)
+			}
 			return "", bld.commitError(err)
 		}
 		e.repairHints(bld, gen)
 		e.afterCommand(cmd, v)
 		return out, nil
 	}
+}
+
+// isChainBusy says whether err is the refusal to delete a chain that has
+// rules or is jumped to: the view's (KernelError) or the kernel's.
+func isChainBusy(err error) bool {
+	var ke *KernelError
+	if errors.As(err, &ke) {
+		return ke.Op == "CHAIN_DEL" && ke.Errno == "Device or resource busy"
+	}
+	var oe *kernel.OpError
+	return errors.As(err, &oe) && oe.Errno == unix.EBUSY
 }
 
 // checkBatch is Conn.Check of b, a batch of the engine's family, with the
@@ -867,7 +889,11 @@ func (bl *builder) add(v *View) error {
 			if c.renameFrom != "" {
 				name = c.renameFrom
 			}
-			bl.note(bl.b.DelChain(bl.fam, prefix+name), name, v.Line)
+			line := v.Line
+			if c.deletedAt > 0 {
+				line = c.deletedAt
+			}
+			bl.note(bl.b.DelChain(bl.fam, prefix+name), name, line)
 			continue
 		case c.deleted:
 			continue

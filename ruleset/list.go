@@ -178,6 +178,29 @@ func (v *View) verboseNotes(cmd *compat.Command) string {
 	return b.String()
 }
 
+// deletionNotes lists the user chains -X NAME (or -X, name empty) is
+// about to delete, as iptables -v names them before the kernel answers.
+func (v *View) deletionNotes(name string) string {
+	var names []string
+	if name != "" {
+		if c := v.existing(name); c != nil && !c.Builtin {
+			names = append(names, name)
+		}
+	} else {
+		for n, c := range v.Chains {
+			if !c.Builtin && !c.deleted && (c.InKernel || c.create) {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+	}
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString("Deleting chain `" + n + "'\n")
+	}
+	return b.String()
+}
+
 // deletedNotes lists the user chains -X removed ("Deleting chain `X'").
 func (v *View) deletedNotes() string {
 	var names []string

@@ -2,6 +2,7 @@ package ruleset
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -43,34 +44,66 @@ func (v *View) verboseFlush() string {
 	return b.String()
 }
 
-// verboseCommands is what iptables-restore -v prints then for the
-// command lines of section t; stop, when not 0, is a line whose command
-// failed as iptables-restore fails while reading it: the text ends
-// before that command.
-func verboseCommands(t *compat.RestoreTable, stop int) string {
+// verboseBefore is what verboseCommands needs to know of the table
+// before a --noflush section: the chains it held, and the built-in ones
+// -X without a name keeps (with rules, or a policy other than ACCEPT).
+type verboseBefore struct {
+	present []string
+	kept    map[string]bool
+}
+
+// verboseCommands is what iptables-restore prints for the command lines
+// of section t that run verbosely: every one when all (-v without
+// --noflush), otherwise those given -v themselves. before is nil when
+// the section replaces the table. stop, when not 0, is a line whose
+// command failed as iptables-restore fails while reading it: the text
+// ends before that command.
+func verboseCommands(t *compat.RestoreTable, stop int, all bool, before *verboseBefore) string {
 	var b strings.Builder
-	// the chains of the section as -F and -Z without a chain see them:
-	// -F every built-in chain of the table, -Z the built-in ones the
-	// section has declared or used so far (both in hook order), then
-	// the user chains declared or created so far
-	seen := map[string]bool{}
-	var sectionUsers []string
+	// the chains of the section as -F, -Z and -X without a chain see
+	// them: -F every built-in chain of the table, -Z the built-in ones
+	// the table holds or the section has declared or used so far (both
+	// in hook order), then the user chains held, declared or created so
+	// far: by name, but in the order the section made them after -v
+	// of iptables-restore has flushed the table
 	isBuiltin := func(n string) bool { return slices.Contains(compat.BuiltinChains[t.Name], n) }
+	seen := map[string]bool{}
+	kept := map[string]bool{}
+	var users []string
+	addUser := func(n string) {
+		if !slices.Contains(users, n) {
+			users = append(users, n)
+		}
+	}
+	if before != nil {
+		for _, n := range before.present {
+			if isBuiltin(n) {
+				seen[n] = true
+			} else {
+				addUser(n)
+			}
+		}
+		maps.Copy(kept, before.kept)
+	}
 	for _, d := range t.Chains {
 		if isBuiltin(d.Name) {
 			seen[d.Name] = true
 		} else {
-			sectionUsers = append(sectionUsers, d.Name)
+			addUser(d.Name)
 		}
 	}
-	chains := func(all bool) []string {
+	chains := func(everyBuiltin bool) []string {
 		var out []string
 		for _, n := range compat.BuiltinChains[t.Name] {
-			if all || seen[n] {
+			if everyBuiltin || seen[n] {
 				out = append(out, n)
 			}
 		}
-		return append(out, sectionUsers...)
+		us := slices.Clone(users)
+		if !all {
+			slices.Sort(us)
+		}
+		return append(out, us...)
 	}
 	for _, rc := range t.Cmds {
 		if stop > 0 && rc.Line >= stop {
@@ -79,13 +112,19 @@ func verboseCommands(t *compat.RestoreTable, stop int) string {
 		if isBuiltin(rc.Cmd.Chain) {
 			seen[rc.Cmd.Chain] = true
 		}
+		verbose := all || rc.Cmd.Verbose > 0
 		switch rc.Cmd.Op {
 		case compat.OpAppend, compat.OpInsert, compat.OpReplace, compat.OpDelete, compat.OpCheck:
+			if rc.Cmd.Op != compat.OpDelete && rc.Cmd.Op != compat.OpCheck {
+				kept[rc.Cmd.Chain] = true
+			}
 			for _, r := range rc.Cmd.Rules {
-				b.WriteString(compat.VerboseRule(r))
+				if verbose {
+					b.WriteString(compat.VerboseRule(r))
+				}
 			}
 		case compat.OpNewChain:
-			sectionUsers = append(sectionUsers, rc.Cmd.Chain)
+			addUser(rc.Cmd.Chain)
 		case compat.OpFlush, compat.OpZero:
 			// iptables -v names each chain it flushes or zeroes
 			verb := "Flushing"
@@ -98,20 +137,48 @@ func verboseCommands(t *compat.RestoreTable, stop int) string {
 				if rc.Cmd.Op == compat.OpFlush {
 					for _, n := range compat.BuiltinChains[t.Name] {
 						seen[n] = true
+						delete(kept, n)
+					}
+				}
+			} else if rc.Cmd.Op == compat.OpFlush {
+				delete(kept, rc.Cmd.Chain)
+			}
+			for _, n := range names {
+				if verbose {
+					b.WriteString(verb + " chain `" + n + "'\n")
+				}
+			}
+		case compat.OpDeleteChain:
+			names := []string{rc.Cmd.Chain}
+			if rc.Cmd.Chain == "" {
+				// every user chain, and the built-in ones left empty
+				// with policy ACCEPT (not named)
+				names = chains(false)[len(chains(false))-len(users):]
+				for _, n := range compat.BuiltinChains[t.Name] {
+					if !kept[n] {
+						seen[n] = false
 					}
 				}
 			}
 			for _, n := range names {
-				b.WriteString(verb + " chain `" + n + "'\n")
-			}
-		case compat.OpDeleteChain:
-			if rc.Cmd.Chain != "" {
-				b.WriteString("Deleting chain `" + rc.Cmd.Chain + "'\n")
-				sectionUsers = slices.DeleteFunc(sectionUsers, func(n string) bool { return n == rc.Cmd.Chain })
+				if verbose {
+					b.WriteString("Deleting chain `" + n + "'\n")
+				}
+				users = slices.DeleteFunc(users, func(u string) bool { return u == n })
 			}
 		}
 	}
 	return b.String()
+}
+
+// anyVerbose says whether a command line of section t has -v.
+func anyVerbose(t *compat.RestoreTable) bool {
+	for _, rc := range t.Cmds {
+		if rc.Cmd.Verbose > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ApplySection applies one "*table ... COMMIT" section to the view, as

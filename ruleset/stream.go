@@ -340,7 +340,7 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 				}
 			}
 			w := firstWord(rest)
-			if w != "-A" && w != "--append" && w != "-N" && w != "--new-chain" {
+			if w != "-A" && w != "--append" && w != "-N" && w != "--new-chain" || verboseWord(rest) {
 				delete(out.tables, cur)
 			} else if curName == "raw" && strings.Contains(rest, "--helper") {
 				// CT --helper rules are mirrored from the whole chain
@@ -361,6 +361,13 @@ func streamableSections(r io.Reader, o RestoreOptions) (restoreScan, error) {
 			return out, err
 		}
 	}
+}
+
+// verboseWord says whether a restore line may have -v among its words:
+// such a line prints, so its section is applied through a View (a word
+// of a comment that looks like one costs only the streaming).
+func verboseWord(line string) bool {
+	return strings.Contains(line, " -v") || strings.Contains(line, "--verbose")
 }
 
 func firstWord(s string) string {
@@ -746,13 +753,35 @@ func (h *restoreHandler) commit(t *compat.RestoreTable) error {
 			}
 		}
 		v.out = h.out
-		if h.o.Verbose && !h.o.Noflush && h.echo != nil {
+		all := h.o.Verbose && !h.o.Noflush
+		if all && h.echo != nil || !all && anyVerbose(t) {
 			// printed as the lines are read: the text is built before
 			// the section changes the view, and cut where a line failed
 			v.parseFailed = 0
-			head := v.verboseFlush()
+			head := ""
+			if all {
+				head = v.verboseFlush()
+			}
+			var before *verboseBefore
+			if h.o.Noflush {
+				before = &verboseBefore{kept: map[string]bool{}}
+				for _, c := range v.Sorted() {
+					if !c.InKernel {
+						continue
+					}
+					before.present = append(before.present, c.Name)
+					if c.Builtin && (len(c.Rules) > 0 || c.Policy != compat.VerdictAccept) {
+						before.kept[c.Name] = true
+					}
+				}
+			}
 			err := v.restoreSection(t, h.o)
-			h.echo(head + verboseCommands(t, v.parseFailed))
+			text := head + verboseCommands(t, v.parseFailed, all, before)
+			if all {
+				h.echo(text)
+			} else if v.out != nil {
+				v.out.WriteString(text)
+			}
 			return err
 		}
 		return v.restoreSection(t, h.o)

@@ -67,10 +67,13 @@ type ChainState struct {
 	orig []*RuleState
 
 	// changes to commit
-	create        bool // create the chain
-	policySet     bool // send policy and counters
-	countersSet   bool // send counters only (-Z)
-	deleted       bool
+	create      bool // create the chain
+	policySet   bool // send policy and counters
+	countersSet bool // send counters only (-Z)
+	deleted     bool
+	// deletedAt is the restore line of the -X that deleted the chain
+	// (the kernel's refusal of the deletion names it)
+	deletedAt     int
 	renameFrom    string
 	flushed       bool // all kernel rules go away
 	removed       []uint64
@@ -490,6 +493,13 @@ func (v *View) Apply(cmd *compat.Command) error {
 			v.hiddenFlush = len(v.hidden) > 0
 			// every chain of the table is in the view (needOf)
 			v.replaced = true
+			if cmd.Verbose > 0 {
+				// iptables-nft flushes chain by chain to name each one,
+				// after making the table's built-in chains
+				for _, b := range compat.BuiltinChains[v.Table] {
+					v.materialize(v.chain(b))
+				}
+			}
 		}
 		return v.each(cmd.Chain, v.flush)
 	case compat.OpZero, compat.OpZeroNum:
@@ -668,6 +678,7 @@ func (v *View) deleteChain(name string) error {
 	}
 	del := func(c *ChainState) {
 		c.deleted = true
+		c.deletedAt = v.Line
 		c.create = false
 	}
 	if name != "" {
