@@ -45,8 +45,14 @@ step set ipt banip 203.0.113.11
 dump repaired
 step reload --restart mport
 dump reloaded
-# every jail's actionflush (iptables -F, ipset flush)
-step unban --all
+# every jail's actionflush (iptables -F, ipset flush). Its answer, the
+# number of tickets it unbanned, is left out: it counts the bans the jail
+# restarted above restores in a thread of its own, which may not all be
+# back yet (CI saw 11 and 10 on the same side's code); the dumps before
+# and after compare the state in full
+echo "### unban --all"
+$C unban --all >/dev/null 2>&1
+echo "rc=$?"
 dump flushed
 step stop
 i=0
