@@ -547,9 +547,6 @@ func (e *Engine) command(cmd *compat.Command) (_ string, err error) {
 				}
 				return out, asCompat(err)
 			}
-			if cmd.Verbose > 0 && cmd.Op == compat.OpDeleteChain {
-				out = v.deletedNotes()
-			}
 		}
 		b := kernel.NewBatch()
 		bld := &builder{b: b, fam: e.kfam(), family: e.Family, ix: newIndexWriter(info, e.lookupFunc(seen))}

@@ -179,7 +179,9 @@ func (v *View) verboseNotes(cmd *compat.Command) string {
 }
 
 // deletionNotes lists the user chains -X NAME (or -X, name empty) is
-// about to delete, as iptables -v names them before the kernel answers.
+// about to delete, as iptables -v names them before the kernel answers:
+// all of them when it deletes them, the same names when it refuses as
+// busy.
 func (v *View) deletionNotes(name string) string {
 	var names []string
 	if name != "" {
@@ -194,22 +196,6 @@ func (v *View) deletionNotes(name string) string {
 		}
 		sort.Strings(names)
 	}
-	var b strings.Builder
-	for _, n := range names {
-		b.WriteString("Deleting chain `" + n + "'\n")
-	}
-	return b.String()
-}
-
-// deletedNotes lists the user chains -X removed ("Deleting chain `X'").
-func (v *View) deletedNotes() string {
-	var names []string
-	for n, c := range v.Chains {
-		if c.deleted && c.InKernel && !c.Builtin {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
 	var b strings.Builder
 	for _, n := range names {
 		b.WriteString("Deleting chain `" + n + "'\n")
