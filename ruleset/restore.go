@@ -92,6 +92,13 @@ func verboseCommands(t *compat.RestoreTable, stop int, all bool, before *verbose
 			addUser(d.Name)
 		}
 	}
+	userOrder := func() []string {
+		us := slices.Clone(users)
+		if !all {
+			slices.Sort(us)
+		}
+		return us
+	}
 	chains := func(everyBuiltin bool) []string {
 		var out []string
 		for _, n := range compat.BuiltinChains[t.Name] {
@@ -99,11 +106,7 @@ func verboseCommands(t *compat.RestoreTable, stop int, all bool, before *verbose
 				out = append(out, n)
 			}
 		}
-		us := slices.Clone(users)
-		if !all {
-			slices.Sort(us)
-		}
-		return append(out, us...)
+		return append(out, userOrder()...)
 	}
 	for _, rc := range t.Cmds {
 		if stop > 0 && rc.Line >= stop {
@@ -153,7 +156,7 @@ func verboseCommands(t *compat.RestoreTable, stop int, all bool, before *verbose
 			if rc.Cmd.Chain == "" {
 				// every user chain, and the built-in ones left empty
 				// with policy ACCEPT (not named)
-				names = chains(false)[len(chains(false))-len(users):]
+				names = userOrder()
 				for _, n := range compat.BuiltinChains[t.Name] {
 					if !kept[n] {
 						seen[n] = false
