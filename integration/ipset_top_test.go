@@ -39,10 +39,25 @@ func canonical(t *testing.T, p *ipsetPair, fam, name string) {
 	if r := p.me.Run(b.String(), p.ours["ipset"], "restore"); r.RC != 0 {
 		t.Fatalf("restore of the copy: rc %d: %s", r.RC, r.Stderr)
 	}
-	got, _ := topElems(t, p, fam, name)
+	got, comment := topElems(t, p, fam, name)
 	want, _ := topElems(t, p, fam, name+"copy")
 	if got != want {
 		t.Errorf("lookup set of %s after single commands:\n%s\nrestored whole:\n%s", name, got, want)
+	}
+	if strings.Contains(comment, " nested") {
+		// the counts of nested entries, kept apart (ipset.Set.NestedSet)
+		// (made with its first element: a set without one may have none)
+		list := func(n string) string {
+			out := p.me.Run("", "nft", "list", "set", fam, "xdptables", "ipset-nested."+n).Stdout
+			if i := strings.Index(out, "elements = {"); i >= 0 {
+				e, _, _ := strings.Cut(out[i:], "}")
+				return strings.Join(strings.Fields(e), " ")
+			}
+			return ""
+		}
+		if got, want := list(name), list(name+"copy"); got != want {
+			t.Errorf("nested counts of %s after single commands:\n%s\nrestored whole:\n%s", name, got, want)
+		}
 	}
 	mustRun(t, p.me, p.ours["ipset"], "destroy", name+"copy")
 }
@@ -83,11 +98,18 @@ func TestIpsetTopLayout(t *testing.T) {
 	for _, c := range []struct{ name, fam, create, base string }{
 		{"t", "ip", "ipset create t hash:net", "198.18.0.0/22"},
 		{"t6", "ip6", "ipset create t6 hash:net family inet6", "2001:db8::/118"},
+		// large sets keep the counts of nested entries apart
+		{"n", "ip", "ipset create n hash:net maxelem 200000", "198.18.4.0/22"},
+		{"n6", "ip6", "ipset create n6 hash:net family inet6 maxelem 200000", "2001:db8:1::/118"},
 	} {
 		base := netip.MustParsePrefix(c.base)
 		p.run("", c.create)
-		if _, comment := topElems(t, p, c.fam, c.name); !strings.Contains(comment, " top") {
+		_, comment := topElems(t, p, c.fam, c.name)
+		if !strings.Contains(comment, " top") {
 			t.Errorf("%s: header %q: not the top-level layout", c.name, comment)
+		}
+		if big := strings.Contains(c.create, "maxelem"); big != strings.Contains(comment, " top nested") {
+			t.Errorf("%s: header %q: nested counts kept apart %v, want %v", c.name, comment, !big, big)
 		}
 		var added []string
 		for i := range 240 {
@@ -133,11 +155,15 @@ func TestIpsetTopLayout(t *testing.T) {
 		"ipset rename u w", "ipset add w 198.18.0.0/23", "ipset add w 198.18.0.0/24", "ipset del w 198.18.0.0/23",
 		"ipset flush t", "ipset add t 198.18.0.0/24", "ipset add t 198.18.1.0/24", "ipset add t 198.18.0.0/23",
 		"ipset del t 198.18.0.0/24", "ipset test t 198.18.0.9", "ipset test t 198.18.2.9", "ipset -s save",
+		// a set keeping its counts apart swapped with one that does not
+		"ipset swap t n", "ipset add t 198.18.4.0/22", "ipset add t 198.18.5.7", "ipset del n 198.18.0.0/24",
+		"ipset add n 198.18.1.0/25", "ipset add n 198.18.0.0/22", "ipset del t 198.18.4.0/22", "ipset -s save",
 	} {
 		p.run("", l)
 	}
 	canonical(t, p, "ip", "t")
 	canonical(t, p, "ip", "w")
+	canonical(t, p, "ip", "n")
 
 	// An older build's set: the same header without the word; with
 	// disjoint entries both layouts hold the same elements.

@@ -456,6 +456,10 @@ func (b *Bulk) FillBound(name string) (elems, keyLen, comments int) {
 	if s.Sharded() && name == CountSetName(s.Name) {
 		return 1, 4, 0
 	}
+	if s.NestedSet && name == NestedSetName(s.Name) {
+		// at most one per entry (a tree's top entry holds the others)
+		return n / 2, b.w - 4, n / 2 * len(TopComment(n))
+	}
 	if s.Type.Net() && (name == LookupSetName(s.Name) || name == NomatchSetName(s.Name)) {
 		// Each entry splits the piece it falls in into at most three;
 		// a piece is a start and an end element, the start with its
@@ -579,7 +583,7 @@ func (b *Bulk) pieceElems(sp span, el *nftables.SetElement, yield func(*nftables
 	}
 	*el = nftables.SetElement{Key: put(sp.lo)}
 	b.setAttrs(sp.at, el)
-	if sp.nested > 0 {
+	if sp.nested > 0 && !b.Set.NestedSet {
 		el.Comment = TopComment(sp.nested)
 	}
 	if !yield(el) {
@@ -793,7 +797,8 @@ func (b *Bulk) pieceChanges(dels, nomatch bool) iter.Seq[*nftables.SetElement] {
 			var take bool
 			switch {
 			case okO && okN && o.lo == n.lo:
-				if o.hi != n.hi || o.nested != n.nested || !b.sameAttr(o.at, n.at) {
+				counted := o.nested != n.nested && !b.Set.NestedSet
+				if o.hi != n.hi || counted || !b.sameAttr(o.at, n.at) {
 					sp, take = n, !dels
 					if dels {
 						sp, take = o, true
@@ -813,6 +818,82 @@ func (b *Bulk) pieceChanges(dels, nomatch bool) iter.Seq[*nftables.SetElement] {
 			}
 		}
 	}
+}
+
+// NestedElems yields the elements of the set of nested counts of a set
+// that keeps them apart (Set.NestedSet): one per top-level interval that
+// has nested entries, as Set.NftSets makes them.
+func (b *Bulk) NestedElems() iter.Seq[*nftables.SetElement] {
+	b.index = nil
+	return func(yield func(*nftables.SetElement) bool) {
+		var el nftables.SetElement
+		for sp := range b.spans(false, false) {
+			if sp.nested > 0 && !b.nestedElem(sp, &el, yield) {
+				return
+			}
+		}
+	}
+}
+
+// NestedChanges is NestedElems' PieceChanges: the elements to delete
+// (dels) or to add to turn the counts of what Load read into the Bulk's,
+// in address order, as the general path's diff finds them.
+func (b *Bulk) NestedChanges(dels bool) iter.Seq[*nftables.SetElement] {
+	b.index = nil
+	counted := func(old bool) iter.Seq[span] {
+		return func(yield func(span) bool) {
+			for sp := range b.spans(old, false) {
+				if sp.nested > 0 && !yield(sp) {
+					return
+				}
+			}
+		}
+	}
+	return func(yield func(*nftables.SetElement) bool) {
+		nextOld, stopOld := iter.Pull(counted(true))
+		defer stopOld()
+		nextNew, stopNew := iter.Pull(counted(false))
+		defer stopNew()
+		o, okO := nextOld()
+		n, okN := nextNew()
+		var el nftables.SetElement
+		for okO || okN {
+			var sp span
+			var take bool
+			switch {
+			case okO && okN && o.lo == n.lo:
+				sp, take = n, !dels && o.nested != n.nested
+				if dels {
+					sp, take = o, o.nested != n.nested
+				}
+				o, okO = nextOld()
+				n, okN = nextNew()
+			case okO && (!okN || o.lo.less(n.lo)):
+				sp, take = o, dels
+				o, okO = nextOld()
+			default:
+				sp, take = n, !dels
+				n, okN = nextNew()
+			}
+			if take && !b.nestedElem(sp, &el, yield) {
+				return
+			}
+		}
+	}
+}
+
+// nestedElem yields the element of the set of nested counts of span sp.
+func (b *Bulk) nestedElem(sp span, el *nftables.SetElement, yield func(*nftables.SetElement) bool) bool {
+	alen := b.w - 4
+	k := make([]byte, alen)
+	if alen == 4 {
+		binary.BigEndian.PutUint32(k, uint32(sp.lo.lo))
+	} else {
+		binary.BigEndian.PutUint64(k, sp.lo.hi)
+		binary.BigEndian.PutUint64(k[8:], sp.lo.lo)
+	}
+	*el = nftables.SetElement{Key: k, Comment: TopComment(sp.nested)}
+	return yield(el)
 }
 
 // sort sets b.order (b.order4 for IPv4): the records in the order of

@@ -471,3 +471,121 @@ func TestSortByTop16(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedSet: a hash:net of a large maxelem keeps the counts of its
+// top-level intervals in the set of nested counts, not in the lookup
+// set's start elements; the Bulk (restore) writes and changes both as
+// the model's sets and its diff do.
+func TestNestedSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 7))
+	for round := range 24 {
+		v6 := round%2 == 1
+		create := "create s hash:net maxelem 200000"
+		if v6 {
+			create += " family inet6"
+		}
+		st := &State{}
+		c, _ := ParseArgs(SplitLine(create))
+		if _, err := st.Exec(c); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Sets[0]
+		if !s.TopLayout || !s.NestedSet || !s.Sharded() {
+			t.Fatalf("%s: top %v nested %v shards %d", create, s.TopLayout, s.NestedSet, s.Shards)
+		}
+		h, ok := ParseHeader(LookupSetName("s"), s.Header())
+		if !ok || !h.NestedSet || h.Header() != s.Header() {
+			t.Fatalf("header %q: parsed %v %+v", s.Header(), ok, h)
+		}
+		line := func() *Command {
+			l := "add s " + randomElem(r, "hash:net", v6)
+			if round%3 == 2 && r.IntN(6) == 0 {
+				l += " nomatch"
+			}
+			c, _ := ParseArgs(SplitLine(l))
+			c.Opts.Exist = true
+			return c
+		}
+		for range 200 {
+			st.Exec(line())
+		}
+		roleOf := func(ss *Set, role Role) NftSet {
+			for _, n := range ss.NftSets() {
+				if n.Role == role {
+					return n
+				}
+			}
+			t.Fatalf("no set of role %d", role)
+			return NftSet{}
+		}
+		look, nested := roleOf(s, RoleLookup), roleOf(s, RoleNested)
+		counted := 0
+		for _, e := range look.Elems {
+			if e.Parts[0].Comment != "" {
+				t.Fatalf("%s: a start element carries a count: %+v", create, e.Parts[0])
+			}
+		}
+		for _, e := range nested.Elems {
+			n, ok := TopCount(e.Parts[0].Comment)
+			if !ok || n == 0 {
+				t.Fatalf("%s: nested element %+v", create, e.Parts[0])
+			}
+			counted += n
+		}
+		if counted == 0 && round%3 != 2 {
+			// (with nomatch entries every tree may hold one)
+			t.Fatalf("%s: no tree has nested entries (the test adds nested prefixes)", create)
+		}
+		old := st.Clone()
+		b := NewBulk(s.HeaderOnly())
+		for _, ns := range old.Sets[0].NftSets() {
+			if ns.Role != RoleEntries {
+				continue
+			}
+			for _, x := range ns.Elems {
+				if !b.Load(x.Parts[0].Key, x.Parts[0].Comment, 0) {
+					t.Fatalf("Load refused %x", x.Parts[0].Key)
+				}
+			}
+		}
+		for range 80 {
+			c := line()
+			_, want := st.Exec(c)
+			if got, ok := b.Add(c.Args, true); !ok || !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: add: %v %v, model %v", create, got, ok, want)
+			}
+		}
+		cur := st.Sets[0]
+		wd, wa := elemDiff(roleOf(old.Sets[0], RoleLookup), roleOf(cur, RoleLookup))
+		if gd, ga := collect(b.PieceChanges(true)), collect(b.PieceChanges(false)); !reflect.DeepEqual(gd, flatParts(wd)) || !reflect.DeepEqual(ga, flatParts(wa)) {
+			t.Fatalf("%s: piece changes (%d/%d, model %d/%d)", create, len(gd), len(ga), len(wd), len(wa))
+		}
+		wd, wa = elemDiff(roleOf(old.Sets[0], RoleNested), roleOf(cur, RoleNested))
+		if gd, ga := collect(b.NestedChanges(true)), collect(b.NestedChanges(false)); !reflect.DeepEqual(gd, flatParts(wd)) || !reflect.DeepEqual(ga, flatParts(wa)) {
+			t.Fatalf("%s: nested changes:\n%v\n%v\nmodel\n%v\n%v", create, gd, ga, wd, wa)
+		}
+		if len(wd)+len(wa) == 0 && round%3 != 2 {
+			t.Fatalf("%s: the adds changed no count", create)
+		}
+		// filled whole, as a restore into a new set writes it
+		if got, want := collect(b.Pieces()), flat(roleOf(cur, RoleLookup)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: pieces differ (%d, model %d)", create, len(got), len(want))
+		}
+		if got, want := collect(b.NestedElems()), flat(roleOf(cur, RoleNested)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: nested elements differ:\n%v\n%v", create, got, want)
+		}
+		if m, _, _ := b.FillBound(NestedSetName("s")); m < len(roleOf(cur, RoleNested).Elems) {
+			t.Fatalf("%s: FillBound %d < %d", create, m, len(roleOf(cur, RoleNested).Elems))
+		}
+	}
+	// a small set keeps its counts in the lookup set (one nftables set fewer)
+	st := &State{}
+	c, _ := ParseArgs(SplitLine("create small hash:net"))
+	st.Exec(c)
+	if s := st.Sets[0]; !s.TopLayout || s.NestedSet {
+		t.Errorf("small set: top %v nested %v", s.TopLayout, s.NestedSet)
+	}
+	if _, ok := ParseHeader(LookupSetName("s"), "ipset hash:net family inet hashsize 1024 maxelem 65536 bucketsize 12 nested"); ok {
+		t.Error("a header with nested but not top parsed")
+	}
+}

@@ -128,7 +128,7 @@ add bp 22
 	// The lookup set leaves out what nomatch excludes: 10.2.0.0/16 minus
 	// 10.2.3.0/24 gives nothing, 10.2.3.0/24 is one piece.
 	n := st.Find("n")
-	ps := n.pieces(true, false)
+	ps := n.piecesOf(true, false, nil)
 	if len(ps) != 4 {
 		t.Errorf("pieces: %d, want 4 (10.0.0.0/24, 10.1.0.0/23, 10.1.2.0/24, 10.2.3.0/24)", len(ps))
 	}

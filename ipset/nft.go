@@ -102,6 +102,16 @@ func ShardSetName(name string, i int) string {
 // maxelem is checked against this count instead.
 func CountSetName(name string) string { return CountPrefix + NftNamePart(name) }
 
+// NestedPrefix names the set of the counts of nested entries of a set
+// of the top-level layout that keeps them apart (Set.NestedSet): one
+// element per top-level interval that has nested entries, keyed by the
+// interval's first address, its comment the count (TopComment).
+const NestedPrefix = "ipset-nested."
+
+// NestedSetName is the nftables set of the nested counts of set name
+// (Set.NestedSet).
+func NestedSetName(name string) string { return NestedPrefix + NftNamePart(name) }
+
 // shardsWord introduces the shard count in the stored header.
 const shardsWord = "shards"
 
@@ -221,9 +231,15 @@ func (s *Set) DropShardCopies() { s.Shards, s.shardGone = 0, nil }
 // NoteShards records which shards of s exist in the kernel (exists: by
 // nftables set name).
 func (s *Set) NoteShards(exists func(nftName string) bool) {
-	s.shardGone = nil
+	s.shardGone, s.nested = nil, madeUnknown
 	if !s.Sharded() {
 		return
+	}
+	if s.NestedSet {
+		s.nested = madeNo
+		if exists(NestedSetName(s.Name)) {
+			s.nested = madeYes
+		}
 	}
 	s.shardGone = make([]bool, s.Shards)
 	for i := range s.shardGone {
@@ -235,6 +251,24 @@ func (s *Set) NoteShards(exists func(nftName string) bool) {
 func (s *Set) noShardsMade() {
 	s.NoteShards(func(string) bool { return false })
 }
+
+// madeState says whether an nftables set made with its first element
+// exists in the kernel.
+type madeState int8
+
+const (
+	madeUnknown madeState = iota // not known: it may
+	madeYes
+	madeNo
+)
+
+// NestedMade reports whether the set of nested counts of s (NestedSet)
+// is known to exist.
+func (s *Set) NestedMade() bool { return s.nested == madeYes }
+
+// NestedMayExist reports whether the set of nested counts of s may
+// exist in the kernel: it was seen, or it is not known.
+func (s *Set) NestedMayExist() bool { return s.NestedSet && s.nested != madeNo }
 
 // ShardMade reports whether shard i of s is known to exist.
 func (s *Set) ShardMade(i int) bool {
@@ -312,6 +346,9 @@ func (s *Set) NftSetNames() []string {
 	if s.Sharded() {
 		names = append(names, CountSetName(s.Name))
 	}
+	if s.NestedMayExist() {
+		names = append(names, NestedSetName(s.Name))
+	}
 	return names
 }
 
@@ -321,8 +358,9 @@ type NftSet struct {
 	Set   nftables.Set
 	Elems []NftElem
 	Role  Role
-	// Lazy: a shard, made when it first gets an element (an empty one
-	// is not created; see Set.ShardMayExist).
+	// Lazy: a shard or the set of nested counts, made when it first
+	// gets an element (an empty one is not created; see
+	// Set.ShardMayExist, Set.NestedMayExist).
 	Lazy bool
 }
 
@@ -333,6 +371,7 @@ const (
 	RoleLookup  Role = iota // the set rules look up
 	RoleEntries             // (a shard of) the entries of a net type
 	RoleCount               // the entry count of a sharded set
+	RoleNested              // the nested counts of the top-level intervals (Set.NestedSet)
 )
 
 // NftElem is one logical element; ID identifies it for diffs (key and
@@ -391,6 +430,9 @@ func (s *Set) Header() string {
 	if s.TopLayout {
 		h += " " + topWord
 	}
+	if s.NestedSet {
+		h += " " + nestedWord
+	}
 	if s.Slot > 0 {
 		h += " " + slotWord + " " + strconv.Itoa(s.Slot)
 	}
@@ -426,6 +468,9 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 		}
 		s.Slot, opts = v, opts[:n-2]
 	}
+	if n := len(opts); n >= 1 && opts[n-1] == nestedWord {
+		s.NestedSet, opts = true, opts[:n-1]
+	}
 	if n := len(opts); n >= 1 && opts[n-1] == topWord {
 		if !TopEligible(s) {
 			return nil, false
@@ -445,7 +490,7 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 	if s.ShardCopies() && !ShardCopiesEligible(s) {
 		return nil, false // (timeout or counters: never written so)
 	}
-	if s.TopLayout && !TopEligible(s) {
+	if s.TopLayout && !TopEligible(s) || s.NestedSet && !s.TopLayout {
 		return nil, false
 	}
 	return s, true
@@ -454,6 +499,16 @@ func ParseHeader(nftName, comment string) (*Set, bool) {
 // topWord marks a set of the top-level layout (Set.TopLayout) in its
 // stored header, between the shard count and the slot.
 const topWord = "top"
+
+// nestedWord follows topWord in the stored header of a set that keeps
+// its nested counts apart (Set.NestedSet).
+const nestedWord = "nested"
+
+// nestedEligible reports whether a new set s keeps its nested counts
+// apart (Set.NestedSet): a set of the top-level layout large enough to
+// be sharded. (A small set's lookup set is rebuilt fast; it keeps the
+// counts in its start elements, one nftables set fewer.)
+func nestedEligible(s *Set) bool { return s.TopLayout && s.Sharded() }
 
 // TopEligible reports whether the lookup set of s can hold one interval
 // per top-level entry: a hash:net of one dimension whose entries carry
@@ -751,12 +806,28 @@ func (s *Set) nftSets(ids bool) []NftSet {
 	}
 	look := NftSet{Set: s.base(LookupSetName(s.Name), ts, true)}
 	look.Set.Comment = s.Header()
-	look.Elems = s.pieces(ids, false)
+	var nested *[]NftElem
+	if s.NestedSet {
+		nested = new([]NftElem)
+	}
+	look.Elems = s.piecesOf(ids, false, nested)
 	out := append([]NftSet{look}, shards...)
 	if s.Sharded() {
 		out = append(out, s.countSet())
 	}
+	if s.NestedSet {
+		out = append(out, NftSet{Set: s.NestedNftSet(), Elems: *nested, Role: RoleNested, Lazy: true})
+	}
 	return out
+}
+
+// NestedNftSet is the definition of the set of nested counts
+// (Set.NestedSet): a hash set keyed by address, resizable (no size: one
+// element per tree at most, bounded by the entries' maxelem).
+func (s *Set) NestedNftSet() nftables.Set {
+	n := s.base(NestedSetName(s.Name), s.fieldTypes(), false)
+	n.Counter, n.HasTimeout, n.Dynamic = false, false, true
+	return n
 }
 
 // countSet is the count set of a sharded set with its one element.
@@ -793,17 +864,20 @@ func (s *Set) NomatchNftSet() nftables.Set {
 // pieces of the flattened entries whose owner is a nomatch entry, the
 // addresses for which ipset's lookup finds a nomatch entry.
 func (s *Set) Nomatch(ids bool) NftSet {
-	return NftSet{Set: s.NomatchNftSet(), Elems: s.pieces(ids, true)}
+	return NftSet{Set: s.NomatchNftSet(), Elems: s.piecesOf(ids, true, nil)}
 }
 
-// pieces flattens the entries of a net type into disjoint intervals that
+// piecesOf flattens the entries of a net type into disjoint intervals that
 // give ipset's answer for every packet: within each group of entries that
 // agree on the non-net dimensions, an address belongs to the most specific
 // prefix covering it, and is in the set unless that prefix is nomatch.
 // Each piece carries the timeout and comment of the entry that owns it.
 // nomatch false returns the pieces of the lookup set (owned by plain
 // entries), true those of the nomatch set (owned by nomatch entries).
-func (s *Set) pieces(ids, nomatch bool) []NftElem {
+//
+// nested (Set.NestedSet) gets the elements of the set of nested counts;
+// the start elements of the top-level intervals then carry no count.
+func (s *Set) piecesOf(ids, nomatch bool, nested *[]NftElem) []NftElem {
 	netDim, net2 := -1, -1
 	for i, d := range s.Type.Dims {
 		if d == DimNet {
@@ -948,12 +1022,28 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			}
 			for _, owner := range sp.owners {
 				if owner.Nomatch == nomatch {
-					out = s.appendPiece(out, &partsBuf, owner, sp.nested, concat, ids, addrSpan{netDim, sp.lo, sp.hi})
+					n := sp.nested
+					if nested != nil && n > 0 {
+						*nested = append(*nested, nestedElem(sp.lo, n, ids))
+						n = 0
+					}
+					out = s.appendPiece(out, &partsBuf, owner, n, concat, ids, addrSpan{netDim, sp.lo, sp.hi})
 				}
 			}
 		}
 	}
 	return out
+}
+
+// nestedElem is the element of the set of nested counts for the
+// top-level interval starting at lo that holds n nested entries.
+func nestedElem(lo netip.Addr, n int, ids bool) NftElem {
+	el := nftables.SetElement{Key: lo.AsSlice(), Comment: TopComment(n)}
+	id := ""
+	if ids {
+		id = hex.EncodeToString(el.Key) + "/" + el.Comment
+	}
+	return NftElem{ID: id, Parts: []nftables.SetElement{el}}
 }
 
 // addrSpan is the range lo-hi of the address in dimension dim.

@@ -93,6 +93,20 @@ type Set struct {
 	// entries have nothing a piece must carry (TopEligible); stored
 	// sets keep their own (sets stored without it: pieces).
 	TopLayout bool
+	// NestedSet: a set of the top-level layout whose counts of nested
+	// entries are kept in a set of their own (NestedSetName, one
+	// element per tree that has nested entries) instead of in the
+	// comments of the lookup set's start elements: an add or del of a
+	// nested entry then leaves the lookup set alone, whose every
+	// change the kernel pays for with a rebuild of its lookup array
+	// from the whole set (O(set size) per commit). New sets of a large
+	// maxelem (sharded) get it (nestedEligible); stored sets keep their
+	// own.
+	NestedSet bool
+	// nested says whether the set of nested counts exists in the
+	// kernel (NestedSet): like a shard, it is made with its first
+	// element (a large set of disjoint networks needs none).
+	nested madeState
 
 	Entries   []*Entry
 	countBias int

@@ -196,8 +196,9 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		}
 		s.Slot = st.FreeSlot()
 		s.Shards = shardsFor(s)
-		s.noShardsMade()
 		s.TopLayout = TopEligible(s)
+		s.NestedSet = nestedEligible(s)
+		s.noShardsMade()
 		st.Add(s)
 	case OpAdd, OpDel, OpTest:
 		s := st.Find(a[0])
@@ -372,8 +373,10 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		xsh, ysh := x.Shards, y.Shards
 		// (the kernel's sets stay with the names)
 		xg, yg := x.shardGone, y.shardGone
+		xn, yn := x.nested, y.nested
 		*x, *y = *y, *x
 		x.shardGone, y.shardGone = xg, yg
+		x.nested, y.nested = xn, yn
 		x.Name, y.Name = y.Name, x.Name
 		x.References, y.References = xr, yr
 		x.Slot, y.Slot = xs, ys

@@ -366,12 +366,16 @@ func diffSets(b *kernel.Batch, old, cur *ipset.State, partial bool, nm *nomatchS
 			}
 			k, shard := s.ShardIndex(ns[i].Set.Name)
 			shard = shard && ns[i].Lazy
-			if shard && !o.ShardMayExist(k) {
+			mayExist, made := o.ShardMayExist(k), o.ShardMade(k)
+			if ns[i].Role == ipset.RoleNested {
+				shard, mayExist, made = true, o.NestedMayExist(), o.NestedMade()
+			}
+			if shard && !mayExist {
 				// not made yet: made now if it gets elements
 				create(s, ns[i])
 				continue
 			}
-			elems(famOf(s), os[i], ns[i], shard && !o.ShardMade(k))
+			elems(famOf(s), os[i], ns[i], shard && !made)
 		}
 		if !s.Type.Net() {
 			continue

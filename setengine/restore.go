@@ -136,11 +136,18 @@ func bulkBatch(b *kernel.Batch, st *ipset.State, bulks map[string]*ipset.Bulk, r
 				prep = bulkFlush
 			}
 			i, shard := s.ShardIndex(ns.Set.Name)
-			unmade := shard && ns.Lazy && (prep == bulkCreate || !s.ShardMayExist(i))
+			mayExist := s.ShardMayExist(i)
+			if ns.Role == ipset.RoleNested {
+				shard, mayExist = true, s.NestedMayExist()
+			}
+			unmade := shard && ns.Lazy && (prep == bulkCreate || !mayExist)
 			if unmade {
-				// (a set that exists had no element in this shard)
+				// (a set that exists had no element in this shard, or
+				// no tree with nested entries)
 				prep, changes = bulkCreate, false
-				ns.Set.Size = s.ShardSize(bulks[s.Name].ShardLen(i))
+				if ns.Role != ipset.RoleNested {
+					ns.Set.Size = s.ShardSize(bulks[s.Name].ShardLen(i))
+				}
 			}
 			ts = append(ts, target{ns.Set, prep, changes, unmade})
 		}
@@ -453,6 +460,10 @@ func bulkElems(s *ipset.Set, bk *ipset.Bulk, name string, changes, dels bool) it
 	switch {
 	case s.Sharded() && name == ipset.CountSetName(s.Name):
 		return bk.CountChanges(changes, dels)
+	case s.NestedSet && name == ipset.NestedSetName(s.Name) && changes:
+		return bk.NestedChanges(dels)
+	case s.NestedSet && name == ipset.NestedSetName(s.Name):
+		return bk.NestedElems()
 	case sharded && changes:
 		return bk.ShardEntryChanges(shard, dels)
 	case sharded:

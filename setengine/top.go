@@ -11,10 +11,14 @@ import (
 
 // The lookup set of a hash:net of the top-level layout (ipset.Set.
 // TopLayout) without nomatch entries holds one interval per top-level
-// entry, its start element counting the entries nested in it. A single
+// entry, its start element counting the entries nested in it (or, for
+// a set that keeps the counts apart, ipset.Set.NestedSet, the element of
+// the interval's first address in the set of nested counts). A single
 // add or del of one prefix changes at most that interval:
-//   - an add inside an interval raises its count (its start element is
-//     replaced); an add outside every interval is a new interval, added
+//   - an add inside an interval raises its count (its start element, or
+//     its count's element, is replaced: a set that keeps the counts
+//     apart leaves its lookup set alone, and the kernel does not
+//     rebuild that set's lookup array); an add outside every interval is a new interval, added
 //     exclusively: the kernel refuses it when it would overlap one, that
 //     is when the new prefix holds entries (ok false: treeRun reads its
 //     tree);
@@ -42,7 +46,17 @@ func (q *netQuery) tree(a netip.Addr) (lo, hi netip.Addr, p nftables.SetElement,
 		e, _ := netip.AddrFromSlice(pe)
 		hi = e.Prev()
 	}
-	nested, ok = ipset.TopCount(p.Comment)
+	comment := p.Comment
+	if q.s.NestedSet {
+		comment = ""
+		if el, found, err := q.e.Conn.GetSetElement(q.fam, ipset.NestedSetName(q.s.Name), lo.AsSlice(), nil); err != nil {
+			q.err = err
+			return lo, hi, p, 0, false
+		} else if found {
+			comment = el.Comment
+		}
+	}
+	nested, ok = ipset.TopCount(comment)
 	return lo, hi, p, nested, ok && !hi.Less(a)
 }
 
@@ -58,11 +72,27 @@ func lastOf(a netip.Addr) netip.Addr {
 	return netip.AddrFrom16(b)
 }
 
-// recount replaces the start element of the interval starting at lo
-// (count old) with one counting n.
-func recount(b *kernel.Batch, fam kernel.Family, look string, lo netip.Addr, n int) {
-	b.DelElements(fam, look, []nftables.SetElement{start(lo, "")})
-	b.AddElements(fam, look, false, []nftables.SetElement{start(lo, ipset.TopComment(n))}, false)
+// recount sets the count of the interval of s starting at lo from old
+// to n: its start element is replaced, or for a set that keeps the
+// counts apart (ipset.Set.NestedSet) its count's element (none for 0).
+func recount(b *kernel.Batch, fam kernel.Family, s *ipset.Set, lo netip.Addr, old, n int) {
+	if !s.NestedSet {
+		look := ipset.LookupSetName(s.Name)
+		b.DelElements(fam, look, []nftables.SetElement{start(lo, "")})
+		b.AddElements(fam, look, false, []nftables.SetElement{start(lo, ipset.TopComment(n))}, false)
+		return
+	}
+	nested := s.NestedNftSet()
+	if old > 0 {
+		b.DelElements(fam, nested.Name, []nftables.SetElement{start(lo, "")})
+	} else if n > 0 && !s.NestedMade() {
+		// made with its first element (a set whose trees had no nested
+		// entries has none)
+		addSet(b, fam, &nested, false)
+	}
+	if n > 0 {
+		b.AddElements(fam, nested.Name, false, []nftables.SetElement{start(lo, ipset.TopComment(n))}, false)
+	}
 }
 
 func (q *netQuery) topAdd(c *ipset.Command) (*kernel.Batch, error, bool) {
@@ -87,7 +117,7 @@ func (q *netQuery) topAdd(c *ipset.Command) (*kernel.Batch, error, bool) {
 		if !ok || hi.Compare(thi) > 0 {
 			return nil, nil, false // the new prefix holds its tree: treeRun
 		}
-		recount(b, q.fam, look, tlo, n+1)
+		recount(b, q.fam, s, tlo, n, n+1)
 	} else {
 		if q.err != nil {
 			return nil, nil, true
@@ -131,7 +161,7 @@ func (q *netQuery) topDel(c *ipset.Command) (*kernel.Batch, error, bool) {
 	case tlo == lo && thi == hi:
 		return nil, nil, false // its nested entries become trees: treeRun
 	case n > 0:
-		recount(b, q.fam, look, tlo, n-1)
+		recount(b, q.fam, s, tlo, n, n-1)
 	default:
 		return nil, nil, false // a count that does not fit: the general path
 	}
