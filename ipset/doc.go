@@ -74,6 +74,17 @@
 //     of the tree's pieces: the kernel's commit of an interval set grows
 //     with the number of intervals (1M random prefixes are 1.7M pieces
 //     but about 100k trees). Sets stored without the word keep pieces.
+//     A set of the top-level layout large enough to be sharded keeps
+//     the counts apart instead (header word "nested" after "top",
+//     Set.NestedSet): "ipset-nested.NAME" is a hash set with one element
+//     per tree that has nested entries, keyed by the tree's first
+//     address, its comment the count, made with its first element. An
+//     add or del of a nested entry then leaves the lookup set alone: the
+//     kernel (6.18) rebuilds an interval set's lookup array from the
+//     whole set in every commit that changes it, about 20 ms for 100k
+//     intervals, while a hash set's change costs the same at any size.
+//     A new top-level entry still changes the lookup set (see
+//     bench/RESULTS.md, "An overlay for recent changes").
 //   - "ipset-nomatch.NAME" is an interval set keyed like the lookup set
 //     that holds the pieces owned by nomatch entries: the keys for which
 //     ipset's lookup finds a nomatch entry, which `-m set
