@@ -206,7 +206,7 @@ func WriteSetEnd(b StringWriter, c *Command) {
 }
 
 // flags are the options without a value.
-var flags = map[string]bool{"counters": true, "comment": true, "skbinfo": true, "nomatch": true, "forceadd": true}
+var flags = map[string]bool{"counters": true, "comment": true, "skbinfo": true, "nomatch": true, "wildcard": true, "forceadd": true}
 
 func xmlOptions(o []string) string {
 	var b strings.Builder
