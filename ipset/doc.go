@@ -328,7 +328,10 @@
 // still decides. (add 198.51.100.0/24,ppp0, add 198.51.100.0/24,eth0,
 // del 198.51.100.0/24,ppp0, add 198.51.100.0/24,eth wildcard nomatch:
 // ipset finds the wildcard entry for eth0, in test, del and packets,
-// this finds the eth0 entry.)
+// this finds the eth0 entry.) ipset lists the entries of a network in
+// the order they were added, so its save restores; the kernel's dump
+// order here is another, and list and save print the wildcard entries
+// last, the longest names first (Set.ListOrder), which restores too.
 //
 // Not supported (refused as an unknown word, as an ipset without it
 // refuses it): bitmask on hash:net,net, which ipset 7.17 takes where the

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -115,5 +117,34 @@ func TestWildcardPieces(t *testing.T) {
 				t.Fatalf("round %d: %s,%q: pieces say %v/%v (match/nomatch), ipset %v/%v\n%s", round, k[0].Addr, n, in, nm, want, wantNm, b.String())
 			}
 		}
+	}
+}
+
+// TestWildcardSaveOrder: save prints the wildcard entries of a
+// hash:net,iface after the names they hold, whatever the order of the
+// entries as read (the kernel's dump order), so that its output
+// restores: ipset refuses an add that a stored wildcard entry holds.
+func TestWildcardSaveOrder(t *testing.T) {
+	st := &State{}
+	lines := []string{"create w hash:net,iface", "add w 198.51.100.0/24,eth0", "add w 198.51.100.0/24,eth1x wildcard",
+		"add w 198.51.100.0/24,eth1 wildcard", "add w 198.51.100.0/24,eth wildcard nomatch", "add w 198.51.100.0/25,eth1",
+		"add w 198.51.100.0/25,eth wildcard"}
+	for _, l := range lines {
+		if _, err := run(t, st, l); err != "" {
+			t.Fatalf("%s: %s", l, err)
+		}
+	}
+	s := st.Find("w")
+	slices.Reverse(s.Entries) // (an order of reading)
+	s.reindex()
+	save, _ := run(t, st, "save")
+	again := &State{}
+	for _, l := range strings.Split(strings.TrimSpace(save), "\n") {
+		if _, err := run(t, again, l); err != "" {
+			t.Fatalf("restore of the save:\n%s\n%s: %s", save, l, err)
+		}
+	}
+	if got, _ := run(t, again, "save"); got != save {
+		t.Errorf("save after restore:\n%s\nwant\n%s", got, save)
 	}
 }
