@@ -98,6 +98,9 @@ type Set struct {
 	countBias int
 	shown     *shownHeader // see ShowFootprint
 	index     map[string]int
+	// wild: an entry may have the wildcard flag (kept with index), else
+	// Find needs no look at the prefixes of a name
+	wild bool
 }
 
 // Entry is an element with its options.
@@ -137,8 +140,10 @@ func (s *Set) Key(e Elem) string {
 
 func (s *Set) reindex() {
 	s.index = make(map[string]int, len(s.Entries))
+	s.wild = false
 	for i, en := range s.Entries {
 		s.index[s.Key(en.Elem)] = i
+		s.wild = s.wild || s.HeldBack(en)
 	}
 }
 
@@ -169,7 +174,7 @@ func (s *Set) Find(e Elem) *Entry {
 		return en
 	}
 	d := slices.Index(s.Type.Dims, DimIface)
-	if d < 0 || s.Type.List {
+	if d < 0 || s.Type.List || !s.wild {
 		return nil
 	}
 	k := slices.Clone(e)
@@ -188,6 +193,7 @@ func (s *Set) Insert(en *Entry) {
 		s.reindex()
 	}
 	k := s.Key(en.Elem)
+	s.wild = s.wild || s.HeldBack(en)
 	if i, ok := s.index[k]; ok {
 		s.Entries[i] = en
 		return
