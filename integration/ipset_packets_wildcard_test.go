@@ -46,6 +46,9 @@ func TestIpsetPacketsWildcard(t *testing.T) {
 		// a del of eth1 takes the wildcard entry that holds it
 		"create w8 hash:net,iface", "add w8 198.18.0.0/15,eth0", "add w8 198.18.0.0/15,et wildcard",
 		"del w8 198.18.0.0/15,eth1", "add w8 198.51.100.0/24,veth-h57a wildcard",
+		// list:set members with wildcard entries, tried in order
+		"create l1 list:set", "add l1 w4", "add l1 w1",
+		"create l2 list:set", "add l2 w2", "add l2 w3",
 	}
 	const pings = 2 // per link
 	rules := []struct {
@@ -65,7 +68,9 @@ func TestIpsetPacketsWildcard(t *testing.T) {
 		{"INPUT", "-p icmp -m set --match-set w6 src,src", 0},
 		{"INPUT", "-p icmp -m set --match-set w7 src,src", pings}, // veth-h57a
 		{"INPUT", "-p icmp -m set ! --match-set w7 src,src --return-nomatch", pings},
-		{"INPUT", "-p icmp -m set --match-set w8 src,src", 2 * pings}, // eth0, veth-h57a
+		{"INPUT", "-p icmp -m set --match-set w8 src,src", 2 * pings},   // eth0, veth-h57a
+		{"INPUT", "-p icmp -m set --match-set l1 src,src", 3 * pings},   // eth1 through w1
+		{"INPUT", "-p icmp -m set ! --match-set l2 src,src", 2 * pings}, // eth1, veth-h57a
 		{"OUTPUT", "-p icmp -m set --match-set w1 dst,dst", 3 * pings},
 		{"OUTPUT", "-p icmp -m set --match-set w2 dst,dst", pings},
 		{"OUTPUT", "-p icmp -m set --match-set w4 dst,dst", 2 * pings},
