@@ -19,14 +19,15 @@ import (
 // every rule of the server's INPUT (src,src: the source address and the
 // input interface) and OUTPUT (dst,dst: the replies' destination and
 // output interface) counts, and the counters must be the reference's
-// and the ones expected.
+// and the ones expected; an IPv6 set likewise over the first two links
+// (chain "6INPUT": ip6tables' INPUT).
 func TestIpsetPacketsWildcard(t *testing.T) {
 	tools := pktTools(t)
 	if !netns.Have("ipset") {
 		t.Skip("reference ipset not installed")
 	}
 	ipsets := map[string]string{"ref": "ipset", "ours": filepath.Join(LinkDir(t), "ipset")}
-	links := []struct{ name, net string }{{"eth0", "198.18.1"}, {"eth1", "198.18.2"}, {"veth-h57a", "198.51.100"}}
+	links := []struct{ name, net, net6 string }{{"eth0", "198.18.1", "2001:db8:1::"}, {"eth1", "198.18.2", "2001:db8:2::"}, {"veth-h57a", "198.51.100", ""}}
 	sets := []string{
 		"create w1 hash:net,iface", "add w1 198.18.0.0/15,eth wildcard", "add w1 198.51.100.0/24,veth wildcard",
 		// an exact name before the wildcard that holds it
@@ -49,6 +50,7 @@ func TestIpsetPacketsWildcard(t *testing.T) {
 		// list:set members with wildcard entries, tried in order
 		"create l1 list:set", "add l1 w4", "add l1 w1",
 		"create l2 list:set", "add l2 w2", "add l2 w3",
+		"create v6 hash:net,iface family inet6", "add v6 2001:db8::/32,eth0 nomatch", "add v6 2001:db8::/32,eth wildcard",
 	}
 	const pings = 2 // per link
 	rules := []struct {
@@ -74,8 +76,11 @@ func TestIpsetPacketsWildcard(t *testing.T) {
 		{"OUTPUT", "-p icmp -m set --match-set w1 dst,dst", 3 * pings},
 		{"OUTPUT", "-p icmp -m set --match-set w2 dst,dst", pings},
 		{"OUTPUT", "-p icmp -m set --match-set w4 dst,dst", 2 * pings},
-		{"OUTPUT", "-p icmp -m set --match-set w1 dst,src", 0}, // no input interface in OUTPUT
+		{"OUTPUT", "-p icmp -m set --match-set w1 dst,src", 0},                                                      // no input interface in OUTPUT
+		{"6INPUT", "-p ipv6-icmp --icmpv6-type echo-request -m set --match-set v6 src,src", pings},                  // eth1
+		{"6INPUT", "-p ipv6-icmp --icmpv6-type echo-request -m set --match-set v6 src,src --return-nomatch", pings}, // eth0
 	}
+	tools6 := map[string]string{"ref": "ip6tables-nft", "ours": filepath.Join(LinkDir(t), "ip6tables")}
 	got := map[string][]uint64{}
 	for _, label := range []string{"ref", "ours"} {
 		tool, ipset := tools[label], ipsets[label]
@@ -88,6 +93,10 @@ func TestIpsetPacketsWildcard(t *testing.T) {
 			mustRun(t, server, "ip", "link", "set", b, "name", l.name)
 			mustRun(t, client, "ip", "addr", "add", l.net+".1/24", "dev", a)
 			mustRun(t, server, "ip", "addr", "add", l.net+".2/24", "dev", l.name)
+			if l.net6 != "" {
+				mustRun(t, client, "ip", "addr", "add", l.net6+"1/64", "dev", a, "nodad")
+				mustRun(t, server, "ip", "addr", "add", l.net6+"2/64", "dev", l.name, "nodad")
+			}
 			mustRun(t, client, "ip", "link", "set", a, "up")
 			mustRun(t, server, "ip", "link", "set", l.name, "up")
 		}
@@ -99,13 +108,21 @@ func TestIpsetPacketsWildcard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if chain, ok := strings.CutPrefix(r.chain, "6"); ok {
+				mustRun(t, server, append([]string{tools6[label], "-A", chain}, args...)...)
+				continue
+			}
 			mustRun(t, server, append([]string{tool, "-A", r.chain}, args...)...)
 		}
 		for _, l := range links {
 			mustRun(t, client, "ping", "-c", fmt.Sprint(pings), "-i", "0.2", "-W", "2", l.net+".2")
+			if l.net6 != "" {
+				mustRun(t, client, "ping", "-6", "-c", fmt.Sprint(pings), "-i", "0.2", "-W", "2", l.net6+"2")
+			}
 		}
 		time.Sleep(200 * time.Millisecond)
 		got[label] = append(ruleCounters(t, server, tool, "filter", "INPUT"), ruleCounters(t, server, tool, "filter", "OUTPUT")...)
+		got[label] = append(got[label], ruleCounters(t, server, tools6[label], "filter", "INPUT")...)
 		if len(got[label]) != len(rules) {
 			t.Fatalf("%s: %d counters for %d rules", label, len(got[label]), len(rules))
 		}
