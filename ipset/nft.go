@@ -1065,13 +1065,23 @@ type nameRange struct {
 const ifnameLen = 16 // IFNAMSIZ, the key of nftables' ifname type
 
 // nameRanges splits the interface names held by owners, the entries of
-// one network of a hash:net,iface, by the entry that decides: an
-// entry's name is one name, or with the wildcard flag every name that
-// starts with it (the name padded with 0x00 to the name padded with
-// 0xff: meta iifname loads the name NUL padded). Such ranges nest or
-// are disjoint, and a nested one has the longer name, which decides
+// one network of a hash:net,iface, by the entry that decides: with the
+// wildcard flag, every name that starts with the entry's (the name
+// padded with 0x00 to the name padded with 0xff: meta iifname loads the
+// name NUL padded), else the name itself. Such ranges nest or are
+// disjoint, and a nested one has the longer name, which decides
 // (Set.ifaceRank): one sweep over them, sorted, the innermost open one
 // owning what it holds. The ranges are in order.
+//
+// A name alone is taken as the range of keys that start with it and its
+// NUL (the name padded with 0x00, then 0xff), which holds no other
+// name, and given back as the one name. The ranges of a wildcard around
+// it then end and start on such bounds ("eth" without eth1: up to
+// "eth0" padded with 0xff, and from "eth1\x01" padded with 0x00), which
+// a few prefixes cover: the kernel's concatenated interval sets
+// (pipapo) store a range as the prefixes that cover it, up to two per
+// bit of the field for a range whose bounds are the name's own key
+// plus or minus one.
 func nameRanges(owners []*Entry, dim int) []nameRange {
 	cands := make([]nameRange, len(owners))
 	for i, en := range owners {
@@ -1079,10 +1089,12 @@ func nameRanges(owners []*Entry, dim int) []nameRange {
 		c := nameRange{dim: dim, owner: en}
 		copy(c.lo[:], p.Iface)
 		c.hi = c.lo
+		from := len(p.Iface) + 1 // (the name's NUL stays)
 		if p.Wildcard {
-			for j := len(p.Iface); j < ifnameLen; j++ {
-				c.hi[j] = 0xff
-			}
+			from = len(p.Iface)
+		}
+		for j := from; j < ifnameLen; j++ {
+			c.hi[j] = 0xff
 		}
 		cands[i] = c
 	}
@@ -1094,9 +1106,16 @@ func nameRanges(owners []*Entry, dim int) []nameRange {
 	})
 	var out []nameRange
 	emit := func(lo, hi [ifnameLen]byte, owner *Entry) {
-		if bytes.Compare(lo[:], hi[:]) <= 0 {
-			out = append(out, nameRange{dim, lo, hi, owner})
+		if bytes.Compare(lo[:], hi[:]) > 0 {
+			return
 		}
+		if p := owner.Elem[dim]; !p.Wildcard {
+			// (nothing nests in a name's range: this is all of it)
+			lo = [ifnameLen]byte{}
+			copy(lo[:], p.Iface)
+			hi = lo
+		}
+		out = append(out, nameRange{dim, lo, hi, owner})
 	}
 	var stack []*nameRange
 	var cur [ifnameLen]byte // the first name not yet given

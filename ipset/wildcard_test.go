@@ -148,3 +148,33 @@ func TestWildcardSaveOrder(t *testing.T) {
 		t.Errorf("save after restore:\n%s\nwant\n%s", got, save)
 	}
 }
+
+// TestWildcardPieceBounds: around a name nested in a wildcard, the
+// wildcard's pieces end and start next to the keys of that name padded
+// with 0xff after its NUL (not next to the name's own key), bounds that
+// the kernel's concatenated interval sets store as a few prefixes; the
+// name itself stays one key.
+func TestWildcardPieceBounds(t *testing.T) {
+	st := &State{}
+	for _, l := range []string{"create w hash:net,iface", "add w 198.51.100.0/24,eth1", "add w 198.51.100.0/24,eth wildcard"} {
+		if _, err := run(t, st, l); err != "" {
+			t.Fatalf("%s: %s", l, err)
+		}
+	}
+	pad := func(s string, b byte) string { return s + strings.Repeat(string([]byte{b}), 16-len(s)) }
+	ff := func(s string) string { return pad(s, 0xff) }
+	var got []string
+	for _, e := range st.Find("w").NftSets()[0].Elems {
+		got = append(got, fmt.Sprintf("%q-%q", e.Parts[0].Key[4:20], e.Parts[0].KeyEnd[4:20]))
+	}
+	slices.Sort(got)
+	want := []string{
+		fmt.Sprintf("%q-%q", pad("eth", 0), ff("eth0")),
+		fmt.Sprintf("%q-%q", pad("eth1", 0), pad("eth1", 0)),
+		fmt.Sprintf("%q-%q", pad("eth1\x01", 0), ff("eth")),
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("pieces:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
