@@ -65,7 +65,13 @@
 //     byte). Such ranges nest; where several entries of the deciding
 //     network hold a name, the one with the longest name decides (see
 //     Set.Find), so a range is split around the names of the entries
-//     nested in it.
+//     nested in it that answer otherwise (nomatch, a timeout, another
+//     comment or counters). The kernel keeps a range of a concatenated
+//     interval set as the prefixes that cover it, and its adds take
+//     time in the number of them already held: a split costs up to
+//     about 16 (a restore of 6000 networks, each with eth wildcard,
+//     eth1 and eth0 nomatch, takes 2.1 s, ipset's 0.1 s; without eth0
+//     nomatch, 0.2 s).
 //     The second prefixes of a type with two (hash:net,net,
 //     hash:net,port,net) share the tree of the first too: ipset takes
 //     the most specific first prefix with an entry holding the pair,

@@ -956,7 +956,7 @@ func (s *Set) pieces(ids, nomatch bool) []NftElem {
 			}
 			if ifDim >= 0 && slices.ContainsFunc(sp.owners, func(en *Entry) bool { return en.Elem[ifDim].Wildcard }) {
 				// Wildcard names are ranges of names, which nest.
-				for _, nr := range nameRanges(sp.owners, ifDim) {
+				for _, nr := range s.nameRanges(sp.owners, ifDim) {
 					if nr.owner.Nomatch == nomatch {
 						out = s.appendPiece(out, &partsBuf, nr.owner, 0, &nr, concat, ids, addrSpan{netDim, sp.lo, sp.hi})
 					}
@@ -1081,8 +1081,10 @@ const ifnameLen = 16 // IFNAMSIZ, the key of nftables' ifname type
 // a few prefixes cover: the kernel's concatenated interval sets
 // (pipapo) store a range as the prefixes that cover it, up to two per
 // bit of the field for a range whose bounds are the name's own key
-// plus or minus one.
-func nameRanges(owners []*Entry, dim int) []nameRange {
+// plus or minus one. An entry nested in one whose pieces are alike (both
+// nomatch or neither, both permanent, the same comment, skbinfo and
+// counters) leaves it whole: its names get the same answer there.
+func (s *Set) nameRanges(owners []*Entry, dim int) []nameRange {
 	cands := make([]nameRange, len(owners))
 	for i, en := range owners {
 		p := en.Elem[dim]
@@ -1130,10 +1132,20 @@ func nameRanges(owners []*Entry, dim int) []nameRange {
 		cur = top.hi
 		done = !incName(&cur)
 	}
+	alike := func(a, b *Entry) bool {
+		var x, y nftables.SetElement
+		// (equal seconds left are not one expiry: only permanent
+		// entries' pieces are alike in time)
+		return a.Nomatch == b.Nomatch && a.Timeout == 0 && b.Timeout == 0 &&
+			s.attrs(a, &x, true) == s.attrs(b, &y, true) && x.Comment == y.Comment
+	}
 	for i := range cands {
 		c := &cands[i]
 		for len(stack) > 0 && bytes.Compare(stack[len(stack)-1].hi[:], c.lo[:]) < 0 {
 			pop()
+		}
+		if len(stack) > 0 && alike(stack[len(stack)-1].owner, c.owner) {
+			continue
 		}
 		if len(stack) > 0 && bytes.Compare(cur[:], c.lo[:]) < 0 {
 			before := c.lo

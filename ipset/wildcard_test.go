@@ -149,32 +149,45 @@ func TestWildcardSaveOrder(t *testing.T) {
 	}
 }
 
-// TestWildcardPieceBounds: around a name nested in a wildcard, the
-// wildcard's pieces end and start next to the keys of that name padded
-// with 0xff after its NUL (not next to the name's own key), bounds that
-// the kernel's concatenated interval sets store as a few prefixes; the
-// name itself stays one key.
+// TestWildcardPieceBounds: around a name nested in a wildcard whose
+// pieces differ from its own (nomatch, timeout), the wildcard's pieces
+// end and start next to the keys of that name padded with 0xff after
+// its NUL (not next to the name's own key), bounds that the kernel's
+// concatenated interval sets store as a few prefixes; the name itself
+// stays one key. A nested name whose pieces would be alike leaves the
+// wildcard whole.
 func TestWildcardPieceBounds(t *testing.T) {
-	st := &State{}
-	for _, l := range []string{"create w hash:net,iface", "add w 198.51.100.0/24,eth1", "add w 198.51.100.0/24,eth wildcard"} {
-		if _, err := run(t, st, l); err != "" {
-			t.Fatalf("%s: %s", l, err)
-		}
-	}
 	pad := func(s string, b byte) string { return s + strings.Repeat(string([]byte{b}), 16-len(s)) }
 	ff := func(s string) string { return pad(s, 0xff) }
-	var got []string
-	for _, e := range st.Find("w").NftSets()[0].Elems {
-		got = append(got, fmt.Sprintf("%q-%q", e.Parts[0].Key[4:20], e.Parts[0].KeyEnd[4:20]))
-	}
-	slices.Sort(got)
-	want := []string{
-		fmt.Sprintf("%q-%q", pad("eth", 0), ff("eth0")),
-		fmt.Sprintf("%q-%q", pad("eth1", 0), pad("eth1", 0)),
-		fmt.Sprintf("%q-%q", pad("eth1\x01", 0), ff("eth")),
-	}
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("pieces:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	split := []string{pad("eth", 0) + "-" + ff("eth0"), pad("eth1", 0) + "-" + pad("eth1", 0), pad("eth1\x01", 0) + "-" + ff("eth")}
+	whole := []string{pad("eth", 0) + "-" + ff("eth")}
+	for _, tc := range []struct {
+		create, nested, wild string
+		want                 []string
+	}{
+		{"create w hash:net,iface", "eth1 nomatch", "eth wildcard", split},
+		{"create w hash:net,iface timeout 100", "eth1 timeout 50", "eth wildcard", split},
+		{"create w hash:net,iface", "eth1", "eth wildcard", whole},
+		{"create w hash:net,iface timeout 100", "eth1 timeout 50", "eth wildcard timeout 50", split},
+		{"create w hash:net,iface timeout 100", "eth1 timeout 0", "eth wildcard timeout 0", whole},
+		{"create w hash:net,iface comment", "eth1 comment a", "eth wildcard comment b", split},
+		{"create w hash:net,iface counters", "eth1 packets 1", "eth wildcard", split},
+	} {
+		st := &State{}
+		for _, l := range []string{tc.create, "add w 198.51.100.0/24," + tc.nested, "add w 198.51.100.0/24," + tc.wild} {
+			if _, err := run(t, st, l); err != "" {
+				t.Fatalf("%s: %s", l, err)
+			}
+		}
+		s := st.Find("w")
+		var got []string
+		for _, e := range append(s.NftSets()[0].Elems, s.Nomatch(false).Elems...) {
+			got = append(got, string(e.Parts[0].Key[4:20])+"-"+string(e.Parts[0].KeyEnd[4:20]))
+		}
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(tc.want))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s, %s, %s: pieces\n%q\nwant\n%q", tc.create, tc.nested, tc.wild, got, want)
+		}
 	}
 }
