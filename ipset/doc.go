@@ -355,8 +355,9 @@
 // a list or save line of a restore read from a file (-f) writes into
 // that file and ends the restore); an address range of more than 2^20
 // elements is refused whole (ipset adds up to maxelem); when an overlapping more
-// specific net entry expires before its parent, the parent does not
-// take its range back until the next change of the set. Entries of
+// specific net entry (or a hash:net,iface name nested in a wildcard
+// entry) expires before its parent, the parent does not take its range
+// back until the next change of the set. Entries of
 // bitmap:ip,mac without MAC match no packet (ipset fills the MAC from
 // the first one). A host name that resolves to several addresses takes
 // the first without ipset's warning. Interactive mode ("ipset -") runs
