@@ -230,7 +230,7 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 	}
 	var tmpl Entry
 	herr := HostPrefixErr(s, args[1], OpAdd)
-	if err := parseEntryOptions(s, &tmpl, args[2:]); err != nil {
+	if _, err := parseEntryOptions(s, &tmpl, args[2:]); err != nil {
 		if herr != nil && !ParseError(err) {
 			return herr, true // (before the kernel's refusal of an option)
 		}

@@ -20,11 +20,14 @@ type Part struct {
 	Port    uint16 // icmp: type<<8 | code
 	Iface   string
 	Physdev bool
-	MAC     [6]byte
-	HasMAC  bool
-	Mark    uint32
-	Name    string // DimSet
-	pos     uint32 // DimSet: the member's position, as stored
+	// Wildcard: Iface is a name prefix (the wildcard flag of
+	// hash:net,iface entries, given as an option of add).
+	Wildcard bool
+	MAC      [6]byte
+	HasMAC   bool
+	Mark     uint32
+	Name     string // DimSet
+	pos      uint32 // DimSet: the member's position, as stored
 }
 
 // Elem is an element: one Part per dimension of the set's type.

@@ -53,6 +53,7 @@ func FuzzIpsetRestore(f *testing.F) {
 		"create l list:set\ncreate x hash:ip\nadd l x\nswap x x\nrename x y\ndestroy\n",
 		"create pn hash:ip,port,net\nadd pn 10.0.0.1,udp:53,10.0.0.0/24 nomatch\ntest pn 10.0.0.1,udp:53,10.0.0.9\nlist\nsave\n",
 		"# comment\n\nCOMMIT\ncreate m hash:mac\nadd m 00:11:22:33:44:55\nflush m\n",
+		"create w hash:net,iface\nadd w 10.0.0.0/8,eth0 nomatch\nadd w 10.0.0.0/8,eth wildcard\nadd w 10.0.0.0/16,physdev: wildcard\ndel w 10.0.0.0/8,eth1\nsave\n",
 	} {
 		f.Add(s)
 	}

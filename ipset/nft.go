@@ -1,6 +1,7 @@
 package ipset
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -600,6 +601,9 @@ func (s *Set) meta(en *Entry) []byte {
 		if d == DimIface && en.Elem[i].Physdev {
 			v |= 1 << 24
 		}
+		if d == DimIface && en.Elem[i].Wildcard {
+			v |= 1 << 25
+		}
 	}
 	if en.Nomatch {
 		v |= 1 << 16
@@ -889,6 +893,10 @@ func (s *Set) piecesOf(ids, nomatch bool, nested *[]NftElem) []NftElem {
 		}
 	}
 	shared := s.Type.IfaceShared()
+	ifDim := -1
+	if shared {
+		ifDim = slices.Index(s.Type.Dims, DimIface)
+	}
 	// A run of entries with one first prefix is a node of the tree when
 	// their other dimensions differ within a group: the interfaces of a
 	// shared tree, the second prefixes of a type with two.
@@ -1014,8 +1022,17 @@ func (s *Set) piecesOf(ids, nomatch bool, nested *[]NftElem) []NftElem {
 			if net2 >= 0 {
 				for _, b := range boxes(sp.chain, net2) {
 					if b.owner.Nomatch == nomatch {
-						out = s.appendPiece(out, &partsBuf, b.owner, 0, concat, ids,
+						out = s.appendPiece(out, &partsBuf, b.owner, 0, nil, concat, ids,
 							addrSpan{netDim, sp.lo, sp.hi}, addrSpan{net2, b.lo, b.hi})
+					}
+				}
+				continue
+			}
+			if ifDim >= 0 && slices.ContainsFunc(sp.owners, func(en *Entry) bool { return en.Elem[ifDim].Wildcard }) {
+				// Wildcard names are ranges of names, which nest.
+				for _, nr := range s.nameRanges(sp.owners, ifDim) {
+					if nr.owner.Nomatch == nomatch {
+						out = s.appendPiece(out, &partsBuf, nr.owner, 0, &nr, concat, ids, addrSpan{netDim, sp.lo, sp.hi})
 					}
 				}
 				continue
@@ -1027,7 +1044,7 @@ func (s *Set) piecesOf(ids, nomatch bool, nested *[]NftElem) []NftElem {
 						*nested = append(*nested, nestedElem(sp.lo, n, ids))
 						n = 0
 					}
-					out = s.appendPiece(out, &partsBuf, owner, n, concat, ids, addrSpan{netDim, sp.lo, sp.hi})
+					out = s.appendPiece(out, &partsBuf, owner, n, nil, concat, ids, addrSpan{netDim, sp.lo, sp.hi})
 				}
 			}
 		}
@@ -1127,10 +1144,137 @@ func boxes(chain [][]*Entry, net2 int) []box {
 	return out
 }
 
+// nameRange is a range of interface names (as the kernel compares
+// them: 16 bytes, NUL padded) and the entry that decides there.
+type nameRange struct {
+	dim    int
+	lo, hi [ifnameLen]byte
+	owner  *Entry
+}
+
+const ifnameLen = 16 // IFNAMSIZ, the key of nftables' ifname type
+
+// nameRanges splits the interface names held by owners, the entries of
+// one network of a hash:net,iface, by the entry that decides: with the
+// wildcard flag, every name that starts with the entry's (the name
+// padded with 0x00 to the name padded with 0xff: meta iifname loads the
+// name NUL padded), else the name itself. Such ranges nest or are
+// disjoint, and a nested one has the longer name, which decides
+// (Set.ifaceRank): one sweep over them, sorted, the innermost open one
+// owning what it holds. The ranges are in order.
+//
+// A name alone is taken as the range of keys that start with it and its
+// NUL (the name padded with 0x00, then 0xff), which holds no other
+// name, and given back as the one name. The ranges of a wildcard around
+// it then end and start on such bounds ("eth" without eth1: up to
+// "eth0" padded with 0xff, and from "eth1\x01" padded with 0x00), which
+// a few prefixes cover: the kernel's concatenated interval sets
+// (pipapo) store a range as the prefixes that cover it, up to two per
+// bit of the field for a range whose bounds are the name's own key
+// plus or minus one. An entry nested in one whose pieces are alike (both
+// nomatch or neither, both permanent, the same comment, skbinfo and
+// counters) leaves it whole: its names get the same answer there.
+func (s *Set) nameRanges(owners []*Entry, dim int) []nameRange {
+	cands := make([]nameRange, len(owners))
+	for i, en := range owners {
+		p := en.Elem[dim]
+		c := nameRange{dim: dim, owner: en}
+		copy(c.lo[:], p.Iface)
+		c.hi = c.lo
+		from := len(p.Iface) + 1 // (the name's NUL stays)
+		if p.Wildcard {
+			from = len(p.Iface)
+		}
+		for j := from; j < ifnameLen; j++ {
+			c.hi[j] = 0xff
+		}
+		cands[i] = c
+	}
+	slices.SortFunc(cands, func(a, b nameRange) int {
+		if c := bytes.Compare(a.lo[:], b.lo[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(b.hi[:], a.hi[:]) // the wider first
+	})
+	var out []nameRange
+	emit := func(lo, hi [ifnameLen]byte, owner *Entry) {
+		if bytes.Compare(lo[:], hi[:]) > 0 {
+			return
+		}
+		if p := owner.Elem[dim]; !p.Wildcard {
+			// (nothing nests in a name's range: this is all of it)
+			lo = [ifnameLen]byte{}
+			copy(lo[:], p.Iface)
+			hi = lo
+		}
+		out = append(out, nameRange{dim, lo, hi, owner})
+	}
+	var stack []*nameRange
+	var cur [ifnameLen]byte // the first name not yet given
+	done := false           // every name is given
+	pop := func() {
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if done || bytes.Compare(cur[:], top.hi[:]) > 0 {
+			return
+		}
+		emit(cur, top.hi, top.owner)
+		cur = top.hi
+		done = !incName(&cur)
+	}
+	alike := func(a, b *Entry) bool {
+		var x, y nftables.SetElement
+		// (equal seconds left are not one expiry: only permanent
+		// entries' pieces are alike in time)
+		return a.Nomatch == b.Nomatch && a.Timeout == 0 && b.Timeout == 0 &&
+			s.attrs(a, &x, true) == s.attrs(b, &y, true) && x.Comment == y.Comment
+	}
+	for i := range cands {
+		c := &cands[i]
+		for len(stack) > 0 && bytes.Compare(stack[len(stack)-1].hi[:], c.lo[:]) < 0 {
+			pop()
+		}
+		if len(stack) > 0 && alike(stack[len(stack)-1].owner, c.owner) {
+			continue
+		}
+		if len(stack) > 0 && bytes.Compare(cur[:], c.lo[:]) < 0 {
+			before := c.lo
+			decName(&before)
+			emit(cur, before, stack[len(stack)-1].owner)
+		}
+		stack = append(stack, c)
+		cur = c.lo
+	}
+	for len(stack) > 0 {
+		pop()
+	}
+	return out
+}
+
+// incName and decName step a name key by one, as a big-endian number;
+// incName reports false where it wraps past the last name.
+func incName(n *[ifnameLen]byte) bool {
+	for i := ifnameLen - 1; i >= 0; i-- {
+		if n[i]++; n[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func decName(n *[ifnameLen]byte) {
+	for i := ifnameLen - 1; i >= 0; i-- {
+		if n[i]--; n[i] != 0xff {
+			return
+		}
+	}
+}
+
 // appendPiece appends to out the piece of entry owner whose address
-// dimensions span the given ranges (nested: the entries nested in it,
-// for a top-level interval), its parts taken from partsBuf.
-func (s *Set) appendPiece(out []NftElem, partsBuf *[]nftables.SetElement, owner *Entry, nested int, concat, ids bool, spans ...addrSpan) []NftElem {
+// dimensions span the given ranges and, where names is not nil, whose
+// interface is in that range of names (nested: the entries nested in
+// it, for a top-level interval), its parts taken from partsBuf.
+func (s *Set) appendPiece(out []NftElem, partsBuf *[]nftables.SetElement, owner *Entry, nested int, names *nameRange, concat, ids bool, spans ...addrSpan) []NftElem {
 	var kl, kh []byte
 	if concat {
 		e := owner.Elem
@@ -1140,6 +1284,11 @@ func (s *Set) appendPiece(out []NftElem, partsBuf *[]nftables.SetElement, owner 
 		for _, sp := range spans {
 			l[sp.dim] = Part{Addr: sp.lo, Bits: s.maxBits()}
 			h[sp.dim] = Part{Addr: sp.hi, Bits: s.maxBits()}
+		}
+		if names != nil {
+			// (key copies the name's 16 bytes as they are)
+			l[names.dim] = Part{Iface: string(names.lo[:])}
+			h[names.dim] = Part{Iface: string(names.hi[:])}
 		}
 		kl, kh = s.key(l, false), s.key(h, true)
 	} else {
@@ -1270,6 +1419,7 @@ func (s *Set) DecodeEntry(el nftables.SetElement) (*Entry, bool) {
 			}
 			if d == DimIface {
 				en.Elem[i].Physdev = v&(1<<24) != 0
+				en.Elem[i].Wildcard = v&(1<<25) != 0
 			}
 		}
 		en.Nomatch = v&(1<<16) != 0

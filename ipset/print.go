@@ -84,13 +84,51 @@ func (st *State) Write(b StringWriter, c *Command, sets []*Set) {
 		if c.Opts.Sorted && !s.Type.Bitmap && !s.Type.List {
 			writeSortedMembers(b, c, s, entries)
 		} else {
-			for _, en := range entries {
+			for _, en := range s.ListOrder(entries) {
 				WriteMember(b, c, s, en)
 			}
 		}
 		WriteSetEnd(b, c)
 	}
 	WriteEnd(b, c)
+}
+
+// HeldBack reports whether entry en of s is listed after the others
+// (ListOrder): a wildcard entry of a hash:net,iface.
+func (s *Set) HeldBack(en *Entry) bool {
+	d := slices.Index(s.Type.Dims, DimIface)
+	return d >= 0 && !s.Type.List && en.Elem[d].Wildcard
+}
+
+// ListOrder returns entries in the order list and save print them
+// unsorted: as they are, but the wildcard entries of a hash:net,iface
+// last, the longest names first. ipset lists the entries of one network
+// in the order they were added (the slots of their bucket), and refuses
+// an add that a stored wildcard entry holds (Find), so a save restores
+// only where each wildcard entry comes after the names it holds; the
+// kernel's dump order here is not the order of the adds.
+func (s *Set) ListOrder(entries []*Entry) []*Entry {
+	if !slices.ContainsFunc(entries, s.HeldBack) {
+		return entries
+	}
+	out := make([]*Entry, 0, len(entries))
+	var held []*Entry
+	for _, en := range entries {
+		if s.HeldBack(en) {
+			held = append(held, en)
+		} else {
+			out = append(out, en)
+		}
+	}
+	return append(out, SortHeldBack(s, held)...)
+}
+
+// SortHeldBack orders held-back entries (HeldBack) as ListOrder prints
+// them, in place: the longest names first.
+func SortHeldBack(s *Set, held []*Entry) []*Entry {
+	d := slices.Index(s.Type.Dims, DimIface)
+	slices.SortStableFunc(held, func(a, b *Entry) int { return len(b.Elem[d].Iface) - len(a.Elem[d].Iface) })
+	return held
 }
 
 // WriteStart begins the output of a list or save command.
@@ -206,7 +244,7 @@ func WriteSetEnd(b StringWriter, c *Command) {
 }
 
 // flags are the options without a value.
-var flags = map[string]bool{"counters": true, "comment": true, "skbinfo": true, "nomatch": true, "forceadd": true}
+var flags = map[string]bool{"counters": true, "comment": true, "skbinfo": true, "nomatch": true, "wildcard": true, "forceadd": true}
 
 func xmlOptions(o []string) string {
 	var b strings.Builder

@@ -112,6 +112,9 @@ type Set struct {
 	countBias int
 	shown     *shownHeader // see ShowFootprint
 	index     map[string]int
+	// wild: an entry may have the wildcard flag (kept with index), else
+	// Find needs no look at the prefixes of a name
+	wild bool
 }
 
 // Entry is an element with its options.
@@ -151,8 +154,10 @@ func (s *Set) Key(e Elem) string {
 
 func (s *Set) reindex() {
 	s.index = make(map[string]int, len(s.Entries))
+	s.wild = false
 	for i, en := range s.Entries {
 		s.index[s.Key(en.Elem)] = i
+		s.wild = s.wild || s.HeldBack(en)
 	}
 }
 
@@ -167,12 +172,42 @@ func (s *Set) Lookup(e Elem) *Entry {
 	return nil
 }
 
+// Find returns the entry that ipset's kernel takes for element e in an
+// add, del or test of an element (nil: none): the entry with e's key,
+// else in a hash:net,iface an entry of the same network whose
+// interface is a wildcard name that e's name starts with (the kernel
+// compares the stored entry's name as a prefix when the stored entry
+// has the flag, whatever e's). Of several, the kernel takes the first
+// in its bucket, the earliest added; that is the one with the longest
+// name, since an add that a stored entry covers is refused: of two
+// entries that cover one name, the later one has the shorter name.
+// (A del frees a bucket slot that a later add may take: ipset then
+// finds that entry first; here the longest name still decides.)
+func (s *Set) Find(e Elem) *Entry {
+	if en := s.Lookup(e); en != nil {
+		return en
+	}
+	d := slices.Index(s.Type.Dims, DimIface)
+	if d < 0 || s.Type.List || !s.wild {
+		return nil
+	}
+	k := slices.Clone(e)
+	for n := len(e[d].Iface) - 1; n >= 0; n-- {
+		k[d].Iface = e[d].Iface[:n]
+		if en := s.Lookup(k); en != nil && en.Elem[d].Wildcard {
+			return en
+		}
+	}
+	return nil
+}
+
 // Insert adds or replaces an entry without any check (used when loading).
 func (s *Set) Insert(en *Entry) {
 	if s.index == nil {
 		s.reindex()
 	}
 	k := s.Key(en.Elem)
+	s.wild = s.wild || s.HeldBack(en)
 	if i, ok := s.index[k]; ok {
 		s.Entries[i] = en
 		return
@@ -749,6 +784,9 @@ func (s *Set) EntryOptions(en *Entry) []string {
 	if en.Nomatch {
 		o = append(o, "nomatch")
 	}
+	if slices.ContainsFunc(en.Elem, func(p Part) bool { return p.Wildcard }) {
+		o = append(o, "wildcard")
+	}
 	if s.Counters {
 		o = append(o, "packets", strconv.FormatUint(en.Packets, 10), "bytes", strconv.FormatUint(en.Bytes, 10))
 	}
@@ -775,7 +813,10 @@ func (s *Set) EntryOptions(en *Entry) []string {
 }
 
 // parseEntryOptions parses element options (timeout, nomatch, ...).
-func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
+// wildcard reports the flag that makes the interface of a hash:net,iface
+// element a name prefix: it belongs to the element (Part.Wildcard),
+// which the caller parsed apart.
+func parseEntryOptions(s *Set, en *Entry, args []string) (wildcard bool, _ *Error) {
 	if s.HasTimeout {
 		en.Timeout = s.Timeout
 	}
@@ -791,10 +832,10 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 			// set supports the option, and before it looks whether
 			// the option came already.
 			if i+1 >= len(args) {
-				return usagef("Missing mandatory argument of option `%s'", opt)
+				return false, usagef("Missing mandatory argument of option `%s'", opt)
 			}
 			if seen[opt] {
-				return syntaxf("%s already specified", opt)
+				return false, syntaxf("%s already specified", opt)
 			}
 			seen[opt] = true
 		}
@@ -818,9 +859,14 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 			}
 		case "nomatch":
 			if !s.Type.Net() {
-				return usagef("Unknown argument: `%s'", args[i])
+				return false, usagef("Unknown argument: `%s'", args[i])
 			}
 			en.Nomatch = true
+		case "wildcard":
+			if !s.HasIface() {
+				return false, usagef("Unknown argument: `%s'", args[i])
+			}
+			wildcard = true
 		case "packets", "bytes":
 			unsupported[1] = unsupported[1] || !s.Counters
 			if a, err = arg(); err == nil {
@@ -837,10 +883,10 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 			unsupported[2] = unsupported[2] || !s.Comment
 			if a, err = arg(); err == nil {
 				if strings.Contains(a, "\"") {
-					return syntaxf("\" character is not permitted in comments")
+					return false, syntaxf("\" character is not permitted in comments")
 				}
 				if len(a) > 255 {
-					return syntaxf("Comment is longer than the maximum allowed %d characters", 255)
+					return false, syntaxf("Comment is longer than the maximum allowed %d characters", 255)
 				}
 				en.Comment = a
 			}
@@ -850,18 +896,18 @@ func parseEntryOptions(s *Set, en *Entry, args []string) *Error {
 				err = parseSkb(en, opt, a)
 			}
 		default:
-			return usagef("Unknown argument: `%s'", args[i])
+			return false, usagef("Unknown argument: `%s'", args[i])
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 	}
 	for i, msg := range [...]string{MsgNoTimeout, MsgNoCounters, MsgNoComment, MsgNoSkbinfo} {
 		if unsupported[i] {
-			return errorf("%s", msg)
+			return false, errorf("%s", msg)
 		}
 	}
-	return nil
+	return wildcard, nil
 }
 
 func parseSkb(en *Entry, opt, a string) *Error {
@@ -965,24 +1011,34 @@ func (s *Set) deciding(key Elem) *Entry {
 				}
 			}
 		}
-		if ok && (b > bestBits || shared && b == bestBits && best != nil && !s.sameIface(best.Elem, key)) {
+		if ok && (b > bestBits || shared && b == bestBits && s.ifaceRank(en.Elem, key) > s.ifaceRank(best.Elem, key)) {
 			best, bestBits = en, b
 		}
 	}
-	if shared && best != nil && !s.sameIface(best.Elem, key) {
+	if shared && best != nil && s.ifaceRank(best.Elem, key) < 0 {
 		return nil
 	}
 	return best
 }
 
-// sameIface reports whether elements a and b name the same interface.
-func (s *Set) sameIface(a, b Elem) bool {
+// ifaceRank says how an entry's element en holds the interface of key:
+// -1 not at all, else the length of its name, which is the interface's
+// or, for a wildcard entry, a prefix of it. Of the entries of one
+// network that hold it, the one with the longest name decides (see
+// Find: ipset takes the first of them in its bucket).
+func (s *Set) ifaceRank(en, key Elem) int {
+	rank := 0
 	for i, d := range s.Type.Dims {
-		if d == DimIface && !samePart(d, a[i], b[i]) {
-			return false
+		if d != DimIface {
+			continue
 		}
+		p, k := en[i], key[i]
+		if p.Physdev != k.Physdev || p.Iface != k.Iface && !(p.Wildcard && strings.HasPrefix(k.Iface, p.Iface)) {
+			return -1
+		}
+		rank = len(p.Iface)
 	}
-	return true
+	return rank
 }
 
 func samePart(d Dim, a, b Part) bool {

@@ -2,6 +2,7 @@ package ipset
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -221,8 +222,10 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		// test NAME ELEM nomatch (net types): true where ipset's lookup
 		// finds a nomatch entry, as -m set --return-nomatch
 		returnNomatch := false
+		wildcard := false
 		if c.Op == OpAdd {
-			if err := parseEntryOptions(s, &tmpl, a[2:]); err != nil {
+			var err *Error
+			if wildcard, err = parseEntryOptions(s, &tmpl, a[2:]); err != nil {
 				if herr := HostPrefixErr(s, a[1], c.Op); herr != nil && !ParseError(err) {
 					return "", herr // (before the kernel's refusal of an option)
 				}
@@ -263,7 +266,11 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 		switch c.Op {
 		case OpAdd:
 			for _, e := range elems {
-				if old := s.Lookup(e); old != nil {
+				if d := slices.Index(s.Type.Dims, DimIface); wildcard && d >= 0 {
+					e[d].Wildcard = true
+				}
+				old := s.Find(e)
+				if old != nil {
 					// A bitmap:ip,mac entry without MAC takes one.
 					fill := s.Type.OptionalMAC && !old.Elem[1].HasMAC && e[1].HasMAC
 					if !exist && !fill && !s.unfilledExpired(old) {
@@ -274,7 +281,12 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 				}
 				en := tmpl
 				en.Elem = e
-				if old := s.Lookup(e); old != nil && s.Counters {
+				if old != nil && s.HasIface() {
+					// The kernel keeps the stored element (its name and
+					// wildcard flag) and sets nomatch and the extensions.
+					en.Elem = old.Elem
+				}
+				if old != nil && s.Counters {
 					// ipset keeps the counters add -exist does not give.
 					if !en.GotPackets {
 						en.Packets = old.Packets
@@ -287,9 +299,12 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			}
 		case OpDel:
 			for _, e := range elems {
-				old := s.Lookup(e)
+				old := s.Find(e)
 				gone := old != nil && s.unfilledExpired(old)
-				if (!s.remove(e) || gone) && !exist {
+				if old != nil {
+					s.remove(old.Elem)
+				}
+				if (old == nil || gone) && !exist {
 					return "", errorf(MsgElemMissing)
 				}
 			}
@@ -300,7 +315,7 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 			if s.Type.Net() && hostKey(s, e) {
 				en := s.deciding(e)
 				in = en != nil && en.Nomatch == returnNomatch
-			} else if en := s.Lookup(e); en != nil {
+			} else if en := s.Find(e); en != nil {
 				in = en.Nomatch == returnNomatch
 				if s.Type.OptionalMAC && e[1].HasMAC && en.Elem[1].HasMAC && e[1].MAC != en.Elem[1].MAC {
 					in = false
@@ -548,7 +563,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		// (the kernel refuses options the list lacks before it looks
 		// the member up)
 		var en Entry
-		if err := parseEntryOptions(s, &en, rest); err != nil {
+		if _, err := parseEntryOptions(s, &en, rest); err != nil {
 			return "", err
 		}
 	} else if len(rest) > 0 {
@@ -581,7 +596,7 @@ func (st *State) execList(c *Command, s *Set) (string, *Error) {
 		}
 	}
 	if c.Op == OpAdd {
-		if err := parseEntryOptions(s, &tmpl, rest); err != nil {
+		if _, err := parseEntryOptions(s, &tmpl, rest); err != nil {
 			return "", err
 		}
 	}

@@ -76,6 +76,8 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 		keys.reset()
 		var err error
 		again := false
+		// (wildcard entries are printed after the others: ListOrder)
+		var held []*ipset.Entry
 		if fast {
 			// Only the keys are kept: a few bytes a member instead
 			// of its text.
@@ -94,10 +96,12 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			// members are read again after the header, printed as
 			// they come (a large set then costs a second dump, not
 			// its text in memory).
-			err = e.eachEntry(fam, s, func() { buf.Reset(); fp.Reset(); again = false }, func(el *nftables.SetElement) error {
+			err = e.eachEntry(fam, s, func() { buf.Reset(); fp.Reset(); again = false; held = held[:0] }, func(el *nftables.SetElement) error {
 				if en, ok := s.DecodeEntry(*el); ok {
 					fp.AddEntry(en)
-					if want && !again {
+					if want && !again && s.HeldBack(en) {
+						held = append(held, en)
+					} else if want && !again {
 						ipset.WriteMember(&buf, c, s, en)
 						if buf.Len() > textLimit {
 							buf.Reset()
@@ -120,11 +124,14 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 			// restarts (the set changed meanwhile) after that is an
 			// error.
 			flushed, lost := false, false
-			err := e.eachEntry(fam, s, func() { lost = lost || flushed; buf.Reset() }, func(el *nftables.SetElement) error {
+			held = held[:0]
+			err := e.eachEntry(fam, s, func() { lost = lost || flushed; buf.Reset(); held = held[:0] }, func(el *nftables.SetElement) error {
 				if lost {
 					return errors.New("set changed while it was listed")
 				}
-				if en, ok := s.DecodeEntry(*el); ok {
+				if en, ok := s.DecodeEntry(*el); ok && s.HeldBack(en) {
+					held = append(held, en)
+				} else if ok {
 					ipset.WriteMember(&buf, c, s, en)
 				}
 				if buf.Len() > 64<<10 {
@@ -146,6 +153,9 @@ func (e *Engine) List(c *ipset.Command, w ipset.StringWriter) (err error, ok boo
 					buf.flush(w)
 				}
 			})
+		}
+		for _, en := range ipset.SortHeldBack(s, held) {
+			ipset.WriteMember(&buf, c, s, en)
 		}
 		buf.flush(w)
 		ipset.WriteSetEnd(w, c)

@@ -666,3 +666,25 @@ func TestMirrorableMasks(t *testing.T) {
 		}
 	}
 }
+
+// TestMirrorableWildcard: a hash:net,iface with wildcard entries (a
+// range of interface names per entry) is left to nftables, with a
+// reason that names the set.
+func TestMirrorableWildcard(t *testing.T) {
+	st := &ipset.State{}
+	for _, line := range [][]string{
+		{"create", "w", "hash:net,iface"},
+		{"add", "w", "198.51.100.0/24,eth", "wildcard"},
+	} {
+		c, perr := ipset.ParseArgs(line)
+		if perr != nil {
+			t.Fatalf("%v: %v", line, perr)
+		}
+		if _, err := st.Exec(c); err != nil {
+			t.Fatalf("%v: %v", line, err)
+		}
+	}
+	if err := Mirrorable(st.Find("w")); err == nil || !strings.Contains(err.Error(), "set w ") {
+		t.Errorf("Mirrorable: %v, want a refusal naming set w", err)
+	}
+}

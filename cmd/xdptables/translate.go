@@ -843,7 +843,12 @@ func keyText(types []string, lo, hi []byte) string {
 		}
 		a := fieldText(t, lo[:n])
 		if hi != nil && len(hi) >= n && string(hi[:n]) != string(lo[:n]) {
-			a += "-" + fieldText(t, hi[:n])
+			if p, ok := namePrefix(t, lo[:n], hi[:n]); ok {
+				// (the one range of names nft's syntax writes)
+				a = strconv.Quote(p + "*")
+			} else {
+				a += "-" + fieldText(t, hi[:n])
+			}
 		}
 		fields = append(fields, a)
 		if len(lo) >= step {
@@ -860,6 +865,20 @@ func keyText(types []string, lo, hi []byte) string {
 		}
 	}
 	return strings.Join(fields, " . ")
+}
+
+// namePrefix reports whether lo-hi of type ifname is every name that
+// starts with p (p padded with 0x00 to p padded with 0xff), which nft
+// writes "p*" (a wildcard entry of a hash:net,iface).
+func namePrefix(t string, lo, hi []byte) (p string, ok bool) {
+	if t != "ifname" {
+		return "", false
+	}
+	k := len(bytes.TrimRight(lo, "\x00"))
+	if k == 0 || !bytes.Equal(lo[:k], hi[:k]) || len(bytes.Trim(hi[k:], "\xff")) != 0 {
+		return "", false
+	}
+	return string(lo[:k]), true
 }
 
 func typeLen(t string) int {
