@@ -298,7 +298,7 @@ func (e *PolicyElem) print(b *strings.Builder, prefix string, numeric, exact boo
 			protoOnce.Do(loadProtocols)
 			name = protoByNum[e.Proto]
 		}
-		if name == "" {
+		if name == "" || exact && !protoParsesAs(name, e.Proto) {
 			name = strconv.Itoa(int(e.Proto))
 		}
 		fmt.Fprintf(b, " %sproto %s", prefix, name)
