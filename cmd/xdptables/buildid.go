@@ -19,23 +19,24 @@ func init() {
 // "" when not found. It reads /proc/self/exe itself, not the file at its
 // path: after an upgrade that path may be another build. One page, read
 // without an os.File (no poller registration), is all most commands that
-// read rules pay for it; the next 28 KB are read only if the note is not
-// in the first page.
+// read rules pay for it; up to 32 KB only if the note is not in it. (The
+// buffers are made with a size the compiler does not know, so that they
+// are not put on the stack: a frame of that size would grow the main
+// goroutine's stack, a copy of it and fresh pages, in every command.)
 func exeBuildID() string {
 	fd, err := unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return ""
 	}
 	defer unix.Close(fd)
-	var page [4 << 10]byte
-	n, _ := unix.Pread(fd, page[:], 0)
-	if id, ok := goBuildIDNote(page[:max(n, 0)]); ok || n < len(page) {
-		return id
+	for _, size := range []int{4 << 10, 32 << 10} {
+		buf := make([]byte, size)
+		n, _ := unix.Pread(fd, buf, 0)
+		if id, ok := goBuildIDNote(buf[:max(n, 0)]); ok || n < size {
+			return id
+		}
 	}
-	buf := make([]byte, 32<<10)
-	n, _ = unix.Pread(fd, buf, 0)
-	id, _ := goBuildIDNote(buf[:max(n, 0)])
-	return id
+	return ""
 }
 
 // goBuildIDNote finds the Go build ID note in buf, the start of an ELF
