@@ -102,7 +102,9 @@ func (c *Conn) request(msg int, dump bool, fam Family, attrs func(*encoder)) ([]
 
 func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encoder)) (out []syscall.NetlinkMessage, retry bool, err error) {
 	var e encoder
-	flags := uint16(unix.NLM_F_ACK)
+	// (no NLM_F_ACK: the kernel answers a GET with the object or an
+	// error; an ack would be one more datagram to read)
+	flags := uint16(0)
 	if dump {
 		flags = unix.NLM_F_DUMP
 	}
@@ -122,7 +124,13 @@ func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encode
 	intr := false
 	overrun := false
 	for {
-		msgs, err := c.recv()
+		msgs, err := c.recvReply()
+		if err == errTruncated {
+			// (part of the answer is lost: ask again, with the buffer
+			// grown to take it)
+			c.drain()
+			return nil, true, nil
+		}
 		if err == unix.ENOBUFS {
 			overrun = true
 			if !dump {
@@ -162,6 +170,9 @@ func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encode
 				return out, intr || overrun, nil
 			default:
 				out = append(out, m)
+				if !dump {
+					return out, false, nil
+				}
 			}
 		}
 		if overrun && !dump {
