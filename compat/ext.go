@@ -3,6 +3,7 @@ package compat
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // OptDef declares one long option of a match or target.
@@ -111,16 +112,35 @@ type ExtSpec struct {
 	NewTarget func(f Family) TargetExt
 }
 
+// The extensions register in their files' init functions, which every
+// command runs at its start, the ipset ones too: an extension whose spec
+// is fixed keeps it in a package-level variable (static data: a literal
+// given to RegisterMatch in init is allocated at every start) and
+// registers its address; the lookup maps are built at the first lookup.
 var (
-	matchSpecs  = map[string]*ExtSpec{}
-	targetSpecs = map[string]*ExtSpec{}
+	matchList, targetList []*ExtSpec
+	specsOnce             sync.Once
+	matchSpecs            map[string]*ExtSpec
+	targetSpecs           map[string]*ExtSpec
 )
 
-// RegisterMatch makes a match known under its name (and family).
-func RegisterMatch(s *ExtSpec) { matchSpecs[specKey(s.Name, s.Family)] = s }
+// RegisterMatch makes a match known under its name (and family); the
+// last one registered under a name wins. It is for init functions.
+func RegisterMatch(s *ExtSpec) { matchList = append(matchList, s) }
 
-// RegisterTarget makes a target known.
-func RegisterTarget(s *ExtSpec) { targetSpecs[specKey(s.Name, s.Family)] = s }
+// RegisterTarget makes a target known, as RegisterMatch a match.
+func RegisterTarget(s *ExtSpec) { targetList = append(targetList, s) }
+
+func specMaps() {
+	index := func(l []*ExtSpec) map[string]*ExtSpec {
+		m := make(map[string]*ExtSpec, len(l))
+		for _, s := range l {
+			m[specKey(s.Name, s.Family)] = s
+		}
+		return m
+	}
+	matchSpecs, targetSpecs = index(matchList), index(targetList)
+}
 
 func specKey(name string, f Family) string {
 	if f == 0 {
@@ -145,16 +165,28 @@ func lookupSpec(m map[string]*ExtSpec, name string, f Family) *ExtSpec {
 }
 
 // FindMatch returns the match extension called name for family f.
-func FindMatch(name string, f Family) *ExtSpec { return lookupSpec(matchSpecs, name, f) }
+func FindMatch(name string, f Family) *ExtSpec {
+	specsOnce.Do(specMaps)
+	return lookupSpec(matchSpecs, name, f)
+}
 
 // FindTarget returns the target extension called name for family f.
-func FindTarget(name string, f Family) *ExtSpec { return lookupSpec(targetSpecs, name, f) }
+func FindTarget(name string, f Family) *ExtSpec {
+	specsOnce.Do(specMaps)
+	return lookupSpec(targetSpecs, name, f)
+}
 
 // MatchNames lists the registered match names (for help and tests).
-func MatchNames() []string { return specNames(matchSpecs) }
+func MatchNames() []string {
+	specsOnce.Do(specMaps)
+	return specNames(matchSpecs)
+}
 
 // TargetNames lists the registered target names.
-func TargetNames() []string { return specNames(targetSpecs) }
+func TargetNames() []string {
+	specsOnce.Do(specMaps)
+	return specNames(targetSpecs)
+}
 
 func specNames(m map[string]*ExtSpec) []string {
 	seen := map[string]bool{}

@@ -78,16 +78,16 @@ var policyOpts = []OptDef{
 
 const policyMaxElem = 4
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:    "policy",
-		Options: policyOpts,
-		X6:      true,
-		NewMatch: func(f Family) MatchExt {
-			return &PolicyMatch{Family: f, Elems: make([]PolicyElem, 1, policyMaxElem)}
-		},
-	})
+var policyMatchSpec = ExtSpec{
+	Name:    "policy",
+	Options: policyOpts,
+	X6:      true,
+	NewMatch: func(f Family) MatchExt {
+		return &PolicyMatch{Family: f, Elems: make([]PolicyElem, 1, policyMaxElem)}
+	},
 }
+
+func init() { RegisterMatch(&policyMatchSpec) }
 
 func (m *PolicyMatch) Name() string { return "policy" }
 
