@@ -120,8 +120,8 @@ type ExtSpec struct {
 var (
 	matchList, targetList []*ExtSpec
 	specsOnce             sync.Once
-	matchSpecs            map[string]*ExtSpec
-	targetSpecs           map[string]*ExtSpec
+	matchSpecs            map[specID]*ExtSpec
+	targetSpecs           map[specID]*ExtSpec
 )
 
 // RegisterMatch makes a match known under its name (and family); the
@@ -131,37 +131,33 @@ func RegisterMatch(s *ExtSpec) { matchList = append(matchList, s) }
 // RegisterTarget makes a target known, as RegisterMatch a match.
 func RegisterTarget(s *ExtSpec) { targetList = append(targetList, s) }
 
+// specID keys the lookup maps: a spec registered for both families has
+// family 0.
+type specID struct {
+	name   string
+	family Family
+}
+
 func specMaps() {
-	index := func(l []*ExtSpec) map[string]*ExtSpec {
-		m := make(map[string]*ExtSpec, len(l))
+	index := func(l []*ExtSpec) map[specID]*ExtSpec {
+		m := make(map[specID]*ExtSpec, len(l))
 		for _, s := range l {
-			m[specKey(s.Name, s.Family)] = s
+			m[specID{s.Name, s.Family}] = s
 		}
 		return m
 	}
 	matchSpecs, targetSpecs = index(matchList), index(targetList)
 }
 
-func specKey(name string, f Family) string {
-	if f == 0 {
-		return name
-	}
-	return name + "/" + strconv8(uint8(f))
-}
-
 func strconv8(v uint8) string { return string(rune('0'+v/10)) + string(rune('0'+v%10)) }
 
-func lookupSpec(m map[string]*ExtSpec, name string, f Family) *ExtSpec {
+func lookupSpec(m map[specID]*ExtSpec, name string, f Family) *ExtSpec {
 	if f != 0 {
-		// specKey(name, f) in a buffer: the lookup converts it without
-		// allocating (a few times per rule of a restore)
-		var buf [64]byte
-		k := append(append(buf[:0], name...), '/', byte('0'+uint8(f)/10), byte('0'+uint8(f)%10))
-		if s, ok := m[string(k)]; ok {
+		if s, ok := m[specID{name, f}]; ok {
 			return s
 		}
 	}
-	return m[name]
+	return m[specID{name, 0}]
 }
 
 // FindMatch returns the match extension called name for family f.
@@ -188,7 +184,7 @@ func TargetNames() []string {
 	return specNames(targetSpecs)
 }
 
-func specNames(m map[string]*ExtSpec) []string {
+func specNames(m map[specID]*ExtSpec) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range m {
