@@ -24,6 +24,8 @@ type Conn struct {
 	// pending says a committed transaction left the kernel memory to
 	// free after a grace period (see Release)
 	pending bool
+	// requests counts the GET requests sent (Requests)
+	requests int
 	// auxc is a second socket, for reads asked for during a dump of
 	// this one (boundcounter.go)
 	auxMu sync.Mutex

@@ -121,6 +121,7 @@ func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encode
 	if err := c.send(e.buf); err != nil {
 		return nil, false, err
 	}
+	c.requests++
 	intr := false
 	overrun := false
 	for {
@@ -179,6 +180,15 @@ func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encode
 			return nil, true, nil
 		}
 	}
+}
+
+// Requests is the number of GET requests (round trips to the kernel, a
+// dump counting once) sent on c so far: what a command costs in them,
+// for tests.
+func (c *Conn) Requests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests
 }
 
 // withText keeps the kernel's extended-ack text with the errno while
