@@ -82,9 +82,11 @@ const (
 )
 
 // request sends one GET request and collects the replies: for a dump, the
-// messages up to NLMSG_DONE; otherwise the reply, acknowledged. A dump the
-// kernel marks as interrupted (the ruleset changed under it) or that
-// overran the receive buffer is repeated.
+// messages up to NLMSG_DONE; otherwise the one message that answers it (a
+// GET that is no dump asks for one object: the kernel answers a
+// GETSETELEM of several elements with a message for each, which request
+// does not wait for). A dump the kernel marks as interrupted (the ruleset
+// changed under it) or that overran the receive buffer is repeated.
 func (c *Conn) request(msg int, dump bool, fam Family, attrs func(*encoder)) ([]syscall.NetlinkMessage, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
