@@ -112,11 +112,15 @@ type ExtSpec struct {
 	NewTarget func(f Family) TargetExt
 }
 
-// The extensions register in their files' init functions, which every
-// command runs at its start, the ipset ones too: an extension whose spec
+// The extensions register as the package is initialized, which every
+// command does at its start, the ipset ones too. An extension whose spec
 // is fixed keeps it in a package-level variable (static data: a literal
-// given to RegisterMatch in init is allocated at every start) and
-// registers its address; the lookup maps are built at the first lookup.
+// given to RegisterMatch in an init function is allocated at every start)
+// and registers its address in a package-level initializer,
+// `var _ = RegisterMatch(&spec)`: those all run from the package's one
+// init function, where ninety init functions spread over the package's
+// code touched as many pages of it. The lookup maps are built at the
+// first lookup.
 var (
 	matchList, targetList []*ExtSpec
 	specsOnce             sync.Once
@@ -125,11 +129,18 @@ var (
 )
 
 // RegisterMatch makes a match known under its name (and family); the
-// last one registered under a name wins. It is for init functions.
-func RegisterMatch(s *ExtSpec) { matchList = append(matchList, s) }
+// last one registered under a name wins. It is for the package's
+// initialization, and returns s for an initializer.
+func RegisterMatch(s *ExtSpec) *ExtSpec {
+	matchList = append(matchList, s)
+	return s
+}
 
 // RegisterTarget makes a target known, as RegisterMatch a match.
-func RegisterTarget(s *ExtSpec) { targetList = append(targetList, s) }
+func RegisterTarget(s *ExtSpec) *ExtSpec {
+	targetList = append(targetList, s)
+	return s
+}
 
 // specID keys the lookup maps: a spec registered for both families has
 // family 0.

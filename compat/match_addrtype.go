@@ -39,7 +39,7 @@ var addrtypeMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &AddrtypeMatch{} },
 }
 
-func init() { RegisterMatch(&addrtypeMatchSpec) }
+var _ = RegisterMatch(&addrtypeMatchSpec)
 
 func (m *AddrtypeMatch) Name() string { return "addrtype" }
 

@@ -44,10 +44,10 @@ var ahMatchSpec6 = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &AHMatch{SPI: SPIRange{Max: math.MaxUint32}, v6: true} },
 }
 
-func init() {
-	RegisterMatch(&ahMatchSpec4)
-	RegisterMatch(&ahMatchSpec6)
-}
+var (
+	_ = RegisterMatch(&ahMatchSpec4)
+	_ = RegisterMatch(&ahMatchSpec6)
+)
 
 func (m *AHMatch) Name() string { return "ah" }
 

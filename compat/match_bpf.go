@@ -43,7 +43,7 @@ var bpfMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &BPFMatch{} },
 }
 
-func init() { RegisterMatch(&bpfMatchSpec) }
+var _ = RegisterMatch(&bpfMatchSpec)
 
 func (m *BPFMatch) Name() string { return "bpf" }
 

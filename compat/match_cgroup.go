@@ -35,7 +35,7 @@ var cgroupMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &CgroupMatch{} },
 }
 
-func init() { RegisterMatch(&cgroupMatchSpec) }
+var _ = RegisterMatch(&cgroupMatchSpec)
 
 func (m *CgroupMatch) Name() string { return "cgroup" }
 

@@ -37,7 +37,7 @@ var clusterMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &ClusterMatch{} },
 }
 
-func init() { RegisterMatch(&clusterMatchSpec) }
+var _ = RegisterMatch(&clusterMatchSpec)
 
 func (m *ClusterMatch) Name() string { return "cluster" }
 

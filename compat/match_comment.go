@@ -20,7 +20,7 @@ var commentMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &CommentMatch{} },
 }
 
-func init() { RegisterMatch(&commentMatchSpec) }
+var _ = RegisterMatch(&commentMatchSpec)
 
 func (m *CommentMatch) Name() string { return "comment" }
 

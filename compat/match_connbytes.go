@@ -39,7 +39,7 @@ var connbytesMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &ConnbytesMatch{} },
 }
 
-func init() { RegisterMatch(&connbytesMatchSpec) }
+var _ = RegisterMatch(&connbytesMatchSpec)
 
 func (m *ConnbytesMatch) Name() string { return "connbytes" }
 

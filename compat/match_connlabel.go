@@ -38,7 +38,7 @@ var connlabelMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &ConnlabelMatch{} },
 }
 
-func init() { RegisterMatch(&connlabelMatchSpec) }
+var _ = RegisterMatch(&connlabelMatchSpec)
 
 func (m *ConnlabelMatch) Name() string { return "connlabel" }
 

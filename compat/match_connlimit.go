@@ -53,7 +53,7 @@ var connlimitMatchSpec = ExtSpec{
 	},
 }
 
-func init() { RegisterMatch(&connlimitMatchSpec) }
+var _ = RegisterMatch(&connlimitMatchSpec)
 
 func (m *ConnlimitMatch) Name() string { return "connlimit" }
 

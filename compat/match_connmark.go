@@ -21,7 +21,7 @@ var connmarkMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &ConnmarkMatch{} },
 }
 
-func init() { RegisterMatch(&connmarkMatchSpec) }
+var _ = RegisterMatch(&connmarkMatchSpec)
 
 func (m *ConnmarkMatch) Name() string { return "connmark" }
 

@@ -21,7 +21,7 @@ var cpuMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &CPUMatch{} },
 }
 
-func init() { RegisterMatch(&cpuMatchSpec) }
+var _ = RegisterMatch(&cpuMatchSpec)
 
 func (m *CPUMatch) Name() string { return "cpu" }
 

@@ -50,7 +50,7 @@ var dccpMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &DCCPMatch{} },
 }
 
-func init() { RegisterMatch(&dccpMatchSpec) }
+var _ = RegisterMatch(&dccpMatchSpec)
 
 func (m *DCCPMatch) Name() string { return "dccp" }
 

@@ -31,7 +31,7 @@ var devgroupMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &DevgroupMatch{} },
 }
 
-func init() { RegisterMatch(&devgroupMatchSpec) }
+var _ = RegisterMatch(&devgroupMatchSpec)
 
 func (m *DevgroupMatch) Name() string { return "devgroup" }
 

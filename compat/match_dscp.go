@@ -39,7 +39,7 @@ var dscpMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &DSCPMatch{} },
 }
 
-func init() { RegisterMatch(&dscpMatchSpec) }
+var _ = RegisterMatch(&dscpMatchSpec)
 
 func (m *DSCPMatch) Name() string { return "dscp" }
 

@@ -37,7 +37,7 @@ var ecnMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &ECNMatch{} },
 }
 
-func init() { RegisterMatch(&ecnMatchSpec) }
+var _ = RegisterMatch(&ecnMatchSpec)
 
 func (m *ECNMatch) Name() string { return "ecn" }
 

@@ -78,7 +78,7 @@ var espMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &ESPMatch{SPI: SPIRange{Max: math.MaxUint32}} },
 }
 
-func init() { RegisterMatch(&espMatchSpec) }
+var _ = RegisterMatch(&espMatchSpec)
 
 func (m *ESPMatch) Name() string { return "esp" }
 

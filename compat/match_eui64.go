@@ -17,7 +17,7 @@ var eui64MatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &EUI64Match{} },
 }
 
-func init() { RegisterMatch(&eui64MatchSpec) }
+var _ = RegisterMatch(&eui64MatchSpec)
 
 func (m *EUI64Match) Name() string { return "eui64" }
 

@@ -50,7 +50,7 @@ var fragMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &FragMatch{IDs: [2]uint32{0, math.MaxUint32}} },
 }
 
-func init() { RegisterMatch(&fragMatchSpec) }
+var _ = RegisterMatch(&fragMatchSpec)
 
 func (m *FragMatch) Name() string { return "frag" }
 

@@ -94,7 +94,7 @@ var hashlimitMatchSpec = ExtSpec{
 	},
 }
 
-func init() { RegisterMatch(&hashlimitMatchSpec) }
+var _ = RegisterMatch(&hashlimitMatchSpec)
 
 func (m *HashlimitMatch) Name() string { return "hashlimit" }
 

@@ -19,7 +19,7 @@ var helperMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &HelperMatch{} },
 }
 
-func init() { RegisterMatch(&helperMatchSpec) }
+var _ = RegisterMatch(&helperMatchSpec)
 
 func (m *HelperMatch) Name() string { return "helper" }
 

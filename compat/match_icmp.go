@@ -74,7 +74,7 @@ var icmpMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &ICMPMatch{} },
 }
 
-func init() { RegisterMatch(&icmpMatchSpec) }
+var _ = RegisterMatch(&icmpMatchSpec)
 
 func (m *ICMPMatch) Name() string { return "icmp" }
 

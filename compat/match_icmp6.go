@@ -56,7 +56,7 @@ var icmp6MatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &ICMP6Match{} },
 }
 
-func init() { RegisterMatch(&icmp6MatchSpec) }
+var _ = RegisterMatch(&icmp6MatchSpec)
 
 func (m *ICMP6Match) Name() string { return "icmp6" }
 

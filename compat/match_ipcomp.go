@@ -25,7 +25,7 @@ var ipcompMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &IPCompMatch{} },
 }
 
-func init() { RegisterMatch(&ipcompMatchSpec) }
+var _ = RegisterMatch(&ipcompMatchSpec)
 
 func (m *IPCompMatch) Name() string { return "ipcomp" }
 

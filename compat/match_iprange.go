@@ -31,7 +31,7 @@ var iprangeMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &IPRangeMatch{} },
 }
 
-func init() { RegisterMatch(&iprangeMatchSpec) }
+var _ = RegisterMatch(&iprangeMatchSpec)
 
 func (m *IPRangeMatch) Name() string { return "iprange" }
 

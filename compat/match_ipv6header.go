@@ -45,7 +45,7 @@ var ipv6headerMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &IPv6HeaderMatch{} },
 }
 
-func init() { RegisterMatch(&ipv6headerMatchSpec) }
+var _ = RegisterMatch(&ipv6headerMatchSpec)
 
 func (m *IPv6HeaderMatch) Name() string { return "ipv6header" }
 

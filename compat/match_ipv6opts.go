@@ -47,10 +47,10 @@ var (
 	}
 )
 
-func init() {
-	RegisterMatch(&hbhMatchSpec)
-	RegisterMatch(&dstMatchSpec)
-}
+var (
+	_ = RegisterMatch(&hbhMatchSpec)
+	_ = RegisterMatch(&dstMatchSpec)
+)
 
 func (m *IPv6OptsMatch) Name() string { return m.name }
 

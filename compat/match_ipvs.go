@@ -69,7 +69,7 @@ var ipvsMatchSpec = ExtSpec{
 	NewMatch: func(f Family) MatchExt { return &IpvsMatch{Family: f} },
 }
 
-func init() { RegisterMatch(&ipvsMatchSpec) }
+var _ = RegisterMatch(&ipvsMatchSpec)
 
 // XtRevision: the revision iptables 1.8.9 loads, asked for in the kernel
 // (see xtProber).

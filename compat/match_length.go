@@ -20,7 +20,7 @@ var lengthMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &LengthMatch{} },
 }
 
-func init() { RegisterMatch(&lengthMatchSpec) }
+var _ = RegisterMatch(&lengthMatchSpec)
 
 func (m *LengthMatch) Name() string { return "length" }
 

@@ -27,7 +27,7 @@ var limitMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &LimitMatch{Avg: limitScale * 3600 / 3, Burst: 5} },
 }
 
-func init() { RegisterMatch(&limitMatchSpec) }
+var _ = RegisterMatch(&limitMatchSpec)
 
 func (m *LimitMatch) Name() string { return "limit" }
 

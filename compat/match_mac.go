@@ -21,7 +21,7 @@ var macMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &MACMatch{} },
 }
 
-func init() { RegisterMatch(&macMatchSpec) }
+var _ = RegisterMatch(&macMatchSpec)
 
 func (m *MACMatch) Name() string { return "mac" }
 

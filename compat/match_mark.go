@@ -22,7 +22,7 @@ var markMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &MarkMatch{} },
 }
 
-func init() { RegisterMatch(&markMatchSpec) }
+var _ = RegisterMatch(&markMatchSpec)
 
 func (m *MarkMatch) Name() string { return "mark" }
 

@@ -38,7 +38,7 @@ var mhMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &MHMatch{Max: 0xff} },
 }
 
-func init() { RegisterMatch(&mhMatchSpec) }
+var _ = RegisterMatch(&mhMatchSpec)
 
 func (m *MHMatch) Name() string { return "mh" }
 

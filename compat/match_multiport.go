@@ -40,7 +40,7 @@ var multiportMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &MultiportMatch{} },
 }
 
-func init() { RegisterMatch(&multiportMatchSpec) }
+var _ = RegisterMatch(&multiportMatchSpec)
 
 func (m *MultiportMatch) Name() string { return "multiport" }
 

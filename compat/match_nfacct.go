@@ -23,7 +23,7 @@ var nfacctMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &NfacctMatch{} },
 }
 
-func init() { RegisterMatch(&nfacctMatchSpec) }
+var _ = RegisterMatch(&nfacctMatchSpec)
 
 func (m *NfacctMatch) Name() string { return "nfacct" }
 

@@ -44,7 +44,7 @@ var osfMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &OSFMatch{} },
 }
 
-func init() { RegisterMatch(&osfMatchSpec) }
+var _ = RegisterMatch(&osfMatchSpec)
 
 func (m *OSFMatch) Name() string { return "osf" }
 

@@ -41,7 +41,7 @@ var ownerMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &OwnerMatch{} },
 }
 
-func init() { RegisterMatch(&ownerMatchSpec) }
+var _ = RegisterMatch(&ownerMatchSpec)
 
 func (m *OwnerMatch) Name() string { return "owner" }
 

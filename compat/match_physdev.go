@@ -42,7 +42,7 @@ var physdevMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &PhysdevMatch{} },
 }
 
-func init() { RegisterMatch(&physdevMatchSpec) }
+var _ = RegisterMatch(&physdevMatchSpec)
 
 func (m *PhysdevMatch) Name() string { return "physdev" }
 

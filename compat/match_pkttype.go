@@ -26,7 +26,7 @@ var pkttypeMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &PkttypeMatch{} },
 }
 
-func init() { RegisterMatch(&pkttypeMatchSpec) }
+var _ = RegisterMatch(&pkttypeMatchSpec)
 
 func (m *PkttypeMatch) Name() string { return "pkttype" }
 

@@ -87,7 +87,7 @@ var policyMatchSpec = ExtSpec{
 	},
 }
 
-func init() { RegisterMatch(&policyMatchSpec) }
+var _ = RegisterMatch(&policyMatchSpec)
 
 func (m *PolicyMatch) Name() string { return "policy" }
 

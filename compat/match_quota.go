@@ -21,7 +21,7 @@ var quotaMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &QuotaMatch{} },
 }
 
-func init() { RegisterMatch(&quotaMatchSpec) }
+var _ = RegisterMatch(&quotaMatchSpec)
 
 func (m *QuotaMatch) Name() string { return "quota" }
 

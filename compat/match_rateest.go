@@ -70,7 +70,7 @@ var rateestMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &RateestMatch{} },
 }
 
-func init() { RegisterMatch(&rateestMatchSpec) }
+var _ = RegisterMatch(&rateestMatchSpec)
 
 func (m *RateestMatch) Name() string { return "rateest" }
 

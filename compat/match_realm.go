@@ -21,7 +21,7 @@ var realmMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &RealmMatch{} },
 }
 
-func init() { RegisterMatch(&realmMatchSpec) }
+var _ = RegisterMatch(&realmMatchSpec)
 
 // realmNames are the realm names of /etc/iproute2/rt_realms.
 var realmNames = &xtLmap{file: "/etc/iproute2/rt_realms"}

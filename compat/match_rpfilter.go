@@ -33,7 +33,7 @@ var rpfilterMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &RpfilterMatch{} },
 }
 
-func init() { RegisterMatch(&rpfilterMatchSpec) }
+var _ = RegisterMatch(&rpfilterMatchSpec)
 
 func (m *RpfilterMatch) Name() string { return "rpfilter" }
 

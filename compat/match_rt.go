@@ -51,7 +51,7 @@ var rtMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &RTMatch{SegsLeft: [2]uint32{0, math.MaxUint32}} },
 }
 
-func init() { RegisterMatch(&rtMatchSpec) }
+var _ = RegisterMatch(&rtMatchSpec)
 
 func (m *RTMatch) Name() string { return "rt" }
 

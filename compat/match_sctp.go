@@ -70,7 +70,7 @@ var sctpMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &SCTPMatch{Src: AnyPorts, Dst: AnyPorts} },
 }
 
-func init() { RegisterMatch(&sctpMatchSpec) }
+var _ = RegisterMatch(&sctpMatchSpec)
 
 func (m *SCTPMatch) Name() string { return "sctp" }
 

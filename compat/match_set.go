@@ -63,7 +63,7 @@ var setMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &SetMatch{} },
 }
 
-func init() { RegisterMatch(&setMatchSpec) }
+var _ = RegisterMatch(&setMatchSpec)
 
 func (m *SetMatch) Name() string { return "set" }
 

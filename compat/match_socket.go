@@ -29,7 +29,7 @@ var socketMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &SocketMatch{} },
 }
 
-func init() { RegisterMatch(&socketMatchSpec) }
+var _ = RegisterMatch(&socketMatchSpec)
 
 func (m *SocketMatch) Name() string { return "socket" }
 

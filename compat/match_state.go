@@ -22,7 +22,7 @@ var stateMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &StateMatch{} },
 }
 
-func init() { RegisterMatch(&stateMatchSpec) }
+var _ = RegisterMatch(&stateMatchSpec)
 
 func (m *StateMatch) Name() string { return "state" }
 

@@ -41,7 +41,7 @@ var statisticMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &StatisticMatch{} },
 }
 
-func init() { RegisterMatch(&statisticMatchSpec) }
+var _ = RegisterMatch(&statisticMatchSpec)
 
 func (m *StatisticMatch) Name() string { return "statistic" }
 

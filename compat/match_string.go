@@ -43,7 +43,7 @@ var stringMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &StringMatch{To: 0xffff} },
 }
 
-func init() { RegisterMatch(&stringMatchSpec) }
+var _ = RegisterMatch(&stringMatchSpec)
 
 func (m *StringMatch) Name() string { return "string" }
 

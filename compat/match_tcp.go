@@ -45,7 +45,7 @@ var tcpMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &TCPMatch{Src: AnyPorts, Dst: AnyPorts} },
 }
 
-func init() { RegisterMatch(&tcpMatchSpec) }
+var _ = RegisterMatch(&tcpMatchSpec)
 
 func (m *TCPMatch) Name() string { return "tcp" }
 

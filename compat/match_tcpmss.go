@@ -20,7 +20,7 @@ var tcpmssMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &TCPMSSMatch{} },
 }
 
-func init() { RegisterMatch(&tcpmssMatchSpec) }
+var _ = RegisterMatch(&tcpmssMatchSpec)
 
 func (m *TCPMSSMatch) Name() string { return "tcpmss" }
 

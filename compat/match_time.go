@@ -66,7 +66,7 @@ var timeMatchSpec = ExtSpec{
 	},
 }
 
-func init() { RegisterMatch(&timeMatchSpec) }
+var _ = RegisterMatch(&timeMatchSpec)
 
 func (m *TimeMatch) Name() string { return "time" }
 

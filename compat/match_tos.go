@@ -28,7 +28,7 @@ var tosMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &TOSMatch{} },
 }
 
-func init() { RegisterMatch(&tosMatchSpec) }
+var _ = RegisterMatch(&tosMatchSpec)
 
 func (m *TOSMatch) Name() string { return "tos" }
 

@@ -53,10 +53,10 @@ var hlMatchSpec6 = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &TTLMatch{hl: true} },
 }
 
-func init() {
-	RegisterMatch(&ttlMatchSpec4)
-	RegisterMatch(&hlMatchSpec6)
-}
+var (
+	_ = RegisterMatch(&ttlMatchSpec4)
+	_ = RegisterMatch(&hlMatchSpec6)
+)
 
 func (m *TTLMatch) Name() string {
 	if m.hl {

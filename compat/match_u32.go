@@ -44,7 +44,7 @@ var u32MatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &U32Match{} },
 }
 
-func init() { RegisterMatch(&u32MatchSpec) }
+var _ = RegisterMatch(&u32MatchSpec)
 
 func (m *U32Match) Name() string { return "u32" }
 

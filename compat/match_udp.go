@@ -26,7 +26,7 @@ var udpMatchSpec = ExtSpec{
 	NewMatch: func(Family) MatchExt { return &UDPMatch{Src: AnyPorts, Dst: AnyPorts} },
 }
 
-func init() { RegisterMatch(&udpMatchSpec) }
+var _ = RegisterMatch(&udpMatchSpec)
 
 func (m *UDPMatch) Name() string { return "udp" }
 

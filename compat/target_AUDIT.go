@@ -22,7 +22,7 @@ var auditTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &AuditTarget{} },
 }
 
-func init() { RegisterTarget(&auditTargetSpec) }
+var _ = RegisterTarget(&auditTargetSpec)
 
 func (t *AuditTarget) Name() string { return "AUDIT" }
 

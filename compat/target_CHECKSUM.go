@@ -22,7 +22,7 @@ var checksumTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &ChecksumTarget{} },
 }
 
-func init() { RegisterTarget(&checksumTargetSpec) }
+var _ = RegisterTarget(&checksumTargetSpec)
 
 func (t *ChecksumTarget) Name() string { return "CHECKSUM" }
 

@@ -22,7 +22,7 @@ var classifyTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &ClassifyTarget{} },
 }
 
-func init() { RegisterTarget(&classifyTargetSpec) }
+var _ = RegisterTarget(&classifyTargetSpec)
 
 func (t *ClassifyTarget) Name() string { return "CLASSIFY" }
 

@@ -52,7 +52,7 @@ var clusteripTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &ClusteripTarget{} },
 }
 
-func init() { RegisterTarget(&clusteripTargetSpec) }
+var _ = RegisterTarget(&clusteripTargetSpec)
 
 func (t *ClusteripTarget) Name() string { return "CLUSTERIP" }
 

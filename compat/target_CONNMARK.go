@@ -73,7 +73,7 @@ var connmarkTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &ConnmarkTarget{CtMask: 0xffffffff, NfMask: 0xffffffff} },
 }
 
-func init() { RegisterTarget(&connmarkTargetSpec) }
+var _ = RegisterTarget(&connmarkTargetSpec)
 
 func (t *ConnmarkTarget) Name() string { return "CONNMARK" }
 

@@ -31,7 +31,7 @@ var connsecmarkTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &ConnsecmarkTarget{} },
 }
 
-func init() { RegisterTarget(&connsecmarkTargetSpec) }
+var _ = RegisterTarget(&connsecmarkTargetSpec)
 
 func (t *ConnsecmarkTarget) Name() string { return "CONNSECMARK" }
 

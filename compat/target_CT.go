@@ -73,7 +73,7 @@ var ctTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &CTTarget{} },
 }
 
-func init() { RegisterTarget(&ctTargetSpec) }
+var _ = RegisterTarget(&ctTargetSpec)
 
 func (t *CTTarget) Name() string {
 	if t.Flags&CTNotrackAlias != 0 {

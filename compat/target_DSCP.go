@@ -47,7 +47,7 @@ var dscpTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &DSCPTarget{} },
 }
 
-func init() { RegisterTarget(&dscpTargetSpec) }
+var _ = RegisterTarget(&dscpTargetSpec)
 
 func (t *DSCPTarget) Name() string { return "DSCP" }
 

@@ -50,7 +50,7 @@ var ecnTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &ECNTarget{} },
 }
 
-func init() { RegisterTarget(&ecnTargetSpec) }
+var _ = RegisterTarget(&ecnTargetSpec)
 
 func (t *ECNTarget) Name() string { return "ECN" }
 

@@ -9,4 +9,4 @@ var hlTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &TTLTarget{IPv6: true} },
 }
 
-func init() { RegisterTarget(&hlTargetSpec) }
+var _ = RegisterTarget(&hlTargetSpec)

@@ -74,7 +74,7 @@ var hmarkTargetSpec = ExtSpec{
 	NewTarget: func(f Family) TargetExt { return &HmarkTarget{Family: f} },
 }
 
-func init() { RegisterTarget(&hmarkTargetSpec) }
+var _ = RegisterTarget(&hmarkTargetSpec)
 
 func (t *HmarkTarget) Name() string { return "HMARK" }
 

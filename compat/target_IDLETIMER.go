@@ -37,7 +37,7 @@ var idletimerTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &IdletimerTarget{} },
 }
 
-func init() { RegisterTarget(&idletimerTargetSpec) }
+var _ = RegisterTarget(&idletimerTargetSpec)
 
 func (t *IdletimerTarget) Name() string { return "IDLETIMER" }
 

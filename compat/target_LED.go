@@ -41,7 +41,7 @@ var ledTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &LedTarget{} },
 }
 
-func init() { RegisterTarget(&ledTargetSpec) }
+var _ = RegisterTarget(&ledTargetSpec)
 
 // XtRevision: the revision iptables 1.8.9 loads, asked for in the kernel
 // (see xtProber).

@@ -48,7 +48,7 @@ var logTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &LogTarget{Level: tgLogDefaultLevel} },
 }
 
-func init() { RegisterTarget(&logTargetSpec) }
+var _ = RegisterTarget(&logTargetSpec)
 
 func (t *LogTarget) Name() string { return "LOG" }
 

@@ -43,7 +43,7 @@ var markTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &MarkTarget{} },
 }
 
-func init() { RegisterTarget(&markTargetSpec) }
+var _ = RegisterTarget(&markTargetSpec)
 
 func (t *MarkTarget) Name() string { return "MARK" }
 

@@ -78,8 +78,8 @@ var tgNatRels = map[string]map[int]x6Rel{
 	"DNAT": {tgNatOptToDest: {mand: true}},
 }
 
-func tgRegisterNAT(kind string) {
-	RegisterTarget(&ExtSpec{
+func tgRegisterNAT(kind string) *ExtSpec {
+	return RegisterTarget(&ExtSpec{
 		Name:      kind,
 		X6:        true,
 		Options:   tgNatOptions[kind],

@@ -26,7 +26,7 @@ var netmapTargetSpec = ExtSpec{
 	NewTarget: func(f Family) TargetExt { return &NetmapTarget{Family: f} },
 }
 
-func init() { RegisterTarget(&netmapTargetSpec) }
+var _ = RegisterTarget(&netmapTargetSpec)
 
 func (t *NetmapTarget) Name() string { return "NETMAP" }
 

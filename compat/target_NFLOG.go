@@ -54,7 +54,7 @@ var nflogTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &NflogTarget{} },
 }
 
-func init() { RegisterTarget(&nflogTargetSpec) }
+var _ = RegisterTarget(&nflogTargetSpec)
 
 func (t *NflogTarget) Name() string { return "NFLOG" }
 

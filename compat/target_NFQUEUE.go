@@ -43,7 +43,7 @@ var nfqueueTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &NfqueueTarget{Total: 1} },
 }
 
-func init() { RegisterTarget(&nfqueueTargetSpec) }
+var _ = RegisterTarget(&nfqueueTargetSpec)
 
 func (t *NfqueueTarget) Name() string { return "NFQUEUE" }
 

@@ -8,4 +8,4 @@ var notrackTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &CTTarget{Flags: CTNotrack | CTNotrackAlias} },
 }
 
-func init() { RegisterTarget(&notrackTargetSpec) }
+var _ = RegisterTarget(&notrackTargetSpec)

@@ -34,10 +34,10 @@ var (
 		NewTarget: func(Family) TargetExt { return &NPTTarget{} }}
 )
 
-func init() {
-	RegisterTarget(&dnptTargetSpec)
-	RegisterTarget(&snptTargetSpec)
-}
+var (
+	_ = RegisterTarget(&dnptTargetSpec)
+	_ = RegisterTarget(&snptTargetSpec)
+)
 
 func (t *NPTTarget) Name() string {
 	if t.Dest {

@@ -42,7 +42,7 @@ var rateestTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &RateestTarget{} },
 }
 
-func init() { RegisterTarget(&rateestTargetSpec) }
+var _ = RegisterTarget(&rateestTargetSpec)
 
 func (t *RateestTarget) Name() string { return "RATEEST" }
 

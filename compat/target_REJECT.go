@@ -60,10 +60,10 @@ var (
 		NewTarget: func(Family) TargetExt { return &RejectTarget{Family: IPv6, With: tgRejectPortUnreach6} }}
 )
 
-func init() {
-	RegisterTarget(&rejectTargetSpec4)
-	RegisterTarget(&rejectTargetSpec6)
-}
+var (
+	_ = RegisterTarget(&rejectTargetSpec4)
+	_ = RegisterTarget(&rejectTargetSpec6)
+)
 
 func (t *RejectTarget) Name() string { return "REJECT" }
 

@@ -24,7 +24,7 @@ var secmarkTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &SecmarkTarget{} },
 }
 
-func init() { RegisterTarget(&secmarkTargetSpec) }
+var _ = RegisterTarget(&secmarkTargetSpec)
 
 func (t *SecmarkTarget) Name() string { return "SECMARK" }
 

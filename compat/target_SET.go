@@ -65,7 +65,7 @@ var setTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &SetTarget{Timeout: tgSetNoTimeout} },
 }
 
-func init() { RegisterTarget(&setTargetSpec) }
+var _ = RegisterTarget(&setTargetSpec)
 
 func (t *SetTarget) Name() string { return "SET" }
 

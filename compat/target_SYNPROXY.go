@@ -46,7 +46,7 @@ var synproxyTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &SynproxyTarget{} },
 }
 
-func init() { RegisterTarget(&synproxyTargetSpec) }
+var _ = RegisterTarget(&synproxyTargetSpec)
 
 func (t *SynproxyTarget) Name() string { return "SYNPROXY" }
 

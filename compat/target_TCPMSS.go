@@ -30,7 +30,7 @@ var tcpmssTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &TCPMSSTarget{} },
 }
 
-func init() { RegisterTarget(&tcpmssTargetSpec) }
+var _ = RegisterTarget(&tcpmssTargetSpec)
 
 func (t *TCPMSSTarget) Name() string { return "TCPMSS" }
 

@@ -30,7 +30,7 @@ var tcpoptstripTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &TcpoptstripTarget{} },
 }
 
-func init() { RegisterTarget(&tcpoptstripTargetSpec) }
+var _ = RegisterTarget(&tcpoptstripTargetSpec)
 
 func (t *TcpoptstripTarget) Name() string { return "TCPOPTSTRIP" }
 

@@ -34,7 +34,7 @@ var teeTargetSpec = ExtSpec{
 	NewTarget: func(f Family) TargetExt { return &TeeTarget{Family: f} },
 }
 
-func init() { RegisterTarget(&teeTargetSpec) }
+var _ = RegisterTarget(&teeTargetSpec)
 
 func (t *TeeTarget) Name() string { return "TEE" }
 

@@ -55,7 +55,7 @@ var tosTargetSpec = ExtSpec{
 	NewTarget: func(f Family) TargetExt { return &TosTarget{Family: f} },
 }
 
-func init() { RegisterTarget(&tosTargetSpec) }
+var _ = RegisterTarget(&tosTargetSpec)
 
 func (t *TosTarget) Name() string { return "TOS" }
 

@@ -39,7 +39,7 @@ var tproxyTargetSpec = ExtSpec{
 	NewTarget: func(f Family) TargetExt { return &TproxyTarget{Family: f} },
 }
 
-func init() { RegisterTarget(&tproxyTargetSpec) }
+var _ = RegisterTarget(&tproxyTargetSpec)
 
 func (t *TproxyTarget) Name() string { return "TPROXY" }
 

@@ -16,7 +16,7 @@ var traceTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &TraceTarget{} },
 }
 
-func init() { RegisterTarget(&traceTargetSpec) }
+var _ = RegisterTarget(&traceTargetSpec)
 
 func (t *TraceTarget) Name() string                       { return "TRACE" }
 func (t *TraceTarget) Parse(*OptArg) error                { return nil }

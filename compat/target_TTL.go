@@ -41,7 +41,7 @@ var ttlTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &TTLTarget{} },
 }
 
-func init() { RegisterTarget(&ttlTargetSpec) }
+var _ = RegisterTarget(&ttlTargetSpec)
 
 func (t *TTLTarget) Name() string {
 	if t.IPv6 {

@@ -46,7 +46,7 @@ var ulogTargetSpec = ExtSpec{
 	NewTarget: func(Family) TargetExt { return &UlogTarget{NlGroup: 1, QThreshold: 1} },
 }
 
-func init() { RegisterTarget(&ulogTargetSpec) }
+var _ = RegisterTarget(&ulogTargetSpec)
 
 func (t *UlogTarget) Name() string { return "ULOG" }
 
