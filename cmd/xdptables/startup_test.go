@@ -33,3 +33,19 @@ func TestStartupImports(t *testing.T) {
 		}
 	}
 }
+
+// TestStartupGODEBUG: the binary's default GODEBUG turns off what a
+// short-lived command does not need at its start.
+func TestStartupGODEBUG(t *testing.T) {
+	gotool, err := exec.LookPath("go")
+	if err != nil {
+		gotool = "/usr/local/go/bin/go"
+	}
+	out, err := exec.Command(gotool, "list", "-f", "{{.DefaultGODEBUG}}", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	if !strings.Contains(","+strings.TrimSpace(string(out))+",", ",updatemaxprocs=0,") {
+		t.Errorf("default GODEBUG %q lacks updatemaxprocs=0", out)
+	}
+}
