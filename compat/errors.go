@@ -66,19 +66,20 @@ func Rawf(status int, format string, a ...any) *Error {
 	return &Error{Status: status, Kind: KindRaw, Msg: fmt.Sprintf(format, a...)}
 }
 
-// Messages of the rule logic, as iptables prints them (status 1).
+// Messages of the rule logic, as iptables prints them (status 1); literals,
+// static data rather than values built at every start.
 var (
-	ErrNoChain       = Plainf(StatusOther, "No chain/target/match by that name.")
-	ErrBadRule       = Plainf(StatusOther, "Bad rule (does a matching rule exist in that chain?).")
-	ErrChainExists   = Plainf(StatusOther, "Chain already exists.")
-	ErrBadBuiltin    = Plainf(StatusOther, "Bad built-in chain name.")
+	ErrNoChain       = &Error{Status: StatusOther, Kind: KindPlain, Msg: "No chain/target/match by that name."}
+	ErrBadRule       = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Bad rule (does a matching rule exist in that chain?)."}
+	ErrChainExists   = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Chain already exists."}
+	ErrBadBuiltin    = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Bad built-in chain name."}
 	ErrBadPolicy     = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Bad policy name.", CmdHint: " Run `dmesg' for more information."}
-	ErrFileExists    = Plainf(StatusOther, "File exists.")
-	ErrIndexDelete   = Plainf(StatusOther, "Index of deletion too big.")
-	ErrIndexInsert   = Plainf(StatusOther, "Index of insertion too big.")
-	ErrIndexReplace  = Plainf(StatusOther, "Index of replacement too big.")
-	ErrNotPermitted  = Plainf(StatusOther, "Permission denied (you must be root).")
-	ErrChainNotEmpty = Plainf(StatusOther, "Directory not empty.")
+	ErrFileExists    = &Error{Status: StatusOther, Kind: KindPlain, Msg: "File exists."}
+	ErrIndexDelete   = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Index of deletion too big."}
+	ErrIndexInsert   = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Index of insertion too big."}
+	ErrIndexReplace  = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Index of replacement too big."}
+	ErrNotPermitted  = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Permission denied (you must be root)."}
+	ErrChainNotEmpty = &Error{Status: StatusOther, Kind: KindPlain, Msg: "Directory not empty."}
 )
 
 // Format renders err the way PROG (e.g. "iptables", "iptables-restore")

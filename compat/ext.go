@@ -3,6 +3,7 @@ package compat
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // OptDef declares one long option of a match or target.
@@ -111,52 +112,90 @@ type ExtSpec struct {
 	NewTarget func(f Family) TargetExt
 }
 
+// The extensions register as the package is initialized, which every
+// command does at its start, the ipset ones too. An extension whose spec
+// is fixed keeps it in a package-level variable (static data: a literal
+// given to RegisterMatch in an init function is allocated at every start)
+// and registers its address in a package-level initializer,
+// `var _ = RegisterMatch(&spec)`: those all run from the package's one
+// init function, where ninety init functions spread over the package's
+// code touched as many pages of it. The lookup maps are built at the
+// first lookup.
 var (
-	matchSpecs  = map[string]*ExtSpec{}
-	targetSpecs = map[string]*ExtSpec{}
+	matchList, targetList []*ExtSpec
+	specsOnce             sync.Once
+	matchSpecs            map[specID]*ExtSpec
+	targetSpecs           map[specID]*ExtSpec
 )
 
-// RegisterMatch makes a match known under its name (and family).
-func RegisterMatch(s *ExtSpec) { matchSpecs[specKey(s.Name, s.Family)] = s }
+// RegisterMatch makes a match known under its name (and family); the
+// last one registered under a name wins. It is for the package's
+// initialization, and returns s for an initializer.
+func RegisterMatch(s *ExtSpec) *ExtSpec {
+	matchList = append(matchList, s)
+	return s
+}
 
-// RegisterTarget makes a target known.
-func RegisterTarget(s *ExtSpec) { targetSpecs[specKey(s.Name, s.Family)] = s }
+// RegisterTarget makes a target known, as RegisterMatch a match.
+func RegisterTarget(s *ExtSpec) *ExtSpec {
+	targetList = append(targetList, s)
+	return s
+}
 
-func specKey(name string, f Family) string {
-	if f == 0 {
-		return name
+// specID keys the lookup maps: a spec registered for both families has
+// family 0.
+type specID struct {
+	name   string
+	family Family
+}
+
+func specMaps() {
+	index := func(l []*ExtSpec) map[specID]*ExtSpec {
+		m := make(map[specID]*ExtSpec, len(l))
+		for _, s := range l {
+			m[specID{s.Name, s.Family}] = s
+		}
+		return m
 	}
-	return name + "/" + strconv8(uint8(f))
+	matchSpecs, targetSpecs = index(matchList), index(targetList)
 }
 
 func strconv8(v uint8) string { return string(rune('0'+v/10)) + string(rune('0'+v%10)) }
 
-func lookupSpec(m map[string]*ExtSpec, name string, f Family) *ExtSpec {
+func lookupSpec(m map[specID]*ExtSpec, name string, f Family) *ExtSpec {
 	if f != 0 {
-		// specKey(name, f) in a buffer: the lookup converts it without
-		// allocating (a few times per rule of a restore)
-		var buf [64]byte
-		k := append(append(buf[:0], name...), '/', byte('0'+uint8(f)/10), byte('0'+uint8(f)%10))
-		if s, ok := m[string(k)]; ok {
+		if s, ok := m[specID{name, f}]; ok {
 			return s
 		}
 	}
-	return m[name]
+	return m[specID{name, 0}]
 }
 
 // FindMatch returns the match extension called name for family f.
-func FindMatch(name string, f Family) *ExtSpec { return lookupSpec(matchSpecs, name, f) }
+func FindMatch(name string, f Family) *ExtSpec {
+	specsOnce.Do(specMaps)
+	return lookupSpec(matchSpecs, name, f)
+}
 
 // FindTarget returns the target extension called name for family f.
-func FindTarget(name string, f Family) *ExtSpec { return lookupSpec(targetSpecs, name, f) }
+func FindTarget(name string, f Family) *ExtSpec {
+	specsOnce.Do(specMaps)
+	return lookupSpec(targetSpecs, name, f)
+}
 
 // MatchNames lists the registered match names (for help and tests).
-func MatchNames() []string { return specNames(matchSpecs) }
+func MatchNames() []string {
+	specsOnce.Do(specMaps)
+	return specNames(matchSpecs)
+}
 
 // TargetNames lists the registered target names.
-func TargetNames() []string { return specNames(targetSpecs) }
+func TargetNames() []string {
+	specsOnce.Do(specMaps)
+	return specNames(targetSpecs)
+}
 
-func specNames(m map[string]*ExtSpec) []string {
+func specNames(m map[specID]*ExtSpec) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range m {

@@ -32,14 +32,14 @@ var addrtypeOpts = []OptDef{
 	{Name: "limit-iface-out", Arg: NoArg, ID: addrtypeOptLimitOut},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "addrtype",
-		Options:  addrtypeOpts,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &AddrtypeMatch{} },
-	})
+var addrtypeMatchSpec = ExtSpec{
+	Name:     "addrtype",
+	Options:  addrtypeOpts,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &AddrtypeMatch{} },
 }
+
+var _ = RegisterMatch(&addrtypeMatchSpec)
 
 func (m *AddrtypeMatch) Name() string { return "addrtype" }
 

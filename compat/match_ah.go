@@ -24,26 +24,30 @@ const (
 	ahOptRes
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "ah",
-		Family:   IPv4,
-		Options:  []OptDef{{Name: "ahspi", Arg: RequiredArg, ID: ahOptSPI, Invert: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &AHMatch{SPI: SPIRange{Max: math.MaxUint32}} },
-	})
-	RegisterMatch(&ExtSpec{
-		Name:   "ah",
-		Family: IPv6,
-		Options: []OptDef{
-			{Name: "ahspi", Arg: RequiredArg, ID: ahOptSPI, Invert: true},
-			{Name: "ahlen", Arg: RequiredArg, ID: ahOptLen, Invert: true},
-			{Name: "ahres", Arg: NoArg, ID: ahOptRes},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &AHMatch{SPI: SPIRange{Max: math.MaxUint32}, v6: true} },
-	})
+var ahMatchSpec4 = ExtSpec{
+	Name:     "ah",
+	Family:   IPv4,
+	Options:  []OptDef{{Name: "ahspi", Arg: RequiredArg, ID: ahOptSPI, Invert: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &AHMatch{SPI: SPIRange{Max: math.MaxUint32}} },
 }
+
+var ahMatchSpec6 = ExtSpec{
+	Name:   "ah",
+	Family: IPv6,
+	Options: []OptDef{
+		{Name: "ahspi", Arg: RequiredArg, ID: ahOptSPI, Invert: true},
+		{Name: "ahlen", Arg: RequiredArg, ID: ahOptLen, Invert: true},
+		{Name: "ahres", Arg: NoArg, ID: ahOptRes},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &AHMatch{SPI: SPIRange{Max: math.MaxUint32}, v6: true} },
+}
+
+var (
+	_ = RegisterMatch(&ahMatchSpec4)
+	_ = RegisterMatch(&ahMatchSpec6)
+)
 
 func (m *AHMatch) Name() string { return "ah" }
 

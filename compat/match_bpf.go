@@ -33,17 +33,17 @@ const (
 // bpfMaxInstructions is XT_BPF_MAX_NUM_INSTR.
 const bpfMaxInstructions = 64
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "bpf",
-		Options: []OptDef{
-			{Name: "bytecode", Arg: RequiredArg, ID: bpfOptBytecode},
-			{Name: "object-pinned", Arg: RequiredArg, ID: bpfOptPinned},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &BPFMatch{} },
-	})
+var bpfMatchSpec = ExtSpec{
+	Name: "bpf",
+	Options: []OptDef{
+		{Name: "bytecode", Arg: RequiredArg, ID: bpfOptBytecode},
+		{Name: "object-pinned", Arg: RequiredArg, ID: bpfOptPinned},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &BPFMatch{} },
 }
+
+var _ = RegisterMatch(&bpfMatchSpec)
 
 func (m *BPFMatch) Name() string { return "bpf" }
 

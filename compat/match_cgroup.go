@@ -25,17 +25,17 @@ const (
 // cgroupPathMax is XT_CGROUP_PATH_MAX, the size of the path field.
 const cgroupPathMax = 512
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "cgroup",
-		Options: []OptDef{
-			{Name: "path", Arg: RequiredArg, ID: cgroupOptPath, Invert: true},
-			{Name: "cgroup", Arg: RequiredArg, ID: cgroupOptClassID, Invert: true},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &CgroupMatch{} },
-	})
+var cgroupMatchSpec = ExtSpec{
+	Name: "cgroup",
+	Options: []OptDef{
+		{Name: "path", Arg: RequiredArg, ID: cgroupOptPath, Invert: true},
+		{Name: "cgroup", Arg: RequiredArg, ID: cgroupOptClassID, Invert: true},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &CgroupMatch{} },
 }
+
+var _ = RegisterMatch(&cgroupMatchSpec)
 
 func (m *CgroupMatch) Name() string { return "cgroup" }
 

@@ -30,14 +30,14 @@ var clusterOpts = []OptDef{
 	{Name: "cluster-hash-seed", Arg: RequiredArg, ID: clusterOptSeed},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "cluster",
-		Options:  clusterOpts,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &ClusterMatch{} },
-	})
+var clusterMatchSpec = ExtSpec{
+	Name:     "cluster",
+	Options:  clusterOpts,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &ClusterMatch{} },
 }
+
+var _ = RegisterMatch(&clusterMatchSpec)
 
 func (m *ClusterMatch) Name() string { return "cluster" }
 

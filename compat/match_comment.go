@@ -11,16 +11,16 @@ type CommentMatch struct {
 	Text string
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "comment",
-		X6:   true,
-		Options: []OptDef{
-			{Name: "comment", Arg: RequiredArg, ID: 0, Mandatory: true},
-		},
-		NewMatch: func(Family) MatchExt { return &CommentMatch{} },
-	})
+var commentMatchSpec = ExtSpec{
+	Name: "comment",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "comment", Arg: RequiredArg, ID: 0, Mandatory: true},
+	},
+	NewMatch: func(Family) MatchExt { return &CommentMatch{} },
 }
+
+var _ = RegisterMatch(&commentMatchSpec)
 
 func (m *CommentMatch) Name() string { return "comment" }
 

@@ -28,18 +28,18 @@ var (
 	connbytesDirs  = []string{"original", "reply", "both"}
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "connbytes",
-		Options: []OptDef{
-			{Name: "connbytes", Arg: RequiredArg, ID: connbytesOptCount, Invert: true, Mandatory: true},
-			{Name: "connbytes-dir", Arg: RequiredArg, ID: connbytesOptDir, Mandatory: true},
-			{Name: "connbytes-mode", Arg: RequiredArg, ID: connbytesOptMode, Mandatory: true},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &ConnbytesMatch{} },
-	})
+var connbytesMatchSpec = ExtSpec{
+	Name: "connbytes",
+	Options: []OptDef{
+		{Name: "connbytes", Arg: RequiredArg, ID: connbytesOptCount, Invert: true, Mandatory: true},
+		{Name: "connbytes-dir", Arg: RequiredArg, ID: connbytesOptDir, Mandatory: true},
+		{Name: "connbytes-mode", Arg: RequiredArg, ID: connbytesOptMode, Mandatory: true},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &ConnbytesMatch{} },
 }
+
+var _ = RegisterMatch(&connbytesMatchSpec)
 
 func (m *ConnbytesMatch) Name() string { return "connbytes" }
 

@@ -28,17 +28,17 @@ const (
 // connlabelFile is where libnetfilter_conntrack reads label names.
 const connlabelFile = "/etc/xtables/connlabel.conf"
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "connlabel",
-		Options: []OptDef{
-			{Name: "label", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
-			{Name: "set", Arg: NoArg, ID: 1},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &ConnlabelMatch{} },
-	})
+var connlabelMatchSpec = ExtSpec{
+	Name: "connlabel",
+	Options: []OptDef{
+		{Name: "label", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
+		{Name: "set", Arg: NoArg, ID: 1},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &ConnlabelMatch{} },
 }
+
+var _ = RegisterMatch(&connlabelMatchSpec)
 
 func (m *ConnlabelMatch) Name() string { return "connlabel" }
 

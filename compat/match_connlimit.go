@@ -40,20 +40,20 @@ var connlimitOpts = []OptDef{
 	{Name: "connlimit-daddr", Arg: NoArg, ID: connlimitOptDaddr},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:    "connlimit",
-		Options: connlimitOpts,
-		X6:      true,
-		NewMatch: func(f Family) MatchExt {
-			m := &ConnlimitMatch{Family: f}
-			for i := range m.Mask {
-				m.Mask[i] = 0xff
-			}
-			return m
-		},
-	})
+var connlimitMatchSpec = ExtSpec{
+	Name:    "connlimit",
+	Options: connlimitOpts,
+	X6:      true,
+	NewMatch: func(f Family) MatchExt {
+		m := &ConnlimitMatch{Family: f}
+		for i := range m.Mask {
+			m.Mask[i] = 0xff
+		}
+		return m
+	},
 }
+
+var _ = RegisterMatch(&connlimitMatchSpec)
 
 func (m *ConnlimitMatch) Name() string { return "connlimit" }
 

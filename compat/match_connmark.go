@@ -12,16 +12,16 @@ type ConnmarkMatch struct {
 	Invert     bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "connmark",
-		X6:   true,
-		Options: []OptDef{
-			{Name: "mark", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
-		},
-		NewMatch: func(Family) MatchExt { return &ConnmarkMatch{} },
-	})
+var connmarkMatchSpec = ExtSpec{
+	Name: "connmark",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "mark", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
+	},
+	NewMatch: func(Family) MatchExt { return &ConnmarkMatch{} },
 }
+
+var _ = RegisterMatch(&connmarkMatchSpec)
 
 func (m *ConnmarkMatch) Name() string { return "connmark" }
 

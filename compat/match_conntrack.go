@@ -49,7 +49,7 @@ var ctOptNames = [ctNumOpts]string{"ctstate", "ctproto", "ctorigsrc", "ctorigdst
 	"ctorigsrcport", "ctorigdstport", "ctreplsrcport", "ctrepldstport", "ctstatus", "ctexpire", "ctdir"}
 
 func init() {
-	var opts []OptDef
+	opts := make([]OptDef, 0, len(ctOptNames))
 	for id, n := range ctOptNames {
 		opts = append(opts, OptDef{Name: n, Arg: RequiredArg, ID: id, Invert: id != ctOptDir})
 	}

@@ -14,14 +14,14 @@ type CPUMatch struct {
 	Invert bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "cpu",
-		Options:  []OptDef{{Name: "cpu", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &CPUMatch{} },
-	})
+var cpuMatchSpec = ExtSpec{
+	Name:     "cpu",
+	Options:  []OptDef{{Name: "cpu", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &CPUMatch{} },
 }
+
+var _ = RegisterMatch(&cpuMatchSpec)
 
 func (m *CPUMatch) Name() string { return "cpu" }
 

@@ -36,21 +36,21 @@ const (
 // stands for every type from 10 up.
 var dccpTypeNames = []string{"REQUEST", "RESPONSE", "DATA", "ACK", "DATAACK", "CLOSEREQ", "CLOSE", "RESET", "SYNC", "SYNCACK", "INVALID"}
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "dccp",
-		Options: []OptDef{
-			{Name: "source-port", Arg: RequiredArg, ID: dccpOptSport, Invert: true},
-			{Name: "sport", Arg: RequiredArg, ID: dccpOptSport, Invert: true},
-			{Name: "destination-port", Arg: RequiredArg, ID: dccpOptDport, Invert: true},
-			{Name: "dport", Arg: RequiredArg, ID: dccpOptDport, Invert: true},
-			{Name: "dccp-types", Arg: RequiredArg, ID: dccpOptTypes, Invert: true},
-			{Name: "dccp-option", Arg: RequiredArg, ID: dccpOptOption, Invert: true},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &DCCPMatch{} },
-	})
+var dccpMatchSpec = ExtSpec{
+	Name: "dccp",
+	Options: []OptDef{
+		{Name: "source-port", Arg: RequiredArg, ID: dccpOptSport, Invert: true},
+		{Name: "sport", Arg: RequiredArg, ID: dccpOptSport, Invert: true},
+		{Name: "destination-port", Arg: RequiredArg, ID: dccpOptDport, Invert: true},
+		{Name: "dport", Arg: RequiredArg, ID: dccpOptDport, Invert: true},
+		{Name: "dccp-types", Arg: RequiredArg, ID: dccpOptTypes, Invert: true},
+		{Name: "dccp-option", Arg: RequiredArg, ID: dccpOptOption, Invert: true},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &DCCPMatch{} },
 }
+
+var _ = RegisterMatch(&dccpMatchSpec)
 
 func (m *DCCPMatch) Name() string { return "dccp" }
 

@@ -21,17 +21,17 @@ const (
 	devgroupInvDst = 8
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "devgroup",
-		Options: []OptDef{
-			{Name: "src-group", Arg: RequiredArg, ID: 0, Invert: true},
-			{Name: "dst-group", Arg: RequiredArg, ID: 1, Invert: true},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &DevgroupMatch{} },
-	})
+var devgroupMatchSpec = ExtSpec{
+	Name: "devgroup",
+	Options: []OptDef{
+		{Name: "src-group", Arg: RequiredArg, ID: 0, Invert: true},
+		{Name: "dst-group", Arg: RequiredArg, ID: 1, Invert: true},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &DevgroupMatch{} },
 }
+
+var _ = RegisterMatch(&devgroupMatchSpec)
 
 func (m *DevgroupMatch) Name() string { return "devgroup" }
 

@@ -32,14 +32,14 @@ var dscpClasses = []struct {
 	{"AF21", 0x12}, {"AF22", 0x14}, {"AF23", 0x16}, {"AF31", 0x1a}, {"AF32", 0x1c}, {"AF33", 0x1e},
 	{"AF41", 0x22}, {"AF42", 0x24}, {"AF43", 0x26}, {"EF", 0x2e}}
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "dscp",
-		Options:  dscpOpts,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &DSCPMatch{} },
-	})
+var dscpMatchSpec = ExtSpec{
+	Name:     "dscp",
+	Options:  dscpOpts,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &DSCPMatch{} },
 }
+
+var _ = RegisterMatch(&dscpMatchSpec)
 
 func (m *DSCPMatch) Name() string { return "dscp" }
 

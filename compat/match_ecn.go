@@ -26,18 +26,18 @@ const (
 	ecnOptIPECT
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "ecn",
-		Options: []OptDef{
-			{Name: "ecn-tcp-cwr", Arg: NoArg, ID: ecnOptCWR, Invert: true},
-			{Name: "ecn-tcp-ece", Arg: NoArg, ID: ecnOptECE, Invert: true},
-			{Name: "ecn-ip-ect", Arg: RequiredArg, ID: ecnOptIPECT, Invert: true},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &ECNMatch{} },
-	})
+var ecnMatchSpec = ExtSpec{
+	Name: "ecn",
+	Options: []OptDef{
+		{Name: "ecn-tcp-cwr", Arg: NoArg, ID: ecnOptCWR, Invert: true},
+		{Name: "ecn-tcp-ece", Arg: NoArg, ID: ecnOptECE, Invert: true},
+		{Name: "ecn-ip-ect", Arg: RequiredArg, ID: ecnOptIPECT, Invert: true},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &ECNMatch{} },
 }
+
+var _ = RegisterMatch(&ecnMatchSpec)
 
 func (m *ECNMatch) Name() string { return "ecn" }
 

@@ -71,14 +71,14 @@ type ESPMatch struct {
 	SPI SPIRange
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "esp",
-		Options:  []OptDef{{Name: "espspi", Arg: RequiredArg, ID: 0, Invert: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &ESPMatch{SPI: SPIRange{Max: math.MaxUint32}} },
-	})
+var espMatchSpec = ExtSpec{
+	Name:     "esp",
+	Options:  []OptDef{{Name: "espspi", Arg: RequiredArg, ID: 0, Invert: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &ESPMatch{SPI: SPIRange{Max: math.MaxUint32}} },
 }
+
+var _ = RegisterMatch(&espMatchSpec)
 
 func (m *ESPMatch) Name() string { return "esp" }
 

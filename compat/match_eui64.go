@@ -10,14 +10,14 @@ import (
 // identifier is the EUI-64 derived from the source MAC address.
 type EUI64Match struct{}
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "eui64",
-		Family:   IPv6,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &EUI64Match{} },
-	})
+var eui64MatchSpec = ExtSpec{
+	Name:     "eui64",
+	Family:   IPv6,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &EUI64Match{} },
 }
+
+var _ = RegisterMatch(&eui64MatchSpec)
 
 func (m *EUI64Match) Name() string { return "eui64" }
 

@@ -42,15 +42,15 @@ var fragOpts = []OptDef{
 	{Name: "fraglast", Arg: NoArg, ID: fragOptLast},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "frag",
-		Family:   IPv6,
-		Options:  fragOpts,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &FragMatch{IDs: [2]uint32{0, math.MaxUint32}} },
-	})
+var fragMatchSpec = ExtSpec{
+	Name:     "frag",
+	Family:   IPv6,
+	Options:  fragOpts,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &FragMatch{IDs: [2]uint32{0, math.MaxUint32}} },
 }
+
+var _ = RegisterMatch(&fragMatchSpec)
 
 func (m *FragMatch) Name() string { return "frag" }
 

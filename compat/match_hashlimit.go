@@ -64,37 +64,37 @@ const (
 	hlOptName
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "hashlimit",
-		X6:   true,
-		Options: []OptDef{
-			{Name: "hashlimit-upto", Arg: RequiredArg, ID: hlOptUpto, Invert: true},
-			{Name: "hashlimit-above", Arg: RequiredArg, ID: hlOptAbove, Invert: true},
-			{Name: "hashlimit", Arg: RequiredArg, ID: hlOptUpto, Invert: true},
-			{Name: "hashlimit-mode", Arg: RequiredArg, ID: hlOptMode},
-			{Name: "hashlimit-burst", Arg: RequiredArg, ID: hlOptBurst},
-			{Name: "hashlimit-srcmask", Arg: RequiredArg, ID: hlOptSrcMask},
-			{Name: "hashlimit-dstmask", Arg: RequiredArg, ID: hlOptDstMask},
-			{Name: "hashlimit-htable-size", Arg: RequiredArg, ID: hlOptSize},
-			{Name: "hashlimit-htable-max", Arg: RequiredArg, ID: hlOptMax},
-			{Name: "hashlimit-htable-gcinterval", Arg: RequiredArg, ID: hlOptGC},
-			{Name: "hashlimit-htable-expire", Arg: RequiredArg, ID: hlOptExpire},
-			{Name: "hashlimit-rate-match", Arg: NoArg, ID: hlOptRateMatch},
-			{Name: "hashlimit-rate-interval", Arg: RequiredArg, ID: hlOptInterval},
-			// Not Mandatory here: iptables reports a missing rate
-			// before a missing name, so Final checks both.
-			{Name: "hashlimit-name", Arg: RequiredArg, ID: hlOptName},
-		},
-		NewMatch: func(f Family) MatchExt {
-			mask := uint8(32)
-			if f == IPv6 {
-				mask = 128
-			}
-			return &HashlimitMatch{Burst: 5, GCInterval: hlGCInterval, SrcMask: mask, DstMask: mask, family: f, mult: 1}
-		},
-	})
+var hashlimitMatchSpec = ExtSpec{
+	Name: "hashlimit",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "hashlimit-upto", Arg: RequiredArg, ID: hlOptUpto, Invert: true},
+		{Name: "hashlimit-above", Arg: RequiredArg, ID: hlOptAbove, Invert: true},
+		{Name: "hashlimit", Arg: RequiredArg, ID: hlOptUpto, Invert: true},
+		{Name: "hashlimit-mode", Arg: RequiredArg, ID: hlOptMode},
+		{Name: "hashlimit-burst", Arg: RequiredArg, ID: hlOptBurst},
+		{Name: "hashlimit-srcmask", Arg: RequiredArg, ID: hlOptSrcMask},
+		{Name: "hashlimit-dstmask", Arg: RequiredArg, ID: hlOptDstMask},
+		{Name: "hashlimit-htable-size", Arg: RequiredArg, ID: hlOptSize},
+		{Name: "hashlimit-htable-max", Arg: RequiredArg, ID: hlOptMax},
+		{Name: "hashlimit-htable-gcinterval", Arg: RequiredArg, ID: hlOptGC},
+		{Name: "hashlimit-htable-expire", Arg: RequiredArg, ID: hlOptExpire},
+		{Name: "hashlimit-rate-match", Arg: NoArg, ID: hlOptRateMatch},
+		{Name: "hashlimit-rate-interval", Arg: RequiredArg, ID: hlOptInterval},
+		// Not Mandatory here: iptables reports a missing rate
+		// before a missing name, so Final checks both.
+		{Name: "hashlimit-name", Arg: RequiredArg, ID: hlOptName},
+	},
+	NewMatch: func(f Family) MatchExt {
+		mask := uint8(32)
+		if f == IPv6 {
+			mask = 128
+		}
+		return &HashlimitMatch{Burst: 5, GCInterval: hlGCInterval, SrcMask: mask, DstMask: mask, family: f, mult: 1}
+	},
 }
+
+var _ = RegisterMatch(&hashlimitMatchSpec)
 
 func (m *HashlimitMatch) Name() string { return "hashlimit" }
 

@@ -12,14 +12,14 @@ type HelperMatch struct {
 	Invert bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "helper",
-		Options:  []OptDef{{Name: "helper", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &HelperMatch{} },
-	})
+var helperMatchSpec = ExtSpec{
+	Name:     "helper",
+	Options:  []OptDef{{Name: "helper", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &HelperMatch{} },
 }
+
+var _ = RegisterMatch(&helperMatchSpec)
 
 func (m *HelperMatch) Name() string { return "helper" }
 

@@ -64,17 +64,17 @@ var icmpNames = []icmpName{
 	{"address-mask-reply", 18, 0, 0xff},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:   "icmp",
-		Family: IPv4,
-		X6:     true,
-		Options: []OptDef{
-			{Name: "icmp-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
-		},
-		NewMatch: func(Family) MatchExt { return &ICMPMatch{} },
-	})
+var icmpMatchSpec = ExtSpec{
+	Name:   "icmp",
+	Family: IPv4,
+	X6:     true,
+	Options: []OptDef{
+		{Name: "icmp-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
+	},
+	NewMatch: func(Family) MatchExt { return &ICMPMatch{} },
 }
+
+var _ = RegisterMatch(&icmpMatchSpec)
 
 func (m *ICMPMatch) Name() string { return "icmp" }
 

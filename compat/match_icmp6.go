@@ -46,17 +46,17 @@ var icmp6Names = []icmpName{
 	{"redirect", 137, 0, 0xff},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:   "icmp6",
-		Family: IPv6,
-		X6:     true,
-		Options: []OptDef{
-			{Name: "icmpv6-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
-		},
-		NewMatch: func(Family) MatchExt { return &ICMP6Match{} },
-	})
+var icmp6MatchSpec = ExtSpec{
+	Name:   "icmp6",
+	Family: IPv6,
+	X6:     true,
+	Options: []OptDef{
+		{Name: "icmpv6-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
+	},
+	NewMatch: func(Family) MatchExt { return &ICMP6Match{} },
 }
+
+var _ = RegisterMatch(&icmp6MatchSpec)
 
 func (m *ICMP6Match) Name() string { return "icmp6" }
 

@@ -15,17 +15,17 @@ type IPCompMatch struct {
 	HdrRes bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "ipcomp",
-		Options: []OptDef{
-			{Name: "ipcompspi", Arg: RequiredArg, ID: 0, Invert: true},
-			{Name: "compres", Arg: NoArg, ID: 1},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &IPCompMatch{} },
-	})
+var ipcompMatchSpec = ExtSpec{
+	Name: "ipcomp",
+	Options: []OptDef{
+		{Name: "ipcompspi", Arg: RequiredArg, ID: 0, Invert: true},
+		{Name: "compres", Arg: NoArg, ID: 1},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &IPCompMatch{} },
 }
+
+var _ = RegisterMatch(&ipcompMatchSpec)
 
 func (m *IPCompMatch) Name() string { return "ipcomp" }
 

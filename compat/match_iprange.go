@@ -21,17 +21,17 @@ const (
 	iprangeOptDst
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "iprange",
-		Options: []OptDef{
-			{Name: "src-range", Arg: RequiredArg, ID: iprangeOptSrc, Invert: true},
-			{Name: "dst-range", Arg: RequiredArg, ID: iprangeOptDst, Invert: true},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &IPRangeMatch{} },
-	})
+var iprangeMatchSpec = ExtSpec{
+	Name: "iprange",
+	Options: []OptDef{
+		{Name: "src-range", Arg: RequiredArg, ID: iprangeOptSrc, Invert: true},
+		{Name: "dst-range", Arg: RequiredArg, ID: iprangeOptDst, Invert: true},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &IPRangeMatch{} },
 }
+
+var _ = RegisterMatch(&iprangeMatchSpec)
 
 func (m *IPRangeMatch) Name() string { return "iprange" }
 

@@ -34,18 +34,18 @@ const (
 	ipv6hdrOptSoft
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:   "ipv6header",
-		Family: IPv6,
-		Options: []OptDef{
-			{Name: "header", Arg: RequiredArg, ID: ipv6hdrOptHeader, Invert: true, Mandatory: true},
-			{Name: "soft", Arg: NoArg, ID: ipv6hdrOptSoft},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &IPv6HeaderMatch{} },
-	})
+var ipv6headerMatchSpec = ExtSpec{
+	Name:   "ipv6header",
+	Family: IPv6,
+	Options: []OptDef{
+		{Name: "header", Arg: RequiredArg, ID: ipv6hdrOptHeader, Invert: true, Mandatory: true},
+		{Name: "soft", Arg: NoArg, ID: ipv6hdrOptSoft},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &IPv6HeaderMatch{} },
 }
+
+var _ = RegisterMatch(&ipv6headerMatchSpec)
 
 func (m *IPv6HeaderMatch) Name() string { return "ipv6header" }
 

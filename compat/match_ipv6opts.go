@@ -24,20 +24,33 @@ const (
 	ip6OptsOpts = 0x02
 )
 
-func init() {
-	for _, name := range []string{"hbh", "dst"} {
-		RegisterMatch(&ExtSpec{
-			Name:   name,
-			Family: IPv6,
-			Options: []OptDef{
-				{Name: name + "-len", Arg: RequiredArg, ID: 0, Invert: true},
-				{Name: name + "-opts", Arg: RequiredArg, ID: 1},
-			},
-			X6:       true,
-			NewMatch: func(Family) MatchExt { return &IPv6OptsMatch{name: name} },
-		})
+var (
+	hbhMatchSpec = ExtSpec{
+		Name:   "hbh",
+		Family: IPv6,
+		Options: []OptDef{
+			{Name: "hbh-len", Arg: RequiredArg, ID: 0, Invert: true},
+			{Name: "hbh-opts", Arg: RequiredArg, ID: 1},
+		},
+		X6:       true,
+		NewMatch: func(Family) MatchExt { return &IPv6OptsMatch{name: "hbh"} },
 	}
-}
+	dstMatchSpec = ExtSpec{
+		Name:   "dst",
+		Family: IPv6,
+		Options: []OptDef{
+			{Name: "dst-len", Arg: RequiredArg, ID: 0, Invert: true},
+			{Name: "dst-opts", Arg: RequiredArg, ID: 1},
+		},
+		X6:       true,
+		NewMatch: func(Family) MatchExt { return &IPv6OptsMatch{name: "dst"} },
+	}
+)
+
+var (
+	_ = RegisterMatch(&hbhMatchSpec)
+	_ = RegisterMatch(&dstMatchSpec)
+)
 
 func (m *IPv6OptsMatch) Name() string { return m.name }
 

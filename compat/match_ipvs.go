@@ -62,18 +62,14 @@ var ipvsOpts = []OptDef{
 	{Name: "vportctl", Arg: RequiredArg, ID: ipvsOptVPortCtl, Invert: true},
 }
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		f := f
-		RegisterMatch(&ExtSpec{
-			Name:     "ipvs",
-			Family:   f,
-			X6:       true,
-			Options:  ipvsOpts,
-			NewMatch: func(Family) MatchExt { return &IpvsMatch{Family: f} },
-		})
-	}
+var ipvsMatchSpec = ExtSpec{
+	Name:     "ipvs",
+	X6:       true,
+	Options:  ipvsOpts,
+	NewMatch: func(f Family) MatchExt { return &IpvsMatch{Family: f} },
 }
+
+var _ = RegisterMatch(&ipvsMatchSpec)
 
 // XtRevision: the revision iptables 1.8.9 loads, asked for in the kernel
 // (see xtProber).

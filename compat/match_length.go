@@ -13,14 +13,14 @@ type LengthMatch struct {
 	Invert   bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "length",
-		Options:  []OptDef{{Name: "length", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &LengthMatch{} },
-	})
+var lengthMatchSpec = ExtSpec{
+	Name:     "length",
+	Options:  []OptDef{{Name: "length", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &LengthMatch{} },
 }
+
+var _ = RegisterMatch(&lengthMatchSpec)
 
 func (m *LengthMatch) Name() string { return "length" }
 

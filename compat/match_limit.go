@@ -17,17 +17,17 @@ type LimitMatch struct {
 
 const limitScale = 10000
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "limit",
-		X6:   true,
-		Options: []OptDef{
-			{Name: "limit", Arg: RequiredArg, ID: 0},
-			{Name: "limit-burst", Arg: RequiredArg, ID: 1},
-		},
-		NewMatch: func(Family) MatchExt { return &LimitMatch{Avg: limitScale * 3600 / 3, Burst: 5} },
-	})
+var limitMatchSpec = ExtSpec{
+	Name: "limit",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "limit", Arg: RequiredArg, ID: 0},
+		{Name: "limit-burst", Arg: RequiredArg, ID: 1},
+	},
+	NewMatch: func(Family) MatchExt { return &LimitMatch{Avg: limitScale * 3600 / 3, Burst: 5} },
 }
+
+var _ = RegisterMatch(&limitMatchSpec)
 
 func (m *LimitMatch) Name() string { return "limit" }
 

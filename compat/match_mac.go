@@ -14,14 +14,14 @@ type MACMatch struct {
 	Invert bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "mac",
-		Options:  []OptDef{{Name: "mac-source", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &MACMatch{} },
-	})
+var macMatchSpec = ExtSpec{
+	Name:     "mac",
+	Options:  []OptDef{{Name: "mac-source", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &MACMatch{} },
 }
+
+var _ = RegisterMatch(&macMatchSpec)
 
 func (m *MACMatch) Name() string { return "mac" }
 

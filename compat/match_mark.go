@@ -13,16 +13,16 @@ type MarkMatch struct {
 	Invert     bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "mark",
-		X6:   true,
-		Options: []OptDef{
-			{Name: "mark", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
-		},
-		NewMatch: func(Family) MatchExt { return &MarkMatch{} },
-	})
+var markMatchSpec = ExtSpec{
+	Name: "mark",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "mark", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
+	},
+	NewMatch: func(Family) MatchExt { return &MarkMatch{} },
 }
+
+var _ = RegisterMatch(&markMatchSpec)
 
 func (m *MarkMatch) Name() string { return "mark" }
 

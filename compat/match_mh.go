@@ -30,15 +30,15 @@ var mhTypes = []struct {
 	{"binding-error", 7}, {"be", 7},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "mh",
-		Family:   IPv6,
-		Options:  []OptDef{{Name: "mh-type", Arg: RequiredArg, ID: 0, Invert: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &MHMatch{Max: 0xff} },
-	})
+var mhMatchSpec = ExtSpec{
+	Name:     "mh",
+	Family:   IPv6,
+	Options:  []OptDef{{Name: "mh-type", Arg: RequiredArg, ID: 0, Invert: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &MHMatch{Max: 0xff} },
 }
+
+var _ = RegisterMatch(&mhMatchSpec)
 
 func (m *MHMatch) Name() string { return "mh" }
 

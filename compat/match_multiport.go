@@ -25,22 +25,22 @@ const (
 	mpOptBoth
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "multiport",
-		// Not X6: xtables names an option by its canonical name in the
-		// "can only be used once" message, whichever alias was typed, so
-		// Parse does that check itself.
-		Options: []OptDef{
-			{Name: "source-ports", Arg: RequiredArg, ID: mpOptSource, Invert: true},
-			{Name: "sports", Arg: RequiredArg, ID: mpOptSource, Invert: true},
-			{Name: "destination-ports", Arg: RequiredArg, ID: mpOptDest, Invert: true},
-			{Name: "dports", Arg: RequiredArg, ID: mpOptDest, Invert: true},
-			{Name: "ports", Arg: RequiredArg, ID: mpOptBoth, Invert: true},
-		},
-		NewMatch: func(Family) MatchExt { return &MultiportMatch{} },
-	})
+var multiportMatchSpec = ExtSpec{
+	Name: "multiport",
+	// Not X6: xtables names an option by its canonical name in the
+	// "can only be used once" message, whichever alias was typed, so
+	// Parse does that check itself.
+	Options: []OptDef{
+		{Name: "source-ports", Arg: RequiredArg, ID: mpOptSource, Invert: true},
+		{Name: "sports", Arg: RequiredArg, ID: mpOptSource, Invert: true},
+		{Name: "destination-ports", Arg: RequiredArg, ID: mpOptDest, Invert: true},
+		{Name: "dports", Arg: RequiredArg, ID: mpOptDest, Invert: true},
+		{Name: "ports", Arg: RequiredArg, ID: mpOptBoth, Invert: true},
+	},
+	NewMatch: func(Family) MatchExt { return &MultiportMatch{} },
 }
+
+var _ = RegisterMatch(&multiportMatchSpec)
 
 func (m *MultiportMatch) Name() string { return "multiport" }
 

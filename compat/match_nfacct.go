@@ -16,14 +16,14 @@ type NfacctMatch struct {
 // nfacctNameMax is NFACCT_NAME_MAX, the size of the name field.
 const nfacctNameMax = 32
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "nfacct",
-		Options:  []OptDef{{Name: "nfacct-name", Arg: RequiredArg, ID: 0, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &NfacctMatch{} },
-	})
+var nfacctMatchSpec = ExtSpec{
+	Name:     "nfacct",
+	Options:  []OptDef{{Name: "nfacct-name", Arg: RequiredArg, ID: 0, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &NfacctMatch{} },
 }
+
+var _ = RegisterMatch(&nfacctMatchSpec)
 
 func (m *NfacctMatch) Name() string { return "nfacct" }
 

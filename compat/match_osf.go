@@ -32,19 +32,19 @@ const (
 	osfOptLog
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:   "osf",
-		Family: IPv4,
-		Options: []OptDef{
-			{Name: "genre", Arg: RequiredArg, ID: osfOptGenre, Invert: true, Mandatory: true},
-			{Name: "ttl", Arg: RequiredArg, ID: osfOptTTL},
-			{Name: "log", Arg: RequiredArg, ID: osfOptLog},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &OSFMatch{} },
-	})
+var osfMatchSpec = ExtSpec{
+	Name:   "osf",
+	Family: IPv4,
+	Options: []OptDef{
+		{Name: "genre", Arg: RequiredArg, ID: osfOptGenre, Invert: true, Mandatory: true},
+		{Name: "ttl", Arg: RequiredArg, ID: osfOptTTL},
+		{Name: "log", Arg: RequiredArg, ID: osfOptLog},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &OSFMatch{} },
 }
+
+var _ = RegisterMatch(&osfMatchSpec)
 
 func (m *OSFMatch) Name() string { return "osf" }
 

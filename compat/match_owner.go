@@ -29,19 +29,19 @@ const (
 	ownerOptSuppl
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "owner",
-		Options: []OptDef{
-			{Name: "uid-owner", Arg: RequiredArg, ID: ownerOptUID, Invert: true},
-			{Name: "gid-owner", Arg: RequiredArg, ID: ownerOptGID, Invert: true},
-			{Name: "socket-exists", Arg: NoArg, ID: ownerOptSocket, Invert: true},
-			{Name: "suppl-groups", Arg: NoArg, ID: ownerOptSuppl},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &OwnerMatch{} },
-	})
+var ownerMatchSpec = ExtSpec{
+	Name: "owner",
+	Options: []OptDef{
+		{Name: "uid-owner", Arg: RequiredArg, ID: ownerOptUID, Invert: true},
+		{Name: "gid-owner", Arg: RequiredArg, ID: ownerOptGID, Invert: true},
+		{Name: "socket-exists", Arg: NoArg, ID: ownerOptSocket, Invert: true},
+		{Name: "suppl-groups", Arg: NoArg, ID: ownerOptSuppl},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &OwnerMatch{} },
 }
+
+var _ = RegisterMatch(&ownerMatchSpec)
 
 func (m *OwnerMatch) Name() string { return "owner" }
 

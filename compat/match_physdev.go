@@ -29,20 +29,20 @@ const (
 	physdevOptBridged
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "physdev",
-		Options: []OptDef{
-			{Name: "physdev-in", Arg: RequiredArg, ID: physdevOptIn, Invert: true},
-			{Name: "physdev-out", Arg: RequiredArg, ID: physdevOptOut, Invert: true},
-			{Name: "physdev-is-in", Arg: NoArg, ID: physdevOptIsIn, Invert: true},
-			{Name: "physdev-is-out", Arg: NoArg, ID: physdevOptIsOut, Invert: true},
-			{Name: "physdev-is-bridged", Arg: NoArg, ID: physdevOptBridged, Invert: true},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &PhysdevMatch{} },
-	})
+var physdevMatchSpec = ExtSpec{
+	Name: "physdev",
+	Options: []OptDef{
+		{Name: "physdev-in", Arg: RequiredArg, ID: physdevOptIn, Invert: true},
+		{Name: "physdev-out", Arg: RequiredArg, ID: physdevOptOut, Invert: true},
+		{Name: "physdev-is-in", Arg: NoArg, ID: physdevOptIsIn, Invert: true},
+		{Name: "physdev-is-out", Arg: NoArg, ID: physdevOptIsOut, Invert: true},
+		{Name: "physdev-is-bridged", Arg: NoArg, ID: physdevOptBridged, Invert: true},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &PhysdevMatch{} },
 }
+
+var _ = RegisterMatch(&physdevMatchSpec)
 
 func (m *PhysdevMatch) Name() string { return "physdev" }
 

@@ -19,14 +19,14 @@ var pkttypeNames = []struct {
 }{{"unicast", 0}, {"broadcast", 1}, {"multicast", 2}, {"otherhost", 3},
 	{"bcast", 1}, {"mcast", 2}, {"host", 0}}
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "pkttype",
-		Options:  []OptDef{{Name: "pkt-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &PkttypeMatch{} },
-	})
+var pkttypeMatchSpec = ExtSpec{
+	Name:     "pkttype",
+	Options:  []OptDef{{Name: "pkt-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &PkttypeMatch{} },
 }
+
+var _ = RegisterMatch(&pkttypeMatchSpec)
 
 func (m *PkttypeMatch) Name() string { return "pkttype" }
 

@@ -78,16 +78,16 @@ var policyOpts = []OptDef{
 
 const policyMaxElem = 4
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:    "policy",
-		Options: policyOpts,
-		X6:      true,
-		NewMatch: func(f Family) MatchExt {
-			return &PolicyMatch{Family: f, Elems: make([]PolicyElem, 1, policyMaxElem)}
-		},
-	})
+var policyMatchSpec = ExtSpec{
+	Name:    "policy",
+	Options: policyOpts,
+	X6:      true,
+	NewMatch: func(f Family) MatchExt {
+		return &PolicyMatch{Family: f, Elems: make([]PolicyElem, 1, policyMaxElem)}
+	},
 }
+
+var _ = RegisterMatch(&policyMatchSpec)
 
 func (m *PolicyMatch) Name() string { return "policy" }
 
@@ -298,7 +298,7 @@ func (e *PolicyElem) print(b *strings.Builder, prefix string, numeric, exact boo
 			protoOnce.Do(loadProtocols)
 			name = protoByNum[e.Proto]
 		}
-		if name == "" {
+		if name == "" || exact && !protoParsesAs(name, e.Proto) {
 			name = strconv.Itoa(int(e.Proto))
 		}
 		fmt.Fprintf(b, " %sproto %s", prefix, name)

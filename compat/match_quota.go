@@ -14,14 +14,14 @@ type QuotaMatch struct {
 	Invert bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "quota",
-		Options:  []OptDef{{Name: "quota", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &QuotaMatch{} },
-	})
+var quotaMatchSpec = ExtSpec{
+	Name:     "quota",
+	Options:  []OptDef{{Name: "quota", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &QuotaMatch{} },
 }
+
+var _ = RegisterMatch(&quotaMatchSpec)
 
 func (m *QuotaMatch) Name() string { return "quota" }
 

@@ -50,27 +50,27 @@ const (
 	rateestModeGT = 3
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "rateest",
-		Options: []OptDef{
-			{Name: "rateest1", Arg: RequiredArg, ID: rateestOpt1},
-			{Name: "rateest", Arg: RequiredArg, ID: rateestOpt1},
-			{Name: "rateest2", Arg: RequiredArg, ID: rateestOpt2},
-			{Name: "rateest-bps1", Arg: NoArg, ID: rateestOptBPS1},
-			{Name: "rateest-pps1", Arg: NoArg, ID: rateestOptPPS1},
-			{Name: "rateest-bps2", Arg: NoArg, ID: rateestOptBPS2},
-			{Name: "rateest-pps2", Arg: NoArg, ID: rateestOptPPS2},
-			{Name: "rateest-bps", Arg: NoArg, ID: rateestOptBPS2},
-			{Name: "rateest-pps", Arg: NoArg, ID: rateestOptPPS2},
-			{Name: "rateest-delta", Arg: NoArg, ID: rateestOptDelta},
-			{Name: "rateest-lt", Arg: NoArg, ID: rateestOptLT},
-			{Name: "rateest-gt", Arg: NoArg, ID: rateestOptGT},
-			{Name: "rateest-eq", Arg: NoArg, ID: rateestOptEQ},
-		},
-		NewMatch: func(Family) MatchExt { return &RateestMatch{} },
-	})
+var rateestMatchSpec = ExtSpec{
+	Name: "rateest",
+	Options: []OptDef{
+		{Name: "rateest1", Arg: RequiredArg, ID: rateestOpt1},
+		{Name: "rateest", Arg: RequiredArg, ID: rateestOpt1},
+		{Name: "rateest2", Arg: RequiredArg, ID: rateestOpt2},
+		{Name: "rateest-bps1", Arg: NoArg, ID: rateestOptBPS1},
+		{Name: "rateest-pps1", Arg: NoArg, ID: rateestOptPPS1},
+		{Name: "rateest-bps2", Arg: NoArg, ID: rateestOptBPS2},
+		{Name: "rateest-pps2", Arg: NoArg, ID: rateestOptPPS2},
+		{Name: "rateest-bps", Arg: NoArg, ID: rateestOptBPS2},
+		{Name: "rateest-pps", Arg: NoArg, ID: rateestOptPPS2},
+		{Name: "rateest-delta", Arg: NoArg, ID: rateestOptDelta},
+		{Name: "rateest-lt", Arg: NoArg, ID: rateestOptLT},
+		{Name: "rateest-gt", Arg: NoArg, ID: rateestOptGT},
+		{Name: "rateest-eq", Arg: NoArg, ID: rateestOptEQ},
+	},
+	NewMatch: func(Family) MatchExt { return &RateestMatch{} },
 }
+
+var _ = RegisterMatch(&rateestMatchSpec)
 
 func (m *RateestMatch) Name() string { return "rateest" }
 

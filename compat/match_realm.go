@@ -13,15 +13,15 @@ type RealmMatch struct {
 	Invert   bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "realm",
-		Family:   IPv4,
-		Options:  []OptDef{{Name: "realm", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &RealmMatch{} },
-	})
+var realmMatchSpec = ExtSpec{
+	Name:     "realm",
+	Family:   IPv4,
+	Options:  []OptDef{{Name: "realm", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &RealmMatch{} },
 }
+
+var _ = RegisterMatch(&realmMatchSpec)
 
 // realmNames are the realm names of /etc/iproute2/rt_realms.
 var realmNames = &xtLmap{file: "/etc/iproute2/rt_realms"}

@@ -49,7 +49,7 @@ var recentOptNames = []string{"set", "rcheck", "update", "remove", "seconds", "r
 	"name", "rsource", "rdest", "mask"}
 
 func init() {
-	var opts []OptDef
+	opts := make([]OptDef, 0, len(recentOptNames))
 	for id, n := range recentOptNames {
 		arg := NoArg
 		switch id {

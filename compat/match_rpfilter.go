@@ -26,14 +26,14 @@ var rpfilterOpts = []OptDef{
 	{Name: "invert", Arg: NoArg, ID: 3},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "rpfilter",
-		Options:  rpfilterOpts,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &RpfilterMatch{} },
-	})
+var rpfilterMatchSpec = ExtSpec{
+	Name:     "rpfilter",
+	Options:  rpfilterOpts,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &RpfilterMatch{} },
 }
+
+var _ = RegisterMatch(&rpfilterMatchSpec)
 
 func (m *RpfilterMatch) Name() string { return "rpfilter" }
 

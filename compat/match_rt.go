@@ -36,22 +36,22 @@ const (
 	rtOptNStrict
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:   "rt",
-		Family: IPv6,
-		Options: []OptDef{
-			{Name: "rt-type", Arg: RequiredArg, ID: rtOptType, Invert: true},
-			{Name: "rt-segsleft", Arg: RequiredArg, ID: rtOptSegs, Invert: true},
-			{Name: "rt-len", Arg: RequiredArg, ID: rtOptLen, Invert: true},
-			{Name: "rt-0-res", Arg: NoArg, ID: rtOptRes},
-			{Name: "rt-0-addrs", Arg: RequiredArg, ID: rtOptAddrs},
-			{Name: "rt-0-not-strict", Arg: NoArg, ID: rtOptNStrict},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &RTMatch{SegsLeft: [2]uint32{0, math.MaxUint32}} },
-	})
+var rtMatchSpec = ExtSpec{
+	Name:   "rt",
+	Family: IPv6,
+	Options: []OptDef{
+		{Name: "rt-type", Arg: RequiredArg, ID: rtOptType, Invert: true},
+		{Name: "rt-segsleft", Arg: RequiredArg, ID: rtOptSegs, Invert: true},
+		{Name: "rt-len", Arg: RequiredArg, ID: rtOptLen, Invert: true},
+		{Name: "rt-0-res", Arg: NoArg, ID: rtOptRes},
+		{Name: "rt-0-addrs", Arg: RequiredArg, ID: rtOptAddrs},
+		{Name: "rt-0-not-strict", Arg: NoArg, ID: rtOptNStrict},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &RTMatch{SegsLeft: [2]uint32{0, math.MaxUint32}} },
 }
+
+var _ = RegisterMatch(&rtMatchSpec)
 
 func (m *RTMatch) Name() string { return "rt" }
 

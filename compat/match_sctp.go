@@ -58,19 +58,19 @@ var sctpChunkNames = []struct {
 	{"ASCONF", 193, "--------"}, {"ASCONF_ACK", 128, "--------"}, {"FORWARD_TSN", 192, "--------"},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "sctp",
-		Options: []OptDef{
-			{Name: "source-port", Arg: RequiredArg, ID: sctpOptSport, Invert: true},
-			{Name: "sport", Arg: RequiredArg, ID: sctpOptSport, Invert: true},
-			{Name: "destination-port", Arg: RequiredArg, ID: sctpOptDport, Invert: true},
-			{Name: "dport", Arg: RequiredArg, ID: sctpOptDport, Invert: true},
-			{Name: "chunk-types", Arg: RequiredArg, ID: sctpOptChunks, Invert: true},
-		},
-		NewMatch: func(Family) MatchExt { return &SCTPMatch{Src: AnyPorts, Dst: AnyPorts} },
-	})
+var sctpMatchSpec = ExtSpec{
+	Name: "sctp",
+	Options: []OptDef{
+		{Name: "source-port", Arg: RequiredArg, ID: sctpOptSport, Invert: true},
+		{Name: "sport", Arg: RequiredArg, ID: sctpOptSport, Invert: true},
+		{Name: "destination-port", Arg: RequiredArg, ID: sctpOptDport, Invert: true},
+		{Name: "dport", Arg: RequiredArg, ID: sctpOptDport, Invert: true},
+		{Name: "chunk-types", Arg: RequiredArg, ID: sctpOptChunks, Invert: true},
+	},
+	NewMatch: func(Family) MatchExt { return &SCTPMatch{Src: AnyPorts, Dst: AnyPorts} },
 }
+
+var _ = RegisterMatch(&sctpMatchSpec)
 
 func (m *SCTPMatch) Name() string { return "sctp" }
 

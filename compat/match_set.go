@@ -45,25 +45,25 @@ const (
 	setOptBytesGt
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "set",
-		Options: []OptDef{
-			{Name: "match-set", Arg: RequiredArg, ID: setOptMatchSet},
-			{Name: "set", Arg: RequiredArg, ID: setOptSet},
-			{Name: "return-nomatch", Arg: NoArg, ID: setOptReturnNomatch},
-			{Name: "update-counters", Arg: NoArg, ID: setOptUpdateCounters},
-			{Name: "update-subcounters", Arg: NoArg, ID: setOptUpdateSubcounters},
-			{Name: "packets-eq", Arg: RequiredArg, ID: setOptPacketsEq},
-			{Name: "packets-lt", Arg: RequiredArg, ID: setOptPacketsLt},
-			{Name: "packets-gt", Arg: RequiredArg, ID: setOptPacketsGt},
-			{Name: "bytes-eq", Arg: RequiredArg, ID: setOptBytesEq},
-			{Name: "bytes-lt", Arg: RequiredArg, ID: setOptBytesLt},
-			{Name: "bytes-gt", Arg: RequiredArg, ID: setOptBytesGt},
-		},
-		NewMatch: func(Family) MatchExt { return &SetMatch{} },
-	})
+var setMatchSpec = ExtSpec{
+	Name: "set",
+	Options: []OptDef{
+		{Name: "match-set", Arg: RequiredArg, ID: setOptMatchSet},
+		{Name: "set", Arg: RequiredArg, ID: setOptSet},
+		{Name: "return-nomatch", Arg: NoArg, ID: setOptReturnNomatch},
+		{Name: "update-counters", Arg: NoArg, ID: setOptUpdateCounters},
+		{Name: "update-subcounters", Arg: NoArg, ID: setOptUpdateSubcounters},
+		{Name: "packets-eq", Arg: RequiredArg, ID: setOptPacketsEq},
+		{Name: "packets-lt", Arg: RequiredArg, ID: setOptPacketsLt},
+		{Name: "packets-gt", Arg: RequiredArg, ID: setOptPacketsGt},
+		{Name: "bytes-eq", Arg: RequiredArg, ID: setOptBytesEq},
+		{Name: "bytes-lt", Arg: RequiredArg, ID: setOptBytesLt},
+		{Name: "bytes-gt", Arg: RequiredArg, ID: setOptBytesGt},
+	},
+	NewMatch: func(Family) MatchExt { return &SetMatch{} },
 }
+
+var _ = RegisterMatch(&setMatchSpec)
 
 func (m *SetMatch) Name() string { return "set" }
 

@@ -18,18 +18,18 @@ const (
 	socketOptRestoreSkmark
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "socket",
-		Options: []OptDef{
-			{Name: "transparent", Arg: NoArg, ID: socketOptTransparent},
-			{Name: "nowildcard", Arg: NoArg, ID: socketOptNoWildcard},
-			{Name: "restore-skmark", Arg: NoArg, ID: socketOptRestoreSkmark},
-		},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &SocketMatch{} },
-	})
+var socketMatchSpec = ExtSpec{
+	Name: "socket",
+	Options: []OptDef{
+		{Name: "transparent", Arg: NoArg, ID: socketOptTransparent},
+		{Name: "nowildcard", Arg: NoArg, ID: socketOptNoWildcard},
+		{Name: "restore-skmark", Arg: NoArg, ID: socketOptRestoreSkmark},
+	},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &SocketMatch{} },
 }
+
+var _ = RegisterMatch(&socketMatchSpec)
 
 func (m *SocketMatch) Name() string { return "socket" }
 

@@ -51,7 +51,7 @@ var srhOpts = []struct {
 }
 
 func init() {
-	var defs []OptDef
+	defs := make([]OptDef, 0, len(srhOpts))
 	for i, o := range srhOpts {
 		defs = append(defs, OptDef{Name: o.name, Arg: RequiredArg, ID: i, Invert: true})
 	}

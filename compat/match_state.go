@@ -13,16 +13,16 @@ type StateMatch struct {
 	Invert bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "state",
-		X6:   true,
-		Options: []OptDef{
-			{Name: "state", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
-		},
-		NewMatch: func(Family) MatchExt { return &StateMatch{} },
-	})
+var stateMatchSpec = ExtSpec{
+	Name: "state",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "state", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
+	},
+	NewMatch: func(Family) MatchExt { return &StateMatch{} },
 }
+
+var _ = RegisterMatch(&stateMatchSpec)
 
 func (m *StateMatch) Name() string { return "state" }
 

@@ -34,14 +34,14 @@ var statisticOpts = []OptDef{
 	{Name: "packet", Arg: RequiredArg, ID: statOptPacket},
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "statistic",
-		Options:  statisticOpts,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &StatisticMatch{} },
-	})
+var statisticMatchSpec = ExtSpec{
+	Name:     "statistic",
+	Options:  statisticOpts,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &StatisticMatch{} },
 }
+
+var _ = RegisterMatch(&statisticMatchSpec)
 
 func (m *StatisticMatch) Name() string { return "statistic" }
 

@@ -36,14 +36,14 @@ var stringOpts = []OptDef{
 
 const stringMaxPattern = 128
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "string",
-		Options:  stringOpts,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &StringMatch{To: 0xffff} },
-	})
+var stringMatchSpec = ExtSpec{
+	Name:     "string",
+	Options:  stringOpts,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &StringMatch{To: 0xffff} },
 }
+
+var _ = RegisterMatch(&stringMatchSpec)
 
 func (m *StringMatch) Name() string { return "string" }
 

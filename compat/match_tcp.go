@@ -31,21 +31,21 @@ const (
 	tcpOptOption
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "tcp",
-		Options: []OptDef{
-			{Name: "source-port", Arg: RequiredArg, ID: tcpOptSport},
-			{Name: "sport", Arg: RequiredArg, ID: tcpOptSport},
-			{Name: "destination-port", Arg: RequiredArg, ID: tcpOptDport},
-			{Name: "dport", Arg: RequiredArg, ID: tcpOptDport},
-			{Name: "syn", Arg: NoArg, ID: tcpOptSyn},
-			{Name: "tcp-flags", Arg: RequiredArg, ID: tcpOptFlags},
-			{Name: "tcp-option", Arg: RequiredArg, ID: tcpOptOption},
-		},
-		NewMatch: func(Family) MatchExt { return &TCPMatch{Src: AnyPorts, Dst: AnyPorts} },
-	})
+var tcpMatchSpec = ExtSpec{
+	Name: "tcp",
+	Options: []OptDef{
+		{Name: "source-port", Arg: RequiredArg, ID: tcpOptSport},
+		{Name: "sport", Arg: RequiredArg, ID: tcpOptSport},
+		{Name: "destination-port", Arg: RequiredArg, ID: tcpOptDport},
+		{Name: "dport", Arg: RequiredArg, ID: tcpOptDport},
+		{Name: "syn", Arg: NoArg, ID: tcpOptSyn},
+		{Name: "tcp-flags", Arg: RequiredArg, ID: tcpOptFlags},
+		{Name: "tcp-option", Arg: RequiredArg, ID: tcpOptOption},
+	},
+	NewMatch: func(Family) MatchExt { return &TCPMatch{Src: AnyPorts, Dst: AnyPorts} },
 }
+
+var _ = RegisterMatch(&tcpMatchSpec)
 
 func (m *TCPMatch) Name() string { return "tcp" }
 

@@ -13,14 +13,14 @@ type TCPMSSMatch struct {
 	Invert   bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "tcpmss",
-		Options:  []OptDef{{Name: "mss", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &TCPMSSMatch{} },
-	})
+var tcpmssMatchSpec = ExtSpec{
+	Name:     "tcpmss",
+	Options:  []OptDef{{Name: "mss", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &TCPMSSMatch{} },
 }
+
+var _ = RegisterMatch(&tcpmssMatchSpec)
 
 func (m *TCPMSSMatch) Name() string { return "tcpmss" }
 

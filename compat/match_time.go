@@ -56,17 +56,17 @@ var timeOpts = []OptDef{
 
 var timeWeekdays = []string{"", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:    "time",
-		Options: timeOpts,
-		X6:      true,
-		NewMatch: func(Family) MatchExt {
-			return &TimeMatch{Monthdays: timeAllMonthdays, Weekdays: timeAllWeekdays,
-				DayStop: timeMaxDaytime, DateStop: timeDateMax}
-		},
-	})
+var timeMatchSpec = ExtSpec{
+	Name:    "time",
+	Options: timeOpts,
+	X6:      true,
+	NewMatch: func(Family) MatchExt {
+		return &TimeMatch{Monthdays: timeAllMonthdays, Weekdays: timeAllWeekdays,
+			DayStop: timeMaxDaytime, DateStop: timeDateMax}
+	},
 }
+
+var _ = RegisterMatch(&timeMatchSpec)
 
 func (m *TimeMatch) Name() string { return "time" }
 

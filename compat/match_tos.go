@@ -21,14 +21,14 @@ var tosMatchSymbols = []struct {
 }{{"Minimize-Delay", 0x10}, {"Maximize-Throughput", 0x08}, {"Maximize-Reliability", 0x04},
 	{"Minimize-Cost", 0x02}, {"Normal-Service", 0x00}}
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "tos",
-		Options:  []OptDef{{Name: "tos", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &TOSMatch{} },
-	})
+var tosMatchSpec = ExtSpec{
+	Name:     "tos",
+	Options:  []OptDef{{Name: "tos", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true}},
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &TOSMatch{} },
 }
+
+var _ = RegisterMatch(&tosMatchSpec)
 
 func (m *TOSMatch) Name() string { return "tos" }
 

@@ -43,16 +43,20 @@ var (
 	hlOptDefs  = ttlOpts("hl")
 )
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "ttl", Family: IPv4, Options: ttlOptDefs, X6: true,
-		NewMatch: func(Family) MatchExt { return &TTLMatch{} },
-	})
-	RegisterMatch(&ExtSpec{
-		Name: "hl", Family: IPv6, Options: hlOptDefs, X6: true,
-		NewMatch: func(Family) MatchExt { return &TTLMatch{hl: true} },
-	})
+var ttlMatchSpec4 = ExtSpec{
+	Name: "ttl", Family: IPv4, Options: ttlOptDefs, X6: true,
+	NewMatch: func(Family) MatchExt { return &TTLMatch{} },
 }
+
+var hlMatchSpec6 = ExtSpec{
+	Name: "hl", Family: IPv6, Options: hlOptDefs, X6: true,
+	NewMatch: func(Family) MatchExt { return &TTLMatch{hl: true} },
+}
+
+var (
+	_ = RegisterMatch(&ttlMatchSpec4)
+	_ = RegisterMatch(&hlMatchSpec6)
+)
 
 func (m *TTLMatch) Name() string {
 	if m.hl {

@@ -37,14 +37,14 @@ const u32MaxSize = 10
 
 var u32Opts = []OptDef{{Name: "u32", Arg: RequiredArg, ID: 0, Invert: true}}
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name:     "u32",
-		Options:  u32Opts,
-		X6:       true,
-		NewMatch: func(Family) MatchExt { return &U32Match{} },
-	})
+var u32MatchSpec = ExtSpec{
+	Name:     "u32",
+	Options:  u32Opts,
+	X6:       true,
+	NewMatch: func(Family) MatchExt { return &U32Match{} },
 }
+
+var _ = RegisterMatch(&u32MatchSpec)
 
 func (m *U32Match) Name() string { return "u32" }
 

@@ -15,18 +15,18 @@ type UDPMatch struct {
 	readBack bool
 }
 
-func init() {
-	RegisterMatch(&ExtSpec{
-		Name: "udp",
-		Options: []OptDef{
-			{Name: "source-port", Arg: RequiredArg, ID: tcpOptSport},
-			{Name: "sport", Arg: RequiredArg, ID: tcpOptSport},
-			{Name: "destination-port", Arg: RequiredArg, ID: tcpOptDport},
-			{Name: "dport", Arg: RequiredArg, ID: tcpOptDport},
-		},
-		NewMatch: func(Family) MatchExt { return &UDPMatch{Src: AnyPorts, Dst: AnyPorts} },
-	})
+var udpMatchSpec = ExtSpec{
+	Name: "udp",
+	Options: []OptDef{
+		{Name: "source-port", Arg: RequiredArg, ID: tcpOptSport},
+		{Name: "sport", Arg: RequiredArg, ID: tcpOptSport},
+		{Name: "destination-port", Arg: RequiredArg, ID: tcpOptDport},
+		{Name: "dport", Arg: RequiredArg, ID: tcpOptDport},
+	},
+	NewMatch: func(Family) MatchExt { return &UDPMatch{Src: AnyPorts, Dst: AnyPorts} },
 }
+
+var _ = RegisterMatch(&udpMatchSpec)
 
 func (m *UDPMatch) Name() string { return "udp" }
 

@@ -16,8 +16,11 @@ type protoEntry struct {
 	num  uint8
 }
 
-// chainProtos is xtables' built-in protocol table, used when
-// /etc/protocols does not know a name or number.
+// chainProtos is xtables' built-in protocol table. iptables 1.8.9 looks
+// a name or number up there before /etc/protocols, both when it parses -p
+// and when it prints it: `-p tcp` is 6 and 6 prints as "tcp" even where
+// /etc/protocols says otherwise, and a command with -p tcp does not read
+// the file at all.
 var chainProtos = []protoEntry{
 	{"tcp", 6}, {"sctp", 132}, {"udp", 17}, {"udplite", 136}, {"icmp", 1},
 	{"ipv6-icmp", 58}, {"icmpv6", 58}, {"esp", 50}, {"ah", 51},
@@ -46,12 +49,14 @@ var (
 	protoOnce   sync.Once
 	protoByName map[string]uint8
 	protoByNum  map[uint8]string
+	// protocolsDB is the file loadProtocols reads (a test's own)
+	protocolsDB = "/etc/protocols"
 )
 
 func loadProtocols() {
 	protoByName = map[string]uint8{}
 	protoByNum = map[uint8]string{}
-	readNameDB("/etc/protocols", func(fields []string) {
+	readNameDB(protocolsDB, func(fields []string) {
 		n, err := strconv.ParseUint(fields[1], 10, 8)
 		if err != nil {
 			return
@@ -73,34 +78,43 @@ func ParseProtocol(s string) (uint8, error) {
 	if v, ok := strtoui(s, 0, 255); ok {
 		return uint8(v), nil
 	}
-	if s == "all" {
-		return 0, nil
-	}
-	protoOnce.Do(loadProtocols)
-	if n, ok := protoByName[s]; ok {
-		return n, nil
-	}
 	for _, p := range chainProtos {
 		if p.name == s {
 			return p.num, nil
 		}
 	}
+	protoOnce.Do(loadProtocols)
+	if n, ok := protoByName[s]; ok {
+		return n, nil
+	}
 	return 0, Paramf("unknown protocol \"%s\" specified", s)
+}
+
+// protoParsesAs says whether ParseProtocol reads name, a name
+// /etc/protocols gives p, as p. It does not where the file gives p the
+// name of another protocol of the built-in table, which ParseProtocol
+// looks at first: the exact form of a rule (ExactSpec) then keeps the
+// number, while -S prints the name as iptables does.
+func protoParsesAs(name string, p uint8) bool {
+	for _, e := range chainProtos {
+		if e.name == name {
+			return e.num == p
+		}
+	}
+	return true
 }
 
 // ProtoName returns the name iptables prints for protocol p, or "" when
 // it has none. numeric skips /etc/protocols, as -n does.
 func ProtoName(p uint8, numeric bool) string {
-	if p != 0 && !numeric {
-		protoOnce.Do(loadProtocols)
-		if n, ok := protoByNum[p]; ok {
-			return n
-		}
-	}
 	for _, e := range chainProtos {
 		if e.num == p {
 			return e.name
 		}
+	}
+	if p != 0 && !numeric {
+		protoOnce.Do(loadProtocols)
+		return protoByNum[p]
 	}
 	return ""
 }

@@ -89,8 +89,12 @@ var baseLongOpts = []LongOpt{
 	{Name: "ipv6", HasArg: NoArg, Val: '6'},
 }
 
-// iptablesShortOpts is the short option table of iptables' optstring.
-var iptablesShortOpts = shortOpts("A:C:D:E:F::I:L::M:N:P:VX::Z::c:d:i:j:o:p:s:t:R:S::W::46bfg:h::m:nvw::x")
+// iptablesShortOpts is the short option table of iptables' optstring,
+// built at the first parse (not at every start: the ipset commands have
+// none).
+var iptablesShortOpts = sync.OnceValue(func() *shortTable {
+	return shortOpts("A:C:D:E:F::I:L::M:N:P:VX::Z::c:d:i:j:o:p:s:t:R:S::W::46bfg:h::m:nvw::x")
+})
 
 func shortOpts(spec string) *shortTable {
 	t := new(shortTable)
@@ -184,7 +188,7 @@ func Parse(f Family, args []string, o ParseOptions) (*Command, error) {
 		p.cmd.Table = o.Table
 	}
 	p.rule = &Rule{Family: f}
-	p.g = getopt{args: args, shortArgs: iptablesShortOpts, base: baseLongOpts}
+	p.g = getopt{args: args, shortArgs: iptablesShortOpts(), base: baseLongOpts}
 	if err := p.run(); err != nil {
 		return nil, err
 	}

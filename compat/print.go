@@ -45,6 +45,9 @@ func ExactIsCanonical(r *Rule) bool {
 	if ifaceNeedsQuote(r.InIface) || ifaceNeedsQuote(r.OutIface) {
 		return false
 	}
+	if r.ProtoSet && !protoParsesAs(ProtoName(r.Proto, false), r.Proto) {
+		return false
+	}
 	for _, m := range r.Matches {
 		if _, ok := m.(ExactSaver); ok {
 			if c, ok := m.(exactAsSave); !ok || !c.ExactIsSave() {
@@ -127,7 +130,7 @@ func writeRuleSpec(b *strings.Builder, r *Rule, counters, canonical bool) {
 	if r.ProtoSet {
 		neg(r.ProtoInv)
 		b.WriteString(" -p ")
-		if n := ProtoName(r.Proto, false); n != "" {
+		if n := ProtoName(r.Proto, false); n != "" && (canonical || protoParsesAs(n, r.Proto)) {
 			b.WriteString(n)
 		} else {
 			b.WriteString(strconv.Itoa(int(r.Proto)))

@@ -15,14 +15,14 @@ type AuditTarget struct {
 
 var tgAuditOptions = []OptDef{{Name: "type", Arg: RequiredArg, ID: 0}}
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "AUDIT",
-		X6:        true,
-		Options:   tgAuditOptions,
-		NewTarget: func(Family) TargetExt { return &AuditTarget{} },
-	})
+var auditTargetSpec = ExtSpec{
+	Name:      "AUDIT",
+	X6:        true,
+	Options:   tgAuditOptions,
+	NewTarget: func(Family) TargetExt { return &AuditTarget{} },
 }
+
+var _ = RegisterTarget(&auditTargetSpec)
 
 func (t *AuditTarget) Name() string { return "AUDIT" }
 

@@ -15,14 +15,14 @@ type ChecksumTarget struct {
 
 var tgChecksumOptions = []OptDef{{Name: "checksum-fill", Arg: NoArg, ID: 0}}
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "CHECKSUM",
-		X6:        true,
-		Options:   tgChecksumOptions,
-		NewTarget: func(Family) TargetExt { return &ChecksumTarget{} },
-	})
+var checksumTargetSpec = ExtSpec{
+	Name:      "CHECKSUM",
+	X6:        true,
+	Options:   tgChecksumOptions,
+	NewTarget: func(Family) TargetExt { return &ChecksumTarget{} },
 }
+
+var _ = RegisterTarget(&checksumTargetSpec)
 
 func (t *ChecksumTarget) Name() string { return "CHECKSUM" }
 

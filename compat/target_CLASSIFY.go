@@ -15,14 +15,14 @@ type ClassifyTarget struct {
 
 var tgClassifyOptions = []OptDef{{Name: "set-class", Arg: RequiredArg, ID: 0}}
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "CLASSIFY",
-		X6:        true,
-		Options:   tgClassifyOptions,
-		NewTarget: func(Family) TargetExt { return &ClassifyTarget{} },
-	})
+var classifyTargetSpec = ExtSpec{
+	Name:      "CLASSIFY",
+	X6:        true,
+	Options:   tgClassifyOptions,
+	NewTarget: func(Family) TargetExt { return &ClassifyTarget{} },
 }
+
+var _ = RegisterTarget(&classifyTargetSpec)
 
 func (t *ClassifyTarget) Name() string { return "CLASSIFY" }
 

@@ -44,15 +44,15 @@ var clusteripOpts = []OptDef{
 	{Name: "hash-init", Arg: RequiredArg, ID: clusteripOptHashInit},
 }
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "CLUSTERIP",
-		Family:    IPv4,
-		X6:        true,
-		Options:   clusteripOpts,
-		NewTarget: func(Family) TargetExt { return &ClusteripTarget{} },
-	})
+var clusteripTargetSpec = ExtSpec{
+	Name:      "CLUSTERIP",
+	Family:    IPv4,
+	X6:        true,
+	Options:   clusteripOpts,
+	NewTarget: func(Family) TargetExt { return &ClusteripTarget{} },
 }
+
+var _ = RegisterTarget(&clusteripTargetSpec)
 
 func (t *ClusteripTarget) Name() string { return "CLUSTERIP" }
 

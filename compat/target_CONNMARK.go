@@ -66,14 +66,14 @@ var tgConnmarkRels = map[int]x6Rel{
 	tgCmOptMask:    {excl: bit(tgCmOptCtMask) | bit(tgCmOptNfMask)},
 }
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "CONNMARK",
-		X6:        true,
-		Options:   tgConnmarkOptions,
-		NewTarget: func(Family) TargetExt { return &ConnmarkTarget{CtMask: 0xffffffff, NfMask: 0xffffffff} },
-	})
+var connmarkTargetSpec = ExtSpec{
+	Name:      "CONNMARK",
+	X6:        true,
+	Options:   tgConnmarkOptions,
+	NewTarget: func(Family) TargetExt { return &ConnmarkTarget{CtMask: 0xffffffff, NfMask: 0xffffffff} },
 }
+
+var _ = RegisterTarget(&connmarkTargetSpec)
 
 func (t *ConnmarkTarget) Name() string { return "CONNMARK" }
 

@@ -24,14 +24,14 @@ var connsecmarkOpts = []OptDef{
 	{Name: "restore", Arg: NoArg, ID: 1},
 }
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "CONNSECMARK",
-		X6:        true,
-		Options:   connsecmarkOpts,
-		NewTarget: func(Family) TargetExt { return &ConnsecmarkTarget{} },
-	})
+var connsecmarkTargetSpec = ExtSpec{
+	Name:      "CONNSECMARK",
+	X6:        true,
+	Options:   connsecmarkOpts,
+	NewTarget: func(Family) TargetExt { return &ConnsecmarkTarget{} },
 }
+
+var _ = RegisterTarget(&connsecmarkTargetSpec)
 
 func (t *ConnsecmarkTarget) Name() string { return "CONNSECMARK" }
 

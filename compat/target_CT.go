@@ -57,23 +57,23 @@ var tgCtEventNames = []tgCtEvent{
 
 var tgCtExpEventNames = []tgCtEvent{{"new", 0}}
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name: "CT",
-		X6:   true,
-		Options: []OptDef{
-			{Name: "notrack", Arg: NoArg, ID: tgCtOptNotrack},
-			{Name: "helper", Arg: RequiredArg, ID: tgCtOptHelper},
-			{Name: "timeout", Arg: RequiredArg, ID: tgCtOptTimeout},
-			{Name: "ctevents", Arg: RequiredArg, ID: tgCtOptCtEvents},
-			{Name: "expevents", Arg: RequiredArg, ID: tgCtOptExpEvents},
-			{Name: "zone-orig", Arg: RequiredArg, ID: tgCtOptZoneOrig},
-			{Name: "zone-reply", Arg: RequiredArg, ID: tgCtOptZoneReply},
-			{Name: "zone", Arg: RequiredArg, ID: tgCtOptZone},
-		},
-		NewTarget: func(Family) TargetExt { return &CTTarget{} },
-	})
+var ctTargetSpec = ExtSpec{
+	Name: "CT",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "notrack", Arg: NoArg, ID: tgCtOptNotrack},
+		{Name: "helper", Arg: RequiredArg, ID: tgCtOptHelper},
+		{Name: "timeout", Arg: RequiredArg, ID: tgCtOptTimeout},
+		{Name: "ctevents", Arg: RequiredArg, ID: tgCtOptCtEvents},
+		{Name: "expevents", Arg: RequiredArg, ID: tgCtOptExpEvents},
+		{Name: "zone-orig", Arg: RequiredArg, ID: tgCtOptZoneOrig},
+		{Name: "zone-reply", Arg: RequiredArg, ID: tgCtOptZoneReply},
+		{Name: "zone", Arg: RequiredArg, ID: tgCtOptZone},
+	},
+	NewTarget: func(Family) TargetExt { return &CTTarget{} },
 }
+
+var _ = RegisterTarget(&ctTargetSpec)
 
 func (t *CTTarget) Name() string {
 	if t.Flags&CTNotrackAlias != 0 {

@@ -1,4 +1,4 @@
 package compat
 
 // -j DNAT: see NATTarget in target_NAT.go for the shared range syntax.
-func init() { tgRegisterNAT("DNAT") }
+var _ = tgRegisterNAT("DNAT")

@@ -40,17 +40,14 @@ var tgDscpClasses = []struct {
 	{"AF42", 0x24}, {"AF43", 0x26}, {"EF", 0x2e},
 }
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		RegisterTarget(&ExtSpec{
-			Name:      "DSCP",
-			Family:    f,
-			X6:        true,
-			Options:   tgDscpOptions,
-			NewTarget: func(Family) TargetExt { return &DSCPTarget{} },
-		})
-	}
+var dscpTargetSpec = ExtSpec{
+	Name:      "DSCP",
+	X6:        true,
+	Options:   tgDscpOptions,
+	NewTarget: func(Family) TargetExt { return &DSCPTarget{} },
 }
+
+var _ = RegisterTarget(&dscpTargetSpec)
 
 func (t *DSCPTarget) Name() string { return "DSCP" }
 

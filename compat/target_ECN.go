@@ -42,15 +42,15 @@ var tgEcnRels = map[int]x6Rel{
 	tgEcnOptECE:    {excl: bit(tgEcnOptRemove)},
 }
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "ECN",
-		Family:    IPv4,
-		X6:        true,
-		Options:   tgEcnOptions,
-		NewTarget: func(Family) TargetExt { return &ECNTarget{} },
-	})
+var ecnTargetSpec = ExtSpec{
+	Name:      "ECN",
+	Family:    IPv4,
+	X6:        true,
+	Options:   tgEcnOptions,
+	NewTarget: func(Family) TargetExt { return &ECNTarget{} },
 }
+
+var _ = RegisterTarget(&ecnTargetSpec)
 
 func (t *ECNTarget) Name() string { return "ECN" }
 

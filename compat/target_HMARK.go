@@ -53,32 +53,28 @@ const hmarkPktMask = 1<<hmarkSAddrMask | 1<<hmarkDAddrMask | 1<<hmarkSPIMask |
 	1<<hmarkSPortMask | 1<<hmarkDPortMask | 1<<hmarkProtoMask |
 	1<<hmarkSPort | 1<<hmarkDPort | 1<<hmarkSPI
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		f := f
-		RegisterTarget(&ExtSpec{
-			Name:   "HMARK",
-			Family: f,
-			X6:     true,
-			Options: []OptDef{
-				{Name: "hmark-tuple", Arg: RequiredArg, ID: hmarkTuple},
-				{Name: "hmark-src-prefix", Arg: RequiredArg, ID: hmarkSAddrMask},
-				{Name: "hmark-dst-prefix", Arg: RequiredArg, ID: hmarkDAddrMask},
-				{Name: "hmark-sport-mask", Arg: RequiredArg, ID: hmarkSPortMask},
-				{Name: "hmark-dport-mask", Arg: RequiredArg, ID: hmarkDPortMask},
-				{Name: "hmark-spi-mask", Arg: RequiredArg, ID: hmarkSPIMask},
-				{Name: "hmark-sport", Arg: RequiredArg, ID: hmarkSPort},
-				{Name: "hmark-dport", Arg: RequiredArg, ID: hmarkDPort},
-				{Name: "hmark-spi", Arg: RequiredArg, ID: hmarkSPI},
-				{Name: "hmark-proto-mask", Arg: RequiredArg, ID: hmarkProtoMask},
-				{Name: "hmark-rnd", Arg: RequiredArg, ID: hmarkRnd},
-				{Name: "hmark-mod", Arg: RequiredArg, ID: hmarkModulus},
-				{Name: "hmark-offset", Arg: RequiredArg, ID: hmarkOffset},
-			},
-			NewTarget: func(Family) TargetExt { return &HmarkTarget{Family: f} },
-		})
-	}
+var hmarkTargetSpec = ExtSpec{
+	Name: "HMARK",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "hmark-tuple", Arg: RequiredArg, ID: hmarkTuple},
+		{Name: "hmark-src-prefix", Arg: RequiredArg, ID: hmarkSAddrMask},
+		{Name: "hmark-dst-prefix", Arg: RequiredArg, ID: hmarkDAddrMask},
+		{Name: "hmark-sport-mask", Arg: RequiredArg, ID: hmarkSPortMask},
+		{Name: "hmark-dport-mask", Arg: RequiredArg, ID: hmarkDPortMask},
+		{Name: "hmark-spi-mask", Arg: RequiredArg, ID: hmarkSPIMask},
+		{Name: "hmark-sport", Arg: RequiredArg, ID: hmarkSPort},
+		{Name: "hmark-dport", Arg: RequiredArg, ID: hmarkDPort},
+		{Name: "hmark-spi", Arg: RequiredArg, ID: hmarkSPI},
+		{Name: "hmark-proto-mask", Arg: RequiredArg, ID: hmarkProtoMask},
+		{Name: "hmark-rnd", Arg: RequiredArg, ID: hmarkRnd},
+		{Name: "hmark-mod", Arg: RequiredArg, ID: hmarkModulus},
+		{Name: "hmark-offset", Arg: RequiredArg, ID: hmarkOffset},
+	},
+	NewTarget: func(f Family) TargetExt { return &HmarkTarget{Family: f} },
 }
+
+var _ = RegisterTarget(&hmarkTargetSpec)
 
 func (t *HmarkTarget) Name() string { return "HMARK" }
 

@@ -26,21 +26,18 @@ const (
 // tgIdleLabelSize is MAX_IDLETIMER_LABEL_SIZE (with the NUL).
 const tgIdleLabelSize = 28
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		RegisterTarget(&ExtSpec{
-			Name:   "IDLETIMER",
-			Family: f,
-			X6:     true,
-			Options: []OptDef{
-				{Name: "timeout", Arg: RequiredArg, ID: tgIdleOptTimeout, Mandatory: true},
-				{Name: "label", Arg: RequiredArg, ID: tgIdleOptLabel, Mandatory: true},
-				{Name: "alarm", Arg: NoArg, ID: tgIdleOptAlarm},
-			},
-			NewTarget: func(Family) TargetExt { return &IdletimerTarget{} },
-		})
-	}
+var idletimerTargetSpec = ExtSpec{
+	Name: "IDLETIMER",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "timeout", Arg: RequiredArg, ID: tgIdleOptTimeout, Mandatory: true},
+		{Name: "label", Arg: RequiredArg, ID: tgIdleOptLabel, Mandatory: true},
+		{Name: "alarm", Arg: NoArg, ID: tgIdleOptAlarm},
+	},
+	NewTarget: func(Family) TargetExt { return &IdletimerTarget{} },
 }
+
+var _ = RegisterTarget(&idletimerTargetSpec)
 
 func (t *IdletimerTarget) Name() string { return "IDLETIMER" }
 

@@ -30,21 +30,18 @@ const (
 	tgLedDelayInf = 0xffffffff
 )
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		RegisterTarget(&ExtSpec{
-			Name:   "LED",
-			Family: f,
-			X6:     true,
-			Options: []OptDef{
-				{Name: "led-trigger-id", Arg: RequiredArg, ID: tgLedOptTriggerID, Mandatory: true},
-				{Name: "led-delay", Arg: RequiredArg, ID: tgLedOptDelay},
-				{Name: "led-always-blink", Arg: NoArg, ID: tgLedOptAlwaysBlink},
-			},
-			NewTarget: func(Family) TargetExt { return &LedTarget{} },
-		})
-	}
+var ledTargetSpec = ExtSpec{
+	Name: "LED",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "led-trigger-id", Arg: RequiredArg, ID: tgLedOptTriggerID, Mandatory: true},
+		{Name: "led-delay", Arg: RequiredArg, ID: tgLedOptDelay},
+		{Name: "led-always-blink", Arg: NoArg, ID: tgLedOptAlwaysBlink},
+	},
+	NewTarget: func(Family) TargetExt { return &LedTarget{} },
 }
+
+var _ = RegisterTarget(&ledTargetSpec)
 
 // XtRevision: the revision iptables 1.8.9 loads, asked for in the kernel
 // (see xtProber).

@@ -33,22 +33,22 @@ const (
 	tgLogFlagsMask    = 0x2f
 )
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name: "LOG",
-		X6:   true,
-		Options: []OptDef{
-			{Name: "log-level", Arg: RequiredArg, ID: tgLogOptLevel},
-			{Name: "log-prefix", Arg: RequiredArg, ID: tgLogOptPrefix},
-			{Name: "log-tcp-sequence", Arg: NoArg, ID: tgLogOptTCPSeq},
-			{Name: "log-tcp-options", Arg: NoArg, ID: tgLogOptTCPOpts},
-			{Name: "log-ip-options", Arg: NoArg, ID: tgLogOptIPOpts},
-			{Name: "log-uid", Arg: NoArg, ID: tgLogOptUID},
-			{Name: "log-macdecode", Arg: NoArg, ID: tgLogOptMAC},
-		},
-		NewTarget: func(Family) TargetExt { return &LogTarget{Level: tgLogDefaultLevel} },
-	})
+var logTargetSpec = ExtSpec{
+	Name: "LOG",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "log-level", Arg: RequiredArg, ID: tgLogOptLevel},
+		{Name: "log-prefix", Arg: RequiredArg, ID: tgLogOptPrefix},
+		{Name: "log-tcp-sequence", Arg: NoArg, ID: tgLogOptTCPSeq},
+		{Name: "log-tcp-options", Arg: NoArg, ID: tgLogOptTCPOpts},
+		{Name: "log-ip-options", Arg: NoArg, ID: tgLogOptIPOpts},
+		{Name: "log-uid", Arg: NoArg, ID: tgLogOptUID},
+		{Name: "log-macdecode", Arg: NoArg, ID: tgLogOptMAC},
+	},
+	NewTarget: func(Family) TargetExt { return &LogTarget{Level: tgLogDefaultLevel} },
 }
+
+var _ = RegisterTarget(&logTargetSpec)
 
 func (t *LogTarget) Name() string { return "LOG" }
 

@@ -36,14 +36,14 @@ var tgMarkRels = map[int]x6Rel{
 	tgMarkOptOr: {excl: tgMarkAnyOp}, tgMarkOptXor: {excl: tgMarkAnyOp},
 }
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "MARK",
-		X6:        true,
-		Options:   tgMarkOptions,
-		NewTarget: func(Family) TargetExt { return &MarkTarget{} },
-	})
+var markTargetSpec = ExtSpec{
+	Name:      "MARK",
+	X6:        true,
+	Options:   tgMarkOptions,
+	NewTarget: func(Family) TargetExt { return &MarkTarget{} },
 }
+
+var _ = RegisterTarget(&markTargetSpec)
 
 func (t *MarkTarget) Name() string { return "MARK" }
 

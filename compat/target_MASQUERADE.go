@@ -1,4 +1,4 @@
 package compat
 
 // -j MASQUERADE: see NATTarget in target_NAT.go for the shared range syntax.
-func init() { tgRegisterNAT("MASQUERADE") }
+var _ = tgRegisterNAT("MASQUERADE")

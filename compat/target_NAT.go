@@ -78,17 +78,13 @@ var tgNatRels = map[string]map[int]x6Rel{
 	"DNAT": {tgNatOptToDest: {mand: true}},
 }
 
-func tgRegisterNAT(kind string) {
-	for _, f := range []Family{IPv4, IPv6} {
-		f := f
-		RegisterTarget(&ExtSpec{
-			Name:      kind,
-			Family:    f,
-			X6:        true,
-			Options:   tgNatOptions[kind],
-			NewTarget: func(Family) TargetExt { return &NATTarget{Kind: kind, Family: f} },
-		})
-	}
+func tgRegisterNAT(kind string) *ExtSpec {
+	return RegisterTarget(&ExtSpec{
+		Name:      kind,
+		X6:        true,
+		Options:   tgNatOptions[kind],
+		NewTarget: func(f Family) TargetExt { return &NATTarget{Kind: kind, Family: f} },
+	})
 }
 
 func (t *NATTarget) Name() string { return t.Kind }

@@ -17,20 +17,16 @@ type NetmapTarget struct {
 	Min, Max netip.Addr
 }
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		f := f
-		RegisterTarget(&ExtSpec{
-			Name:   "NETMAP",
-			Family: f,
-			X6:     true,
-			Options: []OptDef{
-				{Name: "to", Arg: RequiredArg, ID: 0, Mandatory: true},
-			},
-			NewTarget: func(Family) TargetExt { return &NetmapTarget{Family: f} },
-		})
-	}
+var netmapTargetSpec = ExtSpec{
+	Name: "NETMAP",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "to", Arg: RequiredArg, ID: 0, Mandatory: true},
+	},
+	NewTarget: func(f Family) TargetExt { return &NetmapTarget{Family: f} },
 }
+
+var _ = RegisterTarget(&netmapTargetSpec)
 
 func (t *NetmapTarget) Name() string { return "NETMAP" }
 

@@ -47,14 +47,14 @@ var tgNflogRels = map[int]x6Rel{
 	tgNflogOptSize:  {excl: bit(tgNflogOptRange)},
 }
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "NFLOG",
-		X6:        true,
-		Options:   tgNflogOptions,
-		NewTarget: func(Family) TargetExt { return &NflogTarget{} },
-	})
+var nflogTargetSpec = ExtSpec{
+	Name:      "NFLOG",
+	X6:        true,
+	Options:   tgNflogOptions,
+	NewTarget: func(Family) TargetExt { return &NflogTarget{} },
 }
+
+var _ = RegisterTarget(&nflogTargetSpec)
 
 func (t *NflogTarget) Name() string { return "NFLOG" }
 

@@ -36,14 +36,14 @@ var tgNfqRels = map[int]x6Rel{
 	tgNfqOptFanout:  {also: bit(tgNfqOptBalance)},
 }
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "NFQUEUE",
-		X6:        true,
-		Options:   tgNfqOptions,
-		NewTarget: func(Family) TargetExt { return &NfqueueTarget{Total: 1} },
-	})
+var nfqueueTargetSpec = ExtSpec{
+	Name:      "NFQUEUE",
+	X6:        true,
+	Options:   tgNfqOptions,
+	NewTarget: func(Family) TargetExt { return &NfqueueTarget{Total: 1} },
 }
+
+var _ = RegisterTarget(&nfqueueTargetSpec)
 
 func (t *NfqueueTarget) Name() string { return "NFQUEUE" }
 

@@ -23,21 +23,21 @@ const (
 	nptOptDst
 )
 
-func init() {
-	for _, name := range []string{"DNPT", "SNPT"} {
-		dest := name == "DNPT"
-		RegisterTarget(&ExtSpec{
-			Name:   name,
-			Family: IPv6,
-			X6:     true,
-			Options: []OptDef{
-				{Name: "src-pfx", Arg: RequiredArg, ID: nptOptSrc, Mandatory: true},
-				{Name: "dst-pfx", Arg: RequiredArg, ID: nptOptDst, Mandatory: true},
-			},
-			NewTarget: func(Family) TargetExt { return &NPTTarget{Dest: dest} },
-		})
+var (
+	nptOptions = []OptDef{
+		{Name: "src-pfx", Arg: RequiredArg, ID: nptOptSrc, Mandatory: true},
+		{Name: "dst-pfx", Arg: RequiredArg, ID: nptOptDst, Mandatory: true},
 	}
-}
+	dnptTargetSpec = ExtSpec{Name: "DNPT", Family: IPv6, X6: true, Options: nptOptions,
+		NewTarget: func(Family) TargetExt { return &NPTTarget{Dest: true} }}
+	snptTargetSpec = ExtSpec{Name: "SNPT", Family: IPv6, X6: true, Options: nptOptions,
+		NewTarget: func(Family) TargetExt { return &NPTTarget{} }}
+)
+
+var (
+	_ = RegisterTarget(&dnptTargetSpec)
+	_ = RegisterTarget(&snptTargetSpec)
+)
 
 func (t *NPTTarget) Name() string {
 	if t.Dest {

@@ -31,21 +31,18 @@ const (
 	tgRateestUnitsSec = 1000000
 )
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		RegisterTarget(&ExtSpec{
-			Name:   "RATEEST",
-			Family: f,
-			X6:     true,
-			Options: []OptDef{
-				{Name: "rateest-name", Arg: RequiredArg, ID: tgRateestOptName, Mandatory: true},
-				{Name: "rateest-interval", Arg: RequiredArg, ID: tgRateestOptInterval},
-				{Name: "rateest-ewmalog", Arg: RequiredArg, ID: tgRateestOptEwmalog},
-			},
-			NewTarget: func(Family) TargetExt { return &RateestTarget{} },
-		})
-	}
+var rateestTargetSpec = ExtSpec{
+	Name: "RATEEST",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "rateest-name", Arg: RequiredArg, ID: tgRateestOptName, Mandatory: true},
+		{Name: "rateest-interval", Arg: RequiredArg, ID: tgRateestOptInterval},
+		{Name: "rateest-ewmalog", Arg: RequiredArg, ID: tgRateestOptEwmalog},
+	},
+	NewTarget: func(Family) TargetExt { return &RateestTarget{} },
 }
+
+var _ = RegisterTarget(&rateestTargetSpec)
 
 func (t *RateestTarget) Name() string { return "RATEEST" }
 

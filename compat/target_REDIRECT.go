@@ -1,4 +1,4 @@
 package compat
 
 // -j REDIRECT: see NATTarget in target_NAT.go for the shared range syntax.
-func init() { tgRegisterNAT("REDIRECT") }
+var _ = tgRegisterNAT("REDIRECT")

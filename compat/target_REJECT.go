@@ -52,13 +52,18 @@ const (
 	tgRejectPortUnreach6 = 4
 )
 
-func init() {
-	opts := []OptDef{{Name: "reject-with", Arg: RequiredArg, ID: 0}}
-	RegisterTarget(&ExtSpec{Name: "REJECT", Family: IPv4, X6: true, Options: opts,
-		NewTarget: func(Family) TargetExt { return &RejectTarget{Family: IPv4, With: tgRejectPortUnreach4} }})
-	RegisterTarget(&ExtSpec{Name: "REJECT", Family: IPv6, X6: true, Options: opts,
-		NewTarget: func(Family) TargetExt { return &RejectTarget{Family: IPv6, With: tgRejectPortUnreach6} }})
-}
+var (
+	tgRejectOptions   = []OptDef{{Name: "reject-with", Arg: RequiredArg, ID: 0}}
+	rejectTargetSpec4 = ExtSpec{Name: "REJECT", Family: IPv4, X6: true, Options: tgRejectOptions,
+		NewTarget: func(Family) TargetExt { return &RejectTarget{Family: IPv4, With: tgRejectPortUnreach4} }}
+	rejectTargetSpec6 = ExtSpec{Name: "REJECT", Family: IPv6, X6: true, Options: tgRejectOptions,
+		NewTarget: func(Family) TargetExt { return &RejectTarget{Family: IPv6, With: tgRejectPortUnreach6} }}
+)
+
+var (
+	_ = RegisterTarget(&rejectTargetSpec4)
+	_ = RegisterTarget(&rejectTargetSpec6)
+)
 
 func (t *RejectTarget) Name() string { return "REJECT" }
 

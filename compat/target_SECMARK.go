@@ -17,14 +17,14 @@ type SecmarkTarget struct {
 // secmarkCtxMax is SECMARK_SECCTX_MAX, the size of the context field.
 const secmarkCtxMax = 256
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "SECMARK",
-		X6:        true,
-		Options:   []OptDef{{Name: "selctx", Arg: RequiredArg, ID: 0, Mandatory: true}},
-		NewTarget: func(Family) TargetExt { return &SecmarkTarget{} },
-	})
+var secmarkTargetSpec = ExtSpec{
+	Name:      "SECMARK",
+	X6:        true,
+	Options:   []OptDef{{Name: "selctx", Arg: RequiredArg, ID: 0, Mandatory: true}},
+	NewTarget: func(Family) TargetExt { return &SecmarkTarget{} },
 }
+
+var _ = RegisterTarget(&secmarkTargetSpec)
 
 func (t *SecmarkTarget) Name() string { return "SECMARK" }
 

@@ -50,22 +50,22 @@ const (
 	tgIPSetDimMax     = 6
 )
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name: "SET",
-		Options: []OptDef{
-			{Name: "add-set", Arg: RequiredArg, ID: tgSetOptAdd},
-			{Name: "del-set", Arg: RequiredArg, ID: tgSetOptDel},
-			{Name: "exist", Arg: NoArg, ID: tgSetOptExist},
-			{Name: "timeout", Arg: RequiredArg, ID: tgSetOptTimeout},
-			{Name: "map-set", Arg: RequiredArg, ID: tgSetOptMap},
-			{Name: "map-mark", Arg: NoArg, ID: tgSetOptMapMark},
-			{Name: "map-prio", Arg: NoArg, ID: tgSetOptMapPrio},
-			{Name: "map-queue", Arg: NoArg, ID: tgSetOptMapQueue},
-		},
-		NewTarget: func(Family) TargetExt { return &SetTarget{Timeout: tgSetNoTimeout} },
-	})
+var setTargetSpec = ExtSpec{
+	Name: "SET",
+	Options: []OptDef{
+		{Name: "add-set", Arg: RequiredArg, ID: tgSetOptAdd},
+		{Name: "del-set", Arg: RequiredArg, ID: tgSetOptDel},
+		{Name: "exist", Arg: NoArg, ID: tgSetOptExist},
+		{Name: "timeout", Arg: RequiredArg, ID: tgSetOptTimeout},
+		{Name: "map-set", Arg: RequiredArg, ID: tgSetOptMap},
+		{Name: "map-mark", Arg: NoArg, ID: tgSetOptMapMark},
+		{Name: "map-prio", Arg: NoArg, ID: tgSetOptMapPrio},
+		{Name: "map-queue", Arg: NoArg, ID: tgSetOptMapQueue},
+	},
+	NewTarget: func(Family) TargetExt { return &SetTarget{Timeout: tgSetNoTimeout} },
 }
+
+var _ = RegisterTarget(&setTargetSpec)
 
 func (t *SetTarget) Name() string { return "SET" }
 

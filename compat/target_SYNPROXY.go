@@ -33,23 +33,20 @@ const (
 	tgSynproxyOptECN
 )
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		RegisterTarget(&ExtSpec{
-			Name:   "SYNPROXY",
-			Family: f,
-			X6:     true,
-			Options: []OptDef{
-				{Name: "sack-perm", Arg: NoArg, ID: tgSynproxyOptSack},
-				{Name: "timestamp", Arg: NoArg, ID: tgSynproxyOptTstamp},
-				{Name: "wscale", Arg: RequiredArg, ID: tgSynproxyOptWscale},
-				{Name: "mss", Arg: RequiredArg, ID: tgSynproxyOptMSS},
-				{Name: "ecn", Arg: NoArg, ID: tgSynproxyOptECN},
-			},
-			NewTarget: func(Family) TargetExt { return &SynproxyTarget{} },
-		})
-	}
+var synproxyTargetSpec = ExtSpec{
+	Name: "SYNPROXY",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "sack-perm", Arg: NoArg, ID: tgSynproxyOptSack},
+		{Name: "timestamp", Arg: NoArg, ID: tgSynproxyOptTstamp},
+		{Name: "wscale", Arg: RequiredArg, ID: tgSynproxyOptWscale},
+		{Name: "mss", Arg: RequiredArg, ID: tgSynproxyOptMSS},
+		{Name: "ecn", Arg: NoArg, ID: tgSynproxyOptECN},
+	},
+	NewTarget: func(Family) TargetExt { return &SynproxyTarget{} },
 }
+
+var _ = RegisterTarget(&synproxyTargetSpec)
 
 func (t *SynproxyTarget) Name() string { return "SYNPROXY" }
 

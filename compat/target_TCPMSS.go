@@ -20,20 +20,17 @@ const (
 	tgTcpmssOptClamp
 )
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		RegisterTarget(&ExtSpec{
-			Name:   "TCPMSS",
-			Family: f,
-			X6:     true,
-			Options: []OptDef{
-				{Name: "set-mss", Arg: RequiredArg, ID: tgTcpmssOptSet},
-				{Name: "clamp-mss-to-pmtu", Arg: NoArg, ID: tgTcpmssOptClamp},
-			},
-			NewTarget: func(Family) TargetExt { return &TCPMSSTarget{} },
-		})
-	}
+var tcpmssTargetSpec = ExtSpec{
+	Name: "TCPMSS",
+	X6:   true,
+	Options: []OptDef{
+		{Name: "set-mss", Arg: RequiredArg, ID: tgTcpmssOptSet},
+		{Name: "clamp-mss-to-pmtu", Arg: NoArg, ID: tgTcpmssOptClamp},
+	},
+	NewTarget: func(Family) TargetExt { return &TCPMSSTarget{} },
 }
+
+var _ = RegisterTarget(&tcpmssTargetSpec)
 
 func (t *TCPMSSTarget) Name() string { return "TCPMSS" }
 

@@ -23,17 +23,14 @@ var tgTcpoptNames = []struct {
 	{"wscale", 3}, {"mss", 2}, {"sack-permitted", 4}, {"sack", 5}, {"timestamp", 8}, {"md5", 19},
 }
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		RegisterTarget(&ExtSpec{
-			Name:      "TCPOPTSTRIP",
-			Family:    f,
-			X6:        true,
-			Options:   []OptDef{{Name: "strip-options", Arg: RequiredArg, ID: 0}},
-			NewTarget: func(Family) TargetExt { return &TcpoptstripTarget{} },
-		})
-	}
+var tcpoptstripTargetSpec = ExtSpec{
+	Name:      "TCPOPTSTRIP",
+	X6:        true,
+	Options:   []OptDef{{Name: "strip-options", Arg: RequiredArg, ID: 0}},
+	NewTarget: func(Family) TargetExt { return &TcpoptstripTarget{} },
 }
+
+var _ = RegisterTarget(&tcpoptstripTargetSpec)
 
 func (t *TcpoptstripTarget) Name() string { return "TCPOPTSTRIP" }
 

@@ -27,18 +27,14 @@ var tgTeeOptions = []OptDef{
 	{Name: "oif", Arg: RequiredArg, ID: tgTeeOptOif},
 }
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		f := f
-		RegisterTarget(&ExtSpec{
-			Name:      "TEE",
-			Family:    f,
-			X6:        true,
-			Options:   tgTeeOptions,
-			NewTarget: func(Family) TargetExt { return &TeeTarget{Family: f} },
-		})
-	}
+var teeTargetSpec = ExtSpec{
+	Name:      "TEE",
+	X6:        true,
+	Options:   tgTeeOptions,
+	NewTarget: func(f Family) TargetExt { return &TeeTarget{Family: f} },
 }
+
+var _ = RegisterTarget(&teeTargetSpec)
 
 func (t *TeeTarget) Name() string { return "TEE" }
 

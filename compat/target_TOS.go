@@ -48,18 +48,14 @@ var tgTosSymbols = []struct {
 	{0x00, "Normal-Service"},
 }
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		f := f
-		RegisterTarget(&ExtSpec{
-			Name:      "TOS",
-			Family:    f,
-			X6:        true,
-			Options:   tgTosOptions,
-			NewTarget: func(Family) TargetExt { return &TosTarget{Family: f} },
-		})
-	}
+var tosTargetSpec = ExtSpec{
+	Name:      "TOS",
+	X6:        true,
+	Options:   tgTosOptions,
+	NewTarget: func(f Family) TargetExt { return &TosTarget{Family: f} },
 }
+
+var _ = RegisterTarget(&tosTargetSpec)
 
 func (t *TosTarget) Name() string { return "TOS" }
 

@@ -32,18 +32,14 @@ var tgTproxyOptions = []OptDef{
 	{Name: "tproxy-mark", Arg: RequiredArg, ID: tgTproxyOptMark},
 }
 
-func init() {
-	for _, f := range []Family{IPv4, IPv6} {
-		f := f
-		RegisterTarget(&ExtSpec{
-			Name:      "TPROXY",
-			Family:    f,
-			X6:        true,
-			Options:   tgTproxyOptions,
-			NewTarget: func(Family) TargetExt { return &TproxyTarget{Family: f} },
-		})
-	}
+var tproxyTargetSpec = ExtSpec{
+	Name:      "TPROXY",
+	X6:        true,
+	Options:   tgTproxyOptions,
+	NewTarget: func(f Family) TargetExt { return &TproxyTarget{Family: f} },
 }
+
+var _ = RegisterTarget(&tproxyTargetSpec)
 
 func (t *TproxyTarget) Name() string { return "TPROXY" }
 

@@ -10,13 +10,13 @@ import (
 // "meta nftrace set 1"; it has no options and no -L description.
 type TraceTarget struct{}
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "TRACE",
-		X6:        true,
-		NewTarget: func(Family) TargetExt { return &TraceTarget{} },
-	})
+var traceTargetSpec = ExtSpec{
+	Name:      "TRACE",
+	X6:        true,
+	NewTarget: func(Family) TargetExt { return &TraceTarget{} },
 }
+
+var _ = RegisterTarget(&traceTargetSpec)
 
 func (t *TraceTarget) Name() string                       { return "TRACE" }
 func (t *TraceTarget) Parse(*OptArg) error                { return nil }

@@ -33,15 +33,15 @@ func tgTtlOptions(pfx string) []OptDef {
 	}
 }
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:      "TTL",
-		Family:    IPv4,
-		X6:        true,
-		Options:   tgTtlOptions("ttl"),
-		NewTarget: func(Family) TargetExt { return &TTLTarget{} },
-	})
+var ttlTargetSpec = ExtSpec{
+	Name:      "TTL",
+	Family:    IPv4,
+	X6:        true,
+	Options:   tgTtlOptions("ttl"),
+	NewTarget: func(Family) TargetExt { return &TTLTarget{} },
 }
+
+var _ = RegisterTarget(&ttlTargetSpec)
 
 func (t *TTLTarget) Name() string {
 	if t.IPv6 {

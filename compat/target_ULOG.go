@@ -33,20 +33,20 @@ const (
 	tgUlogMaxQLen    = 50 // ULOG_MAX_QLEN
 )
 
-func init() {
-	RegisterTarget(&ExtSpec{
-		Name:   "ULOG",
-		Family: IPv4,
-		X6:     true,
-		Options: []OptDef{
-			{Name: "ulog-nlgroup", Arg: RequiredArg, ID: tgUlogOptNlGroup},
-			{Name: "ulog-prefix", Arg: RequiredArg, ID: tgUlogOptPrefix},
-			{Name: "ulog-cprange", Arg: RequiredArg, ID: tgUlogOptCpRange},
-			{Name: "ulog-qthreshold", Arg: RequiredArg, ID: tgUlogOptQThreshold},
-		},
-		NewTarget: func(Family) TargetExt { return &UlogTarget{NlGroup: 1, QThreshold: 1} },
-	})
+var ulogTargetSpec = ExtSpec{
+	Name:   "ULOG",
+	Family: IPv4,
+	X6:     true,
+	Options: []OptDef{
+		{Name: "ulog-nlgroup", Arg: RequiredArg, ID: tgUlogOptNlGroup},
+		{Name: "ulog-prefix", Arg: RequiredArg, ID: tgUlogOptPrefix},
+		{Name: "ulog-cprange", Arg: RequiredArg, ID: tgUlogOptCpRange},
+		{Name: "ulog-qthreshold", Arg: RequiredArg, ID: tgUlogOptQThreshold},
+	},
+	NewTarget: func(Family) TargetExt { return &UlogTarget{NlGroup: 1, QThreshold: 1} },
 }
+
+var _ = RegisterTarget(&ulogTargetSpec)
 
 func (t *UlogTarget) Name() string { return "ULOG" }
 

@@ -24,6 +24,8 @@ type Conn struct {
 	// pending says a committed transaction left the kernel memory to
 	// free after a grace period (see Release)
 	pending bool
+	// requests counts the GET requests sent (Requests)
+	requests int
 	// auxc is a second socket, for reads asked for during a dump of
 	// this one (boundcounter.go)
 	auxMu sync.Mutex
@@ -214,6 +216,27 @@ func (c *Conn) recvFlags(flags int) ([]syscall.NetlinkMessage, error) {
 		}
 		return msgs, nil
 	}
+}
+
+// recvReply reads one datagram of the answer to a GET and returns the
+// messages in it, without asking for its size first as recv does (one
+// system call instead of two): a datagram larger than the buffer is cut
+// off, errTruncated, and the request is asked again (recvRaw grows the
+// buffer for it). The replies to GETs are far below the 64 KiB buffer.
+func (c *Conn) recvReply() ([]syscall.NetlinkMessage, error) {
+	b, err := c.recvRaw()
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := syscall.ParseNetlinkMessage(b)
+	if err != nil {
+		return nil, fmt.Errorf("netlink parse: %w", err)
+	}
+	// The buffer is reused: give callers their own copies.
+	for i := range msgs {
+		msgs[i].Data = append([]byte(nil), msgs[i].Data...)
+	}
+	return msgs, nil
 }
 
 // drain discards the datagrams queued on the socket, without waiting.

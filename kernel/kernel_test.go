@@ -583,3 +583,34 @@ func TestSetsInBatch(t *testing.T) {
 		t.Errorf("exclusive add of an existing element: %v", err)
 	}
 }
+
+// TestRequestTruncatedReply: a GET's answer is read with one receive
+// into the connection's buffer, without asking its size first; an answer
+// that does not fit is asked again with the buffer grown, for a single
+// object and for a dump. Nothing is left queued after an answer (a GET
+// asks for no ack).
+func TestRequestTruncatedReply(t *testing.T) {
+	c, _ := newNS(t)
+	b := NewBatch()
+	b.AddTable(IPv4)
+	if err := c.Commit(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	c.rbuf = make([]byte, 16)
+	if ok, err := c.TableExists(IPv4); err != nil || !ok {
+		t.Fatalf("TableExists with a 16-byte buffer: %v, %v", ok, err)
+	}
+	if len(c.rbuf) <= 16 {
+		t.Errorf("receive buffer not grown: %d bytes", len(c.rbuf))
+	}
+	c.rbuf = make([]byte, 16)
+	if _, err := c.CtHelpers(IPv4); err != nil {
+		t.Fatalf("dump with a 16-byte buffer: %v", err)
+	}
+	if _, err := c.GenID(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := unix.Recvfrom(c.fd, make([]byte, 64), unix.MSG_DONTWAIT|unix.MSG_PEEK); err != unix.EAGAIN {
+		t.Errorf("left queued after the answers: %v", err)
+	}
+}

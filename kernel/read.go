@@ -82,9 +82,11 @@ const (
 )
 
 // request sends one GET request and collects the replies: for a dump, the
-// messages up to NLMSG_DONE; otherwise the reply, acknowledged. A dump the
-// kernel marks as interrupted (the ruleset changed under it) or that
-// overran the receive buffer is repeated.
+// messages up to NLMSG_DONE; otherwise the one message that answers it (a
+// GET that is no dump asks for one object: the kernel answers a
+// GETSETELEM of several elements with a message for each, which request
+// does not wait for). A dump the kernel marks as interrupted (the ruleset
+// changed under it) or that overran the receive buffer is repeated.
 func (c *Conn) request(msg int, dump bool, fam Family, attrs func(*encoder)) ([]syscall.NetlinkMessage, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -102,7 +104,9 @@ func (c *Conn) request(msg int, dump bool, fam Family, attrs func(*encoder)) ([]
 
 func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encoder)) (out []syscall.NetlinkMessage, retry bool, err error) {
 	var e encoder
-	flags := uint16(unix.NLM_F_ACK)
+	// (no NLM_F_ACK: the kernel answers a GET with the object or an
+	// error; an ack would be one more datagram to read)
+	flags := uint16(0)
 	if dump {
 		flags = unix.NLM_F_DUMP
 	}
@@ -119,10 +123,17 @@ func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encode
 	if err := c.send(e.buf); err != nil {
 		return nil, false, err
 	}
+	c.requests++
 	intr := false
 	overrun := false
 	for {
-		msgs, err := c.recv()
+		msgs, err := c.recvReply()
+		if err == errTruncated {
+			// (part of the answer is lost: ask again, with the buffer
+			// grown to take it)
+			c.drain()
+			return nil, true, nil
+		}
 		if err == unix.ENOBUFS {
 			overrun = true
 			if !dump {
@@ -162,12 +173,24 @@ func (c *Conn) requestOnce(typ uint16, dump bool, fam Family, attrs func(*encode
 				return out, intr || overrun, nil
 			default:
 				out = append(out, m)
+				if !dump {
+					return out, false, nil
+				}
 			}
 		}
 		if overrun && !dump {
 			return nil, true, nil
 		}
 	}
+}
+
+// Requests is the number of GET requests (round trips to the kernel, a
+// dump counting once) sent on c so far: what a command costs in them,
+// for tests.
+func (c *Conn) Requests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests
 }
 
 // withText keeps the kernel's extended-ack text with the errno while

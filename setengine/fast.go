@@ -75,9 +75,15 @@ func (e *Engine) fast(c *ipset.Command) (res Result, err error, ok bool) {
 		return Result{}, nil, false
 	}
 	for attempt := 0; attempt < 100; attempt++ {
-		genid, gerr := e.Conn.GenID()
-		if gerr != nil {
-			return Result{}, kernelErr(gerr), true
+		// (the generation the commit of an add or del is checked
+		// against, read before what it is computed from; a test only
+		// reads)
+		var genid uint32
+		if c.Op != ipset.OpTest {
+			var gerr error
+			if genid, gerr = e.Conn.GenID(); gerr != nil {
+				return Result{}, kernelErr(gerr), true
+			}
 		}
 		s, fam, found, herr := e.header(c.Args[0])
 		if herr != nil || !found || s.Type.List || s.Type.OptionalMAC {

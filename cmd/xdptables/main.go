@@ -2,6 +2,12 @@
 // ip6tables, iptables-save, iptables-restore, ip6tables-save,
 // ip6tables-restore or ipset (also with Debian's "-nft" infix) it acts as
 // that tool; called as xdptables it offers its own subcommands.
+//
+// A command lives for milliseconds, a restore for seconds: the runtime's
+// watch for a changed CPU limit (a goroutine and a channel made at every
+// start, about 1% of one) is of no use to it.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (
