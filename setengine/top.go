@@ -36,6 +36,11 @@ func (q *netQuery) tree(a netip.Addr) (lo, hi netip.Addr, p nftables.SetElement,
 	if !ok {
 		return
 	}
+	return q.treeOf(a, p)
+}
+
+// treeOf is tree for the interval whose start element p holds a.
+func (q *netQuery) treeOf(a netip.Addr, p nftables.SetElement) (lo, hi netip.Addr, _ nftables.SetElement, nested int, ok bool) {
 	lo, _ = netip.AddrFromSlice(p.Key)
 	pe, hasEnd := q.pieceEnd(a)
 	if q.err != nil {
@@ -112,8 +117,8 @@ func (q *netQuery) topAdd(c *ipset.Command) (*kernel.Batch, error, bool) {
 	}
 	look := ipset.LookupSetName(s.Name)
 	b := kernel.NewBatch()
-	if _, ok := q.piece(lo); ok {
-		tlo, thi, _, n, ok := q.tree(lo)
+	if p, ok := q.piece(lo); ok {
+		tlo, thi, _, n, ok := q.treeOf(lo, p)
 		if !ok || hi.Compare(thi) > 0 {
 			return nil, nil, false // the new prefix holds its tree: treeRun
 		}
