@@ -73,6 +73,7 @@ func init() {
 			{Name: "icmp-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
 		},
 		NewMatch: func(Family) MatchExt { return &ICMPMatch{} },
+		HelpMore: func() string { return icmpTypeHelp("Valid ICMP Types:", icmpNames) },
 	})
 }
 

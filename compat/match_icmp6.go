@@ -54,7 +54,9 @@ func init() {
 		Options: []OptDef{
 			{Name: "icmpv6-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
 		},
-		NewMatch: func(Family) MatchExt { return &ICMP6Match{} },
+		NewMatch:  func(Family) MatchExt { return &ICMP6Match{} },
+		HelpTitle: "icmpv6",
+		HelpMore:  func() string { return icmpTypeHelp("Valid ICMPv6 Types:", icmp6Names) },
 	})
 }
 
