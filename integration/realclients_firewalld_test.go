@@ -221,11 +221,11 @@ func fwNorm(_ *dmSide, text string) string {
 // ip6tables-save and ipset save; at the end also on firewalld's log and
 // exit status.
 //
-// Left out: services with a conntrack helper (ftp, samba-client of the
-// home and internal zones...): firewalld assigns them with -j CT
-// --helper in user chains of raw, which xdptables does not support
-// (docs/extensions.md, CT); and the ipset types this kernel's ipset
-// lacks (hash:mac, hash:ip,mark, hash:net,net, hash:net,port,net), which
+// Services with a conntrack helper (ftp, tftp, samba-client's
+// netbios-ns in the home zone) put -j CT --helper rules in user chains
+// of raw, which zones reach by interface, address and ipset.
+//
+// Left out: the ipset types this kernel's ipset lacks (hash:mac, hash:ip,mark, hash:net,net, hash:net,port,net), which
 // xdptables supports: the reference fails there. And IndividualCalls=yes
 // (an iptables call per rule instead of restores): a reload then makes
 // some 1400 calls, which takes longer under load than firewall-cmd waits
@@ -294,6 +294,9 @@ fc --zone=public --add-protocol=gre
 fc --zone=public --add-source-port=53/udp
 fc --zone=public --add-interface=fw-ext
 fc --zone=dmz --add-interface=fw-dmz
+fc --zone=public --add-service=ftp
+fc --zone=home --add-source=198.51.100.128/25
+fc --zone=home --add-service=tftp
 fc --get-active-zones`},
 		{name: "masquerade, forward ports, icmp blocks", script: `fc --zone=public --add-masquerade
 fc --zone=public --add-forward-port=port=2222:proto=tcp:toport=22:toaddr=198.51.100.20
@@ -355,6 +358,8 @@ fc --permanent --policy=fwhost --set-target=REJECT
 fc --permanent --policy=fwhost --set-priority=-10
 fc --permanent --policy=fwhost --add-masquerade
 fc --permanent --zone=dmz --set-target=DROP
+fc --permanent --zone=public --add-service=ftp
+fc --permanent --zone=home --add-source=198.51.100.128/25
 fc --reload
 fc --set-log-denied=all
 fc --zone=dmz --add-forward
@@ -409,6 +414,8 @@ sed 's/^[0-9-]* [0-9:]* //' "$D/firewalld.log"`},
 		"-A IN_public_allow -p tcp -m tcp --dport 8080 -j ACCEPT",
 		"-A IN_public_log -s 198.51.100.0/28 -p tcp -m tcp --dport 22 -m limit --limit 3/min -j LOG --log-prefix \"ssh4 \" --log-level 6",
 		"-A PRE_public_allow -p tcp -m tcp --dport 2222 -j DNAT --to-destination 198.51.100.20:22",
+		"-A PRE_public_allow -p tcp -m tcp --dport 21 -j CT --helper ftp",
+		"-A PRE_home_allow -p udp -m udp --dport 137 -j CT --helper netbios-ns",
 		"-A IN_public_deny -m set --match-set fwip src -j DROP",
 		"add fwnet6 2001:db8:7::/48", "add fwport 198.51.100.9,tcp:80 timeout T",
 		"-A INPUT_direct -s 198.51.100.99/32 -p tcp -m tcp --dport 25 -j DROP",
