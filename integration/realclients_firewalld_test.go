@@ -208,29 +208,30 @@ func fwNorm(_ *dmSide, text string) string {
 // ports, ICMP blocks and inversion; rich rules (log with limits, audit,
 // nflog, marks, MSS clamping, priorities, ICMP types and blocks, reject
 // with ICMP types and tcp-reset, drop, forward ports, masquerading, IPv4
-// and IPv6 sources and destinations, bad ones); direct rules, chains
-// and a passthrough; permanent ipsets (hash:ip, hash:net of IPv6,
-// hash:ip,port with a timeout, hash:net,iface, hash:ip,port,ip,
-// hash:net,port, hash:ip,port,net) with entries, rich rules and zone
-// sources on them; policies (zone to zone, HOST to ANY with
-// masquerading, priorities, targets), denied packets logged; reload,
-// runtime-to-permanent, panic mode on and off; a complete reload; more
-// changes, removals and a reload for another log-denied mode; stop. After each step both
-// sides must agree on firewall-cmd's output and exit statuses, on every
-// iptables/ipset call firewalld made, and on iptables-save,
-// ip6tables-save and ipset save; at the end also on firewalld's log and
-// exit status.
+// and IPv6 sources and destinations, bad ones); direct rules, chains, a
+// passthrough rule, passthrough listings and checks; permanent ipsets
+// (hash:ip, hash:net of IPv6, hash:ip,port with a timeout,
+// hash:net,iface, hash:ip,port,ip, hash:net,port, hash:ip,port,net)
+// with entries, rich rules and zone sources on them; policies (zone to
+// zone, HOST to ANY with masquerading, priorities, targets), denied
+// packets logged; reload, runtime-to-permanent, panic mode on and off; a
+// complete reload; more changes, removals and a reload for another
+// log-denied mode; stop. After each step both sides must agree on
+// firewall-cmd's output and exit statuses, on every iptables/ipset call
+// firewalld made, and on iptables-save, ip6tables-save and ipset save;
+// at the end also on firewalld's log and exit status.
 //
 // Services with a conntrack helper (ftp, tftp, samba-client's
 // netbios-ns in the home zone) put -j CT --helper rules in user chains
 // of raw, which zones reach by interface, address and ipset.
 //
-// Left out: the ipset types this kernel's ipset lacks (hash:mac, hash:ip,mark, hash:net,net, hash:net,port,net), which
-// xdptables supports: the reference fails there. And IndividualCalls=yes
-// (an iptables call per rule instead of restores): a reload then makes
-// some 1400 calls, which takes longer under load than firewall-cmd waits
-// for its answer (D-Bus's 25 s), so that the calls of one step land in
-// the next.
+// Left out: the ipset types this kernel's ipset lacks (hash:mac,
+// hash:ip,mark, hash:net,net, hash:net,port,net), which xdptables
+// supports: the reference fails there. And IndividualCalls=yes (an
+// iptables call per rule instead of restores): a reload then makes some
+// 1400 calls, which takes longer under load than firewall-cmd waits for
+// its answer (D-Bus's 25 s), so that the calls of one step land in the
+// next.
 func TestRealFirewalld(t *testing.T) {
 	netns.RequireRoot(t)
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import gi, dbus").CombinedOutput(); err != nil {
@@ -336,7 +337,15 @@ fc --direct --add-passthrough ipv4 -t nat -A POSTROUTING -o fw-dmz -s 198.51.100
 fc --direct --add-rule ipv4 filter INPUT 0 -m nosuchmatch -j DROP
 fc --direct --get-all-rules
 fc --direct --get-all-chains
-fc --direct --get-all-passthroughs`},
+fc --direct --get-all-passthroughs
+fc --direct --passthrough ipv4 -t filter -L -n -v
+fc --direct --passthrough ipv4 -t nat -L -n -v --line-numbers
+fc --direct --passthrough ipv4 -t raw -S
+fc --direct --passthrough ipv6 -t filter -L -n
+fc --direct --passthrough ipv6 -t raw -L IN_public_allow
+fc --direct --passthrough ipv4 -t filter -C IN_public_allow -p tcp --dport 8080 -j ACCEPT
+fc --direct --passthrough ipv4 -t filter -C IN_public_allow -p tcp --dport 8081 -j ACCEPT
+fc --direct --passthrough ipv4 -t filter -L nosuch`},
 		{name: "ipsets", script: `fc --permanent --new-ipset=fwip --type=hash:ip
 fc --permanent --new-ipset=fwnet6 --type=hash:net --option=family=inet6 --option=maxelem=1000
 fc --permanent --new-ipset=fwport --type=hash:ip,port --option=timeout=600
