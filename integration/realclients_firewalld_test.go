@@ -104,12 +104,13 @@ func (s *fwSide) startBus(t *testing.T) {
 }
 
 // startFirewalld starts firewalld and waits until firewall-cmd --state
-// says it runs.
+// says it runs. The side's ipset is bound on DIR/ipset.real first: the
+// wrappers laid over /usr/sbin cover the reference's own.
 func (s *fwSide) startFirewalld() error {
 	script := "D=" + s.dir + "\n" + s.mountSetupEtc("etc-fw") + `set -e
 mount -t tmpfs tmpfs /run/firewalld
 touch $D/ipset.real
-mount --bind /usr/sbin/ipset $D/ipset.real
+mount --bind ` + s.tools["ipset"] + ` $D/ipset.real
 mount -t overlay overlay -o lowerdir=` + s.wrapDir + `:/usr/sbin /usr/sbin
 ` + s.env() + `exec /usr/bin/python3 ` + s.root + `/usr/sbin/firewalld --nofork --nopid --default-config ` + s.root +
 		`/usr/lib/firewalld --system-config $D/fwetc --log-target file --log-file $D/firewalld.log
