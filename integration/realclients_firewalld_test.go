@@ -63,6 +63,7 @@ type fwSide struct {
 	fw      *exec.Cmd
 	fwDone  chan error
 	wrapDir string // the wrappers laid over /usr/sbin
+	client  *netns.NS
 }
 
 // env is what firewalld and firewall-cmd need: the side's bus, the
@@ -217,7 +218,9 @@ func fwNorm(_ *dmSide, text string) string {
 // zone, HOST to ANY with masquerading, priorities, targets), denied
 // packets logged; reload, runtime-to-permanent, panic mode on and off; a
 // complete reload; more changes, removals and a reload for another
-// log-denied mode; stop. After each step both sides must agree on
+// log-denied mode; stop. A connection from a client namespace to the
+// public zone's ftp service checks the rules with a packet. After each
+// step both sides must agree on
 // firewall-cmd's output and exit statuses, on every iptables/ipset call
 // firewalld made, and on iptables-save, ip6tables-save and ipset save;
 // at the end also on firewalld's log and exit status.
@@ -279,6 +282,14 @@ ip link set fw-dmz up
 ip addr add 198.51.100.1/24 dev fw-ext
 ip addr add 2001:db8:1::1/64 dev fw-ext nodad
 ip addr add 203.0.113.1/24 dev fw-dmz`)
+		// a client behind fw-ext, for a connection through the rules
+		s.client = netns.New(t, "fwc-"+d.name)
+		sideSh(t, d, "ip link set fw-extp netns "+s.client.Name)
+		sideSh(t, &dmSide{ns: s.client}, `set -e
+ip link set lo up
+sysctl -qw net.ipv6.conf.fw-extp.disable_ipv6=1
+ip addr add 198.51.100.2/24 dev fw-extp
+ip link set fw-extp up`)
 		s.startBus(t)
 		t.Cleanup(s.stopFirewalld)
 	}
@@ -399,6 +410,24 @@ fc --runtime-to-permanent
 fc --reload
 fc --zone=public --list-all
 fc --list-all-zones`},
+		// a connection from the client to the public zone's ftp service:
+		// the rules let it in and conntrack gives it the ftp helper
+		{name: "ftp connection", script: `python3 -c '
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("198.51.100.1", 21))
+s.listen(1)
+s.settimeout(10)
+c, _ = s.accept()
+c.close()' &
+sleep 1
+ip netns exec $CLIENT python3 -c '
+import socket
+socket.create_connection(("198.51.100.1", 21), 5).close()'
+echo "connect: $?"
+wait
+conntrack -L -p tcp --dport 21 2>/dev/null | sed -n "s/.*dst=198.51.100.1 .*dport=21 .*\(\[ASSURED\]\).*\(helper=[a-z0-9-]*\).*/\1 \2/p"`},
 		{name: "panic on", script: "fc --panic-on\nfc --query-panic"},
 		{name: "panic off", script: "fc --panic-off\nfc --query-panic"},
 		{name: "complete reload", script: "fc --complete-reload\nfc --state\nfc --get-active-zones"},
@@ -418,7 +447,9 @@ fc --set-log-denied=unicast`},
 cat "$D/firewalld.exit"
 sed 's/^[0-9-]* [0-9:]* //' "$D/firewalld.log"`},
 	}
-	prologueD := func(d *dmSide) string { return "D=" + d.dir + "\n" + prologue(d) }
+	prologueD := func(d *dmSide) string {
+		return "D=" + d.dir + "\nCLIENT=" + bySide[d].client.Name + "\n" + prologue(d)
+	}
 	runMoreSteps(t, dsides, true, dmStepLimit, prologueD, fwNorm, steps,
 		"### firewall-cmd --state\nrunning\nrc=0",
 		"-A IN_public_allow -p tcp -m tcp --dport 8080 -j ACCEPT",
@@ -434,5 +465,6 @@ sed 's/^[0-9-]* [0-9:]* //' "$D/firewalld.log"`},
 		"-A IN_public_log -s 198.51.100.0/24 -j NFLOG --nflog-prefix nf --nflog-group 5 --nflog-threshold 10",
 		"-A PREROUTING_ZONES -m mac --mac-source 02:00:00:00:00:01 -g PRE_drop",
 		"-A FWD_fwpol_allow -p tcp -m tcp --dport 80 -j ACCEPT", "add fwipn 198.51.100.3,tcp:443,203.0.113.0/28",
+		"connect: 0\n", "helper=ftp",
 		":INPUT DROP [P:B]", "### firewall-cmd --query-panic\nno", "not running")
 }
