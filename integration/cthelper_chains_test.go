@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 // give new connections the helpers the reference's xtables CT target
 // gives them: an ACCEPT in a user chain ends raw before later helper
 // rules, RETURN goes back to the caller, a goto returns past the chain
-// that went, a zone template set first keeps the helper off, and an
+// that went, a jump on an ipset match (a set without counters) is
+// followed, a zone template set first keeps the helper off, and an
 // expected (FTP data) connection gets none. Commands, -S and the
 // mirror's going away with the rules are compared too.
 func TestCTHelperUserChains(t *testing.T) {
@@ -33,6 +35,9 @@ func TestCTHelperUserChains(t *testing.T) {
 		"-t raw -A Z_home_allow -p tcp --dport 2128 -j CT --helper irc",
 		"-t raw -A Z_home -j EARLY",
 		"-t raw -A Z_home -j Z_home_allow",
+		"-t raw -N Z_set",
+		"-t raw -A Z_set -p tcp --dport 2131 -j CT --helper irc",
+		"-t raw -A ZONES -m set --match-set clients src -j Z_set",
 		"-t raw -A ZONES -s " + pktClient + " -g Z_home",
 		"-t raw -A ZONES -p tcp -j CT --helper irc",
 		"-t raw -A PREROUTING -p tcp --dport 2127 -j CT",
@@ -40,17 +45,24 @@ func TestCTHelperUserChains(t *testing.T) {
 		"-t raw -A PREROUTING -p tcp --dport 2129 -j CT --helper ftp",
 		"-t raw -S",
 	}
-	want := map[int]string{21: "ftp", 2125: "", 2126: "ftp", 2127: "", 2128: "irc", 2129: "ftp", 2130: "ftp", 5001: ""}
+	want := map[int]string{21: "ftp", 2125: "", 2126: "ftp", 2127: "", 2128: "irc", 2129: "ftp", 2130: "ftp", 5001: "", 2131: "irc"}
 	got := map[string]map[int]string{}
 	out := map[string][]string{}
 	for _, side := range []string{"ref", "ours"} {
 		tool := tools[side]
 		p := newPktPair(t, "ctu"+side[:1])
+		// a set without counters, which the mirror may look up again
+		ipset := "ipset"
+		if side == "ours" {
+			ipset = filepath.Join(LinkDir(t), "ipset")
+		}
+		mustRun(t, p.server, ipset, "create", "clients", "hash:ip")
+		mustRun(t, p.server, ipset, "add", "clients", pktClient)
 		for _, c := range cmds {
 			x := p.server.Run("", append([]string{tool}, strings.Fields(c)...)...)
 			out[side] = append(out[side], fmt.Sprintf("%s: rc %d\n%s%s", c, x.RC, x.Stdout, x.Stderr))
 		}
-		for _, port := range []int{21, 2125, 2126, 2127, 2128, 2129} {
+		for _, port := range []int{21, 2125, 2126, 2127, 2128, 2129, 2131} {
 			listenTCP(t, p.server, port)
 			dialTCP(t, p.client, port, 1)
 		}
