@@ -17,7 +17,10 @@ build:
 # conntrack for the CT helper tests, rpm and bash-completion for the
 # package tests (tools/package), and the
 # interpreters of the real clients TestRealClients runs (python3 for
-# fail2ban, perl for Shorewall; the clients come from their packages).
+# fail2ban, perl for Shorewall; the clients come from their packages),
+# and what TestRealFirewalld's firewalld needs besides its packages: the
+# gi and dbus modules of python3 (libraries) and dbus-daemon, which the
+# test starts in its namespaces with a bus configuration of its own.
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
 	  missing=""; \
@@ -27,6 +30,9 @@ deps:
 	  [ -r /usr/share/bash-completion/bash_completion ] || missing="$$missing bash-completion"; \
 	  [ -x /usr/bin/python3 ] || missing="$$missing python3"; \
 	  perl -MDigest::SHA -e 1 2>/dev/null || missing="$$missing perl"; \
+	  /usr/bin/python3 -c 'import gi' 2>/dev/null || missing="$$missing python3-gi"; \
+	  /usr/bin/python3 -c 'import dbus' 2>/dev/null || missing="$$missing python3-dbus"; \
+	  command -v dbus-daemon >/dev/null 2>&1 || missing="$$missing dbus-daemon"; \
 	  if [ -n "$$missing" ]; then \
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

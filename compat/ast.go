@@ -238,6 +238,11 @@ type Command struct {
 	LineNumbers bool
 	Wait        bool
 	Counters    *Counters // -c given on the command line
+	// HelpExts are the extensions whose options -h prints after the
+	// general help (ExtHelp): the target given before -h, then the
+	// matches in their order, or, without -m, the match of the -p
+	// protocol as it was written.
+	HelpExts []*ExtSpec
 }
 
 // BuiltinChains lists the built-in chains of each table in hook order.

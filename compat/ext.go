@@ -110,6 +110,11 @@ type ExtSpec struct {
 	// NewMatch / NewTarget create a fresh instance (one is set).
 	NewMatch  func(f Family) MatchExt
 	NewTarget func(f Family) TargetExt
+	// HelpTitle, when set, is the name the extension's -h section
+	// gives it instead of Name; HelpMore, when set, adds to the section
+	// what the options alone do not say (ExtHelp).
+	HelpTitle string
+	HelpMore  func() string
 }
 
 // The extensions register as the package is initialized, which every

@@ -61,3 +61,66 @@ Options:
 `)
 	return b.String()
 }
+
+// ExtHelp returns what `iptables ... -h` prints after Help for the
+// extensions of exts (Command.HelpExts): for each, a blank line, the
+// title "NAME match options:" or "NAME target options:" (the lines
+// clients look for), its options, and what HelpMore adds. The ICMP
+// matches add their type names under "Valid ICMP Types:" or "Valid
+// ICMPv6 Types:", as firewalld reads them to learn which types the
+// kernel and the tool support.
+func ExtHelp(exts []*ExtSpec) string {
+	var b strings.Builder
+	for _, spec := range exts {
+		title, kind := spec.Name, "match"
+		if spec.HelpTitle != "" {
+			title = spec.HelpTitle
+		}
+		if spec.NewTarget != nil {
+			kind = "target"
+		}
+		b.WriteString("\n" + title + " " + kind + " options:\n")
+		for _, o := range spec.Options {
+			if o.Invert {
+				b.WriteString("[!] ")
+			}
+			b.WriteString("--" + o.Name)
+			switch o.Arg {
+			case RequiredArg:
+				b.WriteString(" value")
+			case OptionalArg:
+				b.WriteString(" [value]")
+			}
+			b.WriteString("\n")
+		}
+		if spec.HelpMore != nil {
+			b.WriteString(spec.HelpMore())
+		}
+	}
+	return b.String()
+}
+
+// icmpTypeHelp lists the names of an ICMP type table under title, one
+// type or code per line: a name that stands for the same types and codes
+// as the line's first follows it in parentheses, and the names of single
+// codes of a type are indented under it.
+func icmpTypeHelp(title string, names []icmpName) string {
+	var b strings.Builder
+	b.WriteString(title + "\n")
+	for i, n := range names {
+		if i > 0 {
+			prev := names[i-1]
+			if n.typ == prev.typ && n.min == prev.min && n.max == prev.max {
+				b.WriteString(" (" + n.name + ")")
+				continue
+			}
+			b.WriteString("\n")
+		}
+		if n.typ != 0xff && n.min == n.max {
+			b.WriteString("   ")
+		}
+		b.WriteString(n.name)
+	}
+	b.WriteString("\n")
+	return b.String()
+}

@@ -72,6 +72,7 @@ var icmpMatchSpec = ExtSpec{
 		{Name: "icmp-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
 	},
 	NewMatch: func(Family) MatchExt { return &ICMPMatch{} },
+	HelpMore: func() string { return icmpTypeHelp("Valid ICMP Types:", icmpNames) },
 }
 
 var _ = RegisterMatch(&icmpMatchSpec)

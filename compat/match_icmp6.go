@@ -53,7 +53,9 @@ var icmp6MatchSpec = ExtSpec{
 	Options: []OptDef{
 		{Name: "icmpv6-type", Arg: RequiredArg, ID: 0, Invert: true, Mandatory: true},
 	},
-	NewMatch: func(Family) MatchExt { return &ICMP6Match{} },
+	NewMatch:  func(Family) MatchExt { return &ICMP6Match{} },
+	HelpTitle: "icmpv6",
+	HelpMore:  func() string { return icmpTypeHelp("Valid ICMPv6 Types:", icmp6Names) },
 }
 
 var _ = RegisterMatch(&icmp6MatchSpec)

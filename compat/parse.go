@@ -190,6 +190,9 @@ func Parse(f Family, args []string, o ParseOptions) (*Command, error) {
 	p.rule = &Rule{Family: f}
 	p.g = getopt{args: args, shortArgs: iptablesShortOpts(), base: baseLongOpts}
 	if err := p.run(); err != nil {
+		if err == ErrHelp {
+			return p.cmd, err
+		}
 		return nil, err
 	}
 	return p.cmd, nil
@@ -517,6 +520,7 @@ func (p *parser) base(c int, r goResult) error {
 		}
 		p.cmd.Policy = g.take()
 	case 'h':
+		p.cmd.HelpExts = p.helpExts()
 		return ErrHelp
 	case 'p':
 		if err := p.setOption(optProtocol); err != nil {
@@ -791,6 +795,30 @@ func (p *parser) unknown(r goResult) error {
 		return Paramf("unknown option \"-%c\"", r.optopt)
 	}
 	return Paramf("unknown option \"%s\"", p.g.args[p.g.optind-1])
+}
+
+// helpExts are the extensions -h shows, as iptables finds them when it
+// meets -h: the target, then the matches loaded so far; without any,
+// the match named as the -p argument was written (-p 1 loads none, -p
+// icmpv6 the icmp6 match).
+func (p *parser) helpExts() []*ExtSpec {
+	var out []*ExtSpec
+	if p.target != nil {
+		out = append(out, p.target.spec)
+	}
+	if len(p.exts) == 0 && p.protoName != "" {
+		name := p.protoName
+		if name == "icmpv6" || name == "ipv6-icmp" {
+			name = "icmp6"
+		}
+		if spec := FindMatch(name, p.f); spec != nil {
+			out = append(out, spec)
+		}
+	}
+	for _, e := range p.exts {
+		out = append(out, e.spec)
+	}
+	return out
 }
 
 // protoMatchName is the match implicitly loaded for a protocol.

@@ -213,13 +213,14 @@ func (t *CTTarget) ListName() string { return "CT" }
 // packet that has no conntrack yet and leaves other packets alone, and
 // the kernel allows it in the same hooks (PREROUTING, OUTPUT).
 //
-// --helper, alone or with such a zone, in raw PREROUTING or OUTPUT:
-// the zone template (zone 0 without --zone) here, and the helper
-// assigned natively after conntrack (see translate.CTHelperMirror).
+// --helper, alone or with such a zone, in raw PREROUTING or OUTPUT or
+// a user chain they jump or go to: the zone template (zone 0 without
+// --zone) here, and the helper assigned natively after conntrack (see
+// translate.CTHelperMirrorTable).
 //
 // Every other CT form needs the xtables target, which the kernel binds
-// to a table named "raw" (not supported, see tgNotInTable): --helper in
-// a user chain or with options other than a zone, --timeout (nft would need named ct helper/timeout objects, whose
+// to a table named "raw" (not supported, see tgNotInTable): --helper
+// with options other than a zone, --timeout (nft would need named ct helper/timeout objects, whose
 // template is not the same), --ctevents/--expevents (no nft
 // equivalent), a zone in one direction only (the library cannot send
 // the direction of a ct zone set) and --zone mark (xt takes the mark
@@ -237,14 +238,15 @@ func (t *CTTarget) NftExprs(ctx *NftContext) ([]expr.Any, error) {
 	zoneOnly := t.Flags&^(CTZoneDirOrig|CTZoneDirRepl) == 0 && (dir == 0 || dir == CTZoneDirOrig|CTZoneDirRepl) &&
 		t.Timeout == "" && t.CtEvents == 0 && t.ExpEvents == 0
 	zoneSet := ctZoneSetExprs(t.Zone)
-	if t.Helper != "" && zoneOnly && (ctx.Chain == "" || ctx.Chain == "PREROUTING" || ctx.Chain == "OUTPUT") {
-		// --helper (with a zone or not), in a built-in chain: the rule
-		// attaches the zone template here (zone 0 without --zone),
-		// which, as xt's template does, makes later CT and NOTRACK
-		// rules leave the packet alone; the helper is assigned after
-		// conntrack by the chain's mirror (translate.CTHelperMirror),
-		// which the ruleset writes with the chain, or refuses with
-		// NotNative when it would not be exact
+	if t.Helper != "" && zoneOnly {
+		// --helper (with a zone or not): the rule attaches the zone
+		// template here (zone 0 without --zone), which, as xt's
+		// template does, makes later CT and NOTRACK rules leave the
+		// packet alone; the helper is assigned after conntrack by the
+		// mirror of the built-in chains that reach the rule
+		// (translate.CTHelperMirrorTable), which the ruleset writes
+		// with the chains, or refuses with NotNative when it would not
+		// be exact
 		return zoneSet, nil
 	}
 	if zoneOnly && t.Helper == "" {

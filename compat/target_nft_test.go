@@ -81,7 +81,7 @@ func TestTargetNftExprs(t *testing.T) {
 		{IPv4, "raw", "-j CT --zone 1 --ctevents new", nil, true},
 		{IPv4, "raw", "-p tcp -j CT --timeout x", nil, true},
 		{IPv4, "filter", "-j CT --notrack", refused("CT", 2, 72), false},
-		{IPv4, "raw", "-p tcp -j CT --helper ftp", nil, true},
+		{IPv4, "raw", "-p tcp -j CT --helper ftp", append(notUntracked(), imm(1, 0, 0), zoneSet), false},
 		{IPv4, "mangle", "-j TTL --ttl-set 64", tgHeaderRewrite(8, []byte{0, 0xff}, []byte{64, 0}, true), false},
 		{IPv4, "mangle", "-j TTL --ttl-inc 1", []expr.Any{
 			&expr.Payload{OperationType: expr.PayloadLoad, DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 8, Len: 1},
@@ -360,11 +360,11 @@ func notUntracked() []expr.Any {
 	}
 }
 
-// TestCTHelperNftExprs: --helper in a built-in raw chain, alone or with
-// a zone for both directions, is the zone template (zone 0 without
-// --zone; the helper is assigned after conntrack,
-// translate.CTHelperMirror); anywhere else, or with other options, it
-// has no native form.
+// TestCTHelperNftExprs: --helper in a raw chain, built-in or user,
+// alone or with a zone for both directions, is the zone template (zone
+// 0 without --zone; the helper is assigned after conntrack,
+// translate.CTHelperMirrorTable); with other options it has no native
+// form.
 func TestCTHelperNftExprs(t *testing.T) {
 	for _, tc := range []struct {
 		chain, args string
@@ -375,7 +375,9 @@ func TestCTHelperNftExprs(t *testing.T) {
 		{"OUTPUT", "-p udp -j CT --helper tftp", true, 0},
 		{"PREROUTING", "-p tcp -j CT --helper ftp --zone 3", true, 3},
 		{"OUTPUT", "-p tcp -j CT --helper ftp --zone-orig 7 --zone-reply 7", true, 7},
-		{"X", "-p tcp -j CT --helper ftp", false, 0},
+		{"X", "-p tcp -j CT --helper ftp", true, 0},
+		{"X", "-p tcp -j CT --helper ftp --zone 4", true, 4},
+		{"X", "-p tcp -j CT --helper ftp --zone-orig 3", false, 0},
 		{"PREROUTING", "-p tcp -j CT --helper ftp --zone-orig 3", false, 0},
 		{"PREROUTING", "-p tcp -j CT --helper ftp --zone mark", false, 0},
 		{"PREROUTING", "-p tcp -j CT --helper ftp --ctevents new", false, 0},

@@ -350,10 +350,11 @@ func TestCTHelperCommands(t *testing.T) {
 	}
 }
 
-// TestCTHelperNotExact: a change to a raw chain with CT --helper rules
-// after which their helpers could not be assigned exactly after
+// TestCTHelperNotExact: a change to a raw chain that reaches CT --helper
+// rules after which their helpers could not be assigned exactly after
 // conntrack fails and changes nothing, and so does a CT --helper rule
-// added to such a chain (the reference takes both).
+// added to such a chain, or a jump that makes such a chain reach one
+// (the reference takes them all).
 func TestCTHelperNotExact(t *testing.T) {
 	tools := pktTools(t)
 	ns := netns.New(t, "ctx")
@@ -361,7 +362,7 @@ func TestCTHelperNotExact(t *testing.T) {
 	mustRun(t, ns, ipt, "-t", "raw", "-A", "PREROUTING", "-p", "tcp", "--dport", "21", "-j", "CT", "--helper", "ftp")
 	before := mustRun(t, ns, "nft", "list", "ruleset")
 	for _, c := range []struct{ args, msg string }{
-		{"-t raw -A PREROUTING -j MARK --set-mark 1", "chain PREROUTING of table raw has CT --helper rules, whose helpers are assigned after conntrack: after this change, rule 2 (-j MARK) may change the packet"},
+		{"-t raw -A PREROUTING -j MARK --set-mark 1", "chain PREROUTING of table raw reaches CT --helper rules, whose helpers are assigned after conntrack: after this change, rule 2 (-j MARK) may change the packet"},
 		{"-t raw -I PREROUTING -m conntrack --ctstate NEW -j ACCEPT", "after this change, rule 1 (-m conntrack) may match differently"},
 	} {
 		x := ns.Run("", append([]string{ipt}, strings.Fields(c.args)...)...)
@@ -372,17 +373,22 @@ func TestCTHelperNotExact(t *testing.T) {
 	if after := mustRun(t, ns, "nft", "list", "ruleset"); after != before {
 		t.Errorf("the ruleset changed:\n%s\nwas\n%s", after, before)
 	}
-	// CT --helper where the mirror would not be exact, or in a user
-	// chain (the mirror follows no jumps), has the CT target's message
+	// CT --helper where the mirror would not be exact has the CT
+	// target's message; in a user chain that no built-in chain reaches
+	// it needs no mirror, and a jump that would make a chain whose
+	// mirror cannot be exact reach it fails
 	mustRun(t, ns, ipt, "-t", "raw", "-A", "OUTPUT", "-j", "MARK", "--set-mark", "1")
 	mustRun(t, ns, ipt, "-t", "raw", "-N", "HELPERS")
-	for _, args := range []string{"-t raw -A OUTPUT -p tcp -j CT --helper ftp", "-t raw -A HELPERS -p tcp -j CT --helper ftp"} {
-		x := ns.Run("", append([]string{ipt}, strings.Fields(args)...)...)
-		if x.RC != 1 || !strings.Contains(x.Stderr, `target "CT": cannot run in the xdptables table`) {
-			t.Errorf("%s: rc %d %q", args, x.RC, x.Stderr)
-		}
+	x := ns.Run("", ipt, "-t", "raw", "-A", "OUTPUT", "-p", "tcp", "-j", "CT", "--helper", "ftp")
+	if x.RC != 1 || !strings.Contains(x.Stderr, `target "CT": cannot run in the xdptables table`) {
+		t.Errorf("CT --helper after MARK: rc %d %q", x.RC, x.Stderr)
 	}
-	if out := mustRun(t, ns, ipt, "-t", "raw", "-S"); out != "-P PREROUTING ACCEPT\n-P OUTPUT ACCEPT\n-N HELPERS\n-A PREROUTING -p tcp -m tcp --dport 21 -j CT --helper ftp\n-A OUTPUT -j MARK --set-xmark 0x1/0xffffffff\n" {
+	mustRun(t, ns, ipt, "-t", "raw", "-A", "HELPERS", "-p", "tcp", "-j", "CT", "--helper", "ftp")
+	x = ns.Run("", ipt, "-t", "raw", "-A", "OUTPUT", "-j", "HELPERS")
+	if msg := "chain OUTPUT of table raw reaches CT --helper rules, whose helpers are assigned after conntrack: after this change, rule 1 (-j MARK) may change the packet"; x.RC != 1 || !strings.Contains(x.Stderr, msg) {
+		t.Errorf("jump to HELPERS after MARK: rc %d %q, want 1 and %q", x.RC, x.Stderr, msg)
+	}
+	if out := mustRun(t, ns, ipt, "-t", "raw", "-S"); out != "-P PREROUTING ACCEPT\n-P OUTPUT ACCEPT\n-N HELPERS\n-A PREROUTING -p tcp -m tcp --dport 21 -j CT --helper ftp\n-A OUTPUT -j MARK --set-xmark 0x1/0xffffffff\n-A HELPERS -p tcp -j CT --helper ftp\n" {
 		t.Errorf("-S:\n%s", out)
 	}
 }

@@ -227,12 +227,9 @@ func realClientDiff(t *testing.T, e realClientEnv, tools, name string, prepare f
 
 // knownRealClientDiffs are the capabilities Shorewall finds on the
 // reference and not on xdptables, for reasons docs/extensions.md gives:
-// -j CT --helper, which Shorewall tries in a user chain of raw (the
-// kernel runs the xtables CT target only in a table named "raw", and
-// xdptables assigns helpers natively only from raw's built-in chains) and -j NETMAP in a
-// user-defined chain (the hook decides between source and destination
-// mapping).
-var knownRealClientDiffs = regexp.MustCompile(`^(   (Amanda|FTP|H323|IRC|Netbios_ns|PPTP|SANE|SIP|SNMP|TFTP) Helper|   NETMAP Target \(NETMAP_TARGET\)): (Not available|Available)$`)
+// -j NETMAP in a user-defined chain (the hook decides between source
+// and destination mapping).
+var knownRealClientDiffs = regexp.MustCompile(`^(   NETMAP Target \(NETMAP_TARGET\)): (Not available|Available)$`)
 
 var (
 	rcInitval   = regexp.MustCompile(`initval 0x[0-9a-f]+`)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/google/nftables/expr"
@@ -155,9 +156,11 @@ var ctHelperChains = []string{"PREROUTING", "OUTPUT"}
 
 // ctNeed widens n, what a change to the rules of the raw table reads,
 // to all the table's rules when CT --helper mirrors are concerned: the
-// change adds CT --helper rules (helper), or a mirror exists (a chain
-// has such rules). builder.ctHelpers writes a mirror from all the rules
-// of its chain; a chain without a mirror has no CT --helper rule.
+// change adds CT --helper rules or jumps to user chains, which may hold
+// some (helper, see mirrorRelevant), or a mirror exists (a chain
+// reaches such rules). builder.ctHelpers writes a mirror from all the
+// rules of the table; a built-in chain without a mirror reaches no CT
+// --helper rule.
 func (e *Engine) ctNeed(n need, helper bool) (need, error) {
 	if !helper {
 		exists := false
@@ -176,14 +179,26 @@ func (e *Engine) ctNeed(n need, helper bool) (need, error) {
 	return need{allRules: true, dropKernel: n.dropKernel}, nil
 }
 
-// hasCTHelper says whether rules hold a CT --helper rule.
+// hasCTHelper says whether rules hold a rule that matters to CT
+// --helper mirrors when there is none yet (mirrorRelevant).
 func hasCTHelper(rules []*compat.Rule) bool {
 	for _, r := range rules {
-		if translate.IsCTHelper(r) {
+		if mirrorRelevant(r) {
 			return true
 		}
 	}
 	return false
+}
+
+// mirrorRelevant says whether a new raw rule r may need a mirror where
+// none exists: a CT --helper rule, or a jump or goto to a user chain,
+// which may hold CT --helper rules that no built-in chain reached.
+func mirrorRelevant(r *compat.Rule) bool {
+	if translate.IsCTHelper(r) {
+		return true
+	}
+	t, ok := r.Target.(*compat.ChainTarget)
+	return ok && !t.IsVerdict()
 }
 
 // readCTMirror reads into a view of the raw table which mirror chains
@@ -197,6 +212,18 @@ func (e *Engine) readCTMirror(v *View) error {
 			v.ctMirror[c] = true
 		} else if !errors.Is(err, unix.ENOENT) {
 			return err
+		}
+	}
+	if v.ctMirror["PREROUTING"] || v.ctMirror["OUTPUT"] {
+		// the copies of user chains exist only with a base chain
+		chains, err := e.Conn.Chains(e.kfam())
+		if err != nil {
+			return err
+		}
+		for _, c := range chains {
+			if strings.HasPrefix(c.Name, translate.CTHelperPrefix) && strings.Contains(c.Name, "/") {
+				v.ctUser = append(v.ctUser, c.Name)
+			}
 		}
 	}
 	objs, err := e.Conn.CtHelpers(e.kfam())
@@ -1055,42 +1082,61 @@ func (bl *builder) isJump(idx int) bool {
 	return idx/64 < len(bl.jumpOps) && bl.jumpOps[idx/64]&(1<<(idx%64)) != 0
 }
 
-// ctHelpers writes, for each built-in raw chain whose rules change, the
-// mirror that assigns the helpers of its CT --helper rules after
-// conntrack (translate.CTHelperMirror), with the ct helper objects it
-// uses, or removes mirror and objects when the chain has no such rule
-// left. A change after which the mirror would not be exact fails: with
-// the CT target's own message when it adds a CT --helper rule.
+// ctHelpers writes, when rules of the raw table change, for each
+// built-in raw chain, the mirror that assigns the helpers of the CT
+// --helper rules it reaches after conntrack
+// (translate.CTHelperMirrorTable): its base chain, the copies of the
+// user chains it reaches, and the ct helper objects they use; or
+// removes them when the chain reaches no such rule any more. A change
+// after which a mirror would not be exact fails: with the CT target's
+// own message when it adds a CT --helper rule.
 func (bl *builder) ctHelpers(v *View) error {
 	if v.Table != "raw" || !v.ctRead {
 		return nil
 	}
-	for _, name := range ctHelperChains {
-		c := v.Chains[name]
-		if c == nil || !(c.rulesModified || c.flushed || c.deleted) {
+	changed, added := false, false
+	for _, c := range v.Chains {
+		if c.rulesModified || c.flushed || c.Builtin && c.deleted {
+			changed = true
+		}
+		if c.rulesModified {
+			for _, r := range c.Rules {
+				added = added || r.Handle == 0 && mirrorRelevant(r.Rule)
+			}
+		}
+	}
+	if !changed || !added && !v.ctMirror["PREROUTING"] && !v.ctMirror["OUTPUT"] {
+		// no mirror before, and nothing that could need one
+		return nil
+	}
+	user := map[string][]*compat.Rule{}
+	for name, c := range v.Chains {
+		if c.deleted {
 			continue
 		}
-		var rules []*compat.Rule
-		if !c.deleted && c.InKernel && !c.flushed && (!c.Loaded || c.partial) {
-			// not read (ctNeed): the chain has no mirror, and so no CT
-			// --helper rule, and the change adds none
-			added := false
-			for _, r := range c.Rules {
-				added = added || r.Handle == 0 && translate.IsCTHelper(r.Rule)
-			}
-			if !v.ctMirror[name] && !added {
-				continue
-			}
-			return compat.Errorf(compat.StatusResource, "internal error: raw %s changed without all its rules read", name)
+		if c.InKernel && !c.flushed && (!c.Loaded || c.partial) {
+			return compat.Errorf(compat.StatusResource, "internal error: raw %s changed without all the table's rules read", name)
 		}
-		if !c.deleted {
+		if !c.Builtin {
+			rules := make([]*compat.Rule, 0, len(c.Rules))
+			for _, r := range c.Rules {
+				rules = append(rules, r.Rule)
+			}
+			user[name] = rules
+		}
+	}
+	checked := map[string]bool{}
+	for _, name := range ctHelperChains {
+		c := v.Chains[name]
+		var rules []*compat.Rule
+		if c != nil && !c.deleted {
 			for _, r := range c.Rules {
 				rules = append(rules, r.Rule)
 			}
 		}
-		mirror, objs, err := translate.CTHelperMirror(bl.family, name, rules)
+		mirror, copies, objs, err := translate.CTHelperMirrorTable(bl.family, name, rules, user)
 		if err != nil {
-			return bl.ctRefused(v, c, err)
+			return bl.ctRefused(v, name, err)
 		}
 		kname := translate.CTHelperChain(name)
 		exists := v.ctMirror[name]
@@ -1098,6 +1144,27 @@ func (bl *builder) ctHelpers(v *View) error {
 			bl.note(bl.b.FlushChain(bl.fam, kname), name, v.Line)
 			if len(mirror) == 0 {
 				bl.note(bl.b.DelChain(bl.fam, kname), name, v.Line)
+			}
+		}
+		// the copies of user chains: emptied, and deleted when no longer
+		// reached (their jumps went with the flush above)
+		wantCopy := map[string]bool{}
+		for _, cp := range copies {
+			wantCopy[cp.Name] = true
+		}
+		haveCopy := map[string]bool{}
+		var keptUser []string
+		for _, u := range v.ctUser {
+			if !translate.CTHelperUserChainOf(u, name) {
+				keptUser = append(keptUser, u)
+				continue
+			}
+			haveCopy[u] = true
+			bl.note(bl.b.FlushChain(bl.fam, u), name, v.Line)
+		}
+		for _, u := range v.ctUser {
+			if haveCopy[u] && !wantCopy[u] {
+				bl.note(bl.b.DelChain(bl.fam, u), name, v.Line)
 			}
 		}
 		have := map[string]bool{}
@@ -1119,16 +1186,24 @@ func (bl *builder) ctHelpers(v *View) error {
 			bl.table(v)
 			idx := bl.b.AddCtHelper(bl.fam, kernel.CtHelper{Name: o.Name(), Helper: o.Helper, L4Proto: o.Proto}, true)
 			bl.note(idx, name, v.Line)
-			// an error is the rule's that needs the object
-			for _, r := range c.Rules {
-				if ri, ok := bl.ruleOp[r]; ok && r.Rule.Target.(*compat.CTTarget).Helper == o.Helper && translateObjProto(r.Rule) == o.Proto {
-					if bl.opKindAs == nil {
-						bl.opKindAs = map[int]kernel.OpKind{}
+			// an error is that of the first new rule that needs the
+			// object
+			var first *RuleState
+			firstChain := ""
+			for _, ch := range v.Chains {
+				for _, r := range ch.Rules {
+					if _, ok := bl.ruleOp[r]; ok && r.Rule.Target.(*compat.CTTarget).Helper == o.Helper && translateObjProto(r.Rule) == o.Proto &&
+						(first == nil || r.Line < first.Line) {
+						first, firstChain = r, ch.Name
 					}
-					bl.opKindAs[idx] = bl.b.Op(ri).Kind
-					bl.note(idx, name, r.Line)
-					break
 				}
+			}
+			if first != nil {
+				if bl.opKindAs == nil {
+					bl.opKindAs = map[int]kernel.OpKind{}
+				}
+				bl.opKindAs[idx] = bl.b.Op(bl.ruleOp[first]).Kind
+				bl.note(idx, firstChain, first.Line)
 			}
 		}
 		if len(mirror) > 0 {
@@ -1138,13 +1213,25 @@ func (bl *builder) ctHelpers(v *View) error {
 				bl.table(v)
 				bl.note(bl.b.AddChain(bl.fam, kname, kernel.ChainSpec{Base: &base}), name, v.Line)
 			}
-			for _, mr := range mirror {
-				spec := kernel.RuleSpec{Exprs: mr.Exprs}
-				if mr.From != nil && hasXtables(mr.Exprs) {
-					spec.Compat = ruleCompat(mr.From)
+			for _, cp := range copies {
+				if !haveCopy[cp.Name] {
+					bl.note(bl.b.AddChain(bl.fam, cp.Name, kernel.ChainSpec{}), name, v.Line)
 				}
-				bl.note(bl.b.AppendRule(bl.fam, kname, spec), name, v.Line)
+				keptUser = append(keptUser, cp.Name)
 			}
+			add := func(chain string, rules []translate.CTMirrorRule) {
+				for _, mr := range rules {
+					spec := kernel.RuleSpec{Exprs: mr.Exprs}
+					if mr.From != nil && hasXtables(mr.Exprs) {
+						spec.Compat = ruleCompat(mr.From)
+					}
+					bl.note(bl.b.AppendRule(bl.fam, chain, spec), name, v.Line)
+				}
+			}
+			for _, cp := range copies {
+				add(cp.Name, cp.Rules)
+			}
+			add(kname, mirror)
 		}
 		for o := range have {
 			if !want[o] {
@@ -1153,8 +1240,48 @@ func (bl *builder) ctHelpers(v *View) error {
 		}
 		v.ctMirror[name] = len(mirror) > 0
 		v.ctObjs = kept
+		v.ctUser = keptUser
+		for _, o := range objs {
+			checked[o.Helper+"/"+strconv.Itoa(int(o.Proto))] = true
+		}
 	}
+	bl.ctCheckHelpers(v, checked)
 	return nil
+}
+
+// ctCheckHelpers asks the kernel whether the helpers of the new CT
+// --helper rules that no mirror uses (no built-in chain reaches them)
+// exist, as it checks xt's CT when such a rule is added: with a ct
+// helper object made and deleted in the same transaction, whose error
+// is the rule's. checked are the helpers (NAME/PROTO) the mirrors use.
+func (bl *builder) ctCheckHelpers(v *View, checked map[string]bool) {
+	names := make([]string, 0, len(v.Chains))
+	for name := range v.Chains {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, r := range v.Chains[name].Rules {
+			ri, ok := bl.ruleOp[r]
+			if !ok || r.Handle != 0 || !translate.IsCTHelper(r.Rule) {
+				continue
+			}
+			o := translate.CTHelperObj{Chain: "check", Helper: r.Rule.Target.(*compat.CTTarget).Helper, Proto: translateObjProto(r.Rule)}
+			key := o.Helper + "/" + strconv.Itoa(int(o.Proto))
+			if checked[key] {
+				continue
+			}
+			checked[key] = true
+			bl.table(v)
+			idx := bl.b.AddCtHelper(bl.fam, kernel.CtHelper{Name: o.Name(), Helper: o.Helper, L4Proto: o.Proto}, true)
+			if bl.opKindAs == nil {
+				bl.opKindAs = map[int]kernel.OpKind{}
+			}
+			bl.opKindAs[idx] = bl.b.Op(ri).Kind
+			bl.note(idx, name, r.Line)
+			bl.note(bl.b.DelCtHelper(bl.fam, o.Name()), name, r.Line)
+		}
+	}
 }
 
 // translateObjProto is the protocol of the helper object of a CT
@@ -1166,15 +1293,24 @@ func translateObjProto(r *compat.Rule) uint8 {
 	return 0
 }
 
-// ctRefused is the error of a change to the raw chain c after which its
-// CT --helper rules cannot be mirrored exactly (why).
-func (bl *builder) ctRefused(v *View, c *ChainState, why error) error {
-	for _, r := range c.Rules {
-		if ct, ok := r.Rule.Target.(*compat.CTTarget); ok && translate.IsCTHelper(r.Rule) && r.Handle == 0 {
-			return lineErr(r.Line, compat.Errorf(compat.StatusOther, "target %q: %v", ct.Name(), ct.NotNative()))
+// ctRefused is the error of a change after which the CT --helper rules
+// that the built-in raw chain chain reaches cannot be mirrored exactly
+// (why).
+func (bl *builder) ctRefused(v *View, chain string, why error) error {
+	// the first new CT --helper rule, by its line
+	var first *RuleState
+	for _, c := range v.Chains {
+		for _, r := range c.Rules {
+			if translate.IsCTHelper(r.Rule) && r.Handle == 0 && (first == nil || r.Line < first.Line) {
+				first = r
+			}
 		}
 	}
-	return lineErr(v.Line, compat.Errorf(compat.StatusOther, "chain %s of table raw has CT --helper rules, whose helpers are assigned after conntrack: after this change, %v (see docs/extensions.md)", c.Name, why))
+	if first != nil {
+		ct := first.Rule.Target.(*compat.CTTarget)
+		return lineErr(first.Line, compat.Errorf(compat.StatusOther, "target %q: %v", ct.Name(), ct.NotNative()))
+	}
+	return lineErr(v.Line, compat.Errorf(compat.StatusOther, "chain %s of table raw reaches CT --helper rules, whose helpers are assigned after conntrack: after this change, %v (see docs/extensions.md)", chain, why))
 }
 
 // ruleSpec translates a new rule of chain for the kernel.

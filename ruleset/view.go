@@ -125,13 +125,16 @@ type View struct {
 	// table deletes them (hiddenDelete).
 	hidden                    []string
 	hiddenFlush, hiddenDelete bool
-	// ctRead says, for a view of the raw table, that ctMirror and ctObjs
-	// were read: the mirror chains (translate.CTHelperMirror) that
-	// exist, by built-in chain, and the names of the family's ct helper
-	// objects.
+	// ctRead says, for a view of the raw table, that ctMirror, ctUser
+	// and ctObjs were read: the mirror base chains
+	// (translate.CTHelperMirrorTable) that exist, by built-in chain, and
+	// the names of the family's ct helper objects.
 	ctRead   bool
 	ctMirror map[string]bool
 	ctObjs   []string
+	// ctUser are the regular chains of the mirrors that exist: the
+	// copies of user chains (translate.CTHelperUserChain).
+	ctUser []string
 	// replaced says every rule of the table is in the view (all chains
 	// were emptied in it first): the rule index is built anew.
 	replaced bool

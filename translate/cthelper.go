@@ -42,7 +42,8 @@ import (
 // hashlimit, quota, statistic, recent, nfacct, cluster), that read the
 // clock (time) or run code with state of its own (bpf, set with its
 // counters, socket lookups, osf, rpfilter's route lookup) are left out:
-// evaluated twice they may answer differently.
+// evaluated twice they may answer differently; a set without counters
+// answers the same (setMatchTwice).
 var ctMirrorMatches = map[string]bool{
 	"tcp": true, "udp": true, "icmp": true, "icmp6": true, "sctp": true, "dccp": true,
 	"multiport": true, "iprange": true, "mac": true, "pkttype": true, "length": true,
@@ -53,13 +54,36 @@ var ctMirrorMatches = map[string]bool{
 	"tcpmss": true, "owner": true, "cgroup": true, "realm": true, "policy": true,
 }
 
+// setMatchTwice says whether mt is a -m set match that answers the same
+// when evaluated twice: its set (and, for a list:set, each member) keeps
+// no counters, which a lookup counts the packet in, and it tests none.
+// firewalld's zones match their ipset sources so in raw. Without the
+// kernel's sets to ask (compat.LookupIPSet), it says no.
+func setMatchTwice(mt compat.Match) bool {
+	m, ok := mt.(*compat.SetMatch)
+	if !ok || compat.LookupIPSet == nil || m.Packets.Op != "" || m.Bytes.Op != "" {
+		return false
+	}
+	info, ok := compat.LookupIPSet(m.SetName)
+	if !ok || info.Counters || info.List && !info.MembersKnown {
+		return false
+	}
+	for _, mi := range info.Members {
+		if mi.Counters {
+			return false
+		}
+	}
+	return true
+}
+
 // ctMirrorTargetOK says whether a rule's target leaves everything a
 // match can read as it was, and ends or continues the chain without
 // leaving it for code the mirror does not see: no target, the verdicts
-// ACCEPT, DROP and RETURN, CT/NOTRACK (they set conntrack templates,
+// ACCEPT, DROP and RETURN, jumps and gotos to the user chains of user
+// (which the mirror copies), CT/NOTRACK (they set conntrack templates,
 // which the mirror reproduces by order), and the targets that only log
 // or trace.
-func ctMirrorTargetOK(t compat.Target) bool {
+func ctMirrorTargetOK(t compat.Target, user map[string][]*compat.Rule) bool {
 	switch t := t.(type) {
 	case nil:
 		return true
@@ -67,8 +91,11 @@ func ctMirrorTargetOK(t compat.Target) bool {
 		switch t.Chain {
 		case compat.VerdictAccept, compat.VerdictDrop, compat.VerdictReturn:
 			return !t.Goto
+		case compat.VerdictQueue:
+			return false
 		}
-		return false
+		_, ok := user[t.Chain]
+		return ok
 	case *compat.CTTarget, *compat.LogTarget, *compat.NflogTarget, *compat.TraceTarget, *compat.AuditTarget:
 		return true
 	}
@@ -82,41 +109,113 @@ func IsCTHelper(r *compat.Rule) bool {
 	return ok && ct.Helper != "" && ct.Flags&compat.CTNotrack == 0
 }
 
-// CTHelperExact reports whether the CT --helper rules among rules (the
-// rules of one built-in raw chain, in order) can be emulated exactly by
-// re-evaluating them after conntrack. It returns nil when they can (or
-// when there is no CT --helper rule), otherwise an error naming the
-// first rule (1-based, as --line-numbers counts) that prevents it:
-//
-//   - every rule up to the last CT --helper rule must be read the same
-//     way twice: only matches of ctMirrorMatches;
-//   - no rule of the chain may change what those matches read, or leave
-//     the chain for rules the mirror does not see: only targets that
-//     ctMirrorTargetOK accepts.
-func CTHelperExact(rules []*compat.Rule) error {
+// userTarget is the user chain r jumps or goes to ("" for none).
+func userTarget(r *compat.Rule) string {
+	if t, ok := r.Target.(*compat.ChainTarget); ok && !t.IsVerdict() {
+		return t.Chain
+	}
+	return ""
+}
+
+// reevaluated says whether the mirror evaluates r's matches again: the
+// rules that can end the raw chain's work on a packet or decide its
+// helper (CT, ACCEPT, RETURN) and the jumps and gotos to user chains.
+// DROP rules need nothing (the packets they match do not get to the
+// mirror), nor do rules that only log or count.
+func reevaluated(r *compat.Rule) bool {
+	switch t := r.Target.(type) {
+	case *compat.CTTarget:
+		return true
+	case *compat.ChainTarget:
+		return t.Chain != compat.VerdictDrop
+	}
+	return false
+}
+
+// ctMirror walks the chains a mirror copies.
+type ctMirror struct {
+	user   map[string][]*compat.Rule
+	helper map[string]bool // user chains holding a CT --helper rule, through their jumps too
+}
+
+// hasHelper says whether user chain name, or a chain it jumps or goes
+// to, holds a CT --helper rule (the kernel refuses loops of chains;
+// a loop here counts as none).
+func (m *ctMirror) hasHelper(name string) bool {
+	if h, ok := m.helper[name]; ok {
+		return h
+	}
+	m.helper[name] = false
+	h := false
+	for _, r := range m.user[name] {
+		if IsCTHelper(r) || userTarget(r) != "" && m.hasHelper(userTarget(r)) {
+			h = true
+			break
+		}
+	}
+	m.helper[name] = h
+	return h
+}
+
+// lastHelper is the index of the last rule of rules that assigns a
+// helper or jumps or goes to a chain that may, -1 when none does.
+func (m *ctMirror) lastHelper(rules []*compat.Rule) int {
 	last := -1
 	for i, r := range rules {
-		if IsCTHelper(r) {
+		if IsCTHelper(r) || userTarget(r) != "" && m.user != nil && m.hasHelper(userTarget(r)) {
 			last = i
 		}
 	}
-	if last < 0 {
-		return nil
-	}
+	return last
+}
+
+// exact checks the rules of one chain, of which the mirror re-evaluates
+// those up to index last: every target must be one ctMirrorTargetOK
+// accepts, and the matches of every re-evaluated rule up to last ones
+// that answer the same twice (ctMirrorMatches). where names the chain in
+// the error, "" for the built-in chain.
+func (m *ctMirror) exact(where string, rules []*compat.Rule, last int) error {
 	for i, r := range rules {
-		if !ctMirrorTargetOK(r.Target) {
-			return fmt.Errorf("rule %d (-j %s) may change the packet or leave the chain before conntrack assigns the helper", i+1, r.Target.Name())
+		in := ""
+		if where != "" {
+			in = " of chain " + where
 		}
-		if i > last {
+		if !ctMirrorTargetOK(r.Target, m.user) {
+			return fmt.Errorf("rule %d%s (-j %s) may change the packet or leave the chain before conntrack assigns the helper", i+1, in, r.Target.Name())
+		}
+		if i > last || !reevaluated(r) {
 			continue
 		}
-		for _, m := range r.Matches {
-			if !ctMirrorMatches[m.Name()] {
-				return fmt.Errorf("rule %d (-m %s) may match differently when the helper is assigned after conntrack", i+1, m.Name())
+		for _, mt := range r.Matches {
+			if !ctMirrorMatches[mt.Name()] && !setMatchTwice(mt) {
+				return fmt.Errorf("rule %d%s (-m %s) may match differently when the helper is assigned after conntrack", i+1, in, mt.Name())
 			}
 		}
 	}
 	return nil
+}
+
+// CTHelperExact reports whether the CT --helper rules among rules (the
+// rules of one built-in raw chain, in order) can be emulated exactly by
+// re-evaluating them after conntrack, for a chain that jumps to no user
+// chain (CTHelperMirrorTable for one that does). It returns nil when
+// they can (or when there is no CT --helper rule), otherwise an error
+// naming the first rule (1-based, as --line-numbers counts) that
+// prevents it:
+//
+//   - every rule up to the last CT --helper rule that the mirror
+//     evaluates again (CT, ACCEPT, RETURN) must be read the same way
+//     twice: only matches of ctMirrorMatches;
+//   - no rule of the chain may change what those matches read, or leave
+//     the chain for rules the mirror does not see: only targets that
+//     ctMirrorTargetOK accepts.
+func CTHelperExact(rules []*compat.Rule) error {
+	m := &ctMirror{}
+	last := m.lastHelper(rules)
+	if last < 0 {
+		return nil
+	}
+	return m.exact("", rules, last)
 }
 
 // ipsExpected is the conntrack status bit of an expected connection.
@@ -159,7 +258,7 @@ func CTHelperObjOf(name, chain string) bool {
 	return strings.HasPrefix(name, CTHelperPrefix+chain+".")
 }
 
-// CTMirrorRule is a rule of the chain CTHelperMirror builds.
+// CTMirrorRule is a rule of the chains CTHelperMirror builds.
 type CTMirrorRule struct {
 	Exprs []expr.Any
 	// From is the raw rule whose matches the rule re-evaluates (nil for
@@ -168,79 +267,155 @@ type CTMirrorRule struct {
 	From *compat.Rule
 }
 
+// CTMirrorChain is a regular chain of a mirror: the copy of a user
+// chain of raw that the mirrored built-in chain reaches.
+type CTMirrorChain struct {
+	Name  string // CTHelperUserChain(built-in chain, user chain)
+	Rules []CTMirrorRule
+}
+
+// CTHelperUserChain is the nft name of the copy of user chain user in
+// the mirror of the built-in raw chain chain, e.g.
+// "ct-helper.PREROUTING/PRE_home_allow".
+func CTHelperUserChain(chain, user string) string { return CTHelperPrefix + chain + "/" + user }
+
+// CTHelperUserChainOf says whether name is the name of a copy of a user
+// chain in the mirror of chain.
+func CTHelperUserChainOf(name, chain string) bool {
+	return strings.HasPrefix(name, CTHelperPrefix+chain+"/")
+}
+
 // CTHelperMirror returns the rules of the base chain that assigns the
 // helpers of the CT --helper rules among rules, the rules of the
 // built-in raw chain chain (PREROUTING or OUTPUT), after conntrack, and
-// the helper objects they use (each once, in order of first use). It
-// returns no rules when there is no CT --helper rule, and
-// CTHelperExact's error when the emulation would not be exact.
-//
-// The mirror first lets expected connections pass (xt's template helper
-// is not applied to them), then re-evaluates, in order, the matches of
-// every rule up to the last CT --helper rule that can end the raw
-// chain's work on a packet: each CT rule (xt's CT leaves a packet that
-// already has a template alone: the first CT rule that matches decides)
-// as `<matches> [ct helper set "obj"] accept`, ACCEPT and RETURN as
-// `<matches> accept`. DROP rules need nothing (the packets they match do
-// not get here), nor do rules that only log or count.
+// the helper objects they use (each once, in order of first use), for a
+// chain that jumps to no user chain (see CTHelperMirrorTable).
 func CTHelperMirror(f compat.Family, chain string, rules []*compat.Rule) ([]CTMirrorRule, []CTHelperObj, error) {
-	if err := CTHelperExact(rules); err != nil {
-		return nil, nil, err
-	}
-	last := -1
-	for i, r := range rules {
-		if IsCTHelper(r) {
-			last = i
-		}
-	}
+	base, _, objs, err := CTHelperMirrorTable(f, chain, rules, nil)
+	return base, objs, err
+}
+
+// CTHelperMirrorTable returns the mirror of the built-in raw chain
+// chain, whose rules are rules, for a raw table whose user chains have
+// the rules of user (by name): the rules of its base chain, the regular
+// chains it jumps and goes to, and the helper objects they use (each
+// once, in order of first use). It returns no rules when no CT --helper
+// rule is reached from the chain, and an error saying why when the
+// emulation would not be exact (see CTHelperExact; in a user chain every
+// rule counts).
+//
+// The base chain first lets expected connections pass (xt's template
+// helper is not applied to them), then re-evaluates, in order, the
+// matches of every rule up to the last one that assigns a helper or
+// leads to a chain that may, that can end the raw chain's work on a
+// packet or decide its helper: each CT rule (xt's CT leaves a packet
+// that already has a template alone: the first CT rule that matches
+// decides) as `<matches> [ct helper set "obj"] accept`, ACCEPT and
+// RETURN as `<matches> accept`, a jump or goto to a user chain as
+// `<matches> jump|goto COPY`. A copy of a user chain holds all its rules
+// that way, with RETURN as return. DROP rules need nothing (the packets
+// they match do not get here), nor do rules that only log or count.
+func CTHelperMirrorTable(f compat.Family, chain string, rules []*compat.Rule, user map[string][]*compat.Rule) (base []CTMirrorRule, chains []CTMirrorChain, objs []CTHelperObj, err error) {
+	m := &ctMirror{user: user, helper: map[string]bool{}}
+	last := m.lastHelper(rules)
 	if last < 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	out := []CTMirrorRule{{Exprs: []expr.Any{
+	if err := m.exact("", rules, last); err != nil {
+		return nil, nil, nil, err
+	}
+	// the user chains reached from the re-evaluated rules, in order of
+	// first reach
+	var reached []string
+	seen := map[string]bool{}
+	var reach func(rules []*compat.Rule) error
+	reach = func(rules []*compat.Rule) error {
+		for _, r := range rules {
+			u := userTarget(r)
+			if u == "" || seen[u] {
+				continue
+			}
+			seen[u] = true
+			reached = append(reached, u)
+			if err := m.exact(u, m.user[u], len(m.user[u])-1); err != nil {
+				return err
+			}
+			if err := reach(m.user[u]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := reach(rules[:last+1]); err != nil {
+		return nil, nil, nil, err
+	}
+	mirrorRules := func(in string, rules []*compat.Rule, builtin bool) ([]CTMirrorRule, error) {
+		var out []CTMirrorRule
+		for _, r := range rules {
+			if !reevaluated(r) {
+				continue
+			}
+			var end []expr.Any
+			switch t := r.Target.(type) {
+			case *compat.CTTarget:
+				if IsCTHelper(r) {
+					// xt's CT takes the helper's protocol from -p, and
+					// none from a negated one: the kernel then has no
+					// such helper (ENOENT, as for an unknown name), and
+					// so it answers when the object is created with
+					// protocol 0
+					o := CTHelperObj{Chain: chain, Helper: t.Helper}
+					if r.ProtoSet && !r.ProtoInv {
+						o.Proto = r.Proto
+					}
+					if !slices.Contains(objs, o) {
+						objs = append(objs, o)
+					}
+					end = append(end, &expr.Objref{Type: unix.NFT_OBJECT_CT_HELPER, Name: o.Name()})
+				}
+				end = append(end, &expr.Verdict{Kind: expr.VerdictAccept})
+			case *compat.ChainTarget:
+				switch {
+				case t.Chain == compat.VerdictReturn && !builtin:
+					end = append(end, &expr.Verdict{Kind: expr.VerdictReturn})
+				case t.IsVerdict():
+					end = append(end, &expr.Verdict{Kind: expr.VerdictAccept})
+				case t.Goto:
+					end = append(end, &expr.Verdict{Kind: expr.VerdictGoto, Chain: CTHelperUserChain(chain, t.Chain)})
+				default:
+					end = append(end, &expr.Verdict{Kind: expr.VerdictJump, Chain: CTHelperUserChain(chain, t.Chain)})
+				}
+			}
+			mr := *r
+			mr.Target, mr.Counters = nil, nil
+			// unfolded: nft syntax sets a helper after an l4proto test
+			es, err := exprsIn("raw", in, &mr, foldNone)
+			if err != nil {
+				return nil, err
+			}
+			es = es[:len(es)-1] // the counter
+			out = append(out, CTMirrorRule{Exprs: append(es, end...), From: r})
+		}
+		return out, nil
+	}
+	base = []CTMirrorRule{{Exprs: []expr.Any{
 		&expr.Ct{Key: expr.CtKeySTATUS, Register: 1},
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4,
 			Mask: binary.NativeEndian.AppendUint32(nil, ipsExpected), Xor: make([]byte, 4)},
 		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)},
 		&expr.Verdict{Kind: expr.VerdictAccept},
 	}}}
-	var objs []CTHelperObj
-	for _, r := range rules[:last+1] {
-		var set expr.Any
-		switch t := r.Target.(type) {
-		case *compat.CTTarget:
-			if IsCTHelper(r) {
-				// xt's CT takes the helper's protocol from -p, and none
-				// from a negated one: the kernel then has no such helper
-				// (ENOENT, as for an unknown name), and so it answers
-				// when the object is created with protocol 0
-				o := CTHelperObj{Chain: chain, Helper: t.Helper}
-				if r.ProtoSet && !r.ProtoInv {
-					o.Proto = r.Proto
-				}
-				if !slices.Contains(objs, o) {
-					objs = append(objs, o)
-				}
-				set = &expr.Objref{Type: unix.NFT_OBJECT_CT_HELPER, Name: o.Name()}
-			}
-		case *compat.ChainTarget:
-			if t.Chain == compat.VerdictDrop {
-				continue
-			}
-		default:
-			continue
-		}
-		m := *r
-		m.Target, m.Counters = nil, nil
-		// unfolded: nft syntax sets a helper after an l4proto test
-		es, err := exprsIn("raw", chain, &m, foldNone)
-		if err != nil {
-			return nil, nil, err
-		}
-		es = es[:len(es)-1] // the counter
-		if set != nil {
-			es = append(es, set)
-		}
-		out = append(out, CTMirrorRule{Exprs: append(es, &expr.Verdict{Kind: expr.VerdictAccept}), From: r})
+	more, err := mirrorRules(chain, rules[:last+1], true)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return out, objs, nil
+	base = append(base, more...)
+	for _, u := range reached {
+		rs, err := mirrorRules(u, m.user[u], false)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		chains = append(chains, CTMirrorChain{Name: CTHelperUserChain(chain, u), Rules: rs})
+	}
+	return base, chains, objs, nil
 }

@@ -42,7 +42,7 @@ func iptablesMain(f compat.Family, args []string) int {
 		fmt.Printf("%s v%s (nf_tables)\n", prog, compat.Version)
 		return 0
 	case compat.ErrHelp:
-		fmt.Print(compat.Help(f))
+		fmt.Print(compat.Help(f) + compat.ExtHelp(cmd.HelpExts))
 		return 0
 	default:
 		fmt.Fprint(os.Stderr, compat.Format(err, prog, -1))

@@ -405,6 +405,9 @@ func writeRuleset(w *bufio.Writer, f compat.Family, chains []*tchain) error {
 		fmt.Fprintf(w, "\tchain %s {\n", quoteNft(translate.CTHelperChain(m.chain)))
 		fmt.Fprintf(w, "\t\ttype filter hook %s priority %d; policy accept;\n", strings.ToLower(m.chain), translate.CTHelperPriority)
 		fmt.Fprintf(w, "\t}\n")
+		for _, cp := range m.copies {
+			fmt.Fprintf(w, "\tchain %s {\n\t}\n", quoteNft(cp.Name))
+		}
 	}
 	fmt.Fprintf(w, "}\n")
 	// the rules come after every chain exists, so that jumps to chains
@@ -431,23 +434,30 @@ func writeRuleset(w *bufio.Writer, f compat.Family, chains []*tchain) error {
 			fmt.Fprintf(w, "table %s %s {\n", fam, kernel.TableName)
 			opened = true
 		}
-		fmt.Fprintf(w, "\tchain %s {\n", quoteNft(translate.CTHelperChain(m.chain)))
-		for _, r := range m.rules {
-			comments := []string{"helpers of raw " + m.chain + " after conntrack (CT --helper)"}
-			if r.From != nil {
-				comments[0] = "-A " + m.chain + " " + strings.TrimSpace(compat.ExactSpec(r.From)) + ", after conntrack"
+		chains := append([]translate.CTMirrorChain{{Name: translate.CTHelperChain(m.chain), Rules: m.rules}}, m.copies...)
+		for i, mc := range chains {
+			from := m.chain
+			if i > 0 {
+				from = strings.TrimPrefix(mc.Name, translate.CTHelperChain(m.chain)+"/")
 			}
-			st, err := translate.NftSyntax(f, r.Exprs)
-			if err != nil {
-				return fmt.Errorf("%s: %w", comments[0], err)
+			fmt.Fprintf(w, "\tchain %s {\n", quoteNft(mc.Name))
+			for _, r := range mc.Rules {
+				comments := []string{"helpers of raw " + m.chain + " after conntrack (CT --helper)"}
+				if r.From != nil {
+					comments[0] = "-A " + from + " " + strings.TrimSpace(compat.ExactSpec(r.From)) + ", after conntrack"
+				}
+				st, err := translate.NftSyntax(f, r.Exprs)
+				if err != nil {
+					return fmt.Errorf("%s: %w", comments[0], err)
+				}
+				text, comments := statementText(&compat.Rule{}, st, comments)
+				for _, c := range comments {
+					fmt.Fprintf(w, "\t\t# %s\n", strings.ReplaceAll(c, "\n", " "))
+				}
+				fmt.Fprintf(w, "\t\t%s\n", text)
 			}
-			text, comments := statementText(&compat.Rule{}, st, comments)
-			for _, c := range comments {
-				fmt.Fprintf(w, "\t\t# %s\n", strings.ReplaceAll(c, "\n", " "))
-			}
-			fmt.Fprintf(w, "\t\t%s\n", text)
+			fmt.Fprintf(w, "\t}\n")
 		}
-		fmt.Fprintf(w, "\t}\n")
 	}
 	if opened {
 		fmt.Fprintf(w, "}\n")
@@ -459,23 +469,30 @@ func writeRuleset(w *bufio.Writer, f compat.Family, chains []*tchain) error {
 // of a built-in raw chain after conntrack, as xdptables' restore writes it
 // (translate.CTHelperMirror), with the helper objects it uses.
 type ctMirror struct {
-	chain string
-	rules []translate.CTMirrorRule
-	objs  []translate.CTHelperObj
+	chain  string
+	rules  []translate.CTMirrorRule
+	copies []translate.CTMirrorChain
+	objs   []translate.CTHelperObj
 }
 
 func ctHelperMirrors(f compat.Family, chains []*tchain) ([]ctMirror, error) {
+	user := map[string][]*compat.Rule{}
+	for _, c := range chains {
+		if c.table == "raw" && !c.builtin {
+			user[c.name] = c.rules
+		}
+	}
 	var out []ctMirror
 	for _, c := range chains {
 		if c.table != "raw" || !c.builtin {
 			continue
 		}
-		rules, objs, err := translate.CTHelperMirror(f, c.name, c.rules)
+		rules, copies, objs, err := translate.CTHelperMirrorTable(f, c.name, c.rules, user)
 		if err != nil {
 			return nil, err
 		}
 		if len(rules) > 0 {
-			out = append(out, ctMirror{chain: c.name, rules: rules, objs: objs})
+			out = append(out, ctMirror{chain: c.name, rules: rules, copies: copies, objs: objs})
 		}
 	}
 	return out, nil

@@ -40,3 +40,36 @@ func TestTranslateCTHelper(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslateCTHelperUserChain: a CT --helper rule in a user chain
+// that PREROUTING goes to translates with the copy of that chain in the
+// mirror, declared before the rules that go to it.
+func TestTranslateCTHelperUserChain(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "rules")
+	rules := "*raw\n:ZONE - [0:0]\n-A PREROUTING -i veth0 -g ZONE\n-A ZONE -s 198.51.100.7 -j RETURN\n-A ZONE -p tcp --dport 21 -j CT --helper ftp\nCOMMIT\n"
+	if err := os.WriteFile(name, []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	w := bufio.NewWriter(&b)
+	if rc := translateRestore(w, compat.IPv4, "iptables-restore", []string{name}); rc != 0 {
+		t.Fatalf("status %d", rc)
+	}
+	w.Flush()
+	out := b.String()
+	decl := strings.Index(out, "\tchain ct-helper.PREROUTING/ZONE {\n\t}\n")
+	use := strings.Index(out, "iifname \"veth0\" goto ct-helper.PREROUTING/ZONE\n")
+	if decl < 0 || use < 0 || decl > use {
+		t.Errorf("the copy of ZONE is not declared before the goto to it:\n%s", out)
+	}
+	for _, want := range []string{
+		"\tct helper ct-helper.PREROUTING.ftp.6 {\n",
+		"\t\t# -A ZONE -s 198.51.100.7/32 -j RETURN, after conntrack\n\t\tip saddr 198.51.100.7 return\n",
+		"\t\t# -A ZONE -p tcp -m tcp --dport 21 -j CT --helper ftp, after conntrack\n",
+		"th dport 21 ct helper set \"ct-helper.PREROUTING.ftp.6\" accept\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("translation lacks %q:\n%s", want, out)
+		}
+	}
+}
