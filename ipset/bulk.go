@@ -784,38 +784,50 @@ func (b *Bulk) NomatchPieceChanges(dels bool) iter.Seq[*nftables.SetElement] {
 
 func (b *Bulk) pieceChanges(dels, nomatch bool) iter.Seq[*nftables.SetElement] {
 	b.index = nil
+	differ := func(o, n span) bool {
+		counted := o.nested != n.nested && !b.Set.NestedSet
+		return o.hi != n.hi || counted || !b.sameAttr(o.at, n.at)
+	}
 	return func(yield func(*nftables.SetElement) bool) {
-		nextOld, stopOld := iter.Pull(b.spans(true, nomatch))
-		defer stopOld()
-		nextNew, stopNew := iter.Pull(b.spans(false, nomatch))
-		defer stopNew()
-		o, okO := nextOld()
-		n, okN := nextNew()
 		var el nftables.SetElement
-		for okO || okN {
-			var sp span
-			var take bool
-			switch {
-			case okO && okN && o.lo == n.lo:
-				counted := o.nested != n.nested && !b.Set.NestedSet
-				if o.hi != n.hi || counted || !b.sameAttr(o.at, n.at) {
-					sp, take = n, !dels
-					if dels {
-						sp, take = o, true
-					}
-				}
-				o, okO = nextOld()
-				n, okN = nextNew()
-			case okO && (!okN || o.lo.less(n.lo)):
-				sp, take = o, dels
-				o, okO = nextOld()
-			default:
-				sp, take = n, !dels
-				n, okN = nextNew()
+		changedSpans(b.spans(true, nomatch), b.spans(false, nomatch), dels, differ, func(sp span) bool {
+			return b.pieceElems(sp, &el, yield)
+		})
+	}
+}
+
+// changedSpans merges the spans of what Load read (old) with the Bulk's
+// (cur), both in address order, and passes on the ones that change: of
+// old (dels) those that cur lacks or has otherwise (differ), of cur
+// (!dels) those that old lacks or has otherwise. It stops when take
+// returns false.
+func changedSpans(old, cur iter.Seq[span], dels bool, differ func(o, n span) bool, take func(span) bool) {
+	nextOld, stopOld := iter.Pull(old)
+	defer stopOld()
+	nextNew, stopNew := iter.Pull(cur)
+	defer stopNew()
+	o, okO := nextOld()
+	n, okN := nextNew()
+	for okO || okN {
+		var sp span
+		var pass bool
+		switch {
+		case okO && okN && o.lo == n.lo:
+			sp, pass = n, !dels && differ(o, n)
+			if dels {
+				sp, pass = o, differ(o, n)
 			}
-			if take && !b.pieceElems(sp, &el, yield) {
-				return
-			}
+			o, okO = nextOld()
+			n, okN = nextNew()
+		case okO && (!okN || o.lo.less(n.lo)):
+			sp, pass = o, dels
+			o, okO = nextOld()
+		default:
+			sp, pass = n, !dels
+			n, okN = nextNew()
+		}
+		if pass && !take(sp) {
+			return
 		}
 	}
 }
@@ -850,35 +862,10 @@ func (b *Bulk) NestedChanges(dels bool) iter.Seq[*nftables.SetElement] {
 		}
 	}
 	return func(yield func(*nftables.SetElement) bool) {
-		nextOld, stopOld := iter.Pull(counted(true))
-		defer stopOld()
-		nextNew, stopNew := iter.Pull(counted(false))
-		defer stopNew()
-		o, okO := nextOld()
-		n, okN := nextNew()
 		var el nftables.SetElement
-		for okO || okN {
-			var sp span
-			var take bool
-			switch {
-			case okO && okN && o.lo == n.lo:
-				sp, take = n, !dels && o.nested != n.nested
-				if dels {
-					sp, take = o, o.nested != n.nested
-				}
-				o, okO = nextOld()
-				n, okN = nextNew()
-			case okO && (!okN || o.lo.less(n.lo)):
-				sp, take = o, dels
-				o, okO = nextOld()
-			default:
-				sp, take = n, !dels
-				n, okN = nextNew()
-			}
-			if take && !b.nestedElem(sp, &el, yield) {
-				return
-			}
-		}
+		changedSpans(counted(true), counted(false), dels, func(o, n span) bool { return o.nested != n.nested }, func(sp span) bool {
+			return b.nestedElem(sp, &el, yield)
+		})
 	}
 }
 
