@@ -281,7 +281,8 @@ func (b *Bulk) Add(args []string, exist bool) (err *Error, ok bool) {
 			b.attrs[rec] = at
 		} else {
 			if uint32(len(b.attrs)) >= s.MaxElem {
-				return errorf(MsgFull), true
+				// forceadd replaces a member: the model picks it
+				return errorf(MsgFull), !s.ForceAdd
 			}
 			b.keys = append(b.keys, b.key...)
 			b.attrs = append(b.attrs, at)

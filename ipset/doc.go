@@ -261,7 +261,14 @@
 // a plain set of added keys, an OR that one rule cannot express either.
 //
 // Fields without an nftables equivalent: initval and forceadd are kept
-// in the header only. hashsize, "Size in memory" and (hash:net,iface)
+// in the header only (forceadd as a word ipset's list and save do not
+// print, as ipset prints it nowhere). An add to a full forceadd set
+// replaces a member where ipset's kernel would: when the new element's
+// bucket (below) holds one, the first of them in the set's order goes;
+// when it holds none the add fails with "Hash is full", as ipset's does.
+// (ipset replaces the member in the bucket's first slot, which follows
+// the order of its adds and dels: a bucket of several members may lose
+// another one.) hashsize, "Size in memory" and (hash:net,iface)
 // bucketsize are what ipset's kernel (Linux 6.x, ip_set_hash_gen.h)
 // reports for the same members with the same initval (Footprint):
 //   - A member's bucket is the kernel's jhash2 of its element struct as

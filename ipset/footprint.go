@@ -145,6 +145,35 @@ func (f *Footprint) AddKey(key []byte) {
 	f.hashes = append(f.hashes, jhash2(f.key, f.s.InitVal))
 }
 
+// forceAddVictim is the member ipset's kernel replaces when an add of e
+// finds s full and s was created with forceadd: the first member of the
+// bucket e falls in (in the table the members grew, hashed with s's
+// initval); nil when s has no forceadd or the bucket is empty, where
+// ipset refuses the add ("Hash is full"). ipset's man page calls the
+// victim random: it follows from the initval, which ipset draws at
+// random unless create names one. The first member of a bucket is the
+// first of its members in the set's order here (ipset's is the one in
+// the bucket's first slot, which follows the order of its adds and
+// dels).
+func (s *Set) forceAddVictim(e Elem) *Entry {
+	if !s.ForceAdd || s.Type.Bitmap || s.Type.List {
+		return nil
+	}
+	f := s.NewFootprint()
+	for _, en := range s.Entries {
+		f.AddEntry(en)
+	}
+	size, _, _ := f.Result()
+	mask := size - 1
+	b := jhash2(s.kernelKey(nil, e), s.InitVal) & mask
+	for i, h := range f.hashes {
+		if h&mask == b {
+			return s.Entries[i]
+		}
+	}
+	return nil
+}
+
 // Len is the number of members counted.
 func (f *Footprint) Len() int { return f.n }
 

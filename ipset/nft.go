@@ -425,6 +425,10 @@ func keyType(ts []nftables.SetDatatype) nftables.SetDatatype {
 // options, from which save and list print the header.
 func (s *Set) Header() string {
 	h := commentPrefix + s.Type.Name + " " + strings.Join(s.headerOptions(false, nil), " ")
+	if s.ForceAdd {
+		// (ipset does not list it; kept as the create option it is)
+		h += " forceadd"
+	}
 	if s.Sharded() {
 		h += " " + shardsWord + " " + strconv.Itoa(s.Shards)
 	}

@@ -277,7 +277,11 @@ func (st *State) Exec(c *Command) (out string, err *Error) {
 						return "", errorf(MsgElemExists)
 					}
 				} else if uint32(len(s.Entries)) >= s.MaxElem && !s.Type.Bitmap {
-					return "", errorf(MsgFull)
+					v := s.forceAddVictim(e)
+					if v == nil {
+						return "", errorf(MsgFull)
+					}
+					s.remove(v.Elem)
 				}
 				en := tmpl
 				en.Elem = e

@@ -286,6 +286,10 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		// ipset keeps the elements added before the set was full: the
 		// general path does that too.
 		return Result{}, nil, false, false
+	case (errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC)) && s.ForceAdd:
+		// a full forceadd set replaces a member: the general path
+		// picks it (ipset.Set.forceAddVictim)
+		return Result{}, nil, false, false
 	case errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC):
 		return Result{}, &ipset.Error{Msg: ipset.MsgFull, Status: ipset.StatusError}, true, false
 	}
@@ -418,7 +422,9 @@ func (e *Engine) treeRun(c *ipset.Command) (Result, error, bool) {
 			return Result{}, kernelErr(gerr), true
 		}
 		s, fam, found, herr := e.header(c.Args[0])
-		if herr != nil || !found || !s.Type.Net() || s.Concat() {
+		// (forceadd: a full set's victim follows from all its members'
+		// buckets, which the tree's do not tell)
+		if herr != nil || !found || !s.Type.Net() || s.Concat() || s.ForceAdd && c.Op == ipset.OpAdd {
 			return Result{}, nil, false
 		}
 		elems, perr := ipset.ParseElem(s, c.Args[1])

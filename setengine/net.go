@@ -73,6 +73,8 @@ func (e *Engine) netRun(c *ipset.Command) (Result, error, bool) {
 			continue
 		case cerr == nil:
 			return Result{}, nil, true
+		case (errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC)) && s.ForceAdd:
+			return Result{}, nil, false // (the general path picks the member it replaces)
 		case errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC):
 			return Result{}, &ipset.Error{Msg: ipset.MsgFull, Status: ipset.StatusError}, true
 		}
