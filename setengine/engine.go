@@ -620,11 +620,16 @@ func kernelErr(err error) error {
 		return &ipset.Error{Msg: "Kernel error received: Operation not permitted", Status: ipset.StatusError}
 	case errors.Is(err, unix.EBUSY):
 		return &ipset.Error{Msg: ipset.MsgDestroyBusy, Status: ipset.StatusError}
-	case errors.Is(err, unix.ENFILE), errors.Is(err, unix.ENOSPC):
+	case setFull(err):
 		return &ipset.Error{Msg: ipset.MsgFull, Status: ipset.StatusError}
 	}
 	return &ipset.Error{Msg: "Kernel error received: " + err.Error(), Status: ipset.StatusError}
 }
+
+// setFull reports whether the kernel refused an element for the set's
+// size (ENFILE; ENOSPC from a set that cannot grow): ipset's "Hash is
+// full".
+func setFull(err error) bool { return errors.Is(err, unix.ENFILE) || errors.Is(err, unix.ENOSPC) }
 
 // addSet creates nftables set set of an ipset set (see ipset.LongGC).
 func addSet(b *kernel.Batch, fam kernel.Family, set *nftables.Set, exclusive bool) int {

@@ -282,15 +282,15 @@ func (e *Engine) fastAdd(c *ipset.Command, s *ipset.Set, fam kernel.Family, geni
 		return Result{}, nil, false, false
 	case exists && !c.Opts.Exist:
 		return Result{}, &ipset.Error{Msg: ipset.MsgElemExists, Status: ipset.StatusError}, true, false
-	case (errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC)) && len(ns.Entries) > 1:
+	case setFull(cerr) && len(ns.Entries) > 1:
 		// ipset keeps the elements added before the set was full: the
 		// general path does that too.
 		return Result{}, nil, false, false
-	case (errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC)) && s.ForceAdd:
+	case setFull(cerr) && s.ForceAdd:
 		// a full forceadd set replaces a member: the general path
 		// picks it (ipset.Set.forceAddVictim)
 		return Result{}, nil, false, false
-	case errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC):
+	case setFull(cerr):
 		return Result{}, &ipset.Error{Msg: ipset.MsgFull, Status: ipset.StatusError}, true, false
 	}
 	// Overlaps (net types) and anything unexpected: the general path.

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 
 	"github.com/google/nftables"
-	"golang.org/x/sys/unix"
 
 	"github.com/xdptables/xdptables/ipset"
 	"github.com/xdptables/xdptables/kernel"
@@ -73,9 +72,9 @@ func (e *Engine) netRun(c *ipset.Command) (Result, error, bool) {
 			continue
 		case cerr == nil:
 			return Result{}, nil, true
-		case (errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC)) && s.ForceAdd:
+		case setFull(cerr) && s.ForceAdd:
 			return Result{}, nil, false // (the general path picks the member it replaces)
-		case errors.Is(cerr, unix.ENFILE) || errors.Is(cerr, unix.ENOSPC):
+		case setFull(cerr):
 			return Result{}, &ipset.Error{Msg: ipset.MsgFull, Status: ipset.StatusError}, true
 		}
 		// Unexpected: the general path decides.

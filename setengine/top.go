@@ -18,8 +18,8 @@ import (
 //   - an add inside an interval raises its count (its start element, or
 //     its count's element, is replaced: a set that keeps the counts
 //     apart leaves its lookup set alone, and the kernel does not
-//     rebuild that set's lookup array); an add outside every interval is a new interval, added
-//     exclusively: the kernel refuses it when it would overlap one, that
+//     rebuild that set's lookup array); an add outside every interval
+//     is a new interval, added exclusively: the kernel refuses it when it would overlap one, that
 //     is when the new prefix holds entries (ok false: treeRun reads its
 //     tree);
 //   - a del of a nested entry lowers the count of the interval that
